@@ -1,0 +1,86 @@
+"""The opponent-selection protocol, its registry, and random tie-breaking.
+
+A policy scores the candidates for one focal player (the paper's "player 0") from the current
+beliefs; higher is better. Every array may carry leading batch dimensions: ``focal_mu`` has shape
+``S`` and ``mu`` has shape ``S + (M,)`` for M candidates, so that one call scores a single lobby
+decision (``S == ()``) or thousands of independent sample paths of the paper's study at once. The
+same code therefore serves the SimPy lobby and the vectorised paper engine.
+
+Policies are SimPy-free, hold only their parameters (frozen dataclasses, validated on creation), and
+never draw random numbers: ties are broken by :func:`choose` with a generator the caller injects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.registry import Registry
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy sees when it picks an opponent for a focal player.
+
+    Attributes:
+        focal_mu, focal_var: the focal player's belief, shape ``S``.
+        mu, var: the candidates' beliefs, shape ``S + (M,)``.
+        beta2: the performance-noise variance sigma_eps^2.
+        waited: how long each candidate has waited (lobby: minutes in the queue; paper study:
+            games since the candidate last played), shape ``S + (M,)``; used by ``fifo``.
+        games_played: games the focal player has played so far (n), for finite-horizon rules.
+    """
+
+    focal_mu: FloatArray
+    focal_var: FloatArray
+    mu: FloatArray
+    var: FloatArray
+    beta2: float
+    waited: FloatArray | None = None
+    games_played: int = 0
+
+    @property
+    def n_candidates(self) -> int:
+        """Return M, the number of candidates."""
+        return int(self.mu.shape[-1])
+
+
+@runtime_checkable
+class OpponentPolicy(Protocol):
+    """Scores candidate opponents for a focal player; the highest score is chosen.
+
+    Class attributes: ``name`` (the registry key) and ``needs_variance`` (True if the policy reads
+    belief variances, so a rater without variances cannot drive it).
+    """
+
+    name: ClassVar[str]
+    needs_variance: ClassVar[bool]
+
+    def score(self, decision: Decision) -> FloatArray:
+        """Return one score per candidate, shape ``S + (M,)``; higher is better."""
+        ...
+
+
+POLICIES: Registry[OpponentPolicy] = Registry("policy")
+
+
+def choose(scores: FloatArray, rng: np.random.Generator) -> IntArray:
+    """Return the index of the best score along the last axis, ties broken uniformly at random.
+
+    Every call draws one uniform per score from ``rng`` (whether or not there is a tie), so the
+    stream's position never depends on the scores: policies compared on common random numbers
+    stay in step.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape[-1] == 0:
+        raise ValueError("choose() needs at least one candidate")
+    best = scores.max(axis=-1, keepdims=True)
+    keys = rng.random(scores.shape)
+    keys[scores != best] = -1.0
+    return np.argmax(keys, axis=-1)

@@ -1,0 +1,74 @@
+"""The myopic policies of the paper (point estimate, DrawChance) and the two baselines.
+
+* ``point_estimate`` (eq. 8): the candidate whose mean is nearest the focal player's.
+* ``draw_chance`` (eq. 9): the highest TrueSkill match quality q~, so uncertainty counts.
+* ``random``: every candidate ties, so :func:`lobbysim.policies.choose` picks uniformly.
+* ``fifo``: first come, first served: the candidate who has waited longest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from lobbysim.policies.base import POLICIES, Decision, FloatArray
+from lobbysim.skill.gaussian import match_quality
+
+
+@POLICIES.register
+@dataclass(frozen=True)
+class PointEstimate:
+    """Eq. (8): argmin_j |mu_0 - mu_j|, blind to the variances."""
+
+    name: ClassVar[str] = "point_estimate"
+    needs_variance: ClassVar[bool] = False
+
+    def score(self, decision: Decision) -> FloatArray:
+        """Return -|mu_0 - mu_j| for every candidate j."""
+        return -np.abs(decision.mu - np.asarray(decision.focal_mu)[..., None])
+
+
+@POLICIES.register
+@dataclass(frozen=True)
+class DrawChance:
+    """Eq. (9): argmax_j q~_0j, the normalised draw probability (TrueSkill's match quality)."""
+
+    name: ClassVar[str] = "draw_chance"
+    needs_variance: ClassVar[bool] = True
+
+    def score(self, decision: Decision) -> FloatArray:
+        """Return q~_0j for every candidate j."""
+        d = decision
+        focal_mu = np.asarray(d.focal_mu)[..., None]
+        focal_var = np.asarray(d.focal_var)[..., None]
+        return match_quality(focal_mu, focal_var, d.mu, d.var, d.beta2)
+
+
+@POLICIES.register
+@dataclass(frozen=True)
+class RandomOpponent:
+    """Baseline: a uniformly random candidate."""
+
+    name: ClassVar[str] = "random"
+    needs_variance: ClassVar[bool] = False
+
+    def score(self, decision: Decision) -> FloatArray:
+        """Return equal scores, so the tie-break draws the candidate at random."""
+        return np.zeros(decision.mu.shape)
+
+
+@POLICIES.register
+@dataclass(frozen=True)
+class FirstComeFirstServed:
+    """Baseline: the candidate who has waited longest (equal waits are tie-broken at random)."""
+
+    name: ClassVar[str] = "fifo"
+    needs_variance: ClassVar[bool] = False
+
+    def score(self, decision: Decision) -> FloatArray:
+        """Return each candidate's waiting time."""
+        if decision.waited is None:
+            raise ValueError("policy 'fifo' needs the candidates' waiting times (Decision.waited)")
+        return np.asarray(decision.waited, dtype=np.float64)

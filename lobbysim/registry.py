@@ -1,0 +1,112 @@
+"""Name -> class registries for the plug-in families (policies, arrival models, raters, ...).
+
+A registry is built from the classes themselves (``@REGISTRY.register``), never from a parallel list
+of names. A name is either a registered one (``"knowledge_gradient"``) or a user class given as
+``"package.module:Class"``. A plug-in declares its parameters as the fields of a dataclass; they are
+checked here (unknown names get a "did you mean") and by the class's own ``__post_init__``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class PluginError(ValueError):
+    """A plug-in name or parameter that cannot be used; the message names it and says why."""
+
+
+def did_you_mean(name: str, options: list[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the closest option to ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def load_object(spec: str) -> Any:
+    """Import ``"package.module:Name"`` and return the named object, with a clear error."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise PluginError(f"'{spec}' is not of the form 'package.module:Class'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PluginError(f"cannot import module '{module_name}' for '{spec}': {exc}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        names = [n for n in dir(module) if not n.startswith("_")]
+        hint = did_you_mean(attr, names)
+        raise PluginError(f"module '{module_name}' has no '{attr}'{hint}") from None
+
+
+def declared_parameters(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """Return the parameters a plug-in class declares: its init fields, if it is a dataclass."""
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    return {f.name: f for f in dataclasses.fields(cls) if f.init}
+
+
+class Registry(Generic[T]):
+    """Registered plug-in classes of one family, looked up by name."""
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self._classes: dict[str, type[T]] = {}
+
+    def register(self, cls: type[T]) -> type[T]:
+        """Class decorator: register ``cls`` under its ``name`` class attribute."""
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{cls.__qualname__} needs a non-empty class attribute 'name'")
+        if name in self._classes:
+            raise TypeError(f"{self.family} '{name}' is registered twice")
+        self._classes[name] = cls
+        return cls
+
+    def names(self) -> list[str]:
+        """Return the registered names, in registration order."""
+        return list(self._classes)
+
+    def __iter__(self) -> Iterator[tuple[str, type[T]]]:
+        return iter(self._classes.items())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._classes
+
+    def get(self, name: str) -> type[T]:
+        """Return the class for a registered name or a ``"package.module:Class"`` string."""
+        if ":" in name:
+            obj = load_object(name)
+            if not isinstance(obj, type):
+                raise PluginError(f"{self.family} '{name}' is not a class")
+            return obj
+        try:
+            return self._classes[name]
+        except KeyError:
+            hint = did_you_mean(name, self.names())
+            known = ", ".join(self.names())
+            raise PluginError(f"unknown {self.family} '{name}'{hint}; known: {known}") from None
+
+    def create(self, name: str, params: Mapping[str, Any] | None = None) -> T:
+        """Instantiate ``name`` with ``params``, checked against the class's declared parameters."""
+        cls = self.get(name)
+        params = dict(params or {})
+        declared = declared_parameters(cls)
+        unknown = [key for key in params if key not in declared]
+        if unknown:
+            key = unknown[0]
+            hint = did_you_mean(key, list(declared))
+            allowed = ", ".join(declared) or "none"
+            raise PluginError(
+                f"{self.family} '{name}' has no parameter '{key}'{hint}; parameters: {allowed}"
+            )
+        factory: Callable[..., T] = cls
+        try:
+            return factory(**params)
+        except (TypeError, ValueError) as exc:
+            raise PluginError(f"{self.family} '{name}': {exc}") from None
