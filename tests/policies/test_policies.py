@@ -197,3 +197,15 @@ def test_fifo_picks_the_longest_waiting_and_needs_waiting_times() -> None:
     assert best(fifo, d) == 1
     with pytest.raises(ValueError, match="needs the candidates' waiting times"):
         fifo.score(decision(0.0, 1.0, [0.0], [1.0]))
+
+
+@pytest.mark.parametrize("spread", [0.0, 1e-3, 10.0])
+def test_kg_pruning_is_exact_when_the_bound_fails_or_is_loose(spread: float) -> None:
+    # Equal means (the equal-priors study) defeat the nearest-candidates bound, so every row falls
+    # back to the dense computation; a wide spread makes the bound succeed everywhere.
+    rng = np.random.default_rng(42)
+    m = 40
+    mu = spread * rng.normal(size=m)
+    var = rng.uniform(0.5, 3, m)
+    _, f = kg_lookahead(decision(0.0, 2.0, list(mu), list(var)))
+    np.testing.assert_allclose(f, reference_f(0.0, 2.0, mu, var, BETA2), rtol=1e-12)
