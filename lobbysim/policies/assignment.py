@@ -1,0 +1,305 @@
+"""Lobby-wide assignment: turning a policy's scores into pairs of waiting players (1v1).
+
+Many players wait at once, so a policy must also assign. Two strategies (DESIGN.md section 3.2):
+
+* ``sequential``: waiting players are taken longest-waiting first; each picks its best partner by
+  the policy's score among its candidates still unmatched (the paper's "player 0" view in turn).
+* ``global``: players are sorted by rating mean and cut into blocks of ``block_size`` neighbours;
+  within each block every pair gets a symmetric score (the mean of the two players' scores for each
+  other, e.g. for KG ``q_ij + W (F_ij + F_ji) / 2``) and the block is matched exactly: first as many
+  admissible pairs as possible, then the highest total score. Matching is exact within a block and
+  the cost of a pass is linear in the number of waiting players. The blocks' offset alternates
+  between passes so that players on a block's edge are not always cut off from their neighbours.
+
+The exact block solver enumerates every matching of ``block_size`` nodes once (764 for 8 nodes,
+9,496 for 10) as an edge-incidence matrix; a pass then solves all its blocks with one matrix
+product. The tests check it against ``networkx.max_weight_matching``.
+
+A pair is **admissible** when its match quality clears the threshold for the longer wait of the
+two (the relaxation schedule of :class:`ThresholdSchedule`).
+
+Candidates: a player's candidates are the ``candidates`` waiting players nearest to it in rating
+mean (all of them if fewer wait), so a pass costs O(n * candidates) score evaluations
+(O(n * candidates^2) for KG) rather than O(n^2).
+
+Everything here is SimPy-free and deterministic given the injected tie-break generator.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.policies.base import Decision, FloatArray, IntArray, OpponentPolicy, choose
+from lobbysim.registry import Registry
+
+_NO = -1.0e300  # score of an inadmissible pair
+_FAR = 1.0e9  # rating mean given to the padding slots of a partial block
+
+
+@dataclass(frozen=True)
+class ThresholdSchedule:
+    """Minimum match quality as a step function of the time waited.
+
+    ``steps`` are ``(wait_minutes, min_quality)`` pairs with increasing waits starting at 0; the
+    threshold after waiting w minutes is the ``min_quality`` of the last step with
+    ``wait_minutes <= w``. Example: ``((0, 0.8), (1, 0.5), (3, 0.0))``: at first only good matches,
+    after a minute fair ones, after three anything.
+    """
+
+    steps: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
+
+    def __post_init__(self) -> None:
+        steps = tuple((float(w), float(q)) for w, q in self.steps)
+        object.__setattr__(self, "steps", steps)
+        if not steps:
+            raise ValueError("threshold steps must not be empty")
+        if steps[0][0] != 0.0:
+            raise ValueError(f"the first threshold step must start at wait 0, got {steps[0][0]}")
+        waits = [w for w, _ in steps]
+        if any(b <= a for a, b in itertools.pairwise(waits)):
+            raise ValueError(f"threshold step waits must increase, got {waits}")
+        for w, q in steps:
+            if not 0.0 <= q <= 1.0:
+                raise ValueError(f"threshold min_quality must be in [0, 1], got {q} at wait {w}")
+
+    def at(self, waited: FloatArray) -> FloatArray:
+        """Return the minimum quality for players who have waited ``waited`` minutes."""
+        waits = np.array([w for w, _ in self.steps])
+        qualities = np.array([q for _, q in self.steps])
+        return qualities[np.searchsorted(waits, np.asarray(waited), side="right") - 1]
+
+
+@dataclass
+class Pool:
+    """The waiting players one pass sees (all arrays of length n, in a fixed order).
+
+    Attributes:
+        mu, var: the driving rater's beliefs (``var`` may be zeros for a rater without variances).
+        waited: minutes each player has waited.
+        quality: ``quality(i, j)`` -> match quality in [0, 1] for index arrays i, j.
+        focal: which players may choose (default all); others are only candidates.
+        games_played: games each player has played (for finite-horizon KG).
+    """
+
+    mu: FloatArray
+    var: FloatArray
+    waited: FloatArray
+    beta2: float
+    quality_fn: QualityFn
+    focal: NDArray[np.bool_] | None = None
+    games_played: NDArray[np.int64] | None = None
+
+    @property
+    def size(self) -> int:
+        """Return the number of waiting players."""
+        return int(self.mu.shape[0])
+
+
+class QualityFn(Protocol):
+    """Match quality in [0, 1] of the pairs (i[k], j[k]) of pool indices."""
+
+    def __call__(self, i: IntArray, j: IntArray) -> FloatArray: ...
+
+
+class Assignment(Protocol):
+    """Pairs waiting players; returns an (n_pairs, 2) array of pool indices."""
+
+    name: ClassVar[str]
+
+    def pairs(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+        pass_index: int,
+    ) -> IntArray: ...
+
+
+ASSIGNMENTS: Registry[Assignment] = Registry("assignment")
+
+
+def _neighbour_windows(mu: FloatArray, width: int) -> IntArray:
+    """Return, for each player, the indices of the ``width`` others nearest in mean (n, width).
+
+    Uses the sorted order: each player's window is a run of ``width + 1`` consecutive players in
+    rating order containing it, centred where possible, minus the player itself.
+    """
+    n = mu.shape[0]
+    width = min(width, n - 1)
+    order = np.argsort(mu, kind="stable")
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    start = np.clip(rank - width // 2, 0, n - width - 1)
+    run = start[:, None] + np.arange(width + 1)[None, :]  # (n, width + 1) ranks
+    members = order[run]
+    keep = members != np.arange(n)[:, None]
+    return members[keep].reshape(n, width)
+
+
+@ASSIGNMENTS.register
+@dataclass(frozen=True)
+class Sequential:
+    """Longest-waiting first; each takes its best admissible partner among its candidates."""
+
+    name: ClassVar[str] = "sequential"
+    candidates: int = 32
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.candidates, int) and self.candidates >= 1):
+            raise ValueError(f"candidates must be a whole number >= 1, got {self.candidates!r}")
+
+    def pairs(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+        pass_index: int,
+    ) -> IntArray:
+        """Return the pairs chosen in this pass, focal player first."""
+        n = pool.size
+        if n < 2:
+            return np.empty((0, 2), dtype=np.intp)
+        windows = _neighbour_windows(pool.mu, self.candidates)
+        free = np.ones(n, dtype=bool)
+        focal = np.ones(n, dtype=bool) if pool.focal is None else pool.focal
+        order = np.argsort(-pool.waited, kind="stable")
+        out: list[tuple[int, int]] = []
+        for i in order:
+            if not (free[i] and focal[i]):
+                continue
+            cand = windows[i][free[windows[i]]]
+            if cand.size == 0:
+                continue
+            wait = np.maximum(pool.waited[i], pool.waited[cand])
+            ok = pool.quality_fn(np.full(cand.size, i), cand) >= threshold.at(wait)
+            cand = cand[ok]
+            if cand.size == 0:
+                continue
+            decision = Decision(
+                focal_mu=pool.mu[i],
+                focal_var=pool.var[i],
+                mu=pool.mu[cand],
+                var=pool.var[cand],
+                beta2=pool.beta2,
+                waited=pool.waited[cand],
+                games_played=0 if pool.games_played is None else int(pool.games_played[i]),
+            )
+            j = int(cand[int(choose(policy.score(decision), rng))])
+            free[i] = free[j] = False
+            out.append((int(i), j))
+        return np.array(out, dtype=np.intp).reshape(-1, 2)
+
+
+@cache
+def _matchings(k: int) -> tuple[IntArray, FloatArray]:
+    """Return the edges (E, 2) of K_k and the edge incidence (E, n_matchings) of its matchings."""
+    edges = np.array(list(itertools.combinations(range(k), 2)), dtype=np.intp).reshape(-1, 2)
+    edge_index = {(int(a), int(b)): e for e, (a, b) in enumerate(edges)}
+    found: list[list[int]] = []
+
+    def extend(remaining: tuple[int, ...], chosen: list[int]) -> None:
+        if len(remaining) < 2:
+            found.append(chosen)
+            return
+        first, rest = remaining[0], remaining[1:]
+        extend(rest, chosen)  # first stays unmatched
+        for idx, other in enumerate(rest):
+            extend(rest[:idx] + rest[idx + 1 :], [*chosen, edge_index[(first, other)]])
+
+    extend(tuple(range(k)), [])
+    incidence = np.zeros((len(edges), len(found)))
+    for m, chosen in enumerate(found):
+        incidence[chosen, m] = 1.0
+    return edges, incidence
+
+
+@ASSIGNMENTS.register
+@dataclass(frozen=True)
+class GlobalMatching:
+    """Exact maximum-weight matching within blocks of neighbours in rating order."""
+
+    name: ClassVar[str] = "global"
+    block_size: int = 8
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.block_size, int) and 2 <= self.block_size <= 10):
+            raise ValueError(f"block_size must be a whole number in 2..10, got {self.block_size!r}")
+
+    def pairs(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+        pass_index: int,
+    ) -> IntArray:
+        """Return the pairs of this pass, solved exactly block by block."""
+        n = pool.size
+        if n < 2:
+            return np.empty((0, 2), dtype=np.intp)
+        k = min(self.block_size, n)
+        order = np.argsort(pool.mu, kind="stable")
+        offset = (k // 2) * (pass_index % 2) if n > k else 0
+        # Blocks of k consecutive players in rating order; padding slots hold -1.
+        padded = np.full(offset + n + (-(offset + n)) % k, -1, dtype=np.intp)
+        padded[offset : offset + n] = order
+        blocks = padded.reshape(-1, k)
+        blocks = blocks[(blocks >= 0).sum(axis=1) >= 2]
+        if blocks.size == 0:
+            return np.empty((0, 2), dtype=np.intp)
+        scores = self._block_scores(pool, policy, blocks)  # (B, k, k), symmetric
+        edges, incidence = _matchings(k)
+        a, b = blocks[:, edges[:, 0]], blocks[:, edges[:, 1]]
+        weight = (scores[:, edges[:, 0], edges[:, 1]] + scores[:, edges[:, 1], edges[:, 0]]) / 2
+        valid = (a >= 0) & (b >= 0)
+        ia, ib = np.where(valid, a, 0), np.where(valid, b, 0)
+        quality = pool.quality_fn(ia.ravel(), ib.ravel()).reshape(ia.shape)
+        wait = np.maximum(pool.waited[ia], pool.waited[ib])
+        admissible = valid & (quality >= threshold.at(wait))
+        # Lexicographic objective: most admissible pairs first, then the highest total score.
+        # Scores are squashed into (0, 1) per block so that one more pair always wins.
+        span = np.where(admissible, weight, np.nan)
+        lo = np.nanmin(np.where(admissible.any(axis=1, keepdims=True), span, 0.0), axis=1)
+        hi = np.nanmax(np.where(admissible.any(axis=1, keepdims=True), span, 0.0), axis=1)
+        scaled = (weight - lo[:, None]) / np.maximum(hi - lo, 1e-300)[:, None]
+        scaled = 0.5 * np.clip(np.nan_to_num(scaled), 0.0, 1.0) / (k // 2)
+        edge_value = np.where(admissible, 1.0 + scaled, _NO)
+        value = edge_value @ incidence  # (B, matchings)
+        value = np.where(value < -1e299, _NO, value)
+        best = choose(value, rng)
+        chosen = incidence[:, best].T.astype(bool)  # (B, E)
+        block_idx, edge_idx = np.nonzero(chosen)
+        return np.stack([a[block_idx, edge_idx], b[block_idx, edge_idx]], axis=1).astype(np.intp)
+
+    @staticmethod
+    def _block_scores(pool: Pool, policy: OpponentPolicy, blocks: IntArray) -> FloatArray:
+        """Return score[b, i, j]: block member i's policy score for member j (diagonal unused)."""
+        n_blocks, k = blocks.shape
+        others = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp)
+        safe = np.where(blocks >= 0, blocks, 0)
+        cand = safe[:, others]  # (B, k, k-1)
+        # Padding slots of a partial block sit far away, so no policy (nor KG's look-ahead over
+        # the block's candidates) ever counts them.
+        cand_mu = np.where(blocks[:, others] >= 0, pool.mu[cand], _FAR)
+        decision = Decision(
+            focal_mu=pool.mu[safe],
+            focal_var=pool.var[safe],
+            mu=cand_mu,
+            var=pool.var[cand],
+            beta2=pool.beta2,
+            waited=pool.waited[cand],
+            games_played=0,
+        )
+        raw = policy.score(decision)  # (B, k, k-1)
+        scores = np.zeros((n_blocks, k, k))
+        rows = np.repeat(np.arange(k), k - 1)
+        scores[:, rows, others.ravel()] = raw.reshape(n_blocks, -1)
+        return scores

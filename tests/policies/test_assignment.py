@@ -1,0 +1,136 @@
+"""Assignment strategies: exact blocks against networkx, sequential order, thresholds."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from lobbysim.policies import POLICIES
+from lobbysim.policies.assignment import (
+    ASSIGNMENTS,
+    GlobalMatching,
+    Pool,
+    Sequential,
+    ThresholdSchedule,
+    _neighbour_windows,
+)
+from lobbysim.skill.gaussian import match_quality
+
+BETA2 = 2.5
+
+
+def make_pool(mu: np.ndarray, var: np.ndarray, waited: np.ndarray) -> Pool:
+    def quality(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        return match_quality(mu[i], var[i], mu[j], var[j], BETA2)
+
+    return Pool(mu=mu, var=var, waited=waited, beta2=BETA2, quality_fn=quality)
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("policy_name", ["draw_chance", "knowledge_gradient", "point_estimate"])
+def test_global_block_is_an_exact_maximum_matching(seed: int, policy_name: str) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 9))  # one block
+    pool = make_pool(rng.normal(0, 2, n), rng.uniform(0.2, 3, n), rng.uniform(0, 4, n))
+    threshold = ThresholdSchedule(((0.0, 0.75), (2.0, 0.4)))
+    policy = POLICIES.create(policy_name)
+    pairs = GlobalMatching(block_size=8).pairs(pool, policy, threshold, rng, 0)
+
+    # networkx on the same graph: admissible edges, symmetric scores; most pairs, then weight.
+    scores = GlobalMatching._block_scores(pool, policy, np.argsort(pool.mu)[None, :])[0]
+    order = np.argsort(pool.mu)
+    graph = nx.Graph()
+    weights = {}
+    for a in range(n):
+        for b in range(a + 1, n):
+            i, j = order[a], order[b]
+            q = pool.quality_fn(np.array([i]), np.array([j]))[0]
+            if q >= threshold.at(np.array(max(pool.waited[i], pool.waited[j]))):
+                w = (scores[a, b] + scores[b, a]) / 2
+                weights[frozenset((int(i), int(j)))] = w
+                graph.add_edge(int(i), int(j), weight=w - min(0.0, -1e-9) + 1e6)
+    best = nx.max_weight_matching(graph, maxcardinality=True)
+    assert len(pairs) == len(best)
+    ours = sum(weights[frozenset(map(int, p))] for p in pairs)
+    theirs = sum(weights[frozenset(p)] for p in best)
+    assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12)
+    assert len({int(x) for p in pairs for x in p}) == 2 * len(pairs)  # nobody twice
+
+
+def test_global_pass_cost_is_blockwise_and_everyone_matches_at_most_once() -> None:
+    rng = np.random.default_rng(1)
+    n = 1001
+    pool = make_pool(rng.normal(0, 2, n), rng.uniform(0.2, 3, n), rng.uniform(0, 4, n))
+    for pass_index in (0, 1):
+        pairs = GlobalMatching().pairs(
+            pool, POLICIES.create("draw_chance"), ThresholdSchedule(), rng, pass_index
+        )
+        flat = pairs.ravel()
+        assert len(set(flat.tolist())) == flat.size
+        assert len(pairs) >= 480  # threshold 0: nearly everyone pairs within blocks
+        # pairs join rating neighbours: the typical gap is small relative to the spread
+        assert np.median(np.abs(pool.mu[pairs[:, 0]] - pool.mu[pairs[:, 1]])) < 0.1
+
+
+def test_sequential_serves_the_longest_waiting_first() -> None:
+    mu = np.array([0.0, 0.1, 0.05, 5.0])
+    waited = np.array([1.0, 0.5, 3.0, 0.1])
+    pool = make_pool(mu, np.full(4, 1.0), waited)
+    pairs = Sequential().pairs(
+        pool, POLICIES.create("point_estimate"), ThresholdSchedule(), np.random.default_rng(0), 0
+    )
+    # player 2 waited longest and takes its nearest (0 at 0.05 away); 1 takes 3 (the only one left)
+    assert pairs.tolist() == [[2, 0], [1, 3]]
+
+
+def test_threshold_relaxes_with_waiting_time() -> None:
+    schedule = ThresholdSchedule(((0, 0.9), (1, 0.6), (3, 0.0)))
+    assert schedule.at(np.array([0.0, 0.99, 1.0, 2.5, 3.0, 100.0])).tolist() == [
+        0.9,
+        0.9,
+        0.6,
+        0.6,
+        0.0,
+        0.0,
+    ]
+    mu, var = np.array([0.0, 3.0]), np.array([1.0, 1.0])
+    q = float(match_quality(0.0, 1.0, 3.0, 1.0, BETA2))
+    assert 0.3 < q < 0.6
+    for waited, expected in ((0.5, 0), (2.0, 0), (3.5, 1)):
+        pool = make_pool(mu, var, np.array([waited, 0.0]))
+        for strategy in (Sequential(), GlobalMatching()):
+            pairs = strategy.pairs(
+                pool, POLICIES.create("draw_chance"), schedule, np.random.default_rng(0), 0
+            )
+            assert len(pairs) == expected, (strategy, waited)
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ((), "must not be empty"),
+        (((1, 0.5),), "must start at wait 0, got 1.0"),
+        (((0, 0.5), (0, 0.2)), "waits must increase"),
+        (((0, 1.5),), r"min_quality must be in \[0, 1\], got 1.5 at wait 0.0"),
+    ],
+)
+def test_threshold_schedule_rejects_bad_steps(steps: tuple, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ThresholdSchedule(steps)
+
+
+def test_assignment_parameters_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"block_size must be a whole number in 2\.\.10, got 12"):
+        ASSIGNMENTS.create("global", {"block_size": 12})
+    with pytest.raises(ValueError, match="candidates must be a whole number >= 1, got 0"):
+        ASSIGNMENTS.create("sequential", {"candidates": 0})
+    assert ASSIGNMENTS.names() == ["sequential", "global"]
+
+
+def test_neighbour_windows_hold_the_nearest_players() -> None:
+    mu = np.array([5.0, 1.0, 3.0, 2.0, 4.0, 0.0])
+    windows = _neighbour_windows(mu, 2)
+    assert sorted(windows[2].tolist()) == [3, 4]  # 3.0's neighbours are 2.0 and 4.0
+    assert sorted(windows[5].tolist()) == [1, 3]  # 0.0 at the edge: 1.0 and 2.0
+    assert all(i not in windows[i] for i in range(6))
