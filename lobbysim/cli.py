@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from lobbysim import __version__
 
@@ -28,8 +29,110 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"lobbysim {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_paper_parser(subparsers)
     return parser
+
+
+def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lobbysim paper``: the paper's Section 4 study with figures and a claims check."""
+    from lobbysim.paper import CASES, DEFAULT_POLICIES
+
+    paper = subparsers.add_parser(
+        "paper",
+        help="reproduce the paper's simulation study (Section 4) and check its claims",
+        description=(
+            "Run the single-player study of Ryzhov, Tariq & Powell (2011), Section 4: player 0 "
+            "plays N games against opponents a policy picks; every policy sees the same sample "
+            "paths. Writes per_game.csv, windows.csv, claims.csv, PNG figures and summary.md "
+            "into a new folder."
+        ),
+    )
+    paper.add_argument(
+        "--case", choices=CASES, required=True, help="player 0's place in the prior ranking"
+    )
+    paper.add_argument(
+        "--equal-priors", action="store_true", help="start every prior mean at 0 (the truths not)"
+    )
+    paper.add_argument(
+        "--paths", type=int, default=1000, help="sample paths (>= 2; default: %(default)s)"
+    )
+    paper.add_argument("--seed", type=int, default=0, help="master seed (default: %(default)s)")
+    paper.add_argument(
+        "--policies",
+        default=",".join(DEFAULT_POLICIES),
+        help="comma-separated policy names (default: %(default)s)",
+    )
+    paper.add_argument(
+        "--games",
+        type=int,
+        default=500,
+        help=(
+            "games per path N (>= 3; default: %(default)s); windows 1-100, 101-200, 201-N, or "
+            "for N < 500 the first fifth, the second fifth and the rest"
+        ),
+    )
+    paper.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default: the CPUs available); the results do not depend on it",
+    )
+    paper.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder, new or empty (default: outputs/paper-<case>[-equal]-<UTC time>)",
+    )
+    paper.set_defaults(handler=_run_paper)
+
+
+def _run_paper(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim paper``: run the study with a progress bar and print the claims."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    from lobbysim.paper_report import PaperArgumentError, format_estimate, run_paper
+    from lobbysim.registry import PluginError
+
+    policies = [name.strip() for name in args.policies.split(",")]
+    with tqdm(
+        desc="paper study", unit="block", file=sys.stderr, disable=not sys.stderr.isatty()
+    ) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            out = run_paper(
+                args.case,
+                equal_priors=args.equal_priors,
+                paths=args.paths,
+                seed=args.seed,
+                policies=policies,
+                games=args.games,
+                jobs=args.jobs,
+                out=args.out,
+                progress=progress,
+            )
+        except PaperArgumentError as exc:
+            raise UserError(f"--{exc}") from None
+        except PluginError as exc:
+            raise UserError(f"--policies {args.policies!r}: {exc}") from None
+    print(f"wrote {out}")
+    claims = pd.read_csv(out / "claims.csv")
+    if claims.empty:
+        print("no claims apply (knowledge_gradient vs another policy needed)")
+    for row in claims.itertuples(index=False):
+        claim = str(row.claim).split(" ", 1)[0]
+        statistic = str(row.statistic).split(";", 1)[0]
+        estimate = format_estimate(float(row.estimate), float(row.se))
+        print(
+            f"{claim} {row.comparison} [{row.window}] {statistic}: {estimate}, "
+            f"z = {row.z:+.2f}: {row.verdict}"
+        )
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

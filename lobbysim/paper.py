@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,8 +134,9 @@ def _block_streams(seed: int, block: int) -> list[np.random.Generator]:
 class BlockResult:
     """Per-block sums, for combining blocks in a fixed order."""
 
-    sums: FloatArray  # (N, metrics)
-    sumsq: FloatArray  # (N, metrics)
+    count: int
+    mean: FloatArray  # (N, metrics): per-game means over the block's paths
+    m2: FloatArray  # (N, metrics): per-game sums of squared deviations from those means
     window_means: FloatArray  # (paths in block, windows, metrics)
 
 
@@ -215,11 +216,9 @@ def simulate_block(
     window_means = np.stack(
         [per_game[:, first - 1 : last].mean(axis=1).T for first, last in study.windows], axis=1
     )
-    return BlockResult(
-        sums=per_game.sum(axis=2).T,
-        sumsq=np.square(per_game).sum(axis=2).T,
-        window_means=window_means,
-    )
+    mean = per_game.mean(axis=2)
+    m2 = np.square(per_game - mean[:, :, None]).sum(axis=2)
+    return BlockResult(count=n_paths, mean=mean.T, m2=m2.T, window_means=window_means)
 
 
 @dataclass
@@ -286,10 +285,11 @@ def run_study(
                 progress(i + 1, len(tasks))
     else:
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            for i, result in enumerate(pool.map(_run_task, tasks)):
-                results.append(result)
+            futures = [pool.submit(_run_task, task) for task in tasks]
+            for i, _ in enumerate(as_completed(futures)):
                 if progress is not None:
                     progress(i + 1, len(tasks))
+            results = [future.result() for future in futures]  # task order: deterministic
     per_policy = {
         name: results[k * len(sizes) : (k + 1) * len(sizes)] for k, name in enumerate(names)
     }
@@ -308,11 +308,15 @@ def _summarise(
     path_windows: dict[str, FloatArray] = {}
     for name in names:
         blocks = per_policy[name]
-        sums = np.sum([b.sums for b in blocks], axis=0)
-        sumsq = np.sum([b.sumsq for b in blocks], axis=0)
-        mean = sums / paths
-        sample_var = np.maximum(sumsq - paths * mean**2, 0.0) / (paths - 1)
-        se = np.sqrt(sample_var / paths)
+        # Chan et al.'s pairwise combination of (count, mean, M2), in block order.
+        count, mean, m2 = blocks[0].count, blocks[0].mean, blocks[0].m2
+        for b in blocks[1:]:
+            total = count + b.count
+            delta = b.mean - mean
+            mean = mean + delta * (b.count / total)
+            m2 = m2 + b.m2 + delta**2 * (count * b.count / total)
+            count = total
+        se = np.sqrt(m2 / (paths - 1) / paths)
         frame = pd.DataFrame({"policy": name, "game": games})
         for k, metric in enumerate(METRICS):
             frame[metric] = mean[:, k]

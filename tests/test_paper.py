@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from lobbysim.paper import METRICS, PaperStudy, draw_priors, run_study, simulate_block
-from lobbysim.policies import DrawChance, KnowledgeGradient
+from lobbysim.policies import POLICIES, DrawChance, KnowledgeGradient
 
 SHORT = PaperStudy(case="top", n_games=40, windows=((1, 10), (11, 20), (21, 40)), block_paths=16)
 
@@ -42,11 +42,11 @@ def test_policies_see_the_same_truths_and_noise() -> None:
     # constant), so on common random numbers they must produce identical paths.
     a = simulate_block(SHORT, DrawChance(), seed=3, block=1, n_paths=16)
     b = simulate_block(SHORT, KnowledgeGradient(gamma=1e-12), seed=3, block=1, n_paths=16)
-    np.testing.assert_array_equal(a.sums, b.sums)
+    np.testing.assert_array_equal(a.mean, b.mean)
     np.testing.assert_array_equal(a.window_means, b.window_means)
     # ... while another block draws other skills and noise.
     c = simulate_block(SHORT, DrawChance(), seed=3, block=2, n_paths=16)
-    assert not np.array_equal(a.sums, c.sums)
+    assert not np.array_equal(a.mean, c.mean)
 
 
 def test_cases_share_one_population_and_place_player_0() -> None:
@@ -77,6 +77,16 @@ def test_window_averages_agree_with_the_per_game_means() -> None:
     assert (result.windows.kind == "paired_difference").sum() == 0  # no KG, no paired rows
     se = result.per_game.draw_prob_true_se
     assert (se > 0).all() and (se < result.per_game.draw_prob_true).all()
+    # the blockwise (Chan) standard error equals the direct one over all paths
+    values = np.concatenate(
+        [
+            simulate_block(SHORT, POLICIES.create("draw_chance"), 1, b, n).window_means
+            for b, n in enumerate([16, 14])
+        ]
+    )
+    row = result.windows[(result.windows.kind == "mean") & (result.windows.policy == "draw_chance")]
+    direct = values[:, :, 0].std(axis=0, ddof=1) / np.sqrt(30)
+    np.testing.assert_allclose(row.draw_prob_true_se.to_numpy(), direct, rtol=1e-12)
 
 
 def test_learning_happens() -> None:
