@@ -1,0 +1,431 @@
+"""Arrival models: when players (or groups of players) come to the lobby (DESIGN.md sections 4, 6).
+
+An arrival model is a small plug-in with one verb, ``sample(rng, start, end)``, returning every
+arrival in the window ``[start, end)`` of simulated minutes. The simulator asks for fixed windows in
+turn (e.g. every 60 minutes), so long runs stream, and checks each answer with
+:func:`check_arrivals` (Ciw-style: the engine validates what a plug-in returns and names the plug-in
+in the error). Models are frozen dataclasses whose init fields are their parameters, validated in
+``__post_init__``; ``ARRIVALS.create(name, params)`` builds a built-in (``"poisson"``,
+``"time_of_day"``, ``"bursts"``, ``"trace"``) or a user class (``"package.module:Class"``) alike.
+
+Models never import SimPy and draw only from the generator they are given.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from lobbysim.registry import PluginError, Registry
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+MINUTES_PER_HOUR = 60.0
+HOURS_PER_DAY = 24
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """The arrivals of one window, as parallel arrays.
+
+    Attributes:
+        times: arrival times in simulated minutes, sorted, inside the window ``[start, end)``.
+        sizes: the number of players arriving together at each time (>= 1); all ones unless the
+            model produces groups.
+    """
+
+    times: FloatArray
+    sizes: IntArray
+
+    @classmethod
+    def of(cls, times: ArrayLike, sizes: ArrayLike | None = None) -> Arrivals:
+        """Build arrivals from array-likes; ``sizes`` defaults to one player per arrival."""
+        try:
+            t = _as_numbers("times", times, np.float64)
+            s = (
+                np.ones(t.shape, np.int64)
+                if sizes is None
+                else _as_numbers("sizes", sizes, np.int64)
+            )
+        except ValueError as exc:
+            raise ValueError(f"Arrivals.of() got {exc}") from None
+        return cls(t, s)
+
+    @classmethod
+    def empty(cls) -> Arrivals:
+        """Return a window without arrivals."""
+        return cls(np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return int(self.times.shape[0])
+
+    @property
+    def n_players(self) -> int:
+        """Return the number of players arriving (the sum of the group sizes)."""
+        return int(self.sizes.sum())
+
+
+@runtime_checkable
+class ArrivalModel(Protocol):
+    """Produces the arrivals of a window of simulated minutes.
+
+    Class attribute ``name`` is the registry key. ``sample`` must return every arrival in
+    ``[start, end)``; the simulator calls it for consecutive windows with the same generator.
+    """
+
+    name: ClassVar[str]
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Return the arrivals in ``[start, end)``, drawing only from ``rng``."""
+        ...
+
+
+ARRIVALS: Registry[ArrivalModel] = Registry("arrival model")
+
+
+def _as_numbers(what: str, values: object, dtype: type[np.generic]) -> NDArray[Any]:
+    """Return ``values`` as a 1-d array of ``dtype``, or raise ValueError saying what is wrong.
+
+    Any real dtype converts to float64; only whole numbers convert to int64.
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{what} of shape {array.shape}; expected a 1-d array")
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{what} of dtype {array.dtype}; expected numbers")
+    if dtype is np.int64 and array.dtype.kind == "f":
+        bad = ~np.isfinite(array) | (array != np.round(array))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{what} with the non-integer {array[i].item()!r} at position {i}")
+    return array.astype(dtype, copy=False)
+
+
+def check_arrivals(model_name: str, arrivals: object, start: float, end: float) -> Arrivals:
+    """Check what an arrival model returned for the window ``[start, end)``.
+
+    Numeric arrays of another dtype (integer times, integral float sizes) are coerced; anything
+    else that breaks the contract of :class:`Arrivals` is rejected.
+
+    Args:
+        model_name: the model's name, used in the error message.
+        arrivals: the model's return value.
+        start, end: the window that was asked for.
+
+    Returns:
+        The arrivals with ``float64`` times and ``int64`` sizes.
+
+    Raises:
+        PluginError: naming the model and the problem: not an ``Arrivals``, non-numeric or
+            non-1-d arrays, mismatched lengths, NaN or infinite times, times outside the window,
+            unsorted times, or group sizes below 1.
+    """
+    if not isinstance(arrivals, Arrivals):
+        raise PluginError(
+            f"arrival model '{model_name}' returned {type(arrivals).__name__}, not Arrivals"
+        )
+    prefix = f"arrival model '{model_name}'"
+    try:
+        times = _as_numbers("times", arrivals.times, np.float64)
+        sizes = _as_numbers("sizes", arrivals.sizes, np.int64)
+    except ValueError as exc:
+        raise PluginError(f"{prefix} returned {exc}") from None
+    if times.shape != sizes.shape:
+        raise PluginError(f"{prefix} returned {times.shape[0]} times but {sizes.shape[0]} sizes")
+    if not np.isfinite(times).all():
+        i = int(np.argmax(~np.isfinite(times)))
+        raise PluginError(f"{prefix} returned the time {times[i].item()!r} at position {i}")
+    outside = (times < start) | (times >= end)
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise PluginError(
+            f"{prefix} returned the time {times[i].item()!r} at position {i}, "
+            f"outside the window [{float(start)!r}, {float(end)!r})"
+        )
+    descending = np.diff(times) < 0
+    if descending.any():
+        i = int(np.argmax(descending))
+        raise PluginError(
+            f"{prefix} returned unsorted times: {times[i].item()!r} at position {i} "
+            f"comes before {times[i + 1].item()!r}"
+        )
+    if (sizes < 1).any():
+        i = int(np.argmax(sizes < 1))
+        raise PluginError(
+            f"{prefix} returned the group size {sizes[i].item()!r} at position {i} (< 1)"
+        )
+    return Arrivals(times, sizes)
+
+
+def sample_window(
+    model: ArrivalModel, rng: np.random.Generator, start: float, end: float
+) -> Arrivals:
+    """Ask ``model`` for the arrivals in ``[start, end)`` and check them with ``check_arrivals``."""
+    _check_window(start, end)
+    name = getattr(model, "name", type(model).__qualname__)
+    return check_arrivals(name, model.sample(rng, start, end), start, end)
+
+
+# --- parameter and window validation shared by the built-ins ------------------------------------
+
+
+def _real(
+    name: str,
+    value: object,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+) -> float:
+    """Return ``value`` as a float, or raise ValueError naming the parameter and the value."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(float(value))
+    ):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    x = float(value)
+    if gt is not None and not x > gt:
+        raise ValueError(f"{name} must be > {gt:g}, got {value!r}")
+    if ge is not None and not x >= ge:
+        raise ValueError(f"{name} must be >= {ge:g}, got {value!r}")
+    if lt is not None and not x < lt:
+        raise ValueError(f"{name} must be < {lt:g}, got {value!r}")
+    return x
+
+
+def _check_window(start: float, end: float) -> None:
+    if not (math.isfinite(start) and math.isfinite(end) and start <= end):
+        raise ValueError(f"the window [{float(start)!r}, {float(end)!r}) is not a finite interval")
+
+
+def _uniform_times(rng: np.random.Generator, n: int, start: float, end: float) -> FloatArray:
+    """Return ``n`` sorted uniform times in ``[start, end)``."""
+    times = start + (end - start) * np.sort(rng.random(n))
+    # start + width * u can round up to ``end`` when start is large; keep the window half-open.
+    return np.minimum(times, np.nextafter(end, -math.inf))
+
+
+def _frozen_set(obj: object, name: str, value: object) -> None:
+    object.__setattr__(obj, name, value)
+
+
+# --- built-in models ------------------------------------------------------------------------------
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class Poisson:
+    """Homogeneous Poisson arrivals of single players.
+
+    Args:
+        rate: players per minute (> 0).
+    """
+
+    name: ClassVar[str] = "poisson"
+
+    rate: float
+
+    def __post_init__(self) -> None:
+        _frozen_set(self, "rate", _real("rate", self.rate, gt=0.0))
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Draw the count ~ Poisson(rate * (end - start)), then that many sorted uniform times."""
+        _check_window(start, end)
+        n = int(rng.poisson(self.rate * (end - start)))
+        return Arrivals.of(_uniform_times(rng, n, start, end))
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class TimeOfDay:
+    """Non-homogeneous Poisson arrivals with a piecewise-constant daily profile, by thinning.
+
+    The rate during clock hour h is ``rates[h]``; the profile repeats every 24 hours. Candidates
+    are drawn at the largest rate and each is kept with probability rate(t) / max(rates).
+
+    Args:
+        rates: 24 hourly rates in players per minute, each >= 0 and at least one > 0 (a list or
+            tuple; stored as a tuple).
+        start_hour: the clock hour at simulation minute 0, in [0, 24).
+    """
+
+    name: ClassVar[str] = "time_of_day"
+
+    rates: Sequence[float]
+    start_hour: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rates, str | bytes) or not isinstance(self.rates, Sequence):
+            raise ValueError(f"rates must be a list of {HOURS_PER_DAY} numbers, got {self.rates!r}")
+        if len(self.rates) != HOURS_PER_DAY:
+            raise ValueError(
+                f"rates must have {HOURS_PER_DAY} hourly values, got {len(self.rates)}: "
+                f"{list(self.rates)!r}"
+            )
+        rates = tuple(_real(f"rates[{h}]", r, ge=0.0) for h, r in enumerate(self.rates))
+        if max(rates) <= 0.0:
+            raise ValueError(f"rates must have at least one hour > 0, got {list(self.rates)!r}")
+        _frozen_set(self, "rates", rates)
+        start_hour = _real("start_hour", self.start_hour, ge=0.0, lt=float(HOURS_PER_DAY))
+        _frozen_set(self, "start_hour", start_hour)
+
+    def rate_at(self, t: ArrayLike) -> FloatArray:
+        """Return the arrival rate (players per minute) at simulation minutes ``t``."""
+        clock_minutes = self.start_hour * MINUTES_PER_HOUR + np.asarray(t, dtype=np.float64)
+        # floor first, then mod: an exact integer hour in [0, 24) whatever the rounding.
+        hours = (np.floor(clock_minutes / MINUTES_PER_HOUR) % HOURS_PER_DAY).astype(np.intp)
+        return np.asarray(self.rates, dtype=np.float64)[hours]
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Thin Poisson candidates at the peak rate down to the hourly profile."""
+        _check_window(start, end)
+        peak = max(self.rates)
+        n = int(rng.poisson(peak * (end - start)))
+        candidates = _uniform_times(rng, n, start, end)
+        keep = rng.random(n) < self.rate_at(candidates) / peak
+        return Arrivals.of(candidates[keep])
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class Bursts:
+    """Groups arriving together as a Poisson process; size = min(1 + Poisson(mean_size - 1), max).
+
+    Args:
+        rate: groups per minute (> 0).
+        mean_size: the mean group size before the cap (>= 1, and not above ``max_size``).
+        max_size: the largest group (a whole number >= 1).
+    """
+
+    name: ClassVar[str] = "bursts"
+
+    rate: float
+    mean_size: float = 3.0
+    max_size: int = 8
+
+    def __post_init__(self) -> None:
+        _frozen_set(self, "rate", _real("rate", self.rate, gt=0.0))
+        _frozen_set(self, "mean_size", _real("mean_size", self.mean_size, ge=1.0))
+        if (
+            isinstance(self.max_size, bool)
+            or not isinstance(self.max_size, numbers.Integral)
+            or self.max_size < 1
+        ):
+            raise ValueError(f"max_size must be a whole number >= 1, got {self.max_size!r}")
+        _frozen_set(self, "max_size", int(self.max_size))
+        if self.mean_size > self.max_size:
+            raise ValueError(
+                f"mean_size must not exceed max_size ({self.max_size}), got {self.mean_size!r}"
+            )
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Draw the group arrival times as a Poisson process, then one size per group."""
+        _check_window(start, end)
+        n = int(rng.poisson(self.rate * (end - start)))
+        times = _uniform_times(rng, n, start, end)
+        sizes = np.minimum(1 + rng.poisson(self.mean_size - 1.0, n), self.max_size)
+        return Arrivals.of(times, sizes)
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class Trace:
+    """Replays recorded arrival times from a CSV file; draws no random numbers.
+
+    The CSV has a header row, a column ``time`` (minutes since the start of the simulation, before
+    ``time_scale``) and optionally a column ``size`` (players arriving together, default 1). The
+    file is read and checked once, when the model is created; unsorted rows are sorted by time.
+
+    Args:
+        path: the CSV file.
+        time_scale: multiplies every time (> 0), e.g. ``1/60`` for a trace in seconds.
+    """
+
+    name: ClassVar[str] = "trace"
+
+    path: str
+    time_scale: float = 1.0
+    _times: FloatArray = field(init=False, repr=False, compare=False)
+    _sizes: IntArray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.path, str | Path):
+            raise ValueError(f"path must be a file path, got {self.path!r}")
+        _frozen_set(self, "path", str(self.path))
+        _frozen_set(self, "time_scale", _real("time_scale", self.time_scale, gt=0.0))
+        times, sizes = _read_trace(Path(self.path))
+        order = np.argsort(times, kind="stable")
+        times = times[order] * self.time_scale
+        sizes = sizes[order]
+        times.flags.writeable = False
+        sizes.flags.writeable = False
+        _frozen_set(self, "_times", times)
+        _frozen_set(self, "_sizes", sizes)
+
+    @property
+    def times(self) -> FloatArray:
+        """Return every arrival time of the trace (minutes, sorted, read-only)."""
+        return self._times
+
+    @property
+    def sizes(self) -> IntArray:
+        """Return the group size of every arrival of the trace (read-only)."""
+        return self._sizes
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Return the recorded arrivals in ``[start, end)`` (``rng`` is not used)."""
+        _check_window(start, end)
+        lo, hi = np.searchsorted(self._times, [start, end], side="left")
+        return Arrivals(self._times[lo:hi], self._sizes[lo:hi])
+
+
+def _plain(value: object) -> object:
+    """Return a NumPy scalar as the Python value, for readable error messages."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _read_trace(path: Path) -> tuple[FloatArray, IntArray]:
+    """Read and check the ``time`` and optional ``size`` columns of a trace CSV."""
+    if not path.is_file():
+        raise ValueError(f"path: trace file '{path}' does not exist")
+    try:
+        table = pd.read_csv(path, skipinitialspace=True)
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"path: cannot read trace file '{path}' as CSV: {exc}") from None
+    table.columns = [str(c).strip() for c in table.columns]
+    if "time" not in table.columns:
+        found = ", ".join(repr(c) for c in table.columns) or "none"
+        raise ValueError(f"trace file '{path}' has no column 'time'; its columns: {found}")
+    raw_times = table["time"]
+    times = pd.to_numeric(raw_times, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(times) | (times < 0)
+    if bad.any():
+        row = int(np.argmax(bad))
+        value = _plain(raw_times.iloc[row])
+        raise ValueError(
+            f"trace file '{path}': data row {row + 1} has the time {value!r}; "
+            "times must be finite numbers >= 0"
+        )
+    if "size" not in table.columns:
+        return times, np.ones(times.shape, dtype=np.int64)
+    raw_sizes = table["size"]
+    sizes = pd.to_numeric(raw_sizes, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(sizes) | (sizes < 1) | (sizes != np.round(sizes))
+    if bad.any():
+        row = int(np.argmax(bad))
+        value = _plain(raw_sizes.iloc[row])
+        raise ValueError(
+            f"trace file '{path}': data row {row + 1} has the size {value!r}; "
+            "sizes must be whole numbers >= 1"
+        )
+    return times, sizes.astype(np.int64)
