@@ -1,0 +1,266 @@
+"""The scenario: a typed, immutable description of one simulated lobby.
+
+This is the minimal schema the simulator needs; every field has a default so that a short YAML file
+runs. ``Scenario.from_dict`` builds one from plain data (as loaded from YAML) and rejects unknown
+keys with the field path and a "did you mean". Plug-ins (arrival model, policy, assignment, raters)
+are named by a :class:`PluginSpec` and validated against their own declared parameters when the
+simulation is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lobbysim.registry import did_you_mean
+
+
+class ScenarioError(ValueError):
+    """A problem in a scenario, naming the field path, the value and what was expected."""
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plug-in by name (registered, or "package.module:Class") with its parameters."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """How games are played.
+
+    Attributes:
+        mode: ``"1v1"`` (team and free-for-all modes are not implemented yet).
+        length: scheduled game length in minutes.
+        beta2: true performance-noise variance: performance ~ N(skill, beta2) per game.
+        quit_rate: hazard of leaving mid-match, per minute (0: nobody quits).
+        quit_behind_multiplier: the quit hazard of the player who is behind (lower performance)
+            is multiplied by this.
+        score_rate: points per minute scored at average performance.
+        score_gain: the score rate is ``score_rate * exp(score_gain * z)`` with z the
+            performance in population standard deviations from the population mean.
+    """
+
+    mode: str = "1v1"
+    length: float = 10.0
+    beta2: float = 2.5
+    quit_rate: float = 0.0
+    quit_behind_multiplier: float = 1.0
+    score_rate: float = 10.0
+    score_gain: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.mode != "1v1":
+            raise ScenarioError(f"game.mode: got {self.mode!r}; only '1v1' is implemented so far")
+        _positive("game.length", self.length)
+        _positive("game.beta2", self.beta2)
+        _non_negative("game.quit_rate", self.quit_rate)
+        _positive("game.quit_behind_multiplier", self.quit_behind_multiplier)
+        _non_negative("game.score_rate", self.score_rate)
+        _finite("game.score_gain", self.score_gain)
+
+
+@dataclass(frozen=True)
+class MatchmakerConfig:
+    """How the matchmaker picks opponents.
+
+    Attributes:
+        policy: the opponent-selection policy (``point_estimate``, ``draw_chance``,
+            ``knowledge_gradient``, ``random``, ``fifo`` or a user class).
+        assignment: ``sequential`` or ``global``, with its parameters.
+        tick: minutes between matchmaking passes (it also wakes when a player queues).
+        wake_on_arrival: run a pass as soon as a player queues.
+        threshold: ``(wait_minutes, min_quality)`` steps: the quality a match must reach, relaxing
+            with the longer wait of the pair.
+        focal_players: if set, only these player ids choose opponents (the paper's "player 0"
+            view); everybody else is only ever a candidate.
+    """
+
+    policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
+    assignment: PluginSpec = field(default_factory=lambda: PluginSpec("global"))
+    tick: float = 0.25
+    wake_on_arrival: bool = True
+    threshold: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
+    focal_players: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _positive("matchmaker.tick", self.tick)
+
+
+@dataclass(frozen=True)
+class RatersConfig:
+    """The rater whose beliefs drive matchmaking, and shadow raters kept alongside."""
+
+    driver: PluginSpec = field(default_factory=lambda: PluginSpec("bayesian"))
+    shadows: tuple[PluginSpec, ...] = field(default_factory=lambda: (PluginSpec("sph_elo"),))
+
+
+@dataclass(frozen=True)
+class RecordsConfig:
+    """What is recorded: ``ratings_every`` minutes between samples of every rating."""
+
+    ratings_every: float = 60.0
+
+    def __post_init__(self) -> None:
+        _positive("records.ratings_every", self.ratings_every)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One simulated lobby.
+
+    Attributes:
+        name, description: for humans and output folder names.
+        horizon: simulated minutes.
+        warmup: minutes at the start excluded from the metrics.
+        seed: the master seed of the run.
+        population: parameters of :class:`lobbysim.population.Population`.
+        arrivals: the arrival model.
+        game, matchmaker, raters, records: see their classes.
+        replications: replications a run makes (each with its own seed).
+    """
+
+    name: str = "scenario"
+    description: str = ""
+    horizon: float = 600.0
+    warmup: float = 60.0
+    seed: int = 0
+    population: Mapping[str, Any] = field(default_factory=dict)
+    arrivals: PluginSpec = field(default_factory=lambda: PluginSpec("poisson", {"rate": 5.0}))
+    game: GameRules = field(default_factory=GameRules)
+    matchmaker: MatchmakerConfig = field(default_factory=MatchmakerConfig)
+    raters: RatersConfig = field(default_factory=RatersConfig)
+    records: RecordsConfig = field(default_factory=RecordsConfig)
+    replications: int = 1
+
+    def __post_init__(self) -> None:
+        _positive("horizon", self.horizon)
+        _non_negative("warmup", self.warmup)
+        if self.warmup >= self.horizon:
+            raise ScenarioError(
+                f"warmup: {self.warmup} must be shorter than the horizon ({self.horizon})"
+            )
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ScenarioError(f"seed: expected a whole number >= 0, got {self.seed!r}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+        """Build a scenario from plain data (e.g. parsed YAML)."""
+        return _build(cls, data, "")
+
+    def replace(self, **changes: Any) -> Scenario:
+        """Return a copy with some top-level fields replaced."""
+        return dataclasses.replace(self, **changes)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario from a YAML file."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(f"{path}: YAML syntax error{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in fields:
+            hint = did_you_mean(str(key), list(fields))
+            raise ScenarioError(f"{where}: unknown field{hint}")
+        kwargs[key] = _convert(fields[key].type, value, where)
+    try:
+        return cls(**kwargs)
+    except ScenarioError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(f"{path or 'scenario'}: {exc}") from None
+
+
+def _plugin(value: Any, where: str) -> PluginSpec:
+    if isinstance(value, str):
+        return PluginSpec(value)
+    if isinstance(value, Mapping):
+        if "name" not in value:
+            raise ScenarioError(f"{where}: a plug-in needs a 'name'")
+        params = {k: v for k, v in value.items() if k != "name"}
+        return PluginSpec(str(value["name"]), params)
+    raise ScenarioError(f"{where}: expected a plug-in name or a mapping with 'name', got {value!r}")
+
+
+def _convert(annotation: Any, value: Any, where: str) -> Any:
+    text = str(annotation)
+    if text in ("GameRules", "MatchmakerConfig", "RatersConfig", "RecordsConfig"):
+        return _build(globals()[text], value, where)
+    if text == "PluginSpec":
+        return _plugin(value, where)
+    if text == "tuple[PluginSpec, ...]":
+        if not isinstance(value, list | tuple):
+            raise ScenarioError(f"{where}: expected a list of plug-ins, got {value!r}")
+        return tuple(_plugin(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if text == "tuple[tuple[float, float], ...]":
+        try:
+            return tuple((float(w), float(q)) for w, q in value)
+        except (TypeError, ValueError):
+            raise ScenarioError(
+                f"{where}: expected a list of [wait_minutes, min_quality] pairs, got {value!r}"
+            ) from None
+    if text == "tuple[int, ...] | None":
+        return None if value is None else tuple(int(v) for v in value)
+    if text == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScenarioError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if text == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ScenarioError(f"{where}: expected a whole number, got {value!r}")
+        return value
+    if text == "bool":
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if text == "str":
+        if not isinstance(value, str):
+            raise ScenarioError(f"{where}: expected text, got {value!r}")
+        return value
+    return value
+
+
+def _finite(name: str, value: float) -> None:
+    if not math.isfinite(value):
+        raise ScenarioError(f"{name}: expected a finite number, got {value!r}")
+
+
+def _positive(name: str, value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ScenarioError(f"{name}: expected a number > 0, got {value!r}")
+
+
+def _non_negative(name: str, value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ScenarioError(f"{name}: expected a number >= 0, got {value!r}")

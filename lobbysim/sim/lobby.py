@@ -1,0 +1,492 @@
+"""The SimPy model of the lobby: arrivals, player sessions, the matchmaker and 1v1 games.
+
+One :class:`LobbySimulation` is one replication on one ``simpy.Environment`` (clock: minutes).
+
+* **Arrivals.** A process asks the arrival model for the arrivals of each window of
+  ``ARRIVAL_WINDOW`` minutes, samples those players from the population model in one call and
+  starts one session process per player at its arrival time.
+* **Sessions.** A player queues, is matched or reneges when its patience runs out (counted as
+  abandoned), plays, and queues again until its session's games or minutes are used up.
+* **Matchmaker.** A process that waits on one ``wake`` event, triggered by a tick process every
+  ``tick`` minutes and, with ``wake_on_arrival``, whenever a player queues. Triggering goes through
+  the event queue, so everyone who queues at the same instant (both players of a finished game)
+  is in the pool before the pass runs. A pass first applies the finished games to the raters, then
+  asks the assignment strategy for pairs and starts their games.
+* **Games (1v1).** Performances are drawn per game from N(s, beta2); each player may quit at an
+  exponential time (hazard ``quit_rate``, times ``quit_behind_multiplier`` for the player with the
+  lower performance); the game ends at its scheduled length or at the first quit, and a quitter
+  loses; otherwise the higher performance wins, as in the paper. Scores are Poisson counts over
+  the minutes played with a rate rising with performance. A game is one Timeout event whose first
+  callback records the result; both players' processes wait on that same event.
+* **Raters.** Finished games are queued and applied to every rater in one batch before each pass
+  and each ratings sample: beliefs are read nowhere else, so this equals applying them at once.
+
+Randomness comes only from the named streams of :class:`lobbysim.streams.Streams` (arrivals,
+population, patience, performance, quits, scores, ties), so changing the policy changes neither
+who arrives nor how skilled they are. This module does no file I/O: records are kept as tuples and
+turned into pandas frames by :mod:`lobbysim.simulation`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from lobbysim.arrivals import ARRIVALS, ArrivalModel, sample_window
+from lobbysim.policies import POLICIES, OpponentPolicy
+from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, Pool, ThresholdSchedule
+from lobbysim.population import PlayerBatch, Population
+from lobbysim.raters import RATERS, Rater
+from lobbysim.records import GameResult, Seat
+from lobbysim.registry import PluginError
+from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.skill.gaussian import match_quality, true_draw_density
+from lobbysim.streams import Streams
+
+ARRIVAL_WINDOW = 60.0  # minutes of arrivals sampled at a time
+_BUFFER = 4096  # random numbers drawn per refill of a buffered stream
+
+FloatArray = NDArray[np.float64]
+
+# Player states at the end of a run.
+WAITING, PLAYING, ABANDONED, GONE = "waiting", "playing", "abandoned", "gone"
+
+
+class _Buffered:
+    """Draws from one generator in blocks; yields the same sequence as one draw at a time."""
+
+    def __init__(self, draw: Callable[[int], FloatArray]) -> None:
+        self._draw = draw
+        self._values: list[float] = []
+        self._next = 0
+
+    def take(self) -> float:
+        if self._next == len(self._values):
+            self._values = self._draw(_BUFFER).tolist()
+            self._next = 0
+        value = self._values[self._next]
+        self._next += 1
+        return value
+
+
+@dataclass
+class _Player:
+    pid: int
+    skill: float
+    registered: bool
+    games_left: int
+    leave_at: float
+    state: str = WAITING
+    games: int = 0
+    wins: int = 0
+    spell: int = 0  # queueing spell counter, to ignore stale patience timeouts
+
+
+@dataclass
+class _Waiting:
+    pid: int
+    since: float
+    event: simpy.Event
+    spell: int
+
+
+@dataclass
+class Records:
+    """Rows collected during a run (tuples, cheap to append on the hot path)."""
+
+    games: list[tuple[Any, ...]] = field(default_factory=list)
+    participants: list[tuple[Any, ...]] = field(default_factory=list)
+    waits: list[tuple[Any, ...]] = field(default_factory=list)
+    ratings: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def build_plugin(registry: Any, spec: PluginSpec, field_name: str) -> Any:
+    """Instantiate a plug-in, naming the scenario field in any error."""
+    try:
+        return registry.create(spec.name, spec.params)
+    except PluginError as exc:
+        raise PluginError(f"{field_name}: {exc}") from None
+
+
+class LobbySimulation:
+    """One replication of a scenario (see the module docstring)."""
+
+    def __init__(self, scenario: Scenario, streams: Streams) -> None:
+        self.scenario = scenario
+        self.streams = streams
+        self.env = simpy.Environment()
+        self.population = Population.from_params(scenario.population)
+        self.arrival_model: ArrivalModel = build_plugin(ARRIVALS, scenario.arrivals, "arrivals")
+        mm = scenario.matchmaker
+        self.policy: OpponentPolicy = build_plugin(POLICIES, mm.policy, "matchmaker.policy")
+        self.assignment: Assignment = build_plugin(
+            ASSIGNMENTS, mm.assignment, "matchmaker.assignment"
+        )
+        self.threshold = ThresholdSchedule(mm.threshold)
+        self.driver: Rater = build_plugin(RATERS, scenario.raters.driver, "raters.driver")
+        self.shadows: list[Rater] = [
+            build_plugin(RATERS, spec, f"raters.shadows[{i}]")
+            for i, spec in enumerate(scenario.raters.shadows)
+        ]
+        if self.policy.needs_variance and not self.driver.has_variance:
+            raise PluginError(
+                f"matchmaker.policy: '{mm.policy.name}' needs belief variances, but the driving "
+                f"rater '{scenario.raters.driver.name}' has none"
+            )
+        self.raters: list[tuple[str, Rater]] = [(scenario.raters.driver.name, self.driver)]
+        self.raters += [
+            (spec.name, r) for spec, r in zip(scenario.raters.shadows, self.shadows, strict=True)
+        ]
+        self.beta2_model = float(getattr(self.driver, "beta2", scenario.game.beta2))
+        self.focal = None if mm.focal_players is None else frozenset(mm.focal_players)
+
+        self.players: list[_Player] = []
+        self.pool: dict[int, _Waiting] = {}
+        self.pending: list[GameResult] = []
+        self.records = Records()
+        self.n_games = 0
+        self.n_passes = 0
+        self._wake = self.env.event()
+
+        beta = math.sqrt(scenario.game.beta2)
+        perf = _Buffered(streams.get("performance").standard_normal)
+        self._perf = lambda skill: skill + beta * perf.take()
+        self._quit = _Buffered(streams.get("quits").standard_exponential)
+        patience_rng = streams.get("patience")
+        #: Source of one patience (minutes) per queueing spell; replace it to script a trace.
+        self.draw_patience: Callable[[], float] = _Buffered(
+            lambda n: self.population.sample_patience(patience_rng, n)
+        ).take
+        self._score_rng = streams.get("scores")
+        self._tie_rng = streams.get("ties")
+        self._on_game: list[Callable[[GameResult], None]] = []
+
+    # ----------------------------------------------------------------------- set-up and run
+    def run(self, until: float | None = None) -> None:
+        """Start the processes (arrivals, matchmaker, tick, ratings) and run to the horizon."""
+        env = self.env
+        env.process(self._arrivals())
+        self.start_service()
+        env.run(until=self.scenario.horizon if until is None else until)
+        self.apply_pending()
+
+    def start_service(self) -> None:
+        """Start the matchmaker, its tick and the ratings sampler (not the arrivals)."""
+        self.env.process(self._matchmaker())
+        self.env.process(self._ticker())
+        self.env.process(self._sample_ratings())
+
+    def add_players(self, batch: PlayerBatch) -> list[int]:
+        """Add players who arrive now; start their sessions; return their ids."""
+        n = len(batch)
+        first = len(self.players)
+        ids = np.arange(first, first + n, dtype=np.int64)
+        for r in (self.driver, *self.shadows):
+            r.add_players(ids, batch.mu0, batch.var0)
+        now = self.env.now
+        for k in range(n):
+            player = _Player(
+                pid=first + k,
+                skill=float(batch.skill[k]),
+                registered=bool(batch.registered[k]),
+                games_left=int(batch.session_games[k]),
+                leave_at=now + float(batch.session_minutes[k]),
+            )
+            self.players.append(player)
+            self.env.process(self._session(player))
+        return ids.tolist()
+
+    # ---------------------------------------------------------------------------- processes
+    def _arrivals(self) -> Generator[simpy.Event, Any, None]:
+        env, horizon = self.env, self.scenario.horizon
+        arrival_rng = self.streams.get("arrivals")
+        population_rng = self.streams.get("population")
+        start = 0.0
+        while start < horizon:
+            end = min(start + ARRIVAL_WINDOW, horizon)
+            arrivals = sample_window(self.arrival_model, arrival_rng, start, end)
+            batch = self.population.sample(population_rng, arrivals.n_players)
+            offset = 0
+            for t, size in zip(arrivals.times.tolist(), arrivals.sizes.tolist(), strict=True):
+                if t > env.now:
+                    yield env.timeout(t - env.now)
+                self.add_players(_slice(batch, offset, offset + size))
+                offset += size
+            if end > env.now:
+                yield env.timeout(end - env.now)
+            start = end
+
+    def _session(self, player: _Player) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        while True:
+            player.spell += 1
+            player.state = WAITING
+            since = env.now
+            event = env.event()
+            self.pool[player.pid] = _Waiting(player.pid, since, event, player.spell)
+            patience = min(self.draw_patience(), player.leave_at - since)
+            if math.isfinite(patience):
+                timeout = env.timeout(max(patience, 0.0))
+                timeout.callbacks.append(self._make_renege(player, player.spell))
+            if self.scenario.matchmaker.wake_on_arrival:
+                self.wake()
+            game = yield event
+            if game is None:  # reneged: patience (or the session's time) ran out unmatched
+                self.records.waits.append((player.pid, since, env.now, "abandoned"))
+                player.state = ABANDONED
+                return
+            self.records.waits.append((player.pid, since, env.now, "matched"))
+            player.state = PLAYING
+            yield game
+            player.games_left -= 1
+            if player.games_left <= 0 or env.now >= player.leave_at:
+                player.state = GONE
+                return
+
+    def _make_renege(self, player: _Player, spell: int) -> Callable[[simpy.Event], None]:
+        def renege(_: simpy.Event) -> None:
+            waiting = self.pool.get(player.pid)
+            if waiting is not None and waiting.spell == spell:
+                del self.pool[player.pid]
+                waiting.event.succeed(None)
+
+        return renege
+
+    def wake(self) -> None:
+        """Ask the matchmaker for a pass (coalesced with any already asked for)."""
+        if not self._wake.triggered:
+            self._wake.succeed()
+
+    def _ticker(self) -> Generator[simpy.Event, Any, None]:
+        tick = self.scenario.matchmaker.tick
+        while True:
+            yield self.env.timeout(tick)
+            self.wake()
+
+    def _matchmaker(self) -> Generator[simpy.Event, Any, None]:
+        while True:
+            yield self._wake
+            self._wake = self.env.event()
+            self.matchmaking_pass()
+
+    def _sample_ratings(self) -> Generator[simpy.Event, Any, None]:
+        every = self.scenario.records.ratings_every
+        while True:
+            yield self.env.timeout(every)
+            self.sample_ratings()
+
+    # -------------------------------------------------------------------------- the work
+    def apply_pending(self) -> None:
+        """Apply the games finished since the last call to every rater."""
+        if self.pending:
+            games, self.pending = self.pending, []
+            for _, rater in self.raters:
+                rater.update(games)
+
+    def sample_ratings(self) -> None:
+        """Record every rater's rating (and variance) of every player seen so far."""
+        self.apply_pending()
+        if not self.players:
+            return
+        ids = np.arange(len(self.players), dtype=np.int64)
+        now = self.env.now
+        for name, rater in self.raters:
+            means = rater.means(ids).tolist()
+            variances = rater.variances(ids)
+            var_list = [math.nan] * len(means) if variances is None else variances.tolist()
+            self.records.ratings.extend(
+                zip(
+                    [now] * len(means),
+                    [name] * len(means),
+                    ids.tolist(),
+                    means,
+                    var_list,
+                    strict=True,
+                )
+            )
+
+    def matchmaking_pass(self) -> None:
+        """Apply finished games, then pair waiting players and start their games."""
+        self.apply_pending()
+        if len(self.pool) < 2:
+            return
+        self.n_passes += 1
+        waiting = list(self.pool.values())
+        ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
+        mu = self.driver.means(ids)
+        variances = self.driver.variances(ids)
+        var = np.zeros_like(mu) if variances is None else variances
+        now = self.env.now
+        waited = now - np.fromiter((w.since for w in waiting), dtype=np.float64, count=len(ids))
+        focal = None
+        if self.focal is not None:
+            focal = np.fromiter((pid in self.focal for pid in ids.tolist()), dtype=bool)
+        games_played = np.fromiter(
+            (self.players[pid].games for pid in ids.tolist()), dtype=np.int64, count=len(ids)
+        )
+        pool = Pool(
+            mu=mu,
+            var=var,
+            waited=waited,
+            beta2=self.beta2_model,
+            quality_fn=self._quality_fn(mu, var),
+            focal=focal,
+            games_played=games_played,
+        )
+        pairs = self.assignment.pairs(
+            pool, self.policy, self.threshold, self._tie_rng, self.n_passes
+        )
+        if len(pairs) == 0:
+            return
+        quality = pool.quality_fn(pairs[:, 0], pairs[:, 1])
+        for (a, b), q in zip(pairs.tolist(), quality.tolist(), strict=True):
+            self._start_1v1(waiting[a], waiting[b], q)
+
+    def _quality_fn(self, mu: FloatArray, var: FloatArray) -> Callable[..., FloatArray]:
+        if self.driver.has_variance:
+            beta2 = self.beta2_model
+
+            def quality(i: NDArray[np.intp], j: NDArray[np.intp]) -> FloatArray:
+                return match_quality(mu[i], var[i], mu[j], var[j], beta2)
+
+            return quality
+        t = float(getattr(self.driver, "t", 120.0))
+
+        def elo_quality(i: NDArray[np.intp], j: NDArray[np.intp]) -> FloatArray:
+            # 1 for an even match, 0 for a certain one: 1 - |2 P(i beats j) - 1|.
+            return 1.0 - np.abs(2.0 * expit((mu[i] - mu[j]) / t) - 1.0)
+
+        return elo_quality
+
+    def _start_1v1(self, wa: _Waiting, wb: _Waiting, quality: float) -> None:
+        env, rules = self.env, self.scenario.game
+        del self.pool[wa.pid]
+        del self.pool[wb.pid]
+        pa, pb = self.players[wa.pid], self.players[wb.pid]
+        start = env.now
+        perf_a, perf_b = self._perf(pa.skill), self._perf(pb.skill)
+        end = start + rules.length
+        quitter: _Player | None = None
+        if rules.quit_rate > 0:
+            rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
+            rate_b = rules.quit_rate * (rules.quit_behind_multiplier if perf_b < perf_a else 1.0)
+            quit_a = start + self._quit.take() / rate_a
+            quit_b = start + self._quit.take() / rate_b
+            if min(quit_a, quit_b) < end:
+                quitter = pa if quit_a <= quit_b else pb
+                end = min(quit_a, quit_b)
+        # A quitter loses; otherwise the higher performance wins (side 0 is a, side 1 is b).
+        loser_is_a = quitter is pa if quitter is not None else not perf_a > perf_b
+        winner = 1 if loser_is_a else 0
+        game_id = self.n_games
+        self.n_games += 1
+        timeout = env.timeout(end - start)
+        done = self._make_finish(
+            game_id, start, (pa, pb), (perf_a, perf_b), quitter, winner, quality
+        )
+        timeout.callbacks.append(done)
+        wa.event.succeed(timeout)
+        wb.event.succeed(timeout)
+
+    def _make_finish(
+        self,
+        game_id: int,
+        start: float,
+        players: tuple[_Player, _Player],
+        perfs: tuple[float, float],
+        quitter: _Player | None,
+        winner: int,
+        quality: float,
+    ) -> Callable[[simpy.Event], None]:
+        def finish(_: simpy.Event) -> None:
+            rules = self.scenario.game
+            end = self.env.now
+            minutes = end - start
+            z = [(p - self._skill_mean) / self._skill_sd for p in perfs]
+            lam = [rules.score_rate * math.exp(rules.score_gain * zi) * minutes for zi in z]
+            scores = self._score_rng.poisson(lam).tolist()
+            seats = tuple(
+                Seat(
+                    player_id=p.pid,
+                    team=side,
+                    joined=start,
+                    left=end,
+                    score=float(scores[side]),
+                    registered=p.registered,
+                    quit=p is quitter,
+                    performance=perfs[side],
+                )
+                for side, p in enumerate(players)
+            )
+            result = GameResult(game_id, "1v1", start, end, seats, winner)
+            self.pending.append(result)
+            for side, p in enumerate(players):
+                p.games += 1
+                p.wins += side == winner
+            s_a, s_b = players[0].skill, players[1].skill
+            stronger = 0 if s_a > s_b else 1
+            self.records.games.append(
+                (
+                    game_id,
+                    "1v1",
+                    start,
+                    end,
+                    float(true_draw_density(s_a, s_b, rules.beta2)),
+                    abs(s_a - s_b),
+                    quality,
+                    winner == stronger if s_a != s_b else None,
+                    winner,
+                )
+            )
+            for seat in seats:
+                self.records.participants.append(
+                    (
+                        game_id,
+                        seat.player_id,
+                        seat.team,
+                        seat.joined,
+                        seat.left,
+                        seat.minutes,
+                        seat.score,
+                        seat.registered,
+                        seat.quit,
+                    )
+                )
+            for hook in self._on_game:
+                hook(result)
+
+        return finish
+
+    @property
+    def _skill_mean(self) -> float:
+        return float(self.population.skill_mean)
+
+    @property
+    def _skill_sd(self) -> float:
+        return float(self.population.skill_sd)
+
+    # ---------------------------------------------------------------------------- accounting
+    def states(self) -> dict[str, int]:
+        """Return how many players are in each state (waiting, playing, abandoned, gone)."""
+        counts = {WAITING: 0, PLAYING: 0, ABANDONED: 0, GONE: 0}
+        for p in self.players:
+            counts[p.state] += 1
+        return counts
+
+
+def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:
+    return PlayerBatch(
+        skill=batch.skill[start:stop],
+        mu0=batch.mu0[start:stop],
+        var0=batch.var0[start:stop],
+        registered=batch.registered[start:stop],
+        session_games=batch.session_games[start:stop],
+        session_minutes=batch.session_minutes[start:stop],
+    )

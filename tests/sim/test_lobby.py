@@ -1,0 +1,216 @@
+"""The SimPy lobby: trace-style tests of each behaviour, reproducibility and conservation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lobbysim.population import PlayerBatch
+from lobbysim.registry import PluginError
+from lobbysim.scenario import Scenario
+from lobbysim.sim import LobbySimulation
+from lobbysim.simulation import collect, simulate
+from lobbysim.skill.gaussian import match_quality
+from lobbysim.streams import Streams
+
+
+def players(
+    mu: list[float], var: float = 1.0, skill: list[float] | None = None, games: int = 1
+) -> PlayerBatch:
+    n = len(mu)
+    return PlayerBatch(
+        skill=np.array(skill if skill is not None else mu, dtype=float),
+        mu0=np.array(mu, dtype=float),
+        var0=np.full(n, var),
+        registered=np.ones(n, dtype=bool),
+        session_games=np.full(n, games, dtype=np.int64),
+        session_minutes=np.full(n, math.inf),
+    )
+
+
+def scripted(
+    scenario: Scenario,
+    arrivals: list[tuple[float, PlayerBatch]],
+    patience: Iterator[float] | None = None,
+) -> LobbySimulation:
+    """A simulation whose players arrive as scripted (no arrival model)."""
+    sim = LobbySimulation(scenario, Streams(0))
+    if patience is not None:
+        sim.draw_patience = lambda: next(patience)
+
+    def script() -> Generator[Any, Any, None]:
+        for t, batch in arrivals:
+            yield sim.env.timeout(t - sim.env.now)
+            sim.add_players(batch)
+
+    sim.env.process(script())
+    sim.start_service()
+    return sim
+
+
+def base(**matchmaker: Any) -> Scenario:
+    return Scenario.from_dict(
+        {
+            "horizon": 100,
+            "warmup": 0,
+            "game": {"length": 10},
+            "matchmaker": {"tick": 1.0, **matchmaker},
+        }
+    )
+
+
+def test_a_player_reneges_at_exactly_its_patience() -> None:
+    sim = scripted(base(), [(0.0, players([0.0])), (4.0, players([0.0]))], iter([2.5, 1.25]))
+    sim.env.run(until=20)
+    result = collect(sim, 0)
+    assert result.waits[["player_id", "enqueued", "left_queue", "outcome"]].values.tolist() == [
+        [0, 0.0, 2.5, "abandoned"],
+        [1, 4.0, 5.25, "abandoned"],
+    ]
+    assert result.players.state.tolist() == ["abandoned", "abandoned"]
+
+
+def test_the_matchmaker_wakes_when_a_player_queues() -> None:
+    # The tick is 50 minutes; with wake_on_arrival the second arrival is matched at once.
+    for wake, matched_at in ((True, 7.5), (False, 50.0)):
+        sim = scripted(
+            base(tick=50.0, wake_on_arrival=wake),
+            [(2.0, players([0.0])), (7.5, players([0.1]))],
+            iter([math.inf] * 4),
+        )
+        sim.env.run(until=60)
+        waits = collect(sim, 0).waits
+        assert waits.left_queue.tolist() == [matched_at, matched_at]
+        assert waits.outcome.tolist() == ["matched", "matched"]
+
+
+def test_the_threshold_relaxes_on_schedule() -> None:
+    quality = float(match_quality(0.0, 1.0, 3.0, 1.0, 2.5))
+    schedule = [[0, 0.9], [3.0, quality - 0.01]]
+    sim = scripted(
+        base(tick=0.5, threshold=schedule), [(0.0, players([0.0, 3.0]))], iter([math.inf] * 4)
+    )
+    sim.env.run(until=20)
+    result = collect(sim, 0)
+    assert result.waits.left_queue.tolist() == [3.0, 3.0]
+    assert result.games.quality_predicted.iloc[0] == pytest.approx(quality)
+
+
+def test_a_quitter_loses_a_1v1_and_the_game_ends_at_the_quit() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 400,
+            "warmup": 0,
+            "game": {"length": 10, "quit_rate": 0.2},
+            "arrivals": {"name": "poisson", "rate": 2.0},
+            "population": {"patience_mean": None},
+        }
+    )
+    result = simulate(scenario, seed=4)
+    parts = result.participants
+    quit_games = parts[parts.quit].game_id.unique()
+    assert len(quit_games) > 50
+    games = result.games.set_index("game_id")
+    for game_id in quit_games:
+        seats = parts[parts.game_id == game_id]
+        quitter = seats[seats.quit]
+        assert len(quitter) == 1
+        assert games.loc[game_id, "winner"] != quitter.team.iloc[0]  # the quitter lost
+        assert games.loc[game_id, "end"] - games.loc[game_id, "start"] < 10.0
+        assert (seats.left == games.loc[game_id, "end"]).all()  # both leave when it ends
+    full = parts[~parts.game_id.isin(quit_games)]
+    assert np.allclose(full.minutes, 10.0)
+
+
+def test_same_seed_same_bytes_and_common_random_numbers_across_policies() -> None:
+    def run(policy: str, seed: int = 3) -> Any:
+        scenario = Scenario.from_dict(
+            {
+                "horizon": 240,
+                "warmup": 20,
+                "arrivals": {"name": "poisson", "rate": 3.0},
+                "game": {"length": 8, "quit_rate": 0.02},
+                "matchmaker": {"policy": policy, "threshold": [[0, 0.6], [1, 0.3], [3, 0]]},
+                "population": {"patience_mean": 2.0},
+            }
+        )
+        return simulate(scenario, seed=seed)
+
+    a, b = run("draw_chance"), run("draw_chance")
+    for frame in ("games", "participants", "waits", "ratings", "players"):
+        assert getattr(a, frame).to_csv().encode() == getattr(b, frame).to_csv().encode()
+    assert a.metrics == b.metrics or all(
+        (x == y) or (math.isnan(x) and math.isnan(y))
+        for x, y in zip(a.metrics.values(), b.metrics.values(), strict=True)
+    )
+    c = run("point_estimate")
+    # the same players arrive at the same times with the same skills, whatever the policy
+    pd.testing.assert_series_equal(a.players.skill, c.players.skill)
+    first_a = a.waits.groupby("player_id").enqueued.min()
+    first_c = c.waits.groupby("player_id").enqueued.min()
+    pd.testing.assert_series_equal(first_a, first_c)
+    assert not a.games.equals(c.games)  # ... but different matches
+    assert not run("draw_chance", seed=4).games.equals(a.games)
+
+
+def test_conservation() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 300,
+            "warmup": 30,
+            "arrivals": {"name": "bursts", "rate": 1.0},
+            "game": {"length": 10, "quit_rate": 0.03, "quit_behind_multiplier": 3.0},
+            "population": {
+                "patience_mean": 1.5,
+                "registered_fraction": 0.7,
+                "session_minutes_mean": 60,
+            },
+        }
+    )
+    sim = LobbySimulation(scenario, Streams(8))
+    sim.run()
+    result = collect(sim, 8)
+    players = result.players
+    # every player who arrived is accounted for exactly once
+    assert len(players) == players.player_id.nunique()
+    assert sum(sim.states().values()) == len(players)
+    waiting = set(result.waits[result.waits.outcome == "still_waiting"].player_id)
+    assert waiting == set(players[players.state == "waiting"].player_id)
+    # a player's spells never overlap and end in one way each
+    assert (
+        result.waits.groupby("player_id").outcome.apply(lambda o: (o != "matched").sum() <= 1)
+    ).all()
+    # SPH Elo is zero-sum game by game, so over the run too
+    final = result.ratings[
+        (result.ratings.rater == "sph_elo") & (result.ratings.time == result.ratings.time.max())
+    ]
+    registered = players.registered.to_numpy()
+    assert final.rating.to_numpy()[registered].sum() == pytest.approx(500.0 * registered.sum())
+    assert np.allclose(final.rating.to_numpy()[~registered], 500.0)
+    # no participant's minutes exceed the game's
+    games = result.games.set_index("game_id")
+    lengths = (
+        games.loc[result.participants.game_id, "end"].to_numpy()
+        - games.loc[result.participants.game_id, "start"].to_numpy()
+    )
+    assert (result.participants.minutes.to_numpy() <= lengths + 1e-9).all()
+
+
+def test_a_variance_policy_on_a_rater_without_variances_is_a_configuration_error() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "matchmaker": {"policy": "knowledge_gradient"},
+            "raters": {"driver": "sph_elo", "shadows": ["bayesian"]},
+        }
+    )
+    with pytest.raises(PluginError, match="'knowledge_gradient' needs belief variances"):
+        LobbySimulation(scenario, Streams(0))
+    ok = scenario.replace(
+        matchmaker=Scenario.from_dict({"matchmaker": {"policy": "point_estimate"}}).matchmaker
+    )
+    assert simulate(ok.replace(horizon=30, warmup=0), seed=1).metrics["games_per_hour"] > 0
