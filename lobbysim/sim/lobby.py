@@ -327,7 +327,7 @@ class LobbySimulation:
             timeout = self.env.timeout(deadline - self.env.now)
             timeout.callbacks.append(self._renege_due)
 
-    def _renege_due(self, _: simpy.Event) -> None:
+    def _renege_due(self, _event: simpy.Event) -> None:
         """Remove every player whose patience has run out; wake again at the next deadline.
 
         One heap of (deadline, player, spell) replaces a timeout per queueing spell: entries of
