@@ -67,7 +67,11 @@ def compute_metrics(
 
 
 def _win_ratio_dispersion(games: pd.DataFrame, participants: pd.DataFrame) -> float:
-    """Mean |win ratio - 0.5| over players with at least 5 decided games after the warm-up."""
+    """Mean |win ratio - 0.5| over players with at least 5 decided games after the warm-up.
+
+    Only games with a winner count (not free-for-all games, nor drawn team games).
+    """
+    games = games[games.winner.notna()]
     if games.empty:
         return math.nan
     p = participants[participants.game_id.isin(games.game_id)]

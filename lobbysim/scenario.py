@@ -38,8 +38,11 @@ class GameRules:
     """How games are played.
 
     Attributes:
-        mode: ``"1v1"`` (team and free-for-all modes are not implemented yet).
-        length: scheduled game length in minutes.
+        mode: ``"1v1"``, ``"team"`` (``team_size`` vs ``team_size``) or ``"ffa"`` (``ffa_size``
+            players, everyone for themselves).
+        team_size: players per team in team games (>= 1).
+        ffa_size: players in a free-for-all game (>= 2).
+        length: scheduled game length in minutes (ZoneStats-style lobbies: 20, MAX_GAME_LENGTH).
         beta2: true performance-noise variance: performance ~ N(skill, beta2) per game.
         quit_rate: hazard of leaving mid-match, per minute (0: nobody quits).
         quit_behind_multiplier: the quit hazard of the player who is behind (lower performance)
@@ -47,19 +50,34 @@ class GameRules:
         score_rate: points per minute scored at average performance.
         score_gain: the score rate is ``score_rate * exp(score_gain * z)`` with z the
             performance in population standard deviations from the population mean.
+        backfill: in team and free-for-all games, seats left open by a quitter are filled from
+            the lobby mid-match.
+        backfill_min_remaining: minutes a game must still have to run for a seat to be filled.
     """
 
     mode: str = "1v1"
+    team_size: int = 2
+    ffa_size: int = 8
     length: float = 10.0
     beta2: float = 2.5
     quit_rate: float = 0.0
     quit_behind_multiplier: float = 1.0
     score_rate: float = 10.0
     score_gain: float = 0.5
+    backfill: bool = True
+    backfill_min_remaining: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.mode != "1v1":
-            raise ScenarioError(f"game.mode: got {self.mode!r}; only '1v1' is implemented so far")
+        if self.mode not in ("1v1", "team", "ffa"):
+            hint = did_you_mean(str(self.mode), ["1v1", "team", "ffa"])
+            raise ScenarioError(f"game.mode: expected 1v1, team or ffa, got {self.mode!r}{hint}")
+        if self.team_size < 1:
+            raise ScenarioError(
+                f"game.team_size: expected a whole number >= 1, got {self.team_size}"
+            )
+        if self.ffa_size < 2:
+            raise ScenarioError(f"game.ffa_size: expected a whole number >= 2, got {self.ffa_size}")
+        _non_negative("game.backfill_min_remaining", self.backfill_min_remaining)
         _positive("game.length", self.length)
         _positive("game.beta2", self.beta2)
         _non_negative("game.quit_rate", self.quit_rate)

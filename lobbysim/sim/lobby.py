@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from scipy.special import expit
 from lobbysim.arrivals import ARRIVALS, ArrivalModel, sample_window
 from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, Pool, ThresholdSchedule
+from lobbysim.policies.groups import balance_teams, form_groups
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.records import GameResult, Seat
@@ -124,6 +126,23 @@ class _Finished:
     quality: float
 
 
+@dataclass(slots=True)
+class _GroupGame:
+    """A running team or free-for-all game."""
+
+    game_id: int
+    mode: str
+    start: float
+    end: float
+    quality: float
+    end_event: simpy.Event
+    stints: list[_Stint] = field(default_factory=list)
+    seated: dict[int, _Stint] = field(default_factory=dict)
+    # (team, the leaver's rating mean) of each seat left open by a quitter
+    open_seats: list[tuple[int | None, float]] = field(default_factory=list)
+    been: set[int] = field(default_factory=set)  # everyone who has sat in the game
+
+
 @dataclass
 class Records:
     """Rows collected during a run (tuples, cheap to append on the hot path)."""
@@ -183,13 +202,18 @@ class LobbySimulation:
         self.n_passes = 0
         self._registered = 0  # players the raters know about (>= len(self.players))
         self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
+        self._open_games: dict[int, _GroupGame] = {}  # running group games with open seats
         self._next_renege_check = math.inf
         self._wake = self.env.event()
 
         beta = math.sqrt(scenario.game.beta2)
         perf = _Buffered(streams.get("performance").standard_normal)
         self._perf = lambda skill: skill + beta * perf.take()
-        self._quit = _Buffered(streams.get("quits").standard_exponential)
+        #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
+        #: replace it to script a trace.
+        self.draw_quit: Callable[[], float] = _Buffered(
+            streams.get("quits").standard_exponential
+        ).take
         patience_rng = streams.get("patience")
         #: Source of one patience (minutes) per queueing spell; replace it to script a trace.
         self.draw_patience: Callable[[], float] = _Buffered(
@@ -407,7 +431,8 @@ class LobbySimulation:
     def matchmaking_pass(self) -> None:
         """Apply finished games, then pair waiting players and start their games."""
         self.apply_pending()
-        if len(self.pool) < 2:
+        # two players make a game; one is enough to fill an open seat of a running game
+        if len(self.pool) < (1 if self._open_games else 2):
             return
         self.n_passes += 1
         waiting = list(self.pool.values())
@@ -432,6 +457,9 @@ class LobbySimulation:
             focal=focal,
             games_played=games_played,
         )
+        if self.scenario.game.mode != "1v1":
+            self._group_pass(waiting, pool)
+            return
         pairs = self.assignment.pairs(
             pool, self.policy, self.threshold, self._tie_rng, self.n_passes
         )
@@ -440,6 +468,130 @@ class LobbySimulation:
         quality = pool.quality_fn(pairs[:, 0], pairs[:, 1])
         for (a, b), q in zip(pairs.tolist(), quality.tolist(), strict=True):
             self._start_1v1(waiting[a], waiting[b], q)
+
+    # ------------------------------------------------------------- team and free-for-all
+    def _group_pass(self, waiting: list[_Waiting], pool: Pool) -> None:
+        """Back-fill open seats of running games, then form new games from the rest."""
+        rules = self.scenario.game
+        free = np.ones(len(waiting), dtype=bool)
+        if self._open_games:
+            self._backfill(waiting, pool.mu, free)
+        size = 2 * rules.team_size if rules.mode == "team" else rules.ffa_size
+        left = np.flatnonzero(free)
+        if left.size < size:
+            return
+        quality_fn = pool.quality_fn
+
+        def sub_quality(i: NDArray[np.intp], j: NDArray[np.intp]) -> FloatArray:
+            return quality_fn(left[i], left[j])
+
+        groups = form_groups(pool.mu[left], pool.waited[left], size, sub_quality, self.threshold)
+        for group in groups:
+            members = left[group]
+            q = float(sub_quality(*_all_pairs(group)).mean())
+            self._start_group([waiting[i] for i in members.tolist()], pool.mu[members], q)
+
+    def _backfill(self, waiting: list[_Waiting], mu: FloatArray, free: NDArray[np.bool_]) -> None:
+        """Fill open seats, oldest game first, with the free waiting player nearest in mean to
+        the one who left (never somebody who has already played in that game)."""
+        rules, now = self.scenario.game, self.env.now
+        for game_id in list(self._open_games):
+            game = self._open_games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            # nobody returns to a game they have left
+            eligible = free & np.fromiter(
+                (w.pid not in game.been for w in waiting), dtype=bool, count=len(waiting)
+            )
+            while game.open_seats and eligible.any():
+                team, target = game.open_seats.pop(0)
+                candidates = np.flatnonzero(eligible)
+                pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
+                eligible[pick] = False
+                free[pick] = False
+                self._seat(game, waiting[pick], team)
+            if not game.open_seats:
+                del self._open_games[game_id]
+
+    def _start_group(self, members: list[_Waiting], mu: FloatArray, quality: float) -> None:
+        rules, env = self.scenario.game, self.env
+        teams: list[int | None]
+        if rules.mode == "team":
+            teams = [int(t) for t in balance_teams(mu, rules.team_size)]
+        else:
+            teams = [None] * len(members)
+        end_event = env.timeout(rules.length)
+        game = _GroupGame(
+            self.n_games, rules.mode, env.now, env.now + rules.length, quality, end_event
+        )
+        self.n_games += 1
+        end_event.callbacks.append(self._make_group_finish(game))
+        for member, team in zip(members, teams, strict=True):
+            self._seat(game, member, team)
+
+    def _seat(self, game: _GroupGame, member: _Waiting, team: int | None) -> None:
+        """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
+        env, rules = self.env, self.scenario.game
+        del self.pool[member.pid]
+        player = self.players[member.pid]
+        stint = _Stint(player, team, env.now, math.nan, self._perf(player.skill), False)
+        game.stints.append(stint)
+        game.seated[player.pid] = stint
+        game.been.add(player.pid)
+        leave: simpy.Event = game.end_event
+        if rules.quit_rate > 0:
+            behind = self._behind(game, stint)
+            rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
+            quit_at = env.now + self.draw_quit() / rate
+            if quit_at < game.end:
+                leave = env.timeout(quit_at - env.now)
+                leave.callbacks.append(self._make_quit(game, stint))
+        member.event.succeed(leave)
+
+    @staticmethod
+    def _behind(game: _GroupGame, stint: _Stint) -> bool:
+        """Whether a player is behind when seated.
+
+        Team: their team's mean performance is below the other team's; free-for-all: their
+        performance is below the median of the others seated.
+        """
+        others = [s for s in game.seated.values() if s is not stint]
+        if not others:
+            return False
+        if stint.team is None:
+            return stint.performance < float(np.median([s.performance for s in others]))
+        mine = [s.performance for s in game.seated.values() if s.team == stint.team]
+        theirs = [s.performance for s in others if s.team != stint.team]
+        return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
+
+    def _make_quit(self, game: _GroupGame, stint: _Stint) -> Callable[[simpy.Event], None]:
+        def quit_game(_event: simpy.Event) -> None:
+            now = self.env.now
+            stint.left = now
+            stint.quit = True
+            del game.seated[stint.player.pid]
+            rules = self.scenario.game
+            if rules.backfill and game.end - now >= rules.backfill_min_remaining:
+                mean = float(self.driver.means(np.array([stint.player.pid]))[0])
+                game.open_seats.append((stint.team, mean))
+                self._open_games[game.game_id] = game
+                self.wake()
+
+        return quit_game
+
+    def _make_group_finish(self, game: _GroupGame) -> Callable[[simpy.Event], None]:
+        def finish(_event: simpy.Event) -> None:
+            for stint in game.seated.values():
+                stint.left = game.end
+            game.seated.clear()
+            self._open_games.pop(game.game_id, None)
+            self._finished.append(
+                _Finished(
+                    game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
+                )
+            )
+
+        return finish
 
     def _quality_fn(self, mu: FloatArray, var: FloatArray) -> Callable[..., FloatArray]:
         if self.driver.has_variance:
@@ -469,8 +621,8 @@ class LobbySimulation:
         if rules.quit_rate > 0:
             rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
             rate_b = rules.quit_rate * (rules.quit_behind_multiplier if perf_b < perf_a else 1.0)
-            quit_a = start + self._quit.take() / rate_a
-            quit_b = start + self._quit.take() / rate_b
+            quit_a = start + self.draw_quit() / rate_a
+            quit_b = start + self.draw_quit() / rate_b
             if min(quit_a, quit_b) < end:
                 quitter = pa if quit_a <= quit_b else pb
                 end = min(quit_a, quit_b)
@@ -544,13 +696,17 @@ class LobbySimulation:
             self._record(g, tuple(seats))
 
     def _record(self, g: _Finished, seats: tuple[Seat, ...]) -> None:
-        result = GameResult(g.game_id, g.mode, g.start, g.end, seats, g.winner)
+        """Hand a scored game to the raters (via ``pending``) and append its record rows."""
+        winner = g.winner
+        if g.mode == "team":
+            totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
+            winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
+        result = GameResult(g.game_id, g.mode, g.start, g.end, seats, winner)
         self.pending.append(result)
-        rules = self.scenario.game
         for seat in seats:
             player = self.players[seat.player_id]
             player.games += 1
-            player.wins += seat.team == g.winner
+            player.wins += winner is not None and seat.team == winner
             self.records.participants.append(
                 (
                     g.game_id,
@@ -564,23 +720,49 @@ class LobbySimulation:
                     seat.quit,
                 )
             )
-        s_a, s_b = (self.players[seat.player_id].skill for seat in seats[:2])
-        stronger = 0 if s_a > s_b else 1
+        draw, gap, stronger_won = self._truth(g.mode, seats, winner)
         self.records.games.append(
-            (
-                g.game_id,
-                g.mode,
-                g.start,
-                g.end,
-                math.exp(-((s_a - s_b) ** 2) / (4.0 * rules.beta2)) * self._draw_norm,
-                abs(s_a - s_b),
-                g.quality,
-                g.winner == stronger if s_a != s_b else None,
-                g.winner,
-            )
+            (g.game_id, g.mode, g.start, g.end, draw, gap, g.quality, stronger_won, winner)
         )
         for hook in self._on_game:
             hook(result)
+
+    def _truth(
+        self, mode: str, seats: tuple[Seat, ...], winner: int | None
+    ) -> tuple[float, float, bool | None]:
+        """Return the true draw density (eq. 14), true skill gap and whether the stronger won.
+
+        1v1 and team: between the two sides' mean true skills (a team's mean is weighted by each
+        stint's minutes); free-for-all: the means over every pair of stints, and whether the most
+        skilled player had the highest score per hour.
+        """
+        beta2 = self.scenario.game.beta2
+        skill = [self.players[seat.player_id].skill for seat in seats]
+        if mode == "ffa":
+            pairs = list(itertools.combinations(range(len(seats)), 2))
+            if not pairs:
+                return math.nan, math.nan, None
+            gaps = [abs(skill[i] - skill[j]) for i, j in pairs]
+            draw = sum(math.exp(-(d * d) / (4.0 * beta2)) for d in gaps) / len(gaps)
+            timed = [k for k, seat in enumerate(seats) if seat.minutes > 0]
+            best_sph = max(timed, key=lambda k: seats[k].score / seats[k].minutes, default=None)
+            best_skill = max(timed, key=lambda k: skill[k], default=None)
+            won = None if best_sph is None else best_sph == best_skill
+            return draw * self._draw_norm, sum(gaps) / len(gaps), won
+        side_skill = []
+        for team in (0, 1):
+            weights = [seat.minutes for seat in seats if seat.team == team]
+            values = [sk for sk, seat in zip(skill, seats, strict=True) if seat.team == team]
+            total = sum(weights)
+            side_skill.append(
+                sum(w * v for w, v in zip(weights, values, strict=True)) / total
+                if total > 0
+                else sum(values) / len(values)
+            )
+        s_a, s_b = side_skill
+        draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * self._draw_norm
+        stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
+        return draw, abs(s_a - s_b), stronger_won
 
     @property
     def _skill_mean(self) -> float:
@@ -597,6 +779,11 @@ class LobbySimulation:
         for p in self.players:
             counts[p.state] += 1
         return counts
+
+
+def _all_pairs(group: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    i, j = np.triu_indices(len(group), k=1)
+    return group[i], group[j]
 
 
 def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:

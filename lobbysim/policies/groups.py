@@ -1,0 +1,80 @@
+"""Forming multi-player games (team and free-for-all) from waiting players, and balancing teams.
+
+A game of G players is formed from G players adjacent in rating (the multi-player form of the
+point-estimate rule). Every run of G consecutive players in rating order is a candidate group; its
+quality is the mean match quality over all its pairs of players (before teams are drawn, every
+player could face every other), and it is admissible when that clears the threshold for the
+longest wait in the group. Admissible groups are taken greedily in rating order without overlap.
+Everything is vectorised over the candidate groups; this module is SimPy-free.
+
+Teams are balanced by the driving rater's means: players are taken from the highest mean down and
+each joins the team with the lower total so far that still has room.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from numpy.typing import NDArray
+
+from lobbysim.policies.assignment import QualityFn, ThresholdSchedule
+from lobbysim.policies.base import FloatArray, IntArray
+
+
+def balance_teams(mu: FloatArray, team_size: int) -> IntArray:
+    """Return a team label (0 or 1) for each of the ``2 * team_size`` players with means ``mu``."""
+    if mu.shape[0] != 2 * team_size:
+        raise ValueError(
+            f"need {2 * team_size} players for two teams of {team_size}, got {len(mu)}"
+        )
+    labels = np.empty(mu.shape[0], dtype=np.intp)
+    totals = [0.0, 0.0]
+    sizes = [0, 0]
+    for i in np.argsort(-mu, kind="stable").tolist():
+        if sizes[0] >= team_size:
+            team = 1
+        elif sizes[1] >= team_size:
+            team = 0
+        else:
+            team = 0 if totals[0] <= totals[1] else 1
+        labels[i] = team
+        totals[team] += float(mu[i])
+        sizes[team] += 1
+    return labels
+
+
+def form_groups(
+    mu: FloatArray,
+    waited: FloatArray,
+    size: int,
+    quality: QualityFn,
+    threshold: ThresholdSchedule,
+) -> list[IntArray]:
+    """Return groups of ``size`` pool indices, players adjacent in rating, admissible and disjoint.
+
+    Args:
+        mu: the waiting players' rating means.
+        waited: minutes each has waited.
+        size: players per game (2k for k vs k, n for an n-player free-for-all).
+        quality: match quality of index pairs.
+        threshold: the relaxation schedule; a group's bar is the one for its longest wait.
+    """
+    n = mu.shape[0]
+    if n < size:
+        return []
+    order = np.argsort(mu, kind="stable")
+    windows = sliding_window_view(order, size)  # (W, size)
+    pairs = np.array(list(itertools.combinations(range(size), 2)), dtype=np.intp)
+    a, b = windows[:, pairs[:, 0]], windows[:, pairs[:, 1]]
+    group_quality = quality(a.ravel(), b.ravel()).reshape(a.shape).mean(axis=1)
+    bar = threshold.at(waited[windows].max(axis=1))
+    admissible = np.flatnonzero(group_quality >= bar)
+    groups: list[NDArray[np.intp]] = []
+    next_free = 0
+    for w in admissible.tolist():
+        if w >= next_free:
+            groups.append(windows[w].copy())
+            next_free = w + size
+    return groups

@@ -1,0 +1,149 @@
+"""Team and free-for-all games: mid-match quits, back-fill, minutes, balance, records."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.simulation import collect, simulate
+from tests.sim.test_lobby import players, scripted
+
+
+def group_scenario(**game: Any) -> Scenario:
+    return Scenario.from_dict(
+        {
+            "horizon": 100,
+            "warmup": 0,
+            "game": {"length": 10, **game},
+            "matchmaker": {"tick": 1.0},
+            "population": {"patience_mean": None},
+        }
+    )
+
+
+def draws(*first: float) -> Iterator[float]:
+    yield from first
+    while True:
+        yield 1e9  # nobody else quits
+
+
+def test_a_mid_match_leave_is_back_filled_and_minutes_are_real() -> None:
+    scenario = group_scenario(mode="ffa", ffa_size=3, quit_rate=1.0)
+    sim = scripted(
+        scenario,
+        [(0.0, players([0.0, 0.1, 0.2])), (5.0, players([0.05]))],
+        iter([math.inf] * 10),
+    )
+    sim.draw_quit = draws(3.0).__next__  # the first seated player quits after 3 minutes
+    sim.env.run(until=30)
+    result = collect(sim, 0)
+    rows = result.participants.sort_values(["joined", "player_id"])
+    assert rows[["player_id", "joined", "left", "minutes", "quit"]].values.tolist() == [
+        [0, 0.0, 3.0, 3.0, True],
+        [1, 0.0, 10.0, 10.0, False],
+        [2, 0.0, 10.0, 10.0, False],
+        [3, 5.0, 10.0, 5.0, False],  # back-filled at once into the open seat
+    ]
+    assert result.games[["start", "end"]].values.tolist() == [[0.0, 10.0]]
+    assert result.waits.set_index("player_id").loc[3, "left_queue"] == 5.0
+
+
+def test_no_back_fill_when_too_little_of_the_game_remains_or_when_disabled() -> None:
+    for game, expect_backfill in (
+        ({"backfill_min_remaining": 8.0}, False),  # 7 minutes left after the quit at 3
+        ({"backfill": False}, False),
+        ({}, True),
+    ):
+        scenario = group_scenario(mode="ffa", ffa_size=3, quit_rate=1.0, **game)
+        sim = scripted(
+            scenario,
+            [(0.0, players([0.0, 0.1, 0.2])), (5.0, players([0.05]))],
+            iter([math.inf] * 10),
+        )
+        sim.draw_quit = draws(3.0).__next__
+        sim.env.run(until=12)
+        assert (3 in collect(sim, 0).participants.player_id.values) == expect_backfill
+
+
+def test_a_quitter_is_never_back_filled_into_the_game_they_left() -> None:
+    scenario = group_scenario(mode="ffa", ffa_size=3, quit_rate=1.0)
+    sim = scripted(scenario, [(0.0, players([0.0, 0.1, 0.2], games=5))], iter([math.inf] * 10))
+    sim.draw_quit = draws(3.0).__next__
+    sim.env.run(until=9.5)
+    result = collect(sim, 0)
+    assert result.participants.groupby("game_id").player_id.apply(lambda ids: ids.is_unique).all()
+    assert result.waits.outcome.tolist()[-1] == "still_waiting"  # the quitter queues again
+
+
+@pytest.mark.parametrize(("mode", "extra"), [("team", {"team_size": 3}), ("ffa", {"ffa_size": 6})])
+def test_group_lobbies_conserve_players_and_minutes(mode: str, extra: dict[str, int]) -> None:
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 240,
+            "warmup": 30,
+            "arrivals": {"name": "poisson", "rate": 4},
+            "population": {
+                "patience_mean": 4.0,
+                "session_games_mean": 4,
+                "registered_fraction": 0.75,
+            },
+            "game": {
+                "mode": mode,
+                "length": 20,
+                "quit_rate": 0.03,
+                "quit_behind_multiplier": 2.0,
+                **extra,
+            },
+            "matchmaker": {"threshold": [[0, 0.5], [2, 0.0]]},
+        }
+    )
+    result = simulate(scenario, seed=2)
+    parts, games = result.participants, result.games.set_index("game_id")
+    size = 2 * extra.get("team_size", 0) or extra.get("ffa_size", 0)
+    starters = parts[parts.joined == games.loc[parts.game_id, "start"].to_numpy()]
+    assert (starters.groupby("game_id").size() == size).all()
+    backfilled = parts[parts.joined > games.loc[parts.game_id, "start"].to_numpy()]
+    assert len(backfilled) > 20 and parts.quit.sum() > 20
+    length = (games.end - games.start).loc[parts.game_id].to_numpy()
+    assert (parts.minutes.to_numpy() <= length + 1e-9).all()
+    assert (parts.minutes > 0).all() or mode == "ffa"
+    # at any moment a game never holds more players than it has seats
+    for game_id, seats in parts.groupby("game_id"):
+        times = np.unique(np.concatenate([seats.joined, seats.left]))
+        for t in (times[:-1] + times[1:]) / 2:
+            assert ((seats.joined <= t) & (seats.left > t)).sum() <= size, game_id
+    players_frame = result.players
+    assert len(players_frame) == players_frame.player_id.nunique()
+    final = result.ratings[
+        (result.ratings.rater == "sph_elo") & (result.ratings.time == result.ratings.time.max())
+    ]
+    registered = players_frame.registered.to_numpy()
+    assert final.rating.to_numpy()[registered].sum() == pytest.approx(500.0 * registered.sum())
+    if mode == "team":
+        assert set(parts.team.unique()) == {0, 1}
+        assert 0.5 < result.metrics["stronger_side_win_rate"] <= 1.0
+    else:
+        assert parts.team.isna().all()
+        assert games.winner.isna().all()
+
+
+@pytest.mark.parametrize(
+    ("game", "message"),
+    [
+        (
+            {"mode": "teams"},
+            "game.mode: expected 1v1, team or ffa, got 'teams' (did you mean 'team'?)",
+        ),
+        ({"mode": "team", "team_size": 0}, "game.team_size: expected a whole number >= 1, got 0"),
+        ({"mode": "ffa", "ffa_size": 1}, "game.ffa_size: expected a whole number >= 2, got 1"),
+    ],
+)
+def test_bad_game_rules_are_named(game: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        Scenario.from_dict({"game": game})
+    assert message in str(err.value)
