@@ -123,12 +123,26 @@ class RatersConfig:
 
 @dataclass(frozen=True)
 class RecordsConfig:
-    """What is recorded: ``ratings_every`` minutes between samples of every rating."""
+    """What is recorded, and where it is kept.
+
+    Attributes:
+        ratings_every: minutes between samples of every rater's rating of every player.
+        stream: write the records to disk as the run goes (CSV files in the run's records
+            folder) instead of keeping them in memory, so that memory stays flat however long
+            the run; departed players are written out and forgotten too.
+        flush_rows: with ``stream``, rows buffered per record kind before they are written.
+    """
 
     ratings_every: float = 60.0
+    stream: bool = False
+    flush_rows: int = 50_000
 
     def __post_init__(self) -> None:
         _positive("records.ratings_every", self.ratings_every)
+        if self.flush_rows < 1:
+            raise ScenarioError(
+                f"records.flush_rows: expected a whole number >= 1, got {self.flush_rows}"
+            )
 
 
 @dataclass(frozen=True)

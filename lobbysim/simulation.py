@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,7 @@ PARTICIPANT_COLUMNS = [
 ]
 WAIT_COLUMNS = ["player_id", "enqueued", "left_queue", "outcome", "wait"]
 RATING_COLUMNS = ["time", "rater", "player_id", "rating", "variance"]
+PLAYER_COLUMNS = ["player_id", "skill", "registered", "games", "wins", "state"]
 
 
 @dataclass
@@ -55,73 +57,165 @@ class SimulationResult:
         participants: one row per player stint in a game.
         waits: one row per queueing spell; ``outcome`` is ``matched``, ``abandoned`` or
             ``still_waiting`` (then ``left_queue`` is NaN and ``wait`` runs to the horizon).
-        ratings: every rater's rating (and variance, NaN without one) of every player seen so
-            far, sampled every ``records.ratings_every`` minutes and at the horizon.
+        ratings: every rater's rating (and variance, NaN without one) of the players in the
+            lobby (waiting or playing), sampled every ``records.ratings_every`` minutes, and of
+            every player seen, at the horizon.
         players: one row per player: true skill, registered, games, wins, final state.
         metrics: see :mod:`lobbysim.metrics`.
+        records_dir: with streamed records, the folder of their CSV files (the frames above
+            are then None).
     """
 
     scenario: Scenario
     seed: int
-    games: pd.DataFrame
-    participants: pd.DataFrame
-    waits: pd.DataFrame
-    ratings: pd.DataFrame
-    players: pd.DataFrame
+    games: pd.DataFrame | None
+    participants: pd.DataFrame | None
+    waits: pd.DataFrame | None
+    ratings: pd.DataFrame | None
+    players: pd.DataFrame | None
     metrics: dict[str, float]
+    records_dir: Path | None = None
 
 
-def simulate(scenario: Scenario | str | Path, seed: int | None = None) -> SimulationResult:
+def simulate(
+    scenario: Scenario | str | Path,
+    seed: int | None = None,
+    *,
+    records_dir: str | Path | None = None,
+) -> SimulationResult:
     """Run one replication of ``scenario`` (an object or a YAML path) with ``seed``.
 
-    ``seed`` defaults to the scenario's own. The same scenario and seed give identical frames.
+    Args:
+        scenario: the scenario, or the path of a YAML file.
+        seed: the master seed (default: the scenario's own). The same scenario and seed give
+            identical frames.
+        records_dir: with ``records.stream``, the folder the record CSV files are written to
+            (``games.csv``, ``participants.csv``, ``waits.csv``, ``ratings.csv``,
+            ``players.csv``); required then, and the result's frames are left unloaded (None):
+            read the files with pandas. The metrics are computed from the files.
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     seed = scenario.seed if seed is None else seed
-    sim = LobbySimulation(scenario, Streams(seed))
+    if not scenario.records.stream:
+        sim = LobbySimulation(scenario, Streams(seed))
+        sim.run()
+        return collect(sim, seed)
+    if records_dir is None:
+        raise ValueError("records.stream is set: simulate() needs records_dir to write them to")
+    sink = CsvSink(Path(records_dir))
+    sim = LobbySimulation(scenario, Streams(seed), sink=sink)
     sim.run()
-    return collect(sim, seed)
+    return collect_streamed(sim, seed, sink)
+
+
+class CsvSink:
+    """Appends streamed record rows to one CSV file per kind in ``folder``."""
+
+    COLUMNS: ClassVar[dict[str, list[str]]] = {
+        "games": GAME_COLUMNS,
+        "participants": PARTICIPANT_COLUMNS,
+        "waits": WAIT_COLUMNS,
+        "ratings": RATING_COLUMNS,
+        "players": PLAYER_COLUMNS,
+    }
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        for kind, columns in self.COLUMNS.items():
+            pd.DataFrame(columns=columns).to_csv(self.path(kind), index=False)
+
+    def path(self, kind: str) -> Path:
+        """Return the CSV file of a record kind."""
+        return self.folder / f"{kind}.csv"
+
+    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        frame = pd.DataFrame.from_records(rows, columns=self.COLUMNS[kind])
+        frame.to_csv(self.path(kind), mode="a", header=False, index=False)
+
+
+def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Return the rows of players still waiting, and of every player not yet written out."""
+    horizon = float(sim.env.now)
+    waiting = [
+        (w.pid, w.since, math.nan, "still_waiting", horizon - w.since) for w in sim.pool.values()
+    ]
+    players = [
+        (pid, p.skill, p.registered, p.games, p.wins, p.state)
+        for pid, p in enumerate(sim.players)
+        if p is not None
+    ]
+    return waiting, players
 
 
 def collect(sim: LobbySimulation, seed: int) -> SimulationResult:
-    """Turn a finished simulation's records into a :class:`SimulationResult`."""
-    scenario = sim.scenario
-    horizon = float(sim.env.now)
-    sim.sample_ratings()
+    """Turn a finished simulation's in-memory records into a :class:`SimulationResult`."""
+    sim.sample_ratings(everyone=True)
     records = sim.records
     games = pd.DataFrame.from_records(records.games, columns=GAME_COLUMNS)
     games = games.astype({"stronger_side_won": "boolean"})
     participants = pd.DataFrame.from_records(records.participants, columns=PARTICIPANT_COLUMNS)
-    waits_rows = [
-        (pid, since, left, outcome, left - since) for pid, since, left, outcome in records.waits
-    ]
-    waits_rows += [
-        (w.pid, w.since, math.nan, "still_waiting", horizon - w.since) for w in sim.pool.values()
-    ]
-    waits = pd.DataFrame.from_records(waits_rows, columns=WAIT_COLUMNS)
+    waiting, player_rows = _final_rows(sim)
+    waits = pd.DataFrame.from_records(records.waits + waiting, columns=WAIT_COLUMNS)
     ratings = pd.DataFrame.from_records(records.ratings, columns=RATING_COLUMNS)
-    players = pd.DataFrame(
-        {
-            "player_id": np.arange(len(sim.players)),
-            "skill": [p.skill for p in sim.players],
-            "registered": [p.registered for p in sim.players],
-            "games": [p.games for p in sim.players],
-            "wins": [p.wins for p in sim.players],
-            "state": [p.state for p in sim.players],
-        }
+    players = pd.DataFrame.from_records(player_rows, columns=PLAYER_COLUMNS)
+    metrics = _metrics(sim, games, participants, waits, players)
+    return SimulationResult(
+        sim.scenario, seed, games, participants, waits, ratings, players, metrics
     )
-    ids = np.arange(len(sim.players), dtype=np.int64)
+
+
+def collect_streamed(sim: LobbySimulation, seed: int, sink: CsvSink) -> SimulationResult:
+    """Write a streamed run's last records, then compute its metrics from the files."""
+    sim.sample_ratings(everyone=True)
+    sim.apply_pending()
+    waiting, player_rows = _final_rows(sim)
+    sim.records.waits.extend(waiting)
+    sim.records.players.extend(player_rows)
+    sim.records.flush(force=True)
+    # Only the columns the metrics need are read back.
+    games = pd.read_csv(
+        sink.path("games"),
+        usecols=[
+            "game_id",
+            "start",
+            "draw_prob_true",
+            "skill_gap_true",
+            "stronger_side_won",
+            "winner",
+        ],
+        dtype={"stronger_side_won": "boolean"},
+    )
+    participants = pd.read_csv(sink.path("participants"), usecols=["game_id", "player_id", "team"])
+    waits = pd.read_csv(sink.path("waits"), usecols=["enqueued", "outcome", "wait"])
+    players = pd.read_csv(sink.path("players"), usecols=["player_id", "skill", "registered"])
+    players = players.sort_values("player_id", ignore_index=True)
+    metrics = _metrics(sim, games, participants, waits, players)
+    result = SimulationResult(sim.scenario, seed, None, None, None, None, None, metrics)
+    result.records_dir = sink.folder
+    return result
+
+
+def _metrics(
+    sim: LobbySimulation,
+    games: pd.DataFrame,
+    participants: pd.DataFrame,
+    waits: pd.DataFrame,
+    players: pd.DataFrame,
+) -> dict[str, float]:
+    ids = players.player_id.to_numpy(dtype=np.int64)
+    if not np.array_equal(ids, np.arange(len(ids))):
+        raise RuntimeError("player records are incomplete")
     final = {name: rater.means(ids) for name, rater in sim.raters}
-    metrics = compute_metrics(
+    return compute_metrics(
         games,
         participants,
         waits,
         final_ratings=final,
         skill_scale={name: bool(rater.skill_scale) for name, rater in sim.raters},
         skills=players.skill.to_numpy(),
-        registered=players.registered.to_numpy(),
-        warmup=scenario.warmup,
-        horizon=horizon,
+        registered=players.registered.to_numpy(dtype=bool),
+        warmup=sim.scenario.warmup,
+        horizon=float(sim.env.now),
     )
-    return SimulationResult(scenario, seed, games, participants, waits, ratings, players, metrics)

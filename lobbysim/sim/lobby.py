@@ -91,6 +91,7 @@ class _Player:
     games: int = 0
     wins: int = 0
     spell: int = 0  # queueing spell counter, to ignore stale patience timeouts
+    unscored: int = 0  # games sat in whose records are not written yet
 
 
 @dataclass
@@ -143,14 +144,36 @@ class _GroupGame:
     been: set[int] = field(default_factory=set)  # everyone who has sat in the game
 
 
+RecordSink = Callable[[str, list[tuple[Any, ...]]], None]
+
+
 @dataclass
 class Records:
-    """Rows collected during a run (tuples, cheap to append on the hot path)."""
+    """Rows collected during a run (tuples, cheap to append on the hot path).
+
+    With a ``sink`` (streaming), :meth:`flush` hands every kind's rows to it once there are
+    ``flush_rows`` of them (and all of them with ``force``); the sink writes them somewhere.
+    """
 
     games: list[tuple[Any, ...]] = field(default_factory=list)
     participants: list[tuple[Any, ...]] = field(default_factory=list)
     waits: list[tuple[Any, ...]] = field(default_factory=list)
     ratings: list[tuple[Any, ...]] = field(default_factory=list)
+    players: list[tuple[Any, ...]] = field(default_factory=list)  # departed players (streaming)
+    sink: RecordSink | None = None
+    flush_rows: int = 50_000
+
+    KINDS = ("games", "participants", "waits", "ratings", "players")
+
+    def flush(self, force: bool = False) -> None:
+        """Hand full buffers (all non-empty ones with ``force``) to the sink."""
+        if self.sink is None:
+            return
+        for kind in self.KINDS:
+            rows: list[tuple[Any, ...]] = getattr(self, kind)
+            if rows and (force or len(rows) >= self.flush_rows):
+                self.sink(kind, rows)
+                setattr(self, kind, [])
 
 
 def build_plugin(registry: Any, spec: PluginSpec, field_name: str) -> Any:
@@ -164,7 +187,19 @@ def build_plugin(registry: Any, spec: PluginSpec, field_name: str) -> Any:
 class LobbySimulation:
     """One replication of a scenario (see the module docstring)."""
 
-    def __init__(self, scenario: Scenario, streams: Streams) -> None:
+    def __init__(
+        self, scenario: Scenario, streams: Streams, sink: RecordSink | None = None
+    ) -> None:
+        """Build the model.
+
+        Args:
+            scenario: the validated scenario.
+            streams: the replication's random streams.
+            sink: where streamed records go (required with ``records.stream``); called as
+                ``sink(kind, rows)`` with kind in ``Records.KINDS``.
+        """
+        if scenario.records.stream and sink is None:
+            raise ValueError("records.stream needs a sink to write the records to")
         self.scenario = scenario
         self.streams = streams
         self.env = simpy.Environment()
@@ -197,7 +232,12 @@ class LobbySimulation:
         self.pool: dict[int, _Waiting] = {}
         self.pending: list[GameResult] = []  # scored games not yet given to the raters
         self._finished: list[_Finished] = []  # finished games not yet scored
-        self.records = Records()
+        self.records = Records(
+            sink=sink if scenario.records.stream else None, flush_rows=scenario.records.flush_rows
+        )
+        self._departed: list[int] = []  # streaming: players to write out and forget
+        self.present: dict[int, None] = {}  # players waiting or playing, in arrival order
+        self._state_counts = {ABANDONED: 0, GONE: 0}  # of players already forgotten
         self.n_games = 0
         self.n_passes = 0
         self._registered = 0  # players the raters know about (>= len(self.players))
@@ -293,6 +333,7 @@ class LobbySimulation:
                 leave_at=now + float(batch.session_minutes[k]),
             )
             self.players.append(player)
+            self.present[player.pid] = None
             self.env.process(self._session(player))
         return list(range(first, first + n))
 
@@ -332,16 +373,41 @@ class LobbySimulation:
                 self.wake()
             game = yield event
             if game is None:  # reneged: patience (or the session's time) ran out unmatched
-                self.records.waits.append((player.pid, since, env.now, "abandoned"))
+                self.records.waits.append(
+                    (player.pid, since, env.now, "abandoned", env.now - since)
+                )
                 player.state = ABANDONED
+                self._depart(player)
                 return
-            self.records.waits.append((player.pid, since, env.now, "matched"))
+            self.records.waits.append((player.pid, since, env.now, "matched", env.now - since))
             player.state = PLAYING
             yield game
             player.games_left -= 1
             if player.games_left <= 0 or env.now >= player.leave_at:
                 player.state = GONE
+                self._depart(player)
                 return
+
+    def _depart(self, player: _Player) -> None:
+        """Note a player who has left; with streaming, they are written out and forgotten at
+        the next :meth:`apply_pending` (after their last game is scored)."""
+        del self.present[player.pid]
+        if self.records.sink is not None:
+            self._departed.append(player.pid)
+
+    def _forget_departed(self) -> None:
+        """Write out and drop departed players, except those in a game not yet scored (a
+        quitter may have left while the game goes on)."""
+        waiting_for_scores = []
+        for pid in self._departed:
+            p = self.players[pid]
+            if p.unscored:
+                waiting_for_scores.append(pid)
+                continue
+            self.records.players.append((pid, p.skill, p.registered, p.games, p.wins, p.state))
+            self._state_counts[p.state] += 1
+            self.players[pid] = None  # type: ignore[call-overload]
+        self._departed = waiting_for_scores
 
     def _add_deadline(self, deadline: float, pid: int, spell: int) -> None:
         """Make player ``pid`` renege at ``deadline`` if still in queueing spell ``spell``."""
@@ -405,13 +471,25 @@ class LobbySimulation:
             games, self.pending = self.pending, []
             for _, rater in self.raters:
                 rater.update(games)
+        if self.records.sink is not None:
+            self._forget_departed()
+            self.records.flush()
 
-    def sample_ratings(self) -> None:
-        """Record every rater's rating (and variance) of every player seen so far."""
+    def sample_ratings(self, everyone: bool = False) -> None:
+        """Record every rater's rating (and variance) of the players in the lobby now.
+
+        Args:
+            everyone: sample every player seen so far instead (done once, at the horizon), not
+                only those waiting or playing; periodic samples stay as large as the lobby, not
+                as the number of players ever seen, so long runs stay flat.
+        """
         self.apply_pending()
-        if not self.players:
+        if everyone:
+            ids = np.arange(len(self.players), dtype=np.int64)
+        else:
+            ids = np.fromiter(self.present, dtype=np.int64, count=len(self.present))
+        if ids.size == 0:
             return
-        ids = np.arange(len(self.players), dtype=np.int64)
         now = self.env.now
         for name, rater in self.raters:
             means = rater.means(ids).tolist()
@@ -534,6 +612,7 @@ class LobbySimulation:
         env, rules = self.env, self.scenario.game
         del self.pool[member.pid]
         player = self.players[member.pid]
+        player.unscored += 1
         stint = _Stint(player, team, env.now, math.nan, self._perf(player.skill), False)
         game.stints.append(stint)
         game.seated[player.pid] = stint
@@ -614,6 +693,8 @@ class LobbySimulation:
         del self.pool[wa.pid]
         del self.pool[wb.pid]
         pa, pb = self.players[wa.pid], self.players[wb.pid]
+        pa.unscored += 1
+        pb.unscored += 1
         start = env.now
         perf_a, perf_b = self._perf(pa.skill), self._perf(pb.skill)
         end = start + rules.length
@@ -705,6 +786,7 @@ class LobbySimulation:
         self.pending.append(result)
         for seat in seats:
             player = self.players[seat.player_id]
+            player.unscored -= 1
             player.games += 1
             player.wins += winner is not None and seat.team == winner
             self.records.participants.append(
@@ -775,9 +857,10 @@ class LobbySimulation:
     # ---------------------------------------------------------------------------- accounting
     def states(self) -> dict[str, int]:
         """Return how many players are in each state (waiting, playing, abandoned, gone)."""
-        counts = {WAITING: 0, PLAYING: 0, ABANDONED: 0, GONE: 0}
+        counts = {WAITING: 0, PLAYING: 0, **self._state_counts}
         for p in self.players:
-            counts[p.state] += 1
+            if p is not None:
+                counts[p.state] += 1
         return counts
 
 
