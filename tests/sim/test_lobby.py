@@ -173,8 +173,27 @@ def test_conservation() -> None:
         }
     )
     sim = LobbySimulation(scenario, Streams(8))
+    change_sums: list[float] = []
+
+    class Recording:
+        """Delegates to the SPH Elo rater and keeps each game's sum of rating changes."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def update(self, games: Any) -> None:
+            self.inner.update(games)
+            change_sums.extend(self.inner.last_batch_change_sums)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    sim.raters = [(n, Recording(r) if n == "sph_elo" else r) for n, r in sim.raters]
     sim.run()
     result = collect(sim, 8)
+    # every game's SPH Elo changes sum to zero
+    assert len(change_sums) == len(result.games) > 100
+    assert max(abs(x) for x in change_sums) < 1e-9
     players = result.players
     # every player who arrived is accounted for exactly once
     assert len(players) == players.player_id.nunique()
