@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from lobbysim.registry import PluginError, Registry
+from lobbysim.registry import PluginError, Registry, real_parameter
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -178,31 +178,6 @@ def sample_window(
 # --- parameter and window validation shared by the built-ins ------------------------------------
 
 
-def _real(
-    name: str,
-    value: object,
-    *,
-    gt: float | None = None,
-    ge: float | None = None,
-    lt: float | None = None,
-) -> float:
-    """Return ``value`` as a float, or raise ValueError naming the parameter and the value."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(float(value))
-    ):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    x = float(value)
-    if gt is not None and not x > gt:
-        raise ValueError(f"{name} must be > {gt:g}, got {value!r}")
-    if ge is not None and not x >= ge:
-        raise ValueError(f"{name} must be >= {ge:g}, got {value!r}")
-    if lt is not None and not x < lt:
-        raise ValueError(f"{name} must be < {lt:g}, got {value!r}")
-    return x
-
-
 def _check_window(start: float, end: float) -> None:
     if not (math.isfinite(start) and math.isfinite(end) and start <= end):
         raise ValueError(f"the window [{float(start)!r}, {float(end)!r}) is not a finite interval")
@@ -236,7 +211,7 @@ class Poisson:
     rate: float
 
     def __post_init__(self) -> None:
-        _frozen_set(self, "rate", _real("rate", self.rate, gt=0.0))
+        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0))
 
     def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
         """Draw the count ~ Poisson(rate * (end - start)), then that many sorted uniform times."""
@@ -272,11 +247,11 @@ class TimeOfDay:
                 f"rates must have {HOURS_PER_DAY} hourly values, got {len(self.rates)}: "
                 f"{list(self.rates)!r}"
             )
-        rates = tuple(_real(f"rates[{h}]", r, ge=0.0) for h, r in enumerate(self.rates))
+        rates = tuple(real_parameter(f"rates[{h}]", r, ge=0.0) for h, r in enumerate(self.rates))
         if max(rates) <= 0.0:
             raise ValueError(f"rates must have at least one hour > 0, got {list(self.rates)!r}")
         _frozen_set(self, "rates", rates)
-        start_hour = _real("start_hour", self.start_hour, ge=0.0, lt=float(HOURS_PER_DAY))
+        start_hour = real_parameter("start_hour", self.start_hour, ge=0.0, lt=float(HOURS_PER_DAY))
         _frozen_set(self, "start_hour", start_hour)
 
     def rate_at(self, t: ArrayLike) -> FloatArray:
@@ -314,8 +289,8 @@ class Bursts:
     max_size: int = 8
 
     def __post_init__(self) -> None:
-        _frozen_set(self, "rate", _real("rate", self.rate, gt=0.0))
-        _frozen_set(self, "mean_size", _real("mean_size", self.mean_size, ge=1.0))
+        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0))
+        _frozen_set(self, "mean_size", real_parameter("mean_size", self.mean_size, ge=1.0))
         if (
             isinstance(self.max_size, bool)
             or not isinstance(self.max_size, numbers.Integral)
@@ -362,7 +337,7 @@ class Trace:
         if not isinstance(self.path, str | Path):
             raise ValueError(f"path must be a file path, got {self.path!r}")
         _frozen_set(self, "path", str(self.path))
-        _frozen_set(self, "time_scale", _real("time_scale", self.time_scale, gt=0.0))
+        _frozen_set(self, "time_scale", real_parameter("time_scale", self.time_scale, gt=0.0))
         times, sizes = _read_trace(Path(self.path))
         order = np.argsort(times, kind="stable")
         times = times[order] * self.time_scale

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.registry import PluginError, did_you_mean
+from lobbysim.registry import PluginError, did_you_mean, real_parameter
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -55,31 +55,6 @@ class PlayerBatch:
 
     def __len__(self) -> int:
         return int(self.skill.shape[0])
-
-
-def _real(
-    name: str,
-    value: object,
-    *,
-    gt: float | None = None,
-    ge: float | None = None,
-    le: float | None = None,
-) -> float:
-    """Return ``value`` as a float, or raise ValueError naming the parameter and the value."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(float(value))
-    ):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    x = float(value)
-    if gt is not None and not x > gt:
-        raise ValueError(f"{name} must be > {gt:g}, got {value!r}")
-    if ge is not None and not x >= ge:
-        raise ValueError(f"{name} must be >= {ge:g}, got {value!r}")
-    if le is not None and not x <= le:
-        raise ValueError(f"{name} must be <= {le:g}, got {value!r}")
-    return x
 
 
 def _count(n: object) -> int:
@@ -125,25 +100,31 @@ class Population:
         def put(name: str, value: object) -> None:
             object.__setattr__(self, name, value)
 
-        put("skill_mean", _real("skill_mean", self.skill_mean))
-        put("skill_sd", _real("skill_sd", self.skill_sd, gt=0.0))
+        put("skill_mean", real_parameter("skill_mean", self.skill_mean))
+        put("skill_sd", real_parameter("skill_sd", self.skill_sd, gt=0.0))
         if self.prior not in PRIOR_KINDS:
             hint = did_you_mean(str(self.prior), list(PRIOR_KINDS))
             raise ValueError(
                 f"prior must be 'population' or 'informative', got {self.prior!r}{hint}"
             )
-        put("prior_var_low", _real("prior_var_low", self.prior_var_low, gt=0.0))
-        put("prior_var_high", _real("prior_var_high", self.prior_var_high, ge=self.prior_var_low))
+        put("prior_var_low", real_parameter("prior_var_low", self.prior_var_low, gt=0.0))
+        put(
+            "prior_var_high",
+            real_parameter("prior_var_high", self.prior_var_high, ge=self.prior_var_low),
+        )
         put(
             "registered_fraction",
-            _real("registered_fraction", self.registered_fraction, ge=0.0, le=1.0),
+            real_parameter("registered_fraction", self.registered_fraction, ge=0.0, le=1.0),
         )
-        put("session_games_mean", _real("session_games_mean", self.session_games_mean, ge=1.0))
+        put(
+            "session_games_mean",
+            real_parameter("session_games_mean", self.session_games_mean, ge=1.0),
+        )
         if self.session_minutes_mean is not None:
-            minutes = _real("session_minutes_mean", self.session_minutes_mean, gt=0.0)
+            minutes = real_parameter("session_minutes_mean", self.session_minutes_mean, gt=0.0)
             put("session_minutes_mean", minutes)
         if self.patience_mean is not None:
-            put("patience_mean", _real("patience_mean", self.patience_mean, gt=0.0))
+            put("patience_mean", real_parameter("patience_mean", self.patience_mean, gt=0.0))
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None = None) -> Population:
