@@ -1,4 +1,4 @@
-"""The SimPy model of the lobby: arrivals, player sessions, the matchmaker and 1v1 games.
+"""The SimPy model of the lobby: arrivals, player sessions, the matchmaker, games and records.
 
 One :class:`LobbySimulation` is one replication on one ``simpy.Environment`` (clock: minutes).
 
@@ -12,19 +12,27 @@ One :class:`LobbySimulation` is one replication on one ``simpy.Environment`` (cl
   the event queue, so everyone who queues at the same instant (both players of a finished game)
   is in the pool before the pass runs. A pass first applies the finished games to the raters, then
   asks the assignment strategy for pairs and starts their games.
-* **Games (1v1).** Performances are drawn per game from N(s, beta2); each player may quit at an
+* **1v1 games.** Performances are drawn per game from N(s, beta2); each player may quit at an
   exponential time (hazard ``quit_rate``, times ``quit_behind_multiplier`` for the player with the
   lower performance); the game ends at its scheduled length or at the first quit, and a quitter
-  loses; otherwise the higher performance wins, as in the paper. Scores are Poisson counts over
-  the minutes played with a rate rising with performance. A game is one Timeout event whose first
-  callback records the result; both players' processes wait on that same event.
+  loses; otherwise the higher performance wins, as in the paper. A game is one Timeout event whose
+  first callback records the result; both players' processes wait on that same event.
+* **Team and free-for-all games.** Groups of players adjacent in rating
+  (:mod:`lobbysim.policies.groups`); teams balanced by the driving rater's means. Each stint ends
+  at the player's own quit time or at the game's end; a quit opens the seat, and the next pass
+  back-fills it from the queue (never with somebody who already played in that game) while enough
+  of the game remains, so minutes in the game differ between players.
+* **Scores** are Poisson counts over each stint's minutes with a rate rising with performance,
+  drawn for all games finished since the last pass in one call; a team game is won by the higher
+  total score.
 * **Raters.** Finished games are queued and applied to every rater in one batch before each pass
   and each ratings sample: beliefs are read nowhere else, so this equals applying them at once.
 
 Randomness comes only from the named streams of :class:`lobbysim.streams.Streams` (arrivals,
 population, patience, performance, quits, scores, ties), so changing the policy changes neither
 who arrives nor how skilled they are. This module does no file I/O: records are kept as tuples and
-turned into pandas frames by :mod:`lobbysim.simulation`.
+either turned into pandas frames by :mod:`lobbysim.simulation` or, when streamed, handed in bounded
+batches to a sink it provides.
 """
 
 from __future__ import annotations
@@ -261,7 +269,6 @@ class LobbySimulation:
         ).take
         self._score_rng = streams.get("scores")
         self._tie_rng = streams.get("ties")
-        self._on_game: list[Callable[[GameResult], None]] = []
         # eq. (14): the true draw density is exp(-(s_a - s_b)^2 / (4 beta2)) / sqrt(4 pi beta2)
         self._draw_norm = 1.0 / math.sqrt(4.0 * math.pi * scenario.game.beta2)
 
@@ -806,8 +813,6 @@ class LobbySimulation:
         self.records.games.append(
             (g.game_id, g.mode, g.start, g.end, draw, gap, g.quality, stronger_won, winner)
         )
-        for hook in self._on_game:
-            hook(result)
 
     def _truth(
         self, mode: str, seats: tuple[Seat, ...], winner: int | None
