@@ -1,0 +1,135 @@
+"""The plain objects of the lobby model: players, queue entries, stints and games.
+
+They hold state only; the processes that change them live in :mod:`lobbysim.sim.lobby` and
+:mod:`lobbysim.sim.games`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+_BUFFER = 4096  # random numbers drawn per refill of a buffered stream
+
+# Player states at the end of a run.
+WAITING, PLAYING, ABANDONED, GONE = "waiting", "playing", "abandoned", "gone"
+
+
+class Buffered:
+    """Draws from one generator in blocks; yields the same sequence as one draw at a time."""
+
+    def __init__(self, draw: Callable[[int], FloatArray]) -> None:
+        self._draw = draw
+        self._values: list[float] = []
+        self._next = 0
+
+    def take(self) -> float:
+        if self._next == len(self._values):
+            self._values = self._draw(_BUFFER).tolist()
+            self._next = 0
+        value = self._values[self._next]
+        self._next += 1
+        return value
+
+
+@dataclass
+class Player:
+    pid: int
+    skill: float
+    registered: bool
+    games_left: int
+    leave_at: float
+    state: str = WAITING
+    games: int = 0
+    wins: int = 0
+    spell: int = 0  # queueing spell counter, to ignore stale patience timeouts
+    unscored: int = 0  # games sat in whose records are not written yet
+
+
+@dataclass
+class Waiting:
+    pid: int
+    since: float
+    event: simpy.Event
+    spell: int
+
+
+@dataclass(slots=True)
+class Stint:
+    """One player's time in one game, before its score is drawn."""
+
+    player: Player
+    team: int | None
+    joined: float
+    left: float
+    performance: float
+    quit: bool
+
+
+@dataclass(slots=True)
+class FinishedGame:
+    """A finished game waiting for its scores."""
+
+    game_id: int
+    mode: str
+    start: float
+    end: float
+    stints: list[Stint]
+    winner: int | None
+    quality: float
+
+
+@dataclass(slots=True)
+class GroupGame:
+    """A running team or free-for-all game."""
+
+    game_id: int
+    mode: str
+    start: float
+    end: float
+    quality: float
+    end_event: simpy.Event
+    stints: list[Stint] = field(default_factory=list)
+    seated: dict[int, Stint] = field(default_factory=dict)
+    # (team, the leaver's rating mean) of each seat left open by a quitter
+    open_seats: list[tuple[int | None, float]] = field(default_factory=list)
+    been: set[int] = field(default_factory=set)  # everyone who has sat in the game
+
+
+RecordSink = Callable[[str, list[tuple[Any, ...]]], None]
+
+
+@dataclass
+class Records:
+    """Rows collected during a run (tuples, cheap to append on the hot path).
+
+    With a ``sink`` (streaming), :meth:`flush` hands every kind's rows to it once there are
+    ``flush_rows`` of them (and all of them with ``force``); the sink writes them somewhere.
+    """
+
+    games: list[tuple[Any, ...]] = field(default_factory=list)
+    participants: list[tuple[Any, ...]] = field(default_factory=list)
+    waits: list[tuple[Any, ...]] = field(default_factory=list)
+    ratings: list[tuple[Any, ...]] = field(default_factory=list)
+    players: list[tuple[Any, ...]] = field(default_factory=list)  # departed players (streaming)
+    sink: RecordSink | None = None
+    flush_rows: int = 50_000
+
+    KINDS = ("games", "participants", "waits", "ratings", "players")
+
+    def flush(self, force: bool = False) -> None:
+        """Hand full buffers (all non-empty ones with ``force``) to the sink."""
+        if self.sink is None:
+            return
+        for kind in self.KINDS:
+            rows: list[tuple[Any, ...]] = getattr(self, kind)
+            if rows and (force or len(rows) >= self.flush_rows):
+                self.sink(kind, rows)
+                setattr(self, kind, [])
