@@ -92,8 +92,10 @@ class MatchmakerConfig:
 
     Attributes:
         policy: the opponent-selection policy (``point_estimate``, ``draw_chance``,
-            ``knowledge_gradient``, ``random``, ``fifo`` or a user class).
-        assignment: ``sequential`` or ``global``, with its parameters.
+            ``knowledge_gradient``, ``random``, ``fifo`` or a user class). 1v1 only: team and
+            free-for-all games are formed from players adjacent in rating (see
+            :mod:`lobbysim.policies.groups`), under the same threshold.
+        assignment: ``sequential`` or ``global``, with its parameters (1v1 only).
         tick: minutes between matchmaking passes (it also wakes when a player queues).
         wake_on_arrival: run a pass as soon as a player queues.
         threshold: ``(wait_minutes, min_quality)`` steps: the quality a match must reach, relaxing
