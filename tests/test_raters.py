@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lobbysim.raters as raters_module
-from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater, _waves
+import lobbysim.raters.sph_elo as sph_elo_rater_module
+from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater
+from lobbysim.raters.base import _waves
 from lobbysim.records import GameResult, Seat
 from lobbysim.registry import PluginError
 from lobbysim.skill.gaussian import update_1v1
@@ -517,7 +518,7 @@ def test_sph_elo_fast_path_equals_rating_changes(
     params = SPHParams(t, game_mult, max_game_length)
     rater = sph_elo(ratings, t=t, game_mult=game_mult, max_game_length=max_game_length)
     with pytest.MonkeyPatch.context() as mp:  # the fast path must not fall back
-        mp.setattr(raters_module, "rating_changes", None)
+        mp.setattr(sph_elo_rater_module, "rating_changes", None)
         rater.update(games)
     for g in games:
         expected = rating_changes(

@@ -1,0 +1,219 @@
+"""The rater protocol, the :data:`RATERS` registry, and the machinery both raters share.
+
+:class:`Rater` is the one protocol the simulator calls; :data:`RATERS` maps names to rater
+classes. The rest is shared by :mod:`lobbysim.raters.bayesian` and :mod:`lobbysim.raters.sph_elo`:
+the per-player table with its undo journal (an update is all or nothing), the checks of prior
+arrays and of a game's seats, the split of a batch into *waves* of games with no rated player in
+common, and the exact comparison of scores per hour. The helpers keep their leading underscore:
+they are internal to the :mod:`lobbysim.raters` package.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from lobbysim.records import GameResult, Seat
+from lobbysim.registry import Registry
+
+FloatArray = NDArray[np.float64]
+IdArray = NDArray[np.int64]
+
+
+@runtime_checkable
+class Rater(Protocol):
+    """Per-player skill estimates, updated from finished games.
+
+    Class attributes: ``name`` (the registry key), ``has_variance`` (the rater keeps belief
+    variances, as DrawChance and the knowledge gradient need) and ``skill_scale`` (ratings live on
+    the true-skill scale, so their error against true skill is meaningful).
+    """
+
+    name: ClassVar[str]
+    has_variance: ClassVar[bool]
+    skill_scale: ClassVar[bool]
+
+    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
+        """Start tracking new players with the population model's prior beliefs."""
+        ...
+
+    def means(self, ids: IdArray) -> FloatArray:
+        """Return the current rating (belief mean) of each player."""
+        ...
+
+    def variances(self, ids: IdArray) -> FloatArray | None:
+        """Return the belief variance of each player, or ``None`` if the rater keeps none."""
+        ...
+
+    def update(self, games: Sequence[GameResult]) -> None:
+        """Apply finished games, in the given order."""
+        ...
+
+
+RATERS: Registry[Rater] = Registry("rater")
+
+
+class _PlayerTable:
+    """Float columns indexed by player id, grown by doubling, with an undo journal.
+
+    Writes go through :meth:`write`, which remembers the old values while a journal is open, so a
+    batch update that fails half-way can be rolled back in time proportional to what it touched.
+    """
+
+    def __init__(self, rater: str, n_columns: int) -> None:
+        self.rater = rater
+        self.known = np.zeros(0, dtype=bool)
+        self.columns: list[FloatArray] = [np.zeros(0) for _ in range(n_columns)]
+        self._journal: list[tuple[NDArray[np.intp], list[FloatArray]]] | None = None
+
+    def add(self, ids: ArrayLike, values: Sequence[FloatArray]) -> None:
+        """Add players ``ids`` (new, non-negative, unique) with one value array per column."""
+        idx = np.asarray(ids)
+        if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or idx.size == 0):
+            raise ValueError(f"rater '{self.rater}': ids must be a 1-d array of ints, got {ids!r}")
+        idx = idx.astype(np.intp)
+        if idx.size == 0:
+            return
+        if idx.min() < 0:
+            raise ValueError(f"rater '{self.rater}': player id {int(idx.min())} is negative")
+        uniq, counts = np.unique(idx, return_counts=True)
+        if (counts > 1).any():
+            dup = int(uniq[np.argmax(counts > 1)])
+            raise ValueError(f"rater '{self.rater}': player id {dup} is given twice")
+        capacity = self.known.size
+        old = idx[idx < capacity]
+        if self.known[old].any():
+            raise ValueError(
+                f"rater '{self.rater}': player id {int(old[self.known[old]][0])} is already added"
+            )
+        needed = int(idx.max()) + 1
+        if needed > capacity:
+            new_capacity = max(needed, 2 * capacity, 16)
+            self.known = np.concatenate([self.known, np.zeros(new_capacity - capacity, bool)])
+            self.columns = [
+                np.concatenate([col, np.zeros(new_capacity - capacity)]) for col in self.columns
+            ]
+        self.known[idx] = True
+        for col, val in zip(self.columns, values, strict=True):
+            col[idx] = val
+
+    def index(self, ids: ArrayLike) -> NDArray[np.intp]:
+        """Return ``ids`` as an index array; raise :class:`KeyError` naming an unknown id."""
+        idx = np.asarray(ids)
+        if idx.size and not np.issubdtype(idx.dtype, np.integer):
+            raise KeyError(f"rater '{self.rater}': player ids must be ints, got {ids!r}")
+        idx = idx.astype(np.intp)
+        bad = (idx < 0) | (idx >= self.known.size)
+        bad[~bad] = ~self.known[idx[~bad]]
+        if bad.any():
+            raise KeyError(f"rater '{self.rater}': unknown player id {int(idx[bad].flat[0])}")
+        return idx
+
+    def write(self, idx: NDArray[np.intp], values: Sequence[FloatArray]) -> None:
+        """Set the columns at ``idx`` (journalled while a batch is in progress)."""
+        if self._journal is not None:
+            self._journal.append((idx, [col[idx] for col in self.columns]))
+        for col, val in zip(self.columns, values, strict=True):
+            col[idx] = val
+
+    def begin(self) -> None:
+        """Open the undo journal of a batch."""
+        self._journal = []
+
+    def commit(self) -> None:
+        """Close the journal, keeping every write."""
+        self._journal = None
+
+    def rollback(self) -> None:
+        """Undo every write since :meth:`begin`, newest first, and close the journal."""
+        journal, self._journal = self._journal or [], None
+        for idx, old in reversed(journal):
+            for col, val in zip(self.columns, old, strict=True):
+                col[idx] = val
+
+
+def _float_array(name: str, values: ArrayLike, size: int, rater: str) -> FloatArray:
+    """Return ``values`` as a finite float array of length ``size``; raise naming ``name``."""
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if arr.size != size:
+        raise ValueError(f"rater '{rater}': {name} has {arr.size} values for {size} ids")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"rater '{rater}': {name} must be finite, got {arr[~np.isfinite(arr)][0]}")
+    return arr
+
+
+def _game_error(game: GameResult, message: str) -> ValueError:
+    return ValueError(f"game {game.game_id} ({game.mode}): {message}")
+
+
+def _check_seats(game: GameResult) -> None:
+    """Validate a team or ffa game's seats: sides, unique players, finite stints and scores."""
+    if game.mode not in ("team", "ffa"):
+        raise _game_error(game, "mode must be one of '1v1', 'team', 'ffa'")
+    team_game = game.mode == "team"
+    seen: set[int] = set()
+    for seat in game.seats:
+        if (seat.team is not None) != team_game:
+            side = "an int team" if team_game else "team None"
+            raise _game_error(game, f"player {seat.player_id} has team {seat.team!r}; needs {side}")
+        if seat.player_id in seen:
+            raise _game_error(game, f"player {seat.player_id} has more than one seat")
+        seen.add(seat.player_id)
+        if not (
+            math.isfinite(seat.score)
+            and math.isfinite(seat.joined)
+            and math.isfinite(seat.left)
+            and seat.left >= seat.joined
+        ):
+            raise _game_error(game, f"player {seat.player_id} has a bad stint or score: {seat!r}")
+
+
+def _duel_sides(game: GameResult) -> tuple[Seat, Seat]:
+    """Return the two seats of a 1v1 game, checked."""
+    if len(game.seats) != 2:
+        raise _game_error(game, f"a 1v1 game needs exactly 2 seats, got {len(game.seats)}")
+    a, b = game.seats
+    if a.player_id == b.player_id or a.team is None or a.team == b.team:
+        raise _game_error(game, "a 1v1 game needs two different players on two different teams")
+    return a, b
+
+
+def _waves(id_groups: Sequence[Sequence[int]]) -> list[range]:
+    """Split games (given by their rated ids) into maximal runs with no id in common."""
+    waves: list[range] = []
+    start = 0
+    seen: set[int] = set()
+    for k, ids in enumerate(id_groups):
+        if not seen.isdisjoint(ids):
+            waves.append(range(start, k))
+            start, seen = k, set()
+        seen.update(ids)
+    if id_groups:
+        waves.append(range(start, len(id_groups)))
+    return waves
+
+
+def _compare_sph(
+    score_a: FloatArray, min_a: FloatArray, score_b: FloatArray, min_b: FloatArray
+) -> NDArray[np.int64]:
+    """Return sign(SPH_a - SPH_b) per pair, exactly, for minutes > 0 and finite scores.
+
+    SPH_a > SPH_b iff ``score_a * min_b > score_b * min_a`` in exact arithmetic. Rounding is
+    monotone, so a strict inequality between the rounded products holds exactly as well; only
+    rounded products that are equal are decided again with :class:`~fractions.Fraction`.
+    """
+    x = score_a * min_b
+    y = score_b * min_a
+    sign = (x > y).astype(np.int64) - (x < y).astype(np.int64)
+    for k in np.flatnonzero(x == y):
+        if score_a[k] == 0.0 and score_b[k] == 0.0:
+            continue
+        fx = Fraction(float(score_a[k])) * Fraction(float(min_b[k]))
+        fy = Fraction(float(score_b[k])) * Fraction(float(min_a[k]))
+        sign[k] = (fx > fy) - (fx < fy)
+    return sign

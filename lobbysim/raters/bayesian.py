@@ -1,0 +1,234 @@
+"""The Bayesian rater: Gaussian beliefs per player, updated as in the paper.
+
+``bayesian`` (:class:`BayesianRater`): the Gaussian beliefs of the paper (DESIGN.md 3.1, the
+corrected TrueSkill form of :func:`lobbysim.skill.gaussian.update_1v1`). A ``1v1`` game updates
+both players by ``game.winner`` (a guest in the game: nothing changes for anybody). Team and
+free-for-all games follow DESIGN.md 3.4, with this **combination rule**. Every two rated
+players on opposing sides (team: different teams; ffa: every two) form a pair with weight
+``w_ij = overlap([joined_i, left_i], [joined_j, left_j]) / game.length`` in [0, 1]. The pair is
+a 1v1 outcome decided by exact score per hour (``score_i * minutes_j`` against
+``score_j * minutes_i``, ties by exact rational comparison); an SPH tie is no evidence and
+gives that pair no update. With ``n_i`` the number of i's pairs with ``w_ij > 0`` (tied pairs
+included) and ``dmu_ij``, ``f_ij = var_ij' / var_i`` i's change of mean and variance factor
+from the pairwise :func:`update_1v1` on the *pre-game* beliefs::
+
+    mu_i  += sum_j (w_ij / n_i) * dmu_ij
+    var_i *= prod_j f_ij ** (w_ij / n_i)
+
+The variance factor is a weighted geometric mean of factors in (0, 1] with weights summing to
+at most 1, so variances stay positive and never grow (without ``tau2``); a full-time game
+against one opponent is exactly one 1v1 update, and ``n_i`` opponents share one game's worth
+of evidence instead of counting as ``n_i`` games. Seats are put in player-id order before any
+arithmetic, so the result is bit-identical under any order of the seats. ``game.winner`` is not
+used in team and ffa games (SPH decides each pair). The dynamics variance ``tau2`` is added
+once per game, before the update, to every rated player who has at least one pair.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+
+from lobbysim.raters.base import (
+    RATERS,
+    FloatArray,
+    IdArray,
+    _check_seats,
+    _compare_sph,
+    _duel_sides,
+    _float_array,
+    _game_error,
+    _PlayerTable,
+    _waves,
+)
+from lobbysim.records import GameResult
+from lobbysim.skill.gaussian import update_1v1
+
+
+def _is_finite_real(value: object) -> bool:
+    """Whether ``value`` is a finite real number (``bool`` excluded)."""
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+@cache
+def _pairs(k: int) -> tuple[tuple[int, int], ...]:
+    """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats."""
+    return tuple(itertools.combinations(range(k), 2))
+
+
+@RATERS.register
+@dataclass(frozen=True, eq=False)
+class BayesianRater:
+    """Gaussian beliefs N(mu, var) per player, updated as in the paper (see the module docstring).
+
+    Args:
+        beta2: performance-noise variance sigma_eps^2 (> 0).
+        tau2: dynamics variance added before each game a player is rated in (>= 0).
+
+    Raises:
+        ValueError: if a parameter is out of range; the message names it and its value.
+    """
+
+    name: ClassVar[str] = "bayesian"
+    has_variance: ClassVar[bool] = True
+    skill_scale: ClassVar[bool] = True
+
+    beta2: float = 2.5
+    tau2: float = 0.0
+    _table: _PlayerTable = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Validate the parameters and create the empty player table."""
+        if not (_is_finite_real(self.beta2) and self.beta2 > 0):
+            raise ValueError(f"beta2 must be a finite number > 0, got {self.beta2!r}")
+        if not (_is_finite_real(self.tau2) and self.tau2 >= 0):
+            raise ValueError(f"tau2 must be a finite number >= 0, got {self.tau2!r}")
+        object.__setattr__(self, "_table", _PlayerTable(self.name, 2))
+
+    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
+        """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
+        size = np.asarray(ids).size
+        mu = _float_array("mu0", mu0, size, self.name)
+        var = _float_array("var0", var0, size, self.name)
+        if (var <= 0).any():
+            raise ValueError(f"rater '{self.name}': var0 must be > 0, got {var[var <= 0][0]}")
+        self._table.add(ids, [mu, var])
+
+    def means(self, ids: IdArray) -> FloatArray:
+        """Return the belief means of ``ids``."""
+        return self._table.columns[0][self._table.index(ids)]
+
+    def variances(self, ids: IdArray) -> FloatArray:
+        """Return the belief variances of ``ids``."""
+        return self._table.columns[1][self._table.index(ids)]
+
+    def update(self, games: Sequence[GameResult]) -> None:
+        """Apply finished games in order (as if one at a time), wave by wave.
+
+        Raises:
+            KeyError: a registered seat's player id is unknown.
+            ValueError: a malformed game (wrong seats for its mode, bad winner, bad stint).
+        """
+        duels: list[tuple[int, int] | None] = []  # (winner, loser) of each rated 1v1 game
+        id_groups: list[Sequence[int]] = []
+        for game in games:
+            if game.mode == "1v1":
+                a, b = _duel_sides(game)
+                if game.winner not in (a.team, b.team):
+                    raise _game_error(game, f"winner {game.winner!r} is neither side")
+                if not (a.registered and b.registered):
+                    duels.append(None)
+                    id_groups.append(())
+                    continue
+                pair = (a.player_id, b.player_id)
+                duels.append(pair if game.winner == a.team else pair[::-1])
+                id_groups.append(pair)
+            else:
+                _check_seats(game)
+                duels.append(None)
+                id_groups.append([s.player_id for s in game.seats if s.registered])
+        table = self._table
+        table.index(np.fromiter(itertools.chain.from_iterable(id_groups), np.int64))
+        table.begin()
+        try:
+            for wave in _waves(id_groups):
+                self._apply_duels([d for k in wave if (d := duels[k]) is not None])
+                self._apply_multi([games[k] for k in wave if games[k].mode != "1v1"])
+        except BaseException:
+            table.rollback()
+            raise
+        table.commit()
+
+    def _apply_duels(self, duels: list[tuple[int, int]]) -> None:
+        """Apply 1v1 results (winner, loser) of players who are all different."""
+        if not duels:
+            return
+        ids = np.array(duels, dtype=np.intp)
+        win, lose = ids[:, 0], ids[:, 1]
+        mu, var = self._table.columns
+        mu_w, var_w, mu_l, var_l = update_1v1(
+            mu[win], var[win], mu[lose], var[lose], self.beta2, self.tau2
+        )
+        self._table.write(
+            ids.T.reshape(-1), [np.concatenate([mu_w, mu_l]), np.concatenate([var_w, var_l])]
+        )
+
+    def _apply_multi(self, games: list[GameResult]) -> None:
+        """Apply team and ffa games whose rated players are all different (the pair rule)."""
+        if not games:
+            return
+        pid: list[int] = []
+        side: list[int] = []
+        joined: list[float] = []
+        left: list[float] = []
+        score: list[float] = []
+        pair_a: list[int] = []
+        pair_b: list[int] = []
+        length: list[float] = []
+        for game in games:
+            # Player-id order makes the arithmetic independent of the order of the seats.
+            rated = sorted((s for s in game.seats if s.registered), key=lambda s: s.player_id)
+            base = len(pid)
+            for k, seat in enumerate(rated):
+                pid.append(seat.player_id)
+                # ffa: a distinct negative side per seat, so every two seats are opponents.
+                side.append(-1 - (base + k) if seat.team is None else int(seat.team))
+                joined.append(seat.joined)
+                left.append(seat.left)
+                score.append(seat.score)
+            pairs = _pairs(len(rated))
+            pair_a.extend(base + a for a, _ in pairs)
+            pair_b.extend(base + b for _, b in pairs)
+            length.extend([game.length] * len(pairs))
+        if not pair_a:
+            return
+        a = np.array(pair_a, dtype=np.intp)
+        b = np.array(pair_b, dtype=np.intp)
+        start = np.array(joined)
+        end = np.array(left)
+        sides = np.array(side)
+        glen = np.array(length)
+        overlap = np.minimum(end[a], end[b]) - np.maximum(start[a], start[b])
+        w = np.divide(overlap, glen, out=np.zeros_like(overlap), where=glen > 0)
+        w = np.minimum(w, 1.0)
+        keep = (sides[a] != sides[b]) & (w > 0)
+        a, b, w = a[keep], b[keep], w[keep]
+        n_seats = len(pid)
+        n_opp = np.bincount(a, minlength=n_seats) + np.bincount(b, minlength=n_seats)
+        played = n_opp > 0
+        if not played.any():
+            return
+        sc = np.array(score)
+        minutes = end - start
+        sign = _compare_sph(sc[a], minutes[a], sc[b], minutes[b])
+        decisive = sign != 0
+        a_won = sign[decisive] > 0
+        a, b, w = a[decisive], b[decisive], w[decisive]
+        win = np.where(a_won, a, b)
+        lose = np.where(a_won, b, a)
+        ids = np.array(pid, dtype=np.intp)
+        mu = self._table.columns[0][ids]
+        var = self._table.columns[1][ids] + self.tau2
+        mu_w, var_w, mu_l, var_l = update_1v1(mu[win], var[win], mu[lose], var[lose], self.beta2)
+        share_w = w / n_opp[win]
+        share_l = w / n_opp[lose]
+        who = np.concatenate([win, lose])
+        dmu = np.concatenate([share_w * (mu_w - mu[win]), share_l * (mu_l - mu[lose])])
+        dlog = np.concatenate(
+            [share_w * np.log(var_w / var[win]), share_l * np.log(var_l / var[lose])]
+        )
+        new_mu = mu + np.bincount(who, weights=dmu, minlength=n_seats)
+        factor = np.minimum(np.exp(np.bincount(who, weights=dlog, minlength=n_seats)), 1.0)
+        new_var = var * factor
+        self._table.write(ids[played], [new_mu[played], new_var[played]])

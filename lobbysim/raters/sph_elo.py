@@ -1,0 +1,206 @@
+"""The SPH Elo rater: the ZoneStats score-per-hour Elo over a player table.
+
+``sph_elo`` (:class:`SPHEloRater`): the ZoneStats score-per-hour Elo of
+:mod:`lobbysim.skill.sph_elo` (DESIGN.md 3.3); SPH decides every game, ``1v1`` included.
+Ordinary 1v1 games (two registered players on different sides, with minutes > 0) take a
+vectorised path tested to equal :func:`~lobbysim.skill.sph_elo.rating_changes`; every other
+game goes through :func:`~lobbysim.skill.sph_elo.rating_changes` itself. (This module is the
+rater; the rating arithmetic itself is :mod:`lobbysim.skill.sph_elo`.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from lobbysim.raters.base import (
+    RATERS,
+    FloatArray,
+    IdArray,
+    _compare_sph,
+    _float_array,
+    _PlayerTable,
+    _waves,
+)
+from lobbysim.records import GameResult
+from lobbysim.skill.sph_elo import Participant, SPHParams, rating_changes
+
+
+@RATERS.register
+@dataclass(frozen=True, eq=False)
+class SPHEloRater:
+    """The ZoneStats score-per-hour Elo (DESIGN.md 3.3) over a player table.
+
+    Every player starts at ``initial_rating`` (the prior beliefs given to :meth:`add_players` are
+    ignored). After each :meth:`update`, :attr:`last_batch_change_sums` holds the sum of the
+    rating changes of each game of the batch, in order (0 up to rounding: the rating is
+    zero-sum).
+
+    Args:
+        t: logistic scale T of the predicted outcome (> 0).
+        game_mult: rating points per minute of a pair's shared time (> 0).
+        max_game_length: cap in minutes on each pair's time factor (> 0).
+        initial_rating: the rating of a new player (finite).
+
+    Raises:
+        ValueError: if a parameter is out of range; the message names it and its value.
+    """
+
+    name: ClassVar[str] = "sph_elo"
+    has_variance: ClassVar[bool] = False
+    skill_scale: ClassVar[bool] = False
+
+    t: float = 120.0
+    game_mult: float = 2.0
+    max_game_length: float = 20.0
+    initial_rating: float = 500.0
+    last_batch_change_sums: list[float] = field(
+        init=False, repr=False, compare=False, default_factory=list
+    )
+    _params: SPHParams = field(init=False, repr=False, compare=False)
+    _table: _PlayerTable = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Validate the parameters (via :class:`SPHParams`) and create the empty table."""
+        params = SPHParams(self.t, self.game_mult, self.max_game_length, self.initial_rating)
+        object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_table", _PlayerTable(self.name, 1))
+
+    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
+        """Start new players at ``initial_rating``; ``mu0`` and ``var0`` are only size-checked."""
+        size = np.asarray(ids).size
+        _float_array("mu0", mu0, size, self.name)
+        _float_array("var0", var0, size, self.name)
+        self._table.add(ids, [np.full(size, float(self.initial_rating))])
+
+    def means(self, ids: IdArray) -> FloatArray:
+        """Return the current ratings of ``ids``."""
+        return self._table.columns[0][self._table.index(ids)]
+
+    def variances(self, ids: IdArray) -> None:
+        """Return ``None``: the SPH Elo keeps no variance."""
+        return None
+
+    def update(self, games: Sequence[GameResult]) -> None:
+        """Apply finished games in order (as if one at a time), wave by wave.
+
+        Raises:
+            KeyError: a registered seat's player id is unknown.
+            ValueError: a game :func:`~lobbysim.skill.sph_elo.rating_changes` rejects.
+        """
+        fast: list[bool] = []
+        id_groups: list[Sequence[int]] = []
+        for game in games:
+            seats = game.seats
+            if game.mode == "1v1" and len(seats) == 2:
+                a, b = seats
+                if (
+                    a.registered
+                    and b.registered
+                    and a.player_id != b.player_id
+                    and a.team is not None
+                    and b.team is not None
+                    and a.team != b.team
+                ):
+                    fast.append(True)
+                    id_groups.append((a.player_id, b.player_id))
+                    continue
+            fast.append(False)
+            id_groups.append([s.player_id for s in seats if s.registered])
+        table = self._table
+        table.index(np.fromiter(itertools.chain.from_iterable(id_groups), np.int64))
+        sums = [0.0] * len(games)
+        table.begin()
+        try:
+            for wave in _waves(id_groups):
+                slow = self._apply_duels([k for k in wave if fast[k]], games, sums)
+                for k in sorted([k for k in wave if not fast[k]] + slow):
+                    sums[k] = self._apply_general(games[k])
+        except BaseException:
+            table.rollback()
+            raise
+        table.commit()
+        self.last_batch_change_sums[:] = sums
+
+    def _apply_duels(
+        self, ks: list[int], games: Sequence[GameResult], sums: list[float]
+    ) -> list[int]:
+        """Rate the ordinary 1v1 games ``games[k]`` (all players different), vectorised.
+
+        Returns the positions of games unfit for the fast path (a seat with 0 minutes or a
+        score or stint that :func:`rating_changes` must judge); ``sums`` gets the others' sums.
+        """
+        if not ks:
+            return []
+        cols = np.array(
+            [(s.player_id, s.score, s.left - s.joined) for k in ks for s in games[k].seats]
+        ).reshape(len(ks), 2, 3)
+        score_a, score_b = cols[:, 0, 1], cols[:, 1, 1]
+        min_a, min_b = cols[:, 0, 2], cols[:, 1, 2]
+        ok = (
+            np.isfinite(cols[:, :, 1:]).all(axis=(1, 2))
+            & (score_a >= 0)
+            & (score_b >= 0)
+            & (min_a > 0)
+            & (min_b > 0)
+        )
+        slow = [k for k, fit in zip(ks, ok, strict=True) if not fit]
+        if slow:
+            ks = [k for k, fit in zip(ks, ok, strict=True) if fit]
+            cols = cols[ok]
+            score_a, score_b = cols[:, 0, 1], cols[:, 1, 1]
+            min_a, min_b = cols[:, 0, 2], cols[:, 1, 2]
+            if not ks:
+                return slow
+        ia = cols[:, 0, 0].astype(np.intp)
+        ib = cols[:, 1, 0].astype(np.intp)
+        p = self._params
+        ratings = self._table.columns[0]
+        r_a, r_b = ratings[ia], ratings[ib]
+        # As in lobbysim.skill.sph_elo._pair_adjustment: evaluate from the higher-rated side
+        # (a on equal ratings), whose prediction is a logistic of a non-negative argument.
+        a_hi = r_a >= r_b
+        outcome_a = 0.5 * (_compare_sph(score_a, min_a, score_b, min_b) + 1.0)
+        outcome_hi = np.where(a_hi, outcome_a, 1.0 - outcome_a)
+        predicted_hi = 1.0 / (1.0 + np.exp(-(np.abs(r_a - r_b) / p.t)))
+        time = np.minimum(np.minimum(p.max_game_length, min_a), min_b)
+        indiv_hi = (outcome_hi - predicted_hi) * p.game_mult * time
+        # No cap in a 1v1: both players share |offset| = |result| * game_mult * time with
+        # |result| <= 1 and time <= min(minutes), so min(minutes) * game_mult / |offset| >= 1 (also
+        # in floating point: the same two factors are rounded alike) and the scale is always 1.
+        change_hi = indiv_hi
+        change_a = np.where(a_hi, change_hi, -change_hi)
+        change_b = -change_a
+        self._table.write(
+            np.concatenate([ia, ib]), [np.concatenate([r_a + change_a, r_b + change_b])]
+        )
+        for k, total in zip(ks, (change_a + change_b).tolist(), strict=True):
+            sums[k] = total
+        return slow
+
+    def _apply_general(self, game: GameResult) -> float:
+        """Rate one game with :func:`rating_changes`; return the sum of its changes."""
+        ratings = self._table.columns[0]
+        participants = [
+            Participant(
+                s.player_id,
+                s.team,
+                s.score,
+                s.minutes,
+                s.registered,
+                float(ratings[s.player_id]) if s.registered else None,
+            )
+            for s in game.seats
+        ]
+        changes = rating_changes(participants, self._params)
+        if not changes:
+            return 0.0
+        ids = np.fromiter(changes, dtype=np.intp, count=len(changes))
+        delta = np.fromiter(changes.values(), dtype=np.float64, count=len(changes))
+        self._table.write(ids, [ratings[ids] + delta])
+        return math.fsum(changes.values())
