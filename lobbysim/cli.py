@@ -30,8 +30,146 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"lobbysim {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_run_parsers(subparsers)
     _add_paper_parser(subparsers)
     return parser
+
+
+def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``run``, ``compare``, ``validate`` and ``plugins``."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("scenario", type=Path, help="the scenario YAML file")
+    common.add_argument(
+        "--replications",
+        type=int,
+        default=None,
+        help="replications per policy (default: the scenario's)",
+    )
+    common.add_argument(
+        "--seed", type=int, default=None, help="master seed (default: the scenario's)"
+    )
+    common.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder, new or empty (default: outputs/<scenario name>-<UTC time>)",
+    )
+    common.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field, e.g. --set matchmaker.tick=0.5 (repeatable)",
+    )
+    common.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default: the CPUs available); the results do not depend on it",
+    )
+    run = subparsers.add_parser(
+        "run",
+        parents=[common],
+        help="run a scenario and write its report",
+        description="Run a scenario's replications and write metrics, records and a report.",
+    )
+    run.set_defaults(handler=_run, policies=None)
+    compare = subparsers.add_parser(
+        "compare",
+        parents=[common],
+        help="compare policies on common random numbers, with confidence intervals",
+        description=(
+            "Run the scenario once per policy on the same replication seeds (common random "
+            "numbers) and report each metric's mean with a 95%% interval and the paired "
+            "differences from the first policy."
+        ),
+    )
+    compare.add_argument(
+        "--policies", required=True, help="comma-separated policy names; the first is the baseline"
+    )
+    compare.set_defaults(handler=_run)
+    validate = subparsers.add_parser(
+        "validate",
+        help="check scenario files without running them",
+        description="Check scenario files: one line per problem, exit status 2 if any.",
+    )
+    validate.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
+    validate.set_defaults(handler=_validate)
+    plugins = subparsers.add_parser(
+        "plugins",
+        help="list every arrival model, policy, assignment, rater and game mode",
+    )
+    plugins.set_defaults(handler=_plugins)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim run`` and ``lobbysim compare``."""
+    import shlex
+
+    from tqdm import tqdm
+
+    from lobbysim.paper import default_jobs
+    from lobbysim.registry import PluginError
+    from lobbysim.runs import RunError, run
+    from lobbysim.scenario import ScenarioError
+
+    policies = [p.strip() for p in args.policies.split(",")] if args.policies else []
+    if args.policies is not None and not all(policies):
+        raise UserError(f"--policies: expected comma-separated names, got {args.policies!r}")
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    command = "lobbysim " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
+    with tqdm(
+        desc=args.command, unit="run", file=sys.stderr, disable=not sys.stderr.isatty()
+    ) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            out, result = run(
+                args.scenario,
+                seed=args.seed,
+                replications=args.replications,
+                policies=policies,
+                out=args.out,
+                sets=args.sets,
+                jobs=jobs,
+                progress=progress,
+                command=command,
+            )
+        except (RunError, ScenarioError, PluginError) as exc:
+            raise UserError(str(exc)) from None
+    print(f"wrote {out}")
+    summary = result.summary
+    for metric in ("queue_time_p90", "draw_prob_true_mean", "abandonment_rate"):
+        for row in summary[summary.metric == metric].itertuples(index=False):
+            print(
+                f"{row.policy:>20} {metric}: {row.mean:.4g} [{row.ci_low:.4g}, {row.ci_high:.4g}]"
+            )
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
+    from lobbysim.runs import validate
+
+    problems = validate(args.scenarios)
+    for line in problems:
+        print(f"lobbysim: error: {line}", file=sys.stderr)
+    if not problems:
+        for path in args.scenarios:
+            print(f"{path}: ok")
+    return 2 if problems else 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim plugins``."""
+    from lobbysim.runs import plugins_text
+
+    print(plugins_text())
+    return 0
 
 
 def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,14 +8,13 @@ into place when complete.
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from lobbysim.outputs import out_folder_problem, write_atomically
 from lobbysim.paper import CASES, DEFAULT_POLICIES, PaperStudy, default_jobs, run_study
 from lobbysim.paper_report.writing import write_report
 from lobbysim.policies import POLICIES
@@ -84,13 +83,9 @@ class PaperRun:
 
 
 def _check_out(out: Path) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise PaperArgumentError("out", out, f"{out} exists and is not a folder")
-        if any(out.iterdir()):
-            raise PaperArgumentError(
-                "out", out, f"{out} exists and is not empty; refusing to write into it"
-            )
+    problem = out_folder_problem(out)
+    if problem is not None:
+        raise PaperArgumentError("out", out, problem)
 
 
 def validate_paper_arguments(
@@ -195,18 +190,7 @@ def run_paper(
     result = run_study(
         run.study, run.policies, run.paths, run.seed, jobs=run.jobs, progress=progress
     )
-    run.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = run.out.with_name(f"{run.out.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
     try:
-        tmp.mkdir()
-        write_report(result, tmp, command=command)
-        _check_out(run.out)  # still new or empty after the run
-        if run.out.exists():
-            run.out.rmdir()  # empty; os.replace onto a directory is not portable
-        os.replace(tmp, run.out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return run.out
+        return write_atomically(run.out, lambda tmp: write_report(result, tmp, command=command))
+    except FileExistsError as exc:
+        raise PaperArgumentError("out", run.out, str(exc)) from None

@@ -1,0 +1,232 @@
+"""Replications and policy comparisons on common random numbers, with confidence intervals.
+
+An experiment runs a scenario for each policy on the same R replication seeds (spawned from the
+scenario's seed with ``numpy.random.SeedSequence``), so replication r of every policy sees the same
+arrivals, the same players and the same skills: differences between policies are paired. The
+replications run on a local process pool; results are gathered in a fixed order, so the outcome
+does not depend on the number of workers.
+
+Summaries: per policy and metric, the mean over replications with a 95% Student-t confidence
+interval; for a comparison, per other policy and metric, the paired difference from the baseline
+(the first policy) with its interval, called significant when the interval excludes 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
+from lobbysim.simulation import SimulationResult, simulate
+
+CONFIDENCE = 0.95
+
+
+def replication_seeds(seed: int, replications: int) -> list[int]:
+    """Return the seeds of ``replications`` replications, derived from one master seed."""
+    return [
+        int(np.random.SeedSequence(seed, spawn_key=(r,)).generate_state(1, dtype=np.uint32)[0])
+        for r in range(replications)
+    ]
+
+
+def with_policy(scenario: Scenario, policy: str) -> Scenario:
+    """Return the scenario with its matchmaking policy replaced (default parameters)."""
+    matchmaker: MatchmakerConfig = dataclasses.replace(
+        scenario.matchmaker, policy=PluginSpec(policy)
+    )
+    return scenario.replace(matchmaker=matchmaker)
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment produced.
+
+    Attributes:
+        scenario: the scenario as run (its policy is the first of ``policies``).
+        policies: the policies compared (one for a plain run); the first is the baseline.
+        seeds: the replication seeds, shared by every policy.
+        runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r.
+        metrics: one row per policy and replication: ``policy, replication, seed`` and every metric.
+        summary: one row per policy and metric: ``mean, sd, n, ci_low, ci_high``.
+        differences: one row per non-baseline policy and metric: the paired difference
+            ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, significant``.
+    """
+
+    scenario: Scenario
+    policies: list[str]
+    seeds: list[int]
+    runs: dict[str, list[SimulationResult]] = field(repr=False)
+    metrics: pd.DataFrame
+    summary: pd.DataFrame
+    differences: pd.DataFrame
+
+    @property
+    def baseline(self) -> str:
+        """Return the baseline policy (the first)."""
+        return self.policies[0]
+
+
+def _run_one(args: tuple[Scenario, int, Path | None]) -> SimulationResult:
+    scenario, seed, records_dir = args
+    return simulate(scenario, seed, records_dir=records_dir)
+
+
+def run_experiment(
+    scenario: Scenario,
+    policies: Sequence[str] | None = None,
+    replications: int | None = None,
+    *,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    records_root: Path | None = None,
+) -> ExperimentResult:
+    """Run ``scenario`` for each policy on the same replication seeds.
+
+    Args:
+        scenario: the scenario; its own policy is used when ``policies`` is None.
+        policies: registered policy names to compare (each with default parameters).
+        replications: replications per policy (default: the scenario's ``replications``).
+        jobs: worker processes (1: in this process).
+        progress: called as ``progress(done, total)`` after each finished run.
+        records_root: with ``records.stream``, replication r of a policy streams its records
+            to ``records_root/<policy>/rep-<r>`` (required then).
+    """
+    if scenario.records.stream and records_root is None:
+        raise ValueError("records.stream is set: run_experiment() needs records_root")
+    replications = scenario.replications if replications is None else replications
+    if replications < 1:
+        raise ValueError(f"replications must be >= 1, got {replications}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    names = [scenario.matchmaker.policy.name] if not policies else list(dict.fromkeys(policies))
+    scenarios = {
+        name: scenario if name == scenario.matchmaker.policy.name else with_policy(scenario, name)
+        for name in names
+    }
+    seeds = replication_seeds(scenario.seed, replications)
+
+    def records_dir(name: str, r: int) -> Path | None:
+        if not scenario.records.stream or records_root is None:
+            return None
+        return records_root / name / f"rep-{r + 1}"
+
+    tasks = [
+        (scenarios[name], seed, records_dir(name, r))
+        for name in names
+        for r, seed in enumerate(seeds)
+    ]
+    if jobs == 1 or len(tasks) == 1:
+        results = []
+        for i, task in enumerate(tasks):
+            results.append(_run_one(task))
+            if progress is not None:
+                progress(i + 1, len(tasks))
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+            futures = [pool.submit(_run_one, task) for task in tasks]
+            for i, _ in enumerate(as_completed(futures)):
+                if progress is not None:
+                    progress(i + 1, len(tasks))
+            results = [f.result() for f in futures]
+    runs = {
+        name: results[k * replications : (k + 1) * replications] for k, name in enumerate(names)
+    }
+    metrics = pd.DataFrame(
+        [
+            {"policy": name, "replication": r + 1, "seed": seeds[r], **run.metrics}
+            for name in names
+            for r, run in enumerate(runs[name])
+        ]
+    )
+    summary = summarise(metrics)
+    differences = paired_differences(metrics, names[0])
+    return ExperimentResult(scenarios[names[0]], names, seeds, runs, metrics, summary, differences)
+
+
+def metric_columns(metrics: pd.DataFrame) -> list[str]:
+    """Return the metric columns of a per-replication metrics frame."""
+    return [c for c in metrics.columns if c not in ("policy", "replication", "seed")]
+
+
+def interval(values: np.ndarray) -> tuple[float, float, int, float, float]:
+    """Return ``(mean, sd, n, ci_low, ci_high)`` of finite values (95% Student t interval)."""
+    values = values[np.isfinite(values)]
+    n = int(values.size)
+    if n == 0:
+        return math.nan, math.nan, 0, math.nan, math.nan
+    mean = float(values.mean())
+    if n == 1:
+        return mean, math.nan, 1, math.nan, math.nan
+    sd = float(values.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * sd / math.sqrt(n)
+    return mean, sd, n, mean - half, mean + half
+
+
+def summarise(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Return per policy and metric the mean over replications and its 95% interval."""
+    rows = []
+    for policy, group in metrics.groupby("policy", sort=False):
+        for metric in metric_columns(metrics):
+            mean, sd, n, low, high = interval(group[metric].to_numpy(dtype=float))
+            rows.append(
+                {
+                    "policy": policy,
+                    "metric": metric,
+                    "mean": mean,
+                    "sd": sd,
+                    "n": n,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Return per other policy and metric the paired difference from ``baseline``."""
+    base = metrics[metrics.policy == baseline].set_index("replication")
+    rows = []
+    for policy, group in metrics.groupby("policy", sort=False):
+        if policy == baseline:
+            continue
+        other = group.set_index("replication")
+        for metric in metric_columns(metrics):
+            diff = (other[metric] - base[metric]).to_numpy(dtype=float)
+            mean, sd, n, low, high = interval(diff)
+            significant = bool(n > 1 and (low > 0 or high < 0))
+            rows.append(
+                {
+                    "policy": policy,
+                    "baseline": baseline,
+                    "metric": metric,
+                    "mean": mean,
+                    "sd": sd,
+                    "n": n,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "significant": significant,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "policy",
+            "baseline",
+            "metric",
+            "mean",
+            "sd",
+            "n",
+            "ci_low",
+            "ci_high",
+            "significant",
+        ],
+    )

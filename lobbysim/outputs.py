@@ -1,0 +1,55 @@
+"""Output folders written atomically: complete or absent, never half-written.
+
+Everything is written into a sibling temporary folder ``<out>.tmp-<pid>`` that is renamed to
+``out`` when complete and removed on any error or interruption (Ctrl-C included), so a folder that
+looks complete is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def out_folder_problem(out: Path) -> str | None:
+    """Return why ``out`` cannot receive a run's outputs, or None if it can (new or empty)."""
+    if out.exists():
+        if not out.is_dir():
+            return f"{out} exists and is not a folder"
+        if any(out.iterdir()):
+            return f"{out} exists and is not empty; refusing to write into it"
+    return None
+
+
+def timestamped(base: Path, name: str, now: datetime | None = None) -> Path:
+    """Return ``base/<name>-<UTC time>``, the default output folder of a run."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return base / f"{name}-{stamp}"
+
+
+def write_atomically(out: Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write(tmp)`` on a fresh temporary folder, then rename it to ``out``.
+
+    Raises:
+        FileExistsError: if ``out`` became non-empty meanwhile.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        tmp.mkdir()
+        write(tmp)
+        problem = out_folder_problem(out)  # still new or empty after the run
+        if problem is not None:
+            raise FileExistsError(problem)
+        if out.exists():
+            out.rmdir()  # empty; os.replace onto a directory is not portable
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

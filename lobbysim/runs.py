@@ -1,0 +1,248 @@
+"""The library behind ``lobbysim run``, ``compare``, ``validate`` and ``plugins``.
+
+Each command is one function here that the tests call directly; :mod:`lobbysim.cli` only parses
+arguments. A run's folder holds everything needed to understand and repeat it: the resolved
+scenario (``scenario.yaml``, loadable as it is), the metrics of every replication
+(``replications.csv``), the summary with 95% intervals (``summary.csv``), for a comparison the
+paired differences from the baseline (``differences.csv``), the record frames of each policy's first
+replication (``records/<policy>/``, Parquet where pyarrow is installed, CSV otherwise; with
+``records.stream``, every replication's CSV files under ``records/<policy>/rep-<r>/``) and the
+report (``report.md``, ``report.html`` and figures). It is written atomically
+(:mod:`lobbysim.outputs`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lobbysim.arrivals import ARRIVALS
+from lobbysim.experiment import ExperimentResult, run_experiment, with_policy
+from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
+from lobbysim.policies import POLICIES
+from lobbysim.policies.assignment import ASSIGNMENTS
+from lobbysim.raters import RATERS
+from lobbysim.registry import PluginError, Registry, declared_parameters
+from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario
+from lobbysim.sim import LobbySimulation
+from lobbysim.streams import Streams
+
+Progress = Callable[[int, int], None]
+
+
+class RunError(ValueError):
+    """A problem with a run's arguments; the message names the argument and the value."""
+
+
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """Return the scenario as plain data in the form :func:`load_scenario` reads."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, PluginSpec):
+            return {"name": value.name, **{k: plain(v) for k, v in value.params.items()}}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    result: dict[str, Any] = plain(scenario)
+    return result
+
+
+def apply_sets(data: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
+    """Apply ``key.path=value`` overrides (values parsed as YAML) to scenario data."""
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise RunError(f"--set: expected key.path=value, got {item!r}")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise RunError(f"--set {key}: cannot read the value {raw!r}") from None
+        parts = key.split(".")
+        node: Any = data
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if isinstance(child, str):  # a plug-in given by name: expand to a mapping
+                child = {"name": child}
+            elif child is None:
+                child = {}
+            elif not isinstance(child, dict):
+                where = ".".join(parts[: i + 1])
+                raise RunError(f"--set {key}: {where} is {child!r}, not a section")
+            node[part] = child
+            node = child
+        node[parts[-1]] = value
+    return data
+
+
+def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
+    """Load a scenario file and apply ``--set`` overrides; errors name the file and field."""
+    scenario = load_scenario(path)
+    if not sets:
+        return scenario
+    data = apply_sets(scenario_to_dict(scenario), sets)
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{path} (with --set): {exc}") from None
+
+
+def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
+    """Build the simulation once per policy, so plug-in and combination errors surface now."""
+    for name in policies or [scenario.matchmaker.policy.name]:
+        POLICIES.get(name)
+        checked = with_policy(scenario, name) if policies else scenario
+        LobbySimulation(checked, Streams(0), sink=lambda kind, rows: None)  # builds, never runs
+
+
+def validate(paths: Sequence[str | Path]) -> list[str]:
+    """Return one line per problem in the given scenario files (empty: all valid)."""
+    problems = []
+    for path in paths:
+        try:
+            check_scenario(load_scenario(path))
+        except (ScenarioError, PluginError) as exc:
+            text = str(exc)
+            problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
+    return problems
+
+
+def run(
+    path: str | Path,
+    *,
+    seed: int | None = None,
+    replications: int | None = None,
+    policies: Sequence[str] = (),
+    out: str | Path | None = None,
+    sets: Sequence[str] = (),
+    jobs: int = 1,
+    progress: Progress | None = None,
+    command: str | None = None,
+) -> tuple[Path, ExperimentResult]:
+    """Run (or, with ``policies``, compare) a scenario and write its folder; return both.
+
+    Args:
+        path: the scenario file.
+        seed: replaces the scenario's seed.
+        replications: replaces the scenario's replications.
+        policies: compare these policies on common random numbers (the first is the baseline).
+        out: the output folder (default ``outputs/<scenario name>-<UTC time>``); must be new or
+            empty.
+        sets: ``key.path=value`` overrides.
+        jobs: worker processes.
+        progress: called as ``progress(done, total)``.
+        command: the command line, recorded in the report.
+    """
+    scenario = load_run_scenario(path, sets)
+    if seed is not None:
+        if seed < 0:
+            raise RunError(f"--seed: expected a whole number >= 0, got {seed}")
+        scenario = scenario.replace(seed=seed)
+    if replications is not None and replications < 1:
+        raise RunError(f"--replications: expected a whole number >= 1, got {replications}")
+    if jobs < 1:
+        raise RunError(f"--jobs: expected a whole number >= 1, got {jobs}")
+    for name in policies:
+        try:
+            POLICIES.get(name)
+        except PluginError as exc:
+            raise RunError(f"--policies: {exc}") from None
+    check_scenario(scenario, policies)
+    out_path = Path(out) if out is not None else timestamped(Path("outputs"), scenario.name)
+    problem = out_folder_problem(out_path)
+    if problem is not None:
+        raise RunError(f"--out: {problem}")
+    holder: list[ExperimentResult] = []
+
+    def run_and_write(tmp: Path) -> None:
+        # streamed records go straight into the temporary folder's records/
+        result = run_experiment(
+            scenario,
+            policies or None,
+            replications,
+            jobs=jobs,
+            progress=progress,
+            records_root=tmp / "records" if scenario.records.stream else None,
+        )
+        holder.append(result)
+        write_run_folder(result, tmp, command)
+
+    try:
+        write_atomically(out_path, run_and_write)
+    except FileExistsError as exc:
+        raise RunError(f"--out: {exc}") from None
+    return out_path, holder[0]
+
+
+def write_run_folder(result: ExperimentResult, folder: Path, command: str | None) -> None:
+    """Write a run's files into ``folder`` (see the module docstring)."""
+    from lobbysim.report import write_report
+
+    scenario = result.scenario.replace(replications=len(result.seeds))
+    (folder / "scenario.yaml").write_text(
+        "# The resolved scenario of this run: lobbysim run scenario.yaml repeats it.\n"
+        + yaml.safe_dump(scenario_to_dict(scenario), sort_keys=False),
+        encoding="utf-8",
+    )
+    result.metrics.to_csv(folder / "replications.csv", index=False)
+    result.summary.to_csv(folder / "summary.csv", index=False)
+    if len(result.policies) > 1:
+        result.differences.to_csv(folder / "differences.csv", index=False)
+    parquet = importlib.util.find_spec("pyarrow") is not None
+    for policy in result.policies:
+        first = result.runs[policy][0]
+        if first.records_dir is not None:
+            continue  # streamed: already under records/<policy>/rep-<r>/
+        target = folder / "records" / policy
+        target.mkdir(parents=True)
+        for kind in ("games", "participants", "waits", "ratings", "players"):
+            frame = getattr(first, kind)
+            if frame is None:
+                continue
+            if parquet:
+                frame.to_parquet(target / f"{kind}.parquet", index=False)
+            else:
+                frame.to_csv(target / f"{kind}.csv", index=False)
+    write_report(result, folder, command=command)
+
+
+def plugins_text() -> str:
+    """Return every registered plug-in of every family with its parameters, for humans."""
+    lines: list[str] = []
+    families: list[tuple[str, Registry[Any]]] = [
+        ("arrival models (arrivals)", ARRIVALS),
+        ("policies (matchmaker.policy)", POLICIES),
+        ("assignment strategies (matchmaker.assignment)", ASSIGNMENTS),
+        ("raters (raters.driver, raters.shadows)", RATERS),
+    ]
+    for title, registry in families:
+        lines.append(f"{title}:")
+        for name, cls in registry:
+            lines.append(f"  {name}{_parameters(cls)}")
+    lines.append("game modes (game.mode):")
+    lines.append("  1v1, team (game.team_size), ffa (game.ffa_size)")
+    lines.append('user classes: "package.module:Class" wherever a plug-in name goes')
+    return "\n".join(lines)
+
+
+def _parameters(cls: type) -> str:
+    params = []
+    for name, f in declared_parameters(cls).items():
+        if name.startswith("_"):
+            continue
+        if f.default is not dataclasses.MISSING:
+            params.append(f"{name}={f.default!r}")
+        elif f.default_factory is not dataclasses.MISSING:
+            params.append(f"{name}={f.default_factory()!r}")
+        else:
+            params.append(f"{name} (required)")
+    return f": {', '.join(params)}" if params else ""

@@ -1,0 +1,244 @@
+"""``lobbysim run``, ``compare``, ``validate`` and ``plugins``: outputs, intervals, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lobbysim import runs
+from lobbysim.cli import main
+from lobbysim.policies import POLICIES
+from lobbysim.raters import RATERS
+from lobbysim.scenario import load_scenario
+
+SMALL = """\
+name: small
+horizon: 90
+warmup: 10
+seed: 3
+arrivals: {name: poisson, rate: 1.5}
+population: {patience_mean: 3.0, session_games_mean: 4}
+game: {length: 8}
+matchmaker:
+  policy: draw_chance
+  threshold: [[0, 0.5], [1, 0.0]]
+records: {ratings_every: 30}
+"""
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL)
+    return path
+
+
+def test_run_writes_a_complete_repeatable_folder(scenario_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run1"
+    assert (
+        main(["run", str(scenario_file), "--replications", "2", "--out", str(out), "--jobs", "1"])
+        == 0
+    )
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "scenario.yaml",
+        "replications.csv",
+        "summary.csv",
+        "records",
+        "report.md",
+        "report.html",
+    } <= names
+    assert "differences.csv" not in names
+    records = {p.stem for p in (out / "records" / "draw_chance").iterdir()}
+    assert records == {"games", "participants", "waits", "ratings", "players"}
+    # the resolved scenario runs again from the folder alone, to the same bytes
+    again = tmp_path / "run2"
+    assert main(["run", str(out / "scenario.yaml"), "--out", str(again), "--jobs", "1"]) == 0
+    assert (out / "replications.csv").read_bytes() == (again / "replications.csv").read_bytes()
+    assert load_scenario(out / "scenario.yaml") == load_scenario(again / "scenario.yaml")
+    assert not list(tmp_path.glob("*.tmp-*"))
+
+
+def test_set_overrides_fields(scenario_file: Path, tmp_path: Path) -> None:
+    _, result = runs.run(
+        scenario_file,
+        out=tmp_path / "o",
+        replications=1,
+        sets=["matchmaker.tick=0.5", "game.length=6", "matchmaker.assignment.block_size=4"],
+    )
+    assert result.scenario.matchmaker.tick == 0.5
+    assert result.scenario.game.length == 6.0
+    assert dict(result.scenario.matchmaker.assignment.params) == {"block_size": 4}
+
+
+def test_compare_intervals_shrink_with_replications(scenario_file: Path, tmp_path: Path) -> None:
+    widths = {}
+    for r in (2, 8):
+        _, result = runs.run(
+            scenario_file,
+            policies=["point_estimate", "draw_chance"],
+            replications=r,
+            out=tmp_path / f"r{r}",
+            jobs=2,
+        )
+        s = result.summary
+        row = s[(s.policy == "draw_chance") & (s.metric == "draw_prob_true_mean")].iloc[0]
+        widths[r] = row.ci_high - row.ci_low
+        d = result.differences
+        assert set(d.policy) == {"draw_chance"} and set(d.baseline) == {"point_estimate"}
+        # common random numbers: replication r of both policies used the same seed
+        m = result.metrics
+        assert (
+            m[m.policy == "point_estimate"].seed.to_numpy()
+            == m[m.policy == "draw_chance"].seed.to_numpy()
+        ).all()
+    assert widths[8] < 0.5 * widths[2]
+    assert (tmp_path / "r8" / "differences.csv").exists()
+
+
+def test_results_do_not_depend_on_the_number_of_workers(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    _, one = runs.run(
+        scenario_file,
+        policies=["random", "draw_chance"],
+        replications=3,
+        out=tmp_path / "a",
+        jobs=1,
+    )
+    _, two = runs.run(
+        scenario_file,
+        policies=["random", "draw_chance"],
+        replications=3,
+        out=tmp_path / "b",
+        jobs=2,
+    )
+    pd.testing.assert_frame_equal(one.metrics, two.metrics)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["compare", "{s}", "--policies", "draw_chanse,random"],
+            "--policies: unknown policy 'draw_chanse' (did you mean 'draw_chance'?)",
+        ),
+        (
+            ["run", "{s}", "--set", "matchmaker.tik=1"],
+            "matchmaker.tik: unknown field (did you mean 'tick'?)",
+        ),
+        (["run", "{s}", "--set", "nonsense"], "--set: expected key.path=value, got 'nonsense'"),
+        (
+            ["run", "{s}", "--replications", "0"],
+            "--replications: expected a whole number >= 1, got 0",
+        ),
+        (["run", "{s}", "--seed", "-1"], "--seed: expected a whole number >= 0, got -1"),
+        (
+            ["run", "{s}", "--set", "raters.driver=sph_elo"],
+            "'draw_chance' needs belief variances, but the driving rater 'sph_elo' has none",
+        ),
+        (["run", "{missing}"], "cannot read the file"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_no_folder(
+    argv: list[str],
+    message: str,
+    scenario_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "never"
+    argv = [a.format(s=scenario_file, missing=tmp_path / "missing.yaml") for a in argv]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob("never*"))
+
+
+def test_a_non_empty_out_folder_is_refused(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "full"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    assert main(["run", str(scenario_file), "--out", str(out)]) == 2
+    assert "is not empty; refusing to write into it" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_an_interrupted_run_leaves_no_folder(
+    scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs, "write_run_folder", interrupted)
+    out = tmp_path / "cut"
+    assert main(["run", str(scenario_file), "--out", str(out), "--jobs", "1"]) == 130
+    assert not out.exists() and not list(tmp_path.glob("cut*"))
+
+
+def test_validate_reports_every_file(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("horizon: 10\nwarmup: 20\n")
+    assert main(["validate", str(scenario_file)]) == 0
+    assert main(["validate", str(scenario_file), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: warmup: 20.0 must be shorter than the horizon (10.0)" in err
+
+
+def test_plugins_lists_every_registered_plugin(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plugins"]) == 0
+    text = capsys.readouterr().out
+    for name in [
+        *POLICIES.names(),
+        *RATERS.names(),
+        "poisson",
+        "time_of_day",
+        "bursts",
+        "trace",
+        "sequential",
+        "global",
+        "ffa",
+    ]:
+        assert name in text
+    assert "gamma=0.99" in text
+
+
+def test_a_streamed_run_keeps_every_replications_records(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "streamed"
+    assert (
+        main(
+            [
+                "run",
+                str(scenario_file),
+                "--replications",
+                "2",
+                "--out",
+                str(out),
+                "--set",
+                "records.stream=true",
+                "--jobs",
+                "2",
+            ]
+        )
+        == 0
+    )
+    for rep in ("rep-1", "rep-2"):
+        files = {p.name for p in (out / "records" / "draw_chance" / rep).iterdir()}
+        assert files == {"games.csv", "participants.csv", "waits.csv", "ratings.csv", "players.csv"}
+    kept = tmp_path / "kept"
+    assert (
+        main(["run", str(scenario_file), "--replications", "2", "--out", str(kept), "--jobs", "1"])
+        == 0
+    )
+    # streaming changes where the records go, not the results
+    assert (out / "replications.csv").read_bytes() == (kept / "replications.csv").read_bytes()
+    assert (out / "queue_times.png").exists() and (out / "report.html").exists()
