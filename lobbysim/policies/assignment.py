@@ -266,11 +266,14 @@ class GlobalMatching:
         admissible = valid & (quality >= threshold.at(wait))
         # Lexicographic objective: most admissible pairs first, then the highest total score.
         # Scores are squashed into (0, 1) per block so that one more pair always wins.
-        span = np.where(admissible, weight, np.nan)
-        lo = np.nanmin(np.where(admissible.any(axis=1, keepdims=True), span, 0.0), axis=1)
-        hi = np.nanmax(np.where(admissible.any(axis=1, keepdims=True), span, 0.0), axis=1)
-        scaled = (weight - lo[:, None]) / np.maximum(hi - lo, 1e-300)[:, None]
-        scaled = 0.5 * np.clip(np.nan_to_num(scaled), 0.0, 1.0) / (k // 2)
+        lo = np.where(admissible, weight, np.inf).min(axis=1)
+        hi = np.where(admissible, weight, -np.inf).max(axis=1)
+        span = hi - lo  # -inf for a block without admissible pairs
+        scaled = np.zeros_like(weight)
+        np.divide(
+            weight - lo[:, None], span[:, None], out=scaled, where=admissible & (span > 0)[:, None]
+        )
+        scaled = 0.5 * np.clip(scaled, 0.0, 1.0) / (k // 2)
         edge_value = np.where(admissible, 1.0 + scaled, _NO)
         value = edge_value @ incidence  # (B, matchings)
         value = np.where(value < -1e299, _NO, value)
