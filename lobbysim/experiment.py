@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from lobbysim.parallel import run_tasks
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 from lobbysim.simulation import SimulationResult, simulate
 
@@ -124,19 +124,7 @@ def run_experiment(
         for name in names
         for r, seed in enumerate(seeds)
     ]
-    if jobs == 1 or len(tasks) == 1:
-        results = []
-        for i, task in enumerate(tasks):
-            results.append(_run_one(task))
-            if progress is not None:
-                progress(i + 1, len(tasks))
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            futures = [pool.submit(_run_one, task) for task in tasks]
-            for i, _ in enumerate(as_completed(futures)):
-                if progress is not None:
-                    progress(i + 1, len(tasks))
-            results = [f.result() for f in futures]
+    results = run_tasks(_run_one, tasks, jobs, progress)
     runs = {
         name: results[k * replications : (k + 1) * replications] for k, name in enumerate(names)
     }

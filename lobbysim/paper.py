@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from lobbysim.parallel import run_tasks
 from lobbysim.policies import POLICIES, Decision, OpponentPolicy, choose
 from lobbysim.skill.gaussian import true_draw_density, update_1v1
 
@@ -277,19 +277,7 @@ def run_study(
         POLICIES.create(name)  # fail early on unknown names
     sizes = [min(study.block_paths, paths - start) for start in range(0, paths, study.block_paths)]
     tasks = [(study, name, seed, block, size) for name in names for block, size in enumerate(sizes)]
-    results: list[BlockResult] = []
-    if jobs == 1:
-        for i, task in enumerate(tasks):
-            results.append(_run_task(task))
-            if progress is not None:
-                progress(i + 1, len(tasks))
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            futures = [pool.submit(_run_task, task) for task in tasks]
-            for i, _ in enumerate(as_completed(futures)):
-                if progress is not None:
-                    progress(i + 1, len(tasks))
-            results = [future.result() for future in futures]  # task order: deterministic
+    results = run_tasks(_run_task, tasks, jobs, progress)  # in task order: deterministic
     per_policy = {
         name: results[k * len(sizes) : (k + 1) * len(sizes)] for k, name in enumerate(names)
     }
