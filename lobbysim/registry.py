@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import importlib.util
 import math
 import numbers
+import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -30,14 +33,21 @@ def did_you_mean(name: str, options: list[str]) -> str:
 
 
 def load_object(spec: str) -> Any:
-    """Import ``"package.module:Name"`` and return the named object, with a clear error."""
-    module_name, _, attr = spec.partition(":")
+    """Return the object named by ``"package.module:Name"`` or ``"path/to/file.py:Name"``.
+
+    A ``.py`` path is relative to the current folder; it lets a scenario use a class from a file
+    that is not an installed package (as in ``examples/``).
+    """
+    module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
-        raise PluginError(f"'{spec}' is not of the form 'package.module:Class'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise PluginError(f"cannot import module '{module_name}' for '{spec}': {exc}") from None
+        raise PluginError(f"'{spec}' is not of the form 'package.module:Class' or 'file.py:Class'")
+    if module_name.endswith(".py"):
+        module = _load_file(module_name, spec)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise PluginError(f"cannot import module '{module_name}' for '{spec}': {exc}") from None
     try:
         return getattr(module, attr)
     except AttributeError:
@@ -76,6 +86,26 @@ def real_parameter(
     if le is not None and not x <= le:
         raise ValueError(f"{name} must be <= {le:g}, got {value!r}")
     return x
+
+
+def _load_file(path_text: str, spec: str) -> Any:
+    path = Path(path_text)
+    if not path.is_file():
+        raise PluginError(f"no file '{path_text}' for '{spec}' (relative to {Path.cwd()})")
+    name = "lobbysim_user_" + "_".join(path.with_suffix("").parts).replace("-", "_")
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise PluginError(f"cannot load '{path_text}' for '{spec}'")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise PluginError(f"'{path_text}' failed to load for '{spec}': {exc}") from None
+    return module
 
 
 def declared_parameters(cls: type) -> dict[str, dataclasses.Field[Any]]:

@@ -19,3 +19,8 @@ def test_the_readme_has_examples() -> None:
 def test_readme_example_runs(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(README.parent)  # examples use paths relative to the repository
     exec(compile(BLOCKS[index], f"README.md example {index}", "exec"), {})
+
+
+def test_the_readme_prints_the_custom_arrival_model_exactly() -> None:
+    example = (README.parent / "examples" / "custom_arrivals.py").read_text(encoding="utf-8")
+    assert example in BLOCKS
