@@ -284,7 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = args.handler
         return int(handler(args))
     except UserError as exc:
-        print(f"lobbysim: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:
+            print(f"lobbysim: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lobbysim: interrupted", file=sys.stderr)

@@ -26,10 +26,12 @@ from lobbysim.experiment import ExperimentResult, run_experiment, with_policy
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
+from lobbysim.population import Population
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario
 from lobbysim.sim import LobbySimulation
+from lobbysim.sim.lobby import build_plugin
 from lobbysim.streams import Streams
 
 Progress = Callable[[int, int], None]
@@ -97,11 +99,35 @@ def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
 
 
 def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
-    """Build the simulation once per policy, so plug-in and combination errors surface now."""
-    for name in policies or [scenario.matchmaker.policy.name]:
-        POLICIES.get(name)
-        checked = with_policy(scenario, name) if policies else scenario
-        LobbySimulation(checked, Streams(0), sink=lambda kind, rows: None)  # builds, never runs
+    """Build every plug-in, then the simulation once per policy, so that every plug-in problem
+    and impossible combination is reported now, all at once (one line each)."""
+    problems = []
+    mm, raters = scenario.matchmaker, scenario.raters
+    plugins: list[tuple[Registry[Any], PluginSpec, str]] = [
+        (ARRIVALS, scenario.arrivals, "arrivals"),
+        (POLICIES, mm.policy, "matchmaker.policy"),
+        (ASSIGNMENTS, mm.assignment, "matchmaker.assignment"),
+        (RATERS, raters.driver, "raters.driver"),
+        *((RATERS, spec, f"raters.shadows[{i}]") for i, spec in enumerate(raters.shadows)),
+    ]
+    for registry, spec, field_name in plugins:
+        try:
+            build_plugin(registry, spec, field_name)
+        except PluginError as exc:
+            problems.append(str(exc))
+    try:
+        Population.from_params(scenario.population)
+    except PluginError as exc:
+        problems.append(str(exc))
+    if not problems:
+        for name in policies or [mm.policy.name]:
+            checked = with_policy(scenario, name) if policies else scenario
+            try:
+                LobbySimulation(checked, Streams(0), sink=lambda kind, rows: None)  # never runs
+            except PluginError as exc:
+                problems.append(str(exc))
+    if problems:
+        raise PluginError("\n".join(problems))
 
 
 def validate(paths: Sequence[str | Path]) -> list[str]:
@@ -111,8 +137,8 @@ def validate(paths: Sequence[str | Path]) -> list[str]:
         try:
             check_scenario(load_scenario(path))
         except (ScenarioError, PluginError) as exc:
-            text = str(exc)
-            problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
+            for text in str(exc).splitlines():
+                problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
     return problems
 
 
@@ -156,7 +182,10 @@ def run(
             POLICIES.get(name)
         except PluginError as exc:
             raise RunError(f"--policies: {exc}") from None
-    check_scenario(scenario, policies)
+    try:
+        check_scenario(scenario, policies)
+    except PluginError as exc:
+        raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
     out_path = Path(out) if out is not None else timestamped(Path("outputs"), scenario.name)
     problem = out_folder_problem(out_path)
     if problem is not None:

@@ -22,7 +22,12 @@ from lobbysim.registry import did_you_mean
 
 
 class ScenarioError(ValueError):
-    """A problem in a scenario, naming the field path, the value and what was expected."""
+    """Problems in a scenario, one line each, naming the field path, the value and what was
+    expected. ``problems`` lists them; ``str()`` joins them with newlines."""
+
+    def __init__(self, problems: str | list[str]) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -68,22 +73,22 @@ class GameRules:
     backfill_min_remaining: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.mode not in ("1v1", "team", "ffa"):
-            hint = did_you_mean(str(self.mode), ["1v1", "team", "ffa"])
-            raise ScenarioError(f"game.mode: expected 1v1, team or ffa, got {self.mode!r}{hint}")
-        if self.team_size < 1:
-            raise ScenarioError(
-                f"game.team_size: expected a whole number >= 1, got {self.team_size}"
-            )
-        if self.ffa_size < 2:
-            raise ScenarioError(f"game.ffa_size: expected a whole number >= 2, got {self.ffa_size}")
-        _non_negative("game.backfill_min_remaining", self.backfill_min_remaining)
-        _positive("game.length", self.length)
-        _positive("game.beta2", self.beta2)
-        _non_negative("game.quit_rate", self.quit_rate)
-        _positive("game.quit_behind_multiplier", self.quit_behind_multiplier)
-        _non_negative("game.score_rate", self.score_rate)
-        _finite("game.score_gain", self.score_gain)
+        modes = ["1v1", "team", "ffa"]
+        _check(
+            None
+            if self.mode in modes
+            else f"game.mode: expected 1v1, team or ffa, got {self.mode!r}"
+            + did_you_mean(str(self.mode), modes),
+            _whole("game.team_size", self.team_size, 1),
+            _whole("game.ffa_size", self.ffa_size, 2),
+            _non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
+            _positive("game.length", self.length),
+            _positive("game.beta2", self.beta2),
+            _non_negative("game.quit_rate", self.quit_rate),
+            _positive("game.quit_behind_multiplier", self.quit_behind_multiplier),
+            _non_negative("game.score_rate", self.score_rate),
+            _finite("game.score_gain", self.score_gain),
+        )
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,7 @@ class MatchmakerConfig:
     focal_players: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
-        _positive("matchmaker.tick", self.tick)
+        _check(_positive("matchmaker.tick", self.tick))
 
 
 @dataclass(frozen=True)
@@ -140,11 +145,10 @@ class RecordsConfig:
     flush_rows: int = 50_000
 
     def __post_init__(self) -> None:
-        _positive("records.ratings_every", self.ratings_every)
-        if self.flush_rows < 1:
-            raise ScenarioError(
-                f"records.flush_rows: expected a whole number >= 1, got {self.flush_rows}"
-            )
+        _check(
+            _positive("records.ratings_every", self.ratings_every),
+            _whole("records.flush_rows", self.flush_rows, 1),
+        )
 
 
 @dataclass(frozen=True)
@@ -176,14 +180,15 @@ class Scenario:
     replications: int = 1
 
     def __post_init__(self) -> None:
-        _positive("horizon", self.horizon)
-        _non_negative("warmup", self.warmup)
-        if self.warmup >= self.horizon:
-            raise ScenarioError(
-                f"warmup: {self.warmup} must be shorter than the horizon ({self.horizon})"
-            )
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ScenarioError(f"seed: expected a whole number >= 0, got {self.seed!r}")
+        _check(
+            _positive("horizon", self.horizon),
+            _non_negative("warmup", self.warmup),
+            f"warmup: {self.warmup} must be shorter than the horizon ({self.horizon})"
+            if self.warmup >= self.horizon
+            else None,
+            _whole("seed", self.seed, 0),
+            _whole("replications", self.replications, 1),
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
@@ -214,26 +219,43 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         return Scenario.from_dict(data)
     except ScenarioError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
+        raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
+
+
+_SECTIONS = ("GameRules", "MatchmakerConfig", "RatersConfig", "RecordsConfig")
 
 
 def _build(cls: type, data: Any, path: str) -> Any:
+    """Build ``cls`` from a mapping, reporting every problem found (not only the first)."""
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     kwargs: dict[str, Any] = {}
+    problems: list[str] = []
+    failed_scalars = False
     for key, value in data.items():
         where = f"{path}.{key}" if path else str(key)
         if key not in fields:
-            hint = did_you_mean(str(key), list(fields))
-            raise ScenarioError(f"{where}: unknown field{hint}")
-        kwargs[key] = _convert(fields[key].type, value, where)
-    try:
-        return cls(**kwargs)
-    except ScenarioError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise ScenarioError(f"{path or 'scenario'}: {exc}") from None
+            problems.append(f"{where}: unknown field" + did_you_mean(str(key), list(fields)))
+            continue
+        try:
+            kwargs[key] = _convert(fields[key].type, value, where)
+        except ScenarioError as exc:
+            problems.extend(exc.problems)
+            failed_scalars = failed_scalars or str(fields[key].type) not in _SECTIONS
+    # Range and cross-field checks run too, unless a plain field of this level failed (its
+    # default would stand in and could give a misleading complaint).
+    if not failed_scalars:
+        try:
+            built = cls(**kwargs)
+        except ScenarioError as exc:
+            problems.extend(exc.problems)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{path or 'scenario'}: {exc}")
+        else:
+            if not problems:
+                return built
+    raise ScenarioError(problems)
 
 
 def _plugin(value: Any, where: str) -> PluginSpec:
@@ -285,16 +307,30 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
     return value
 
 
-def _finite(name: str, value: float) -> None:
-    if not math.isfinite(value):
-        raise ScenarioError(f"{name}: expected a finite number, got {value!r}")
+def _check(*problems: str | None) -> None:
+    """Raise every problem found at once (None means that check passed)."""
+    found = [p for p in problems if p is not None]
+    if found:
+        raise ScenarioError(found)
 
 
-def _positive(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ScenarioError(f"{name}: expected a number > 0, got {value!r}")
+def _finite(name: str, value: float) -> str | None:
+    return None if math.isfinite(value) else f"{name}: expected a finite number, got {value!r}"
 
 
-def _non_negative(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ScenarioError(f"{name}: expected a number >= 0, got {value!r}")
+def _positive(name: str, value: float) -> str | None:
+    if math.isfinite(value) and value > 0:
+        return None
+    return f"{name}: expected a number > 0, got {value!r}"
+
+
+def _non_negative(name: str, value: float) -> str | None:
+    if math.isfinite(value) and value >= 0:
+        return None
+    return f"{name}: expected a number >= 0, got {value!r}"
+
+
+def _whole(name: str, value: object, minimum: int) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return None
+    return f"{name}: expected a whole number >= {minimum}, got {value!r}"

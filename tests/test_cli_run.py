@@ -242,3 +242,39 @@ def test_a_streamed_run_keeps_every_replications_records(
     # streaming changes where the records go, not the results
     assert (out / "replications.csv").read_bytes() == (kept / "replications.csv").read_bytes()
     assert (out / "queue_times.png").exists() and (out / "report.html").exists()
+
+
+def test_every_problem_of_a_file_is_reported_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "horizon: 100\nwarmup: 30\nseed: -2\n"
+        "game: {mode: teams, length: -5, quit_rat: 0.1}\n"
+        "matchmaker: {tick: fast}\n"
+    )
+    assert main(["validate", str(bad)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"lobbysim: error: {bad}: game.quit_rat: unknown field (did you mean 'quit_rate'?)",
+        f"lobbysim: error: {bad}: game.mode: expected 1v1, team or ffa, got 'teams' "
+        "(did you mean 'team'?)",
+        f"lobbysim: error: {bad}: game.length: expected a number > 0, got -5.0",
+        f"lobbysim: error: {bad}: matchmaker.tick: expected a number, got 'fast'",
+        f"lobbysim: error: {bad}: seed: expected a whole number >= 0, got -2",
+    ]
+    plugins = tmp_path / "plugins.yaml"
+    plugins.write_text(
+        "arrivals: {name: poison, rate: 2}\npopulation: {skil_sd: 2}\n"
+        "matchmaker: {policy: {name: knowledge_gradient, gama: 0.9}}\n"
+    )
+    out = tmp_path / "never"
+    assert main(["run", str(plugins), "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and all(
+        line.startswith(f"lobbysim: error: {plugins}: ") for line in lines
+    )
+    assert "unknown arrival model 'poison' (did you mean 'poisson'?)" in lines[0]
+    assert "has no parameter 'gama' (did you mean 'gamma'?)" in lines[1]
+    assert "has no parameter 'skil_sd' (did you mean 'skill_sd'?)" in lines[2]
+    assert not out.exists()
