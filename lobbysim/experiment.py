@@ -159,23 +159,19 @@ def interval(values: np.ndarray) -> tuple[float, float, int, float, float]:
     return mean, sd, n, mean - half, mean + half
 
 
+def _interval_columns(values: np.ndarray) -> dict[str, float | int]:
+    """Return :func:`interval` as the columns ``mean, sd, n, ci_low, ci_high``."""
+    mean, sd, n, low, high = interval(values)
+    return {"mean": mean, "sd": sd, "n": n, "ci_low": low, "ci_high": high}
+
+
 def summarise(metrics: pd.DataFrame) -> pd.DataFrame:
     """Return per policy and metric the mean over replications and its 95% interval."""
     rows = []
     for policy, group in metrics.groupby("policy", sort=False):
         for metric in metric_columns(metrics):
-            mean, sd, n, low, high = interval(group[metric].to_numpy(dtype=float))
-            rows.append(
-                {
-                    "policy": policy,
-                    "metric": metric,
-                    "mean": mean,
-                    "sd": sd,
-                    "n": n,
-                    "ci_low": low,
-                    "ci_high": high,
-                }
-            )
+            values = group[metric].to_numpy(dtype=float)
+            rows.append({"policy": policy, "metric": metric, **_interval_columns(values)})
     return pd.DataFrame(rows)
 
 
@@ -189,18 +185,16 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
         other = group.set_index("replication")
         for metric in metric_columns(metrics):
             diff = (other[metric] - base[metric]).to_numpy(dtype=float)
-            mean, sd, n, low, high = interval(diff)
-            significant = bool(n > 1 and (low > 0 or high < 0))
+            columns = _interval_columns(diff)
+            significant = bool(
+                columns["n"] > 1 and (columns["ci_low"] > 0 or columns["ci_high"] < 0)
+            )
             rows.append(
                 {
                     "policy": policy,
                     "baseline": baseline,
                     "metric": metric,
-                    "mean": mean,
-                    "sd": sd,
-                    "n": n,
-                    "ci_low": low,
-                    "ci_high": high,
+                    **columns,
                     "significant": significant,
                 }
             )
