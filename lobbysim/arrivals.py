@@ -6,7 +6,8 @@ turn (e.g. every 60 minutes), so long runs stream, and checks each answer with
 :func:`check_arrivals` (Ciw-style: the engine validates what a plug-in returns and names the plug-in
 in the error). Models are frozen dataclasses whose init fields are their parameters, validated in
 ``__post_init__``; ``ARRIVALS.create(name, params)`` builds a built-in (``"poisson"``,
-``"time_of_day"``, ``"bursts"``, ``"trace"``) or a user class (``"package.module:Class"``) alike.
+``"time_of_day"``, ``"bursts"``, ``"trace"``, ``"cohort"``) or a user class
+(``"package.module:Class"``) alike.
 
 Models never import SimPy and draw only from the generator they are given.
 """
@@ -362,6 +363,42 @@ class Trace:
         _check_window(start, end)
         lo, hi = np.searchsorted(self._times, [start, end], side="left")
         return Arrivals(self._times[lo:hi], self._sizes[lo:hi])
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class Cohort:
+    """A fixed cohort of players arriving together at one moment; draws no random numbers.
+
+    With ``population.session_games_mean: null`` and no patience, the cohort stays for the whole
+    run: the paper's study, where every opponent is always available.
+
+    Args:
+        size: players in the cohort (a whole number >= 1).
+        at: the arrival time in minutes (>= 0).
+    """
+
+    name: ClassVar[str] = "cohort"
+
+    size: int
+    at: float = 0.0
+
+    def __post_init__(self) -> None:
+        if (
+            isinstance(self.size, bool)
+            or not isinstance(self.size, numbers.Integral)
+            or self.size < 1
+        ):
+            raise ValueError(f"size must be a whole number >= 1, got {self.size!r}")
+        _frozen_set(self, "size", int(self.size))
+        _frozen_set(self, "at", real_parameter("at", self.at, ge=0.0))
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Return the cohort if its time is in ``[start, end)`` (``rng`` is not used)."""
+        _check_window(start, end)
+        if start <= self.at < end:
+            return Arrivals.of([self.at], [self.size])
+        return Arrivals.empty()
 
 
 def _plain(value: object) -> object:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +31,7 @@ BoolArray = NDArray[np.bool_]
 
 PriorKind = Literal["population", "informative"]
 PRIOR_KINDS: tuple[PriorKind, ...] = ("population", "informative")
+UNLIMITED_GAMES = 2**62  # the session length in games when sessions have no game limit
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,16 @@ class Population:
             (0 < low <= high).
         registered_fraction: the share of registered players, in [0, 1]; the rest are guests.
         session_games_mean: mean games per session (>= 1); the count is Geometric(1 / mean) on
-            {1, 2, ...}.
+            {1, 2, ...}. ``None``: no limit on games (the session then ends only by
+            ``session_minutes_mean``, patience or the horizon; the paper's study).
         session_minutes_mean: if given (> 0), a session also ends after Exp(mean) minutes.
         patience_mean: mean patience in minutes per queueing spell, Exp(mean) (> 0); ``None`` for
             players who never give up.
+        prior_seed: with the informative prior, draw the prior means and variances from this
+            seed instead of the run's stream, so every replication has the same priors and only
+            the true skills (and everything else) change: the paper's study, which fixes its 50
+            players' priors and draws their skills per sample path. The priors are the paper
+            engine's (:func:`lobbysim.paper.draw_priors`) for the same seed, before its reordering.
     """
 
     skill_mean: float = 0.0
@@ -92,9 +99,13 @@ class Population:
     prior_var_low: float = 2.0
     prior_var_high: float = 3.0
     registered_fraction: float = 1.0
-    session_games_mean: float = 10.0
+    session_games_mean: float | None = 10.0
     session_minutes_mean: float | None = None
     patience_mean: float | None = 5.0
+    prior_seed: int | None = None
+    _prior_rng: np.random.Generator | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -116,15 +127,25 @@ class Population:
             "registered_fraction",
             real_parameter("registered_fraction", self.registered_fraction, ge=0.0, le=1.0),
         )
-        put(
-            "session_games_mean",
-            real_parameter("session_games_mean", self.session_games_mean, ge=1.0),
-        )
+        if self.session_games_mean is not None:
+            games_mean = real_parameter("session_games_mean", self.session_games_mean, ge=1.0)
+            put("session_games_mean", games_mean)
         if self.session_minutes_mean is not None:
             minutes = real_parameter("session_minutes_mean", self.session_minutes_mean, gt=0.0)
             put("session_minutes_mean", minutes)
         if self.patience_mean is not None:
             put("patience_mean", real_parameter("patience_mean", self.patience_mean, gt=0.0))
+        if self.prior_seed is not None:
+            if (
+                isinstance(self.prior_seed, bool)
+                or not isinstance(self.prior_seed, numbers.Integral)
+                or self.prior_seed < 0
+            ):
+                raise ValueError(f"prior_seed must be a whole number >= 0, got {self.prior_seed!r}")
+            if self.prior != "informative":
+                raise ValueError("prior_seed needs prior: informative (other priors are all equal)")
+            seq = np.random.SeedSequence(int(self.prior_seed), spawn_key=(0,))
+            put("_prior_rng", np.random.default_rng(seq))
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None = None) -> Population:
@@ -134,7 +155,7 @@ class Population:
             PluginError: for an unknown parameter (with a "did you mean") or an invalid value.
         """
         params = dict(params or {})
-        declared = [f.name for f in fields(cls)]
+        declared = [f.name for f in fields(cls) if f.init]
         for key in params:
             if key not in declared:
                 hint = did_you_mean(key, declared)
@@ -166,6 +187,9 @@ class Population:
         u_games = rng.random(n)
         e_minutes = rng.standard_exponential(n)
 
+        if self._prior_rng is not None:  # the same priors in every replication
+            z_prior = self._prior_rng.standard_normal(n)
+            u_var = self._prior_rng.random(n)
         if self.prior == "informative":
             mu0 = self.skill_mean + self.skill_sd * z_prior
             var0 = self.prior_var_low + (self.prior_var_high - self.prior_var_low) * u_var
@@ -176,7 +200,10 @@ class Population:
             skill = self.skill_mean + self.skill_sd * z_skill
 
         registered = u_registered < self.registered_fraction
-        session_games = _geometric(1.0 / self.session_games_mean, u_games)
+        if self.session_games_mean is None:
+            session_games = np.full(n, UNLIMITED_GAMES, dtype=np.int64)
+        else:
+            session_games = _geometric(1.0 / self.session_games_mean, u_games)
         if self.session_minutes_mean is None:
             session_minutes = np.full(n, math.inf)
         else:
@@ -200,4 +227,4 @@ def _geometric(p: float, u: FloatArray) -> IntArray:
         return np.ones(u.shape, dtype=np.int64)
     # P(G <= k) = 1 - (1 - p)^k; with v = 1 - u in (0, 1], G = ceil(log v / log(1 - p)).
     g = np.ceil(np.log1p(-u) / math.log1p(-p))
-    return np.clip(g, 1.0, 2.0**62).astype(np.int64)
+    return np.clip(g, 1.0, float(UNLIMITED_GAMES)).astype(np.int64)

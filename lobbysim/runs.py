@@ -119,6 +119,18 @@ def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
         Population.from_params(scenario.population)
     except PluginError as exc:
         problems.append(str(exc))
+    rank, arrivals = mm.focal_rank, scenario.arrivals
+    size = arrivals.params.get("size")
+    if (
+        rank is not None
+        and arrivals.name == "cohort"
+        and isinstance(size, int)
+        and abs(rank) > size
+    ):
+        problems.append(
+            f"matchmaker.focal_rank: expected a rank within the cohort of {size} players "
+            f"(1..{size} or -1..-{size}), got {rank}"
+        )
     if not problems:
         for name in policies or [mm.policy.name]:
             checked = with_policy(scenario, name) if policies else scenario

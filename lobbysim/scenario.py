@@ -45,8 +45,9 @@ class GameRules:
     Attributes:
         mode: ``"1v1"``, ``"team"`` (``team_size`` vs ``team_size``) or ``"ffa"`` (``ffa_size``
             players, everyone for themselves).
-        team_size: players per team in team games (>= 1).
-        ffa_size: players in a free-for-all game (>= 2).
+        team_size: players per team, for mode ``team`` only (>= 1; default 2). In mode
+            ``1v1`` it may only be 1.
+        ffa_size: players in a free-for-all game, for mode ``ffa`` only (>= 2; default 8).
         length: scheduled game length in minutes (ZoneStats-style lobbies: 20, MAX_GAME_LENGTH).
         beta2: true performance-noise variance: performance ~ N(skill, beta2) per game.
         quit_rate: hazard of leaving mid-match, per minute (0: nobody quits).
@@ -61,8 +62,8 @@ class GameRules:
     """
 
     mode: str = "1v1"
-    team_size: int = 2
-    ffa_size: int = 8
+    team_size: int | None = None
+    ffa_size: int | None = None
     length: float = 10.0
     beta2: float = 2.5
     quit_rate: float = 0.0
@@ -79,8 +80,9 @@ class GameRules:
             if self.mode in modes
             else f"game.mode: expected 1v1, team or ffa, got {self.mode!r}"
             + did_you_mean(str(self.mode), modes),
-            _whole("game.team_size", self.team_size, 1),
-            _whole("game.ffa_size", self.ffa_size, 2),
+            None if self.team_size is None else _whole("game.team_size", self.team_size, 1),
+            None if self.ffa_size is None else _whole("game.ffa_size", self.ffa_size, 2),
+            self._size_problem(),
             _non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
             _positive("game.length", self.length),
             _positive("game.beta2", self.beta2),
@@ -89,6 +91,38 @@ class GameRules:
             _non_negative("game.score_rate", self.score_rate),
             _finite("game.score_gain", self.score_gain),
         )
+        if self.mode == "team" and self.team_size is None:
+            object.__setattr__(self, "team_size", 2)
+        if self.mode == "ffa" and self.ffa_size is None:
+            object.__setattr__(self, "ffa_size", 8)
+
+    def _size_problem(self) -> str | None:
+        """Return the problem of a team or game size that the mode cannot hold, if any."""
+        if self.mode == "1v1" and self.team_size not in (None, 1):
+            return (
+                f"game.team_size: mode 1v1 has one player a side, got {self.team_size!r}; "
+                "use mode: team for teams"
+            )
+        if self.mode in ("1v1", "team") and self.ffa_size is not None:
+            return (
+                f"game.ffa_size: mode {self.mode} has two sides, got {self.ffa_size!r}; "
+                "ffa_size is for mode: ffa"
+            )
+        if self.mode == "ffa" and self.team_size is not None:
+            return (
+                f"game.team_size: mode ffa has no teams, got {self.team_size!r}; "
+                "use ffa_size for the players in a game"
+            )
+        return None
+
+    @property
+    def seats(self) -> int:
+        """Return the players a game of this mode holds."""
+        if self.mode == "team":
+            return 2 * (self.team_size or 2)
+        if self.mode == "ffa":
+            return self.ffa_size or 8
+        return 2
 
 
 @dataclass(frozen=True)
@@ -107,6 +141,9 @@ class MatchmakerConfig:
             with the longer wait of the pair.
         focal_players: if set, only these player ids choose opponents (the paper's "player 0"
             view); everybody else is only ever a candidate.
+        focal_rank: instead of ids, the focal player by rank of prior mean among the players
+            present at the first matchmaking pass: 1 is the highest, -1 the lowest, 25 the 25th
+            (the paper's top, bottom and middle cases).
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -115,9 +152,24 @@ class MatchmakerConfig:
     wake_on_arrival: bool = True
     threshold: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
     focal_players: tuple[int, ...] | None = None
+    focal_rank: int | None = None
 
     def __post_init__(self) -> None:
-        _check(_positive("matchmaker.tick", self.tick))
+        _check(
+            _positive("matchmaker.tick", self.tick),
+            "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
+            f"-1 = lowest), got {self.focal_rank!r}"
+            if self.focal_rank is not None
+            and (
+                isinstance(self.focal_rank, bool)
+                or not isinstance(self.focal_rank, int)
+                or self.focal_rank == 0
+            )
+            else None,
+            "matchmaker.focal_rank: give focal_players or focal_rank, not both"
+            if self.focal_rank is not None and self.focal_players is not None
+            else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -287,7 +339,19 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
                 f"{where}: expected a list of [wait_minutes, min_quality] pairs, got {value!r}"
             ) from None
     if text == "tuple[int, ...] | None":
-        return None if value is None else tuple(int(v) for v in value)
+        if value is None:
+            return None
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+        ):
+            raise ScenarioError(
+                f"{where}: expected a list of player ids (whole numbers >= 0), got {value!r}"
+            )
+        return tuple(value)
+    if text == "int | None":
+        if value is None:
+            return None
+        return _convert("int", value, where)
     if text == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ScenarioError(f"{where}: expected a number, got {value!r}")

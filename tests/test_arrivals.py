@@ -331,6 +331,7 @@ def example_params(name: str, trace_path: str) -> dict[str, Any]:
         "time_of_day": {"rates": PROFILE, "start_hour": 18.0},
         "bursts": {"rate": 0.2, "mean_size": 2.5, "max_size": 5},
         "trace": {"path": trace_path},
+        "cohort": {"size": 12, "at": 3.5},
     }
     return examples[name]
 
@@ -356,6 +357,9 @@ def test_every_registered_model_conforms_and_repeats_with_the_seed(
     ("name", "params", "message"),
     [
         ("poisson", {"rate": 0}, "rate must be > 0, got 0"),
+        ("cohort", {"size": 0}, "size must be a whole number >= 1, got 0"),
+        ("cohort", {"size": 2.5}, "size must be a whole number >= 1, got 2.5"),
+        ("cohort", {"size": 5, "at": -1}, "at must be >= 0, got -1"),
         ("poisson", {"rate": -2.0}, "rate must be > 0, got -2.0"),
         ("poisson", {"rate": "fast"}, "rate must be a finite number, got 'fast'"),
         ("poisson", {"rate": math.inf}, "rate must be a finite number, got inf"),
@@ -406,3 +410,14 @@ def test_an_unknown_model_suggests_a_registered_one() -> None:
         PluginError, match=r"unknown arrival model 'busrts' \(did you mean 'bursts'\?\)"
     ):
         ARRIVALS.create("busrts", {"rate": 1.0})
+
+
+def test_cohort_arrives_once_as_one_group_in_the_window_holding_its_time() -> None:
+    model = ARRIVALS.create("cohort", {"size": 50, "at": 60.0})
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    assert len(model.sample(rng, 0.0, 60.0)) == 0
+    got = model.sample(rng, 60.0, 120.0)
+    assert got.times.tolist() == [60.0] and got.sizes.tolist() == [50]
+    assert len(model.sample(rng, 120.0, 180.0)) == 0
+    assert rng.bit_generator.state == state  # draws nothing

@@ -140,6 +140,46 @@ def test_results_do_not_depend_on_the_number_of_workers(
             "'draw_chance' needs belief variances, but the driving rater 'sph_elo' has none",
         ),
         (["run", "{missing}"], "cannot read the file"),
+        (
+            ["run", "{s}", "--set", "game.team_size=3"],
+            "game.team_size: mode 1v1 has one player a side, got 3; use mode: team for teams",
+        ),
+        (
+            ["run", "{s}", "--set", "matchmaker.focal_rank=0"],
+            "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
+            "-1 = lowest), got 0",
+        ),
+        (
+            [
+                "run",
+                "{s}",
+                "--set",
+                "matchmaker.focal_rank=1",
+                "--set",
+                "matchmaker.focal_players=[0]",
+            ],
+            "matchmaker.focal_rank: give focal_players or focal_rank, not both",
+        ),
+        (
+            [
+                "run",
+                "{s}",
+                "--set",
+                "arrivals={{name: cohort, size: 10}}",
+                "--set",
+                "matchmaker.focal_rank=-11",
+            ],
+            "matchmaker.focal_rank: expected a rank within the cohort of 10 players "
+            "(1..10 or -1..-10), got -11",
+        ),
+        (
+            ["run", "{s}", "--set", "population.prior_seed=4"],
+            "population: prior_seed needs prior: informative (other priors are all equal)",
+        ),
+        (
+            ["run", "{s}", "--set", "warmup=90"],
+            "warmup: 90.0 must be shorter than the horizon (90.0)",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_no_folder(

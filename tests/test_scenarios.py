@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -9,10 +10,14 @@ import numpy as np
 import pytest
 
 from lobbysim.arrivals import ARRIVALS
+from lobbysim.experiment import run_experiment
+from lobbysim.paper import PaperStudy, draw_priors, run_study
 from lobbysim.registry import PluginError
 from lobbysim.runs import check_scenario
 from lobbysim.scenario import load_scenario
+from lobbysim.sim import LobbySimulation
 from lobbysim.simulation import simulate
+from lobbysim.streams import Streams
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -20,7 +25,16 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 
 def test_the_bundled_scenarios_are_all_here() -> None:
     names = {p.stem for p in SCENARIOS}
-    assert {"quickstart", "mechwarrior_ffa", "team_4v4", "evening_peak", "custom_arrivals"} <= names
+    assert {
+        "quickstart",
+        "paper_top",
+        "paper_bottom",
+        "paper_middle",
+        "mechwarrior_ffa",
+        "team_4v4",
+        "evening_peak",
+        "custom_arrivals",
+    } <= names
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
@@ -84,3 +98,52 @@ def test_the_custom_arrival_model_is_loaded_from_its_file_and_validated(
         ARRIVALS.create("examples/custom_arrivals.py:Evenings", {"base": 1.0, "peak": 0.5})
     with pytest.raises(PluginError, match=re.escape("no file 'examples/nope.py'")):
         ARRIVALS.create("examples/nope.py:Evenings")
+
+
+# --- the paper's study as lobby scenarios ---------------------------------------------------------
+
+PAPER_RANKS = {"top": 1, "bottom": -1, "middle": 25}
+
+
+@pytest.mark.parametrize("case", sorted(PAPER_RANKS))
+def test_paper_scenarios_put_the_ranked_focal_player_in_every_game(case: str) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / f"paper_{case}.yaml")
+    scenario = scenario.replace(horizon=60.5)
+    sim = LobbySimulation(scenario, Streams(7))
+    sim.run(until=0.5)  # the first game is running, nothing is rated yet: beliefs are priors
+    ids = np.arange(50)
+    priors, variances = sim.driver.means(ids).copy(), sim.driver.variances(ids).copy()
+    assert sim.focal is not None and len(sim.focal) == 1
+    (focal,) = sim.focal
+    order = np.argsort(-priors, kind="stable")
+    assert focal == order[PAPER_RANKS[case] - 1 if PAPER_RANKS[case] > 0 else PAPER_RANKS[case]]
+    # the paper engine's population for the same prior seed, whatever the run's seed
+    _, truth_means, paper_variances = draw_priors(PaperStudy(case=case), 2011)
+    np.testing.assert_array_equal(np.sort(priors), np.sort(truth_means))
+    np.testing.assert_array_equal(np.sort(variances), np.sort(paper_variances))
+
+    sim.advance(scenario.horizon)
+    sim.apply_pending()
+    assert len(sim.records.games) == 60  # one game a minute, all of them the focal player's
+    players_per_game: dict[int, set[int]] = {}
+    for game_id, player_id, *_ in sim.records.participants:
+        players_per_game.setdefault(game_id, set()).add(player_id)
+    assert all(focal in players for players in players_per_game.values())
+    assert len(players_per_game) == 60
+
+
+def test_paper_top_in_the_lobby_agrees_with_the_paper_engine() -> None:
+    """The lobby's paper_top and the paper engine estimate the same per-game means."""
+    n_games = 100
+    scenario = load_scenario(ROOT / "scenarios" / "paper_top.yaml").replace(horizon=n_games + 0.5)
+    lobby = run_experiment(
+        scenario, ["point_estimate", "knowledge_gradient"], replications=30, jobs=1
+    ).metrics
+    study = PaperStudy(case="top", n_games=n_games, windows=((1, n_games),))
+    for policy, paths in (("point_estimate", 1000), ("knowledge_gradient", 400)):
+        # the engine's seed is the scenario's prior_seed: the same 50 priors
+        engine = run_study(study, [policy], paths=paths, seed=2011).windows
+        got = lobby[lobby.policy == policy].draw_prob_true_mean.to_numpy()
+        want, want_se = engine.draw_prob_true.iloc[0], engine.draw_prob_true_se.iloc[0]
+        z = (got.mean() - want) / math.hypot(got.std(ddof=1) / math.sqrt(got.size), want_se)
+        assert abs(z) < 4.0, (policy, got.mean(), want, z)

@@ -64,7 +64,7 @@ class GameMechanics:
         free = np.ones(len(waiting), dtype=bool)
         if self._open_games:
             self._backfill(waiting, pool.mu, free)
-        size = 2 * rules.team_size if rules.mode == "team" else rules.ffa_size
+        size = rules.seats
         left = np.flatnonzero(free)
         if left.size < size:
             return
@@ -105,7 +105,7 @@ class GameMechanics:
         rules, env = self.scenario.game, self.env
         teams: list[int | None]
         if rules.mode == "team":
-            teams = [int(t) for t in balance_teams(mu, rules.team_size)]
+            teams = [int(t) for t in balance_teams(mu, rules.seats // 2)]
         else:
             teams = [None] * len(members)
         end_event = env.timeout(rules.length)

@@ -128,6 +128,7 @@ class LobbySimulation(GameMechanics):
         ]
         self.beta2_model = float(getattr(self.driver, "beta2", scenario.game.beta2))
         self.focal = None if mm.focal_players is None else frozenset(mm.focal_players)
+        self._focal_rank = mm.focal_rank  # resolved to ``focal`` at the first pass
 
         self.players: list[Player] = []
         self.pool: dict[int, Waiting] = {}
@@ -406,6 +407,17 @@ class LobbySimulation(GameMechanics):
                 )
             )
 
+    def _player_of_rank(self, rank: int) -> int:
+        """Return the present player whose driving-rater mean has this rank (1 = highest)."""
+        ids = np.fromiter(self.present, dtype=np.int64, count=len(self.present))
+        if not 1 <= abs(rank) <= ids.size:
+            raise PluginError(
+                f"matchmaker.focal_rank: {rank} is out of range: {ids.size} players were present "
+                "at the first matchmaking pass"
+            )
+        order = ids[np.argsort(-self.driver.means(ids), kind="stable")]
+        return int(order[rank - 1] if rank > 0 else order[rank])
+
     def matchmaking_pass(self) -> None:
         """Apply finished games, then pair waiting players and start their games."""
         self.apply_pending()
@@ -413,6 +425,9 @@ class LobbySimulation(GameMechanics):
         if len(self.pool) < (1 if self._open_games else 2):
             return
         self.n_passes += 1
+        if self._focal_rank is not None:
+            self.focal = frozenset([self._player_of_rank(self._focal_rank)])
+            self._focal_rank = None
         waiting = list(self.pool.values())
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
         mu = self.driver.means(ids)

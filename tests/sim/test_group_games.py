@@ -141,9 +141,43 @@ def test_group_lobbies_conserve_players_and_minutes(mode: str, extra: dict[str, 
         ),
         ({"mode": "team", "team_size": 0}, "game.team_size: expected a whole number >= 1, got 0"),
         ({"mode": "ffa", "ffa_size": 1}, "game.ffa_size: expected a whole number >= 2, got 1"),
+        (
+            {"mode": "1v1", "team_size": 4},
+            "game.team_size: mode 1v1 has one player a side, got 4; use mode: team for teams",
+        ),
+        (
+            {"mode": "team", "team_size": 4, "ffa_size": 8},
+            "game.ffa_size: mode team has two sides, got 8; ffa_size is for mode: ffa",
+        ),
+        (
+            {"mode": "1v1", "ffa_size": 8},
+            "game.ffa_size: mode 1v1 has two sides, got 8; ffa_size is for mode: ffa",
+        ),
+        (
+            {"mode": "ffa", "team_size": 2},
+            "game.team_size: mode ffa has no teams, got 2; use ffa_size for the players in a game",
+        ),
     ],
 )
 def test_bad_game_rules_are_named(game: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError) as err:
         Scenario.from_dict({"game": game})
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("game", "seats", "team_size", "ffa_size"),
+    [
+        ({}, 2, None, None),
+        ({"team_size": 1}, 2, 1, None),
+        ({"mode": "team"}, 4, 2, None),
+        ({"mode": "team", "team_size": 5}, 10, 5, None),
+        ({"mode": "ffa"}, 8, None, 8),
+        ({"mode": "ffa", "ffa_size": 3}, 3, None, 3),
+    ],
+)
+def test_each_mode_gets_its_size_and_seats(
+    game: dict[str, Any], seats: int, team_size: int | None, ffa_size: int | None
+) -> None:
+    rules = Scenario.from_dict({"game": game}).game
+    assert (rules.seats, rules.team_size, rules.ffa_size) == (seats, team_size, ffa_size)
