@@ -1,0 +1,606 @@
+"""The sweep report: the Pareto front, the cell summary, the files, the tables and determinism."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from lobbysim.metrics import metric_names
+from lobbysim.report import format_interval
+from lobbysim.sweep_report import (
+    by_key_files,
+    by_key_summary,
+    headline_metrics,
+    pareto_front,
+    slug,
+    summarise_cells,
+    write_sweep_report,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+KEYS = ["matchmaker.tick", "arrivals.rate"]
+POLICIES = ["point_estimate", "draw_chance"]
+TITLE = "Sweep <quickstart> & co"
+DRIVER = "bayesian"
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic sweeps
+
+
+def _results(
+    grid: dict[str, Sequence[object]],
+    policies: Sequence[str],
+    replications: int,
+    *,
+    seed: int = 1,
+) -> pd.DataFrame:
+    """Return a results frame over the grid's Cartesian product, with a built-in trade-off.
+
+    Waiting (a larger numeric grid value, a later policy) lengthens the p90 queue time and
+    raises the draw probability; ``sph_elo`` has no RMSE (it is not on the skill scale).
+    """
+    rng = np.random.default_rng(seed)
+    names = metric_names(["bayesian", "sph_elo"])
+    rows = []
+    keys = list(grid)
+    for cell, values in enumerate(itertools.product(*grid.values()), start=1):
+        push = sum(float(v) if isinstance(v, int | float) else len(str(v)) for v in values)
+        for p, policy in enumerate(policies):
+            for r in range(1, replications + 1):
+                metrics = {name: float(rng.normal(1.0, 0.1)) for name in names}
+                metrics["queue_time_p90"] = 2.0 + push + 1.5 * p + float(rng.normal(0, 0.3))
+                metrics["draw_prob_true_mean"] = (
+                    0.3 + 0.02 * push + 0.03 * p + float(rng.normal(0, 0.01))
+                )
+                metrics["sph_elo.rating_rmse"] = math.nan
+                rows.append(
+                    {
+                        "cell": cell,
+                        **dict(zip(keys, values, strict=True)),
+                        "policy": policy,
+                        "replication": r,
+                        "seed": 1000 + r,
+                        **metrics,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _failures(rows: Sequence[dict[str, object]]) -> pd.DataFrame:
+    columns = ["cell", *KEYS, "policy", "replication", "seed", "error"]
+    return pd.DataFrame(list(rows), columns=columns)
+
+
+FAILURES = _failures(
+    [
+        {
+            "cell": 5,
+            "matchmaker.tick": 1.0,
+            "arrivals.rate": 4.0,
+            "policy": "draw_chance",
+            "replication": 4,
+            "seed": 77,
+            "error": "Traceback (most recent call last):\n  File 'x.py'\nValueError: bad | rate",
+        },
+        {
+            "cell": 2,
+            "matchmaker.tick": 0.25,
+            "arrivals.rate": 4.0,
+            "policy": "point_estimate",
+            "replication": 4,
+            "seed": 78,
+            "error": "worker died",
+        },
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def results() -> pd.DataFrame:
+    return _results({"matchmaker.tick": [0.25, 1.0], "arrivals.rate": [2.0, 4.0, 8.0]}, POLICIES, 3)
+
+
+@pytest.fixture(scope="module")
+def report(results: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sweep")
+    written = write_sweep_report(
+        results, FAILURES, KEYS, out, title=TITLE, driver=DRIVER, scenario_line="quickstart"
+    )
+    assert written == [
+        out / "cells.csv",
+        out / "tradeoff_draw.png",
+        out / "tradeoff_rating.png",
+        out / "by_matchmaker_tick.png",
+        out / "by_arrivals_rate.png",
+        out / "report.md",
+        out / "report.html",
+    ]
+    return out
+
+
+def _section(markdown: str, heading: str) -> str:
+    """Return the text under a heading (any level) up to the next heading of that level or up."""
+    marks = heading.split(" ", 1)[0]
+    start = markdown.index(f"{heading}\n")
+    ends = [markdown.find(f"\n{'#' * k} ", start + 1) for k in range(1, len(marks) + 1)]
+    ends = [e for e in ends if e >= 0]
+    return markdown[start : min(ends) if ends else None]
+
+
+def _table_rows(section: str) -> list[list[str]]:
+    """Return the cells of the body rows of the first Markdown table in a section."""
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    assert len(lines) >= 2 and set(lines[1].replace("|", "").split()) == {"---"}
+    end = next((k for k, line in enumerate(lines[2:], 2) if set(line) <= {"|", " ", "-"}), None)
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in lines[2:end]]
+
+
+def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
+    values = values[np.isfinite(values)]
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, math.nan, math.nan
+    low, high = stats.t.interval(0.95, values.size - 1, loc=mean, scale=stats.sem(values))
+    return mean, float(low), float(high)
+
+
+# --------------------------------------------------------------------------------------------
+# pareto_front
+
+
+def _brute_front(x: np.ndarray, y: np.ndarray, minimize_x: bool, minimize_y: bool) -> np.ndarray:
+    def as_good(u: float, v: float, minimize: bool) -> bool:
+        return u <= v if minimize else u >= v
+
+    def better(u: float, v: float, minimize: bool) -> bool:
+        return u < v if minimize else u > v
+
+    valid = ~(np.isnan(x) | np.isnan(y))
+    out = np.zeros(x.size, dtype=bool)
+    for i in np.flatnonzero(valid):
+        out[i] = not any(
+            as_good(x[j], x[i], minimize_x)
+            and as_good(y[j], y[i], minimize_y)
+            and (better(x[j], x[i], minimize_x) or better(y[j], y[i], minimize_y))
+            for j in np.flatnonzero(valid)
+            if j != i
+        )
+    return out
+
+
+_coordinate = st.one_of(
+    st.sampled_from([0.0, 1.0, 2.0, 3.0, math.nan, math.inf, -math.inf]),  # ties and oddities
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    points=st.lists(st.tuples(_coordinate, _coordinate), max_size=25),
+    minimize_x=st.booleans(),
+    minimize_y=st.booleans(),
+)
+def test_pareto_front_matches_the_brute_force_definition(
+    points: list[tuple[float, float]], minimize_x: bool, minimize_y: bool
+) -> None:
+    x = np.array([p[0] for p in points], dtype=float)
+    y = np.array([p[1] for p in points], dtype=float)
+    got = pareto_front(x, y, minimize_x=minimize_x, minimize_y=minimize_y)
+    assert got.dtype == bool and got.shape == x.shape
+    np.testing.assert_array_equal(got, _brute_front(x, y, minimize_x, minimize_y))
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "kwargs", "expected"),
+    [
+        # a plain trade-off: (3, 3) is dominated by (2, 2)
+        ([1, 2, 3], [3, 2, 3], {}, [True, True, False]),
+        # a tie in x: the lower y wins, the higher is dominated
+        ([1, 1, 2], [5, 4, 1], {}, [False, True, True]),
+        # a tie in y: the lower x wins
+        ([1, 2, 0.5], [2, 2, 3], {}, [True, False, True]),
+        # duplicates are on the front together ...
+        ([1, 1, 2], [1, 1, 0], {}, [True, True, True]),
+        # ... or off it together
+        ([2, 2, 1], [2, 2, 1], {}, [False, False, True]),
+        # NaN points are never on it and dominate nothing
+        ([np.nan, 1, 0], [0, np.nan, 5], {}, [False, False, True]),
+        ([np.nan, np.nan], [np.nan, np.nan], {}, [False, False]),
+        # maximise y (queue time against draw probability)
+        ([1, 2, 3], [0.3, 0.4, 0.35], {"minimize_y": False}, [True, True, False]),
+        # maximise both
+        ([1, 2, 2], [2, 1, 2], {"minimize_x": False, "minimize_y": False}, [False, False, True]),
+        # maximise x, minimise y
+        ([1, 2, 3], [1, 1, 2], {"minimize_x": False}, [False, True, True]),
+        ([], [], {}, []),
+        ([7.0], [-1.0], {}, [True]),
+    ],
+)
+def test_pareto_front_hand_cases(
+    x: list[float], y: list[float], kwargs: dict[str, bool], expected: list[bool]
+) -> None:
+    got = pareto_front(np.array(x, dtype=float), np.array(y, dtype=float), **kwargs)
+    assert got.tolist() == expected
+
+
+def test_pareto_front_rejects_mismatched_inputs() -> None:
+    with pytest.raises(ValueError, match="1-d of one length"):
+        pareto_front([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="1-d of one length"):
+        pareto_front(np.zeros((2, 2)), np.zeros((2, 2)))
+
+
+# --------------------------------------------------------------------------------------------
+# summarise_cells and the per-key averages
+
+
+def test_summarise_cells_matches_a_hand_computation() -> None:
+    nan = math.nan
+    frame = pd.DataFrame(
+        {
+            "cell": [2, 2, 2, 1, 1, 1, 2, 1],
+            "mode": ["b", "b", "b", "a", "a", "a", "b", "a"],
+            "policy": ["zeta", "zeta", "zeta", "zeta", "zeta", "zeta", "alpha", "alpha"],
+            "replication": [1, 2, 3, 1, 2, 3, 1, 1],
+            "seed": [11, 12, 13, 11, 12, 13, 11, 11],
+            "wait": [1.0, 2.0, 4.0, 3.0, nan, 5.0, 7.0, 8.0],
+            "draw": [nan, nan, nan, 0.5, 0.25, 0.75, 0.1, nan],
+        }
+    )
+    summary = summarise_cells(frame, ["mode"])
+    assert list(summary.columns) == [
+        "cell",
+        "mode",
+        "policy",
+        "metric",
+        "mean",
+        "sd",
+        "n",
+        "ci_low",
+        "ci_high",
+    ]
+    # cell ascending, then policy in first-appearance order, then metric in column order
+    assert list(zip(summary["cell"], summary["policy"], summary["metric"], strict=True)) == [
+        (1, "zeta", "wait"),
+        (1, "zeta", "draw"),
+        (1, "alpha", "wait"),
+        (1, "alpha", "draw"),
+        (2, "zeta", "wait"),
+        (2, "zeta", "draw"),
+        (2, "alpha", "wait"),
+        (2, "alpha", "draw"),
+    ]
+    assert summary["mode"].tolist() == ["a"] * 4 + ["b"] * 4
+    rows = summary.set_index(["cell", "policy", "metric"])
+    for (cell, policy), group in frame.groupby(["cell", "policy"]):
+        for metric in ("wait", "draw"):
+            values = group[metric].to_numpy(dtype=float)
+            finite = values[np.isfinite(values)]
+            row = rows.loc[(cell, policy, metric)]
+            assert row["n"] == finite.size
+            if finite.size == 0:
+                assert all(math.isnan(row[c]) for c in ("mean", "sd", "ci_low", "ci_high"))
+                continue
+            mean, low, high = _t_interval(values)
+            assert row["mean"] == pytest.approx(mean)
+            if finite.size == 1:
+                assert all(math.isnan(row[c]) for c in ("sd", "ci_low", "ci_high"))
+            else:
+                assert row["sd"] == pytest.approx(np.std(finite, ddof=1))
+                assert row["ci_low"] == pytest.approx(low)
+                assert row["ci_high"] == pytest.approx(high)
+    # spot values: cell 1 zeta wait is 3 and 5 (NaN left out); cell 2 zeta wait 1, 2, 4
+    assert rows.loc[(1, "zeta", "wait"), "mean"] == pytest.approx(4.0)
+    assert rows.loc[(1, "zeta", "wait"), "n"] == 2
+    half = stats.t.ppf(0.975, 2) * np.std([1.0, 2.0, 4.0], ddof=1) / math.sqrt(3)
+    assert rows.loc[(2, "zeta", "wait"), "ci_high"] == pytest.approx(7 / 3 + half)
+
+
+def test_summarise_cells_rejects_missing_and_clashing_columns(results: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="lacks the columns"):
+        summarise_cells(results.drop(columns=["policy"]), KEYS)
+    with pytest.raises(ValueError, match="lacks the columns"):
+        summarise_cells(results, [*KEYS, "game.length"])
+    with pytest.raises(ValueError, match="report column"):
+        summarise_cells(results.assign(metric=1.0), [*KEYS, "metric"])
+
+
+def test_by_key_summary_averages_other_keys_per_replication(results: pd.DataFrame) -> None:
+    table = by_key_summary(results, "arrivals.rate", "queue_time_p90")
+    assert table["policy"].tolist() == [p for p in POLICIES for _ in range(3)]
+    assert table["value"].tolist() == [2.0, 4.0, 8.0] * 2
+    row = table[(table["policy"] == "draw_chance") & (table["value"] == 4.0)].iloc[0]
+    pooled = results[(results["policy"] == "draw_chance") & (results["arrivals.rate"] == 4.0)]
+    per_replication = [
+        pooled.loc[pooled["replication"] == r, "queue_time_p90"].mean() for r in (1, 2, 3)
+    ]
+    mean, low, high = _t_interval(np.array(per_replication))
+    assert row["n"] == 3
+    assert (row["mean"], row["ci_low"], row["ci_high"]) == pytest.approx((mean, low, high))
+
+
+def test_slugs_and_by_key_file_names() -> None:
+    assert slug("matchmaker.tick") == "matchmaker_tick"
+    assert slug("Game.Team Size!") == "game_team_size"
+    assert slug("...") == "key"
+    assert by_key_files(["a.b", "a_b", "a-b", "c"]) == {
+        "a.b": "by_a_b.png",
+        "a_b": "by_a_b_2.png",
+        "a-b": "by_a_b_3.png",
+        "c": "by_c.png",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# write_sweep_report: files
+
+
+def _pngs(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.png"))
+
+
+def _assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC), path.name
+    assert len(data) > 20_000, path.name  # drawn, not an empty canvas
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 600 and height >= 400, path.name
+
+
+def test_every_file_is_written_and_the_pngs_are_images(report: Path) -> None:
+    assert {p.name for p in report.iterdir()} == {
+        "cells.csv",
+        "tradeoff_draw.png",
+        "tradeoff_rating.png",
+        "by_matchmaker_tick.png",
+        "by_arrivals_rate.png",
+        "report.md",
+        "report.html",
+    }
+    for path in _pngs(report):
+        _assert_png(path)
+
+
+def test_cells_csv_is_the_cell_summary(report: Path, results: pd.DataFrame) -> None:
+    written = pd.read_csv(report / "cells.csv")
+    expected = summarise_cells(results, KEYS)
+    pd.testing.assert_frame_equal(written, expected, check_dtype=False)
+    assert len(written) == 6 * 2 * len(metric_names(["bayesian", "sph_elo"]))
+
+
+def test_writing_twice_gives_identical_bytes(
+    report: Path, results: pd.DataFrame, tmp_path: Path
+) -> None:
+    write_sweep_report(
+        results.copy(),
+        FAILURES.copy(),
+        list(KEYS),
+        tmp_path,
+        title=TITLE,
+        driver=DRIVER,
+        scenario_line="quickstart",
+    )
+    names = sorted(p.name for p in report.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (report / name).read_bytes(), name
+
+
+# --------------------------------------------------------------------------------------------
+# write_sweep_report: report.md
+
+
+def _frontier_expectation(
+    results: pd.DataFrame, y: str, *, maximise_y: bool
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Return per (cell, policy) the x and y means and the brute-force frontier mask."""
+    means = results.groupby(["cell", "policy"], sort=False)[["queue_time_p90", y]].mean()
+    means = means.reset_index()
+    mask = _brute_front(
+        means["queue_time_p90"].to_numpy(dtype=float),
+        means[y].to_numpy(dtype=float),
+        True,
+        not maximise_y,
+    )
+    return means, mask
+
+
+def _formatted(results: pd.DataFrame, cell: int, policy: str, metric: str) -> str:
+    mine = results[(results["cell"] == cell) & (results["policy"] == policy)]
+    return format_interval(*_t_interval(mine[metric].to_numpy(dtype=float)))
+
+
+@pytest.mark.parametrize(
+    ("heading", "y", "maximise_y"),
+    [
+        ("### Queue time against match evenness", "draw_prob_true_mean", True),
+        ("### Queue time against the rating error of bayesian", "bayesian.rating_rmse", False),
+    ],
+)
+def test_markdown_lists_exactly_the_frontier_points(
+    report: Path, results: pd.DataFrame, heading: str, y: str, maximise_y: bool
+) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    section = _section(text, heading)
+    means, mask = _frontier_expectation(results, y, maximise_y=maximise_y)
+    assert mask.any() and not mask.all()
+    rows = _table_rows(section)
+    listed = {(int(r[0]), r[3]): r for r in rows}
+    assert len(listed) == len(rows)
+    frontier = {
+        (int(c), str(p))
+        for c, p, on in zip(means["cell"], means["policy"], mask, strict=True)
+        if on
+    }
+    assert set(listed) == frontier
+    grid = results.drop_duplicates("cell").set_index("cell")
+    for (cell, policy), row in listed.items():
+        assert row[1:3] == [f"{grid.loc[cell, k]:g}" for k in KEYS]
+        assert row[4] == _formatted(results, cell, policy, "queue_time_p90")
+        assert row[5] == _formatted(results, cell, policy, y)
+    # listed from the shortest queue time
+    waits = [float(r[4].split(" ")[0]) for r in rows]
+    assert waits == sorted(waits)
+    n_front = len(frontier)
+    if n_front > 1:
+        assert f"{n_front} points are on the frontier" in section
+    dominated = len(means) - n_front
+    verb = "point is" if dominated == 1 else "points are"
+    assert f"The other {dominated} {verb} dominated" in section
+
+
+def test_markdown_has_title_setup_sections_and_figures(report: Path) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert text.startswith(f"# {TITLE}\n")
+    assert "6 cells" in text and "2 policies" in text and "3 replications" in text
+    assert "36 runs succeeded and 2 failed" in text
+    setup = _section(text, "## Set-up")
+    assert "**Swept matchmaker.tick**: 0.25, 1" in setup
+    assert "**Swept arrivals.rate**: 2, 4, 8" in setup
+    assert "**Driving rater**: bayesian" in setup
+    order = ["## Trade-offs", "## Per swept parameter", "## Cells", "## Failed runs"]
+    positions = [text.index(f"{h}\n") for h in order]
+    assert positions == sorted(positions)
+    for name in ("tradeoff_draw.png", "tradeoff_rating.png"):
+        assert f"]({name})" in _section(text, "## Trade-offs")
+    per_key = _section(text, "## Per swept parameter")
+    for name in ("by_matchmaker_tick.png", "by_arrivals_rate.png"):
+        assert f"]({name})" in per_key
+    assert "averag" in per_key
+
+
+def test_cells_table_has_a_row_per_cell_and_policy(report: Path, results: pd.DataFrame) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    section = _section(text, "## Cells")
+    headline = list(headline_metrics(DRIVER))
+    header = ["cell", *KEYS, "policy", "runs", *headline]
+    assert "| " + " | ".join(header) + " |" in section
+    rows = _table_rows(section)
+    assert [(int(r[0]), r[3]) for r in rows] == [(c, p) for c in range(1, 7) for p in POLICIES]
+    for row in rows:
+        cell, policy = int(row[0]), row[3]
+        assert row[4] == "3"
+        for metric, shown in zip(headline, row[5:], strict=True):
+            assert shown == _formatted(results, cell, policy, metric), (cell, policy, metric)
+
+
+def test_failed_runs_are_listed(report: Path) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    rows = _table_rows(_section(text, "## Failed runs"))
+    assert rows == [
+        ["2", "0.25", "4", "point_estimate", "4", "78", "worker died"],
+        ["5", "1", "4", "draw_chance", "4", "77", "ValueError: bad \\| rate"],
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# write_sweep_report: report.html
+
+
+class _Page(HTMLParser):
+    VOID = frozenset({"meta", "img", "br", "hr", "link", "input"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.images: list[str] = []
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        if tag == "img":
+            self.images.append(str(dict(attrs)["src"]))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _page(folder: Path) -> tuple[_Page, str]:
+    source = (folder / "report.html").read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(source)
+    page.close()
+    assert not page.errors and not page.stack
+    return page, source
+
+
+def test_html_links_every_png_relatively_and_escapes_text(report: Path) -> None:
+    page, source = _page(report)
+    assert sorted(page.images) == [p.name for p in _pngs(report)]
+    assert "script" not in page.tags
+    assert "<title>Sweep &lt;quickstart&gt; &amp; co</title>" in source
+    assert "<quickstart>" not in source
+    assert "ValueError: bad | rate" in "".join(page.text)
+
+
+# --------------------------------------------------------------------------------------------
+# Edge cases: one replication, a string key, one policy, no RMSE, all-NaN cells, no runs
+
+
+def test_single_replication_string_key_single_policy(tmp_path: Path) -> None:
+    frame = _results({"matchmaker.assignment": ["greedy", "blossom", "random"]}, ["kg"], 1)
+    frame.loc[frame["cell"] == 2, "draw_prob_true_mean"] = math.nan  # a cell without draws
+    frame.loc[:, "win_ratio_dispersion"] = math.nan  # a metric without any value
+    written = write_sweep_report(
+        frame, None, ["matchmaker.assignment"], tmp_path, title="one", driver="sph_elo"
+    )
+    names = [p.name for p in written]
+    assert names == [
+        "cells.csv",
+        "tradeoff_draw.png",
+        "by_matchmaker_assignment.png",
+        "report.md",
+        "report.html",
+    ]
+    for path in _pngs(tmp_path):
+        _assert_png(path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # sph_elo has no RMSE: the figure is skipped, and the report says so
+    assert "not drawn: the driving rater sph_elo has no rating_rmse" in text
+    assert "tradeoff_rating.png" not in text
+    # the cells keep their first-appearance order, and one replication gives no intervals
+    rows = _table_rows(_section(text, "## Cells"))
+    assert [r[1] for r in rows] == ["greedy", "blossom", "random"]
+    assert all(r[3] == "1" for r in rows)
+    assert rows[0][4].endswith(" [n/a]")
+    assert rows[1][6] == "n/a"  # cell 2's draw probability
+    assert "**Swept matchmaker.assignment**: greedy, blossom, random" in text
+    # the cell without draws is no point of the draw trade-off
+    frontier = _table_rows(_section(text, "### Queue time against match evenness"))
+    assert frontier and all(r[0] != "2" for r in frontier)
+    assert "Left out for lack of data: sph_elo.rating_rmse, win_ratio_dispersion." in text
+    assert "None: every run finished." in _section(text, "## Failed runs")
+    page, _ = _page(tmp_path)
+    assert sorted(page.images) == [p.name for p in _pngs(tmp_path)]
+
+
+def test_no_successful_run_still_gives_a_report(tmp_path: Path, results: pd.DataFrame) -> None:
+    written = write_sweep_report(
+        results.iloc[0:0], FAILURES, KEYS, tmp_path, title="all failed", driver=DRIVER
+    )
+    assert [p.name for p in written] == ["cells.csv", "report.md", "report.html"]
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "0 runs succeeded and 2 failed" in text
+    assert "No run succeeded" in text
+    assert len(_table_rows(_section(text, "## Failed runs"))) == 2
+    assert pd.read_csv(tmp_path / "cells.csv").empty
