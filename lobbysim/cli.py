@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lobbysim {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_run_parsers(subparsers)
+    _add_sweep_parser(subparsers)
     _add_paper_parser(subparsers)
     return parser
 
@@ -170,6 +171,130 @@ def _plugins(args: argparse.Namespace) -> int:
 
     print(plugins_text())
     return 0
+
+
+def _add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lobbysim sweep``: a grid of settings x policies x replications, resumable."""
+    sweep = subparsers.add_parser(
+        "sweep",
+        help="run every combination of some settings for several policies, resumably",
+        description=(
+            "Run the scenario for every combination of the --grid values (or of its sweep: "
+            "section), for each policy and replication, on common random numbers. Each finished "
+            "run is saved at once; running the same sweep again skips what is done. Writes "
+            "results.csv, failures.csv and a trade-off report with Pareto frontiers."
+        ),
+    )
+    sweep.add_argument("scenario", type=Path, help="the scenario YAML file")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=V1,V2,...",
+        help="a swept field and its values, e.g. --grid matchmaker.tick=0.25,1 (repeatable; "
+        "replaces the file's sweep.grid)",
+    )
+    sweep.add_argument(
+        "--policies", default=None, help="comma-separated policy names (default: the file's)"
+    )
+    sweep.add_argument(
+        "--replications", type=int, default=None, help="per cell and policy (default: the file's)"
+    )
+    sweep.add_argument("--seed", type=int, default=None, help="master seed (default: the file's)")
+    sweep.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field before the grid is applied (repeatable)",
+    )
+    sweep.add_argument(
+        "--executor",
+        default="local",
+        choices=["local", "dask", "dask-local"],
+        help="local process pool (default), an existing Dask cluster (with --scheduler), or a "
+        "Dask LocalCluster started for the sweep; Dask needs: pip install 'lobbysim[dask]'",
+    )
+    sweep.add_argument(
+        "--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler"
+    )
+    sweep.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="local worker processes or LocalCluster workers (default: the CPUs available)",
+    )
+    sweep.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the sweep's folder; an existing one is resumed (default: "
+        "outputs/<scenario name>-sweep-<hash of the sweep>)",
+    )
+    sweep.set_defaults(handler=_run_sweep)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim sweep``."""
+    import time
+
+    from tqdm import tqdm
+
+    from lobbysim.paper import default_jobs
+    from lobbysim.registry import PluginError
+    from lobbysim.runs import RunError
+    from lobbysim.scenario import ScenarioError
+    from lobbysim.sweep import SweepError, build_sweep, default_folder, run_sweep
+
+    policies = [p.strip() for p in args.policies.split(",")] if args.policies else []
+    if args.policies is not None and not all(policies):
+        raise UserError(f"--policies: expected comma-separated names, got {args.policies!r}")
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    start = time.perf_counter()
+    try:
+        sweep = build_sweep(
+            args.scenario,
+            grid=args.grid,
+            policies=policies,
+            replications=args.replications,
+            seed=args.seed,
+            sets=args.sets,
+        )
+        folder = args.out if args.out is not None else default_folder(sweep)
+        with tqdm(
+            desc="sweep", unit="run", file=sys.stderr, disable=not sys.stderr.isatty()
+        ) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            outcome = run_sweep(
+                sweep,
+                folder,
+                executor=args.executor,
+                jobs=jobs,
+                scheduler=args.scheduler,
+                progress=progress,
+            )
+    except (SweepError, RunError, ScenarioError, PluginError) as exc:
+        raise UserError(str(exc)) from None
+    cells, runs = len(sweep.cells), outcome.total
+    print(
+        f"sweep: {cells} cells x {len(sweep.policies)} policies x {sweep.replications} "
+        f"replications = {runs} runs: {outcome.skipped} already done, {outcome.ran} run now, "
+        f"{outcome.failed} failed ({time.perf_counter() - start:.1f} s)"
+    )
+    for row in outcome.failures.itertuples(index=False):
+        last = str(row.error).strip().splitlines()[-1] if str(row.error).strip() else ""
+        print(
+            f"failed: cell {row.cell}, policy {row.policy}, replication {row.replication} "
+            f"(seed {row.seed}): {last}",
+            file=sys.stderr,
+        )
+    print(f"wrote {outcome.folder}")
+    return 1 if len(outcome.failures) else 0
 
 
 def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -56,6 +56,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         return value
 
     result: dict[str, Any] = plain(scenario)
+    if result.get("sweep") is None:
+        result.pop("sweep", None)
     return result
 
 
@@ -69,21 +71,30 @@ def apply_sets(data: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
             value = yaml.safe_load(raw)
         except yaml.YAMLError:
             raise RunError(f"--set {key}: cannot read the value {raw!r}") from None
-        parts = key.split(".")
-        node: Any = data
-        for i, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if isinstance(child, str):  # a plug-in given by name: expand to a mapping
-                child = {"name": child}
-            elif child is None:
-                child = {}
-            elif not isinstance(child, dict):
-                where = ".".join(parts[: i + 1])
-                raise RunError(f"--set {key}: {where} is {child!r}, not a section")
-            node[part] = child
-            node = child
-        node[parts[-1]] = value
+        set_path(data, key, value, "--set")
     return data
+
+
+def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
+    """Set the field ``key`` (a dotted path) of scenario data to ``value``, in place.
+
+    A plug-in given by name is expanded to a mapping on the way, so ``arrivals.rate`` works on
+    ``arrivals: poisson``. ``what`` names the option in the error (e.g. ``--set``).
+    """
+    parts = key.split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if isinstance(child, str):  # a plug-in given by name: expand to a mapping
+            child = {"name": child}
+        elif child is None:
+            child = {}
+        elif not isinstance(child, dict):
+            where = ".".join(parts[: i + 1])
+            raise RunError(f"{what} {key}: {where} is {child!r}, not a section")
+        node[part] = child
+        node = child
+    node[parts[-1]] = value
 
 
 def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:

@@ -204,6 +204,20 @@ class RecordsConfig:
 
 
 @dataclass(frozen=True)
+class SweepConfig:
+    """A parameter sweep over this scenario (``lobbysim sweep``; ``--grid`` replaces ``grid``).
+
+    Attributes:
+        grid: scenario field paths (``matchmaker.tick``, ``arrivals.rate``) mapped to the values
+            to try; the sweep runs every combination (a cell).
+        policies: the policies to run in every cell (default: the scenario's own).
+    """
+
+    grid: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    policies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One simulated lobby.
 
@@ -216,6 +230,8 @@ class Scenario:
         arrivals: the arrival model.
         game, matchmaker, raters, records: see their classes.
         replications: replications a run makes (each with its own seed).
+        sweep: an optional parameter sweep (see :class:`SweepConfig`); ``run`` and ``compare``
+            ignore it.
     """
 
     name: str = "scenario"
@@ -230,6 +246,7 @@ class Scenario:
     raters: RatersConfig = field(default_factory=RatersConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
     replications: int = 1
+    sweep: SweepConfig | None = None
 
     def __post_init__(self) -> None:
         _check(
@@ -274,7 +291,13 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
 
 
-_SECTIONS = ("GameRules", "MatchmakerConfig", "RatersConfig", "RecordsConfig")
+_SECTIONS = (
+    "GameRules",
+    "MatchmakerConfig",
+    "RatersConfig",
+    "RecordsConfig",
+    "SweepConfig | None",
+)
 
 
 def _build(cls: type, data: Any, path: str) -> Any:
@@ -325,6 +348,25 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
     text = str(annotation)
     if text in ("GameRules", "MatchmakerConfig", "RatersConfig", "RecordsConfig"):
         return _build(globals()[text], value, where)
+    if text == "SweepConfig | None":
+        return None if value is None else _build(SweepConfig, value, where)
+    if text == "Mapping[str, tuple[Any, ...]]":
+        if not isinstance(value, Mapping):
+            raise ScenarioError(
+                f"{where}: expected a mapping of field paths to lists, got {value!r}"
+            )
+        problems = [
+            f"{where}.{key}: expected a non-empty list of values, got {values!r}"
+            for key, values in value.items()
+            if not isinstance(values, list | tuple) or not values
+        ]
+        if problems:
+            raise ScenarioError(problems)
+        return {str(key): tuple(values) for key, values in value.items()}
+    if text == "tuple[str, ...]":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ScenarioError(f"{where}: expected a list of names, got {value!r}")
+        return tuple(value)
     if text == "PluginSpec":
         return _plugin(value, where)
     if text == "tuple[PluginSpec, ...]":

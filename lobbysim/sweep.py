@@ -1,0 +1,655 @@
+"""Parameter sweeps: every combination of some scenario settings, resumable, on any executor.
+
+A sweep takes a scenario and a grid, field paths mapped to values
+(``matchmaker.tick: [0.25, 1]``, ``arrivals.rate: [2, 4, 8]``). Every combination is a *cell*;
+each cell runs for every policy and R replications, on the same replication seeds everywhere
+(common random numbers: replication r of every cell and policy sees the same stream seeds).
+
+**Loss-free and resumable.** Each run (a cell, a policy and a replication seed) is identified by
+the SHA-256 of its resolved scenario (without the fields that cannot change its result: name,
+description, replications, master seed and the sweep itself), its seed and the lobbysim version.
+As soon as a run finishes, its metrics are written to ``runs/<key>.json`` in the sweep's folder:
+to a temporary name first, flushed to disk and renamed, so a file either is complete or does not
+exist. A run that raises, or whose worker dies, is written to ``failed/<key>.json`` with its cell
+and seed and the sweep goes on. Running the same sweep again skips every run with a result and
+retries the failed ones; killing the process at any moment loses only the runs in flight.
+
+**Executors.** ``local`` (default): a process pool of ``jobs`` workers, at most ``jobs`` runs in
+flight, so that when a worker dies only those runs are suspects; they are then re-run one by one
+to find the culprit, and the rest of the sweep goes on. ``dask``: an existing Dask distributed
+cluster (``scheduler="tcp://host:port"``); ``dask-local``: a ``distributed.LocalCluster`` of
+``jobs`` single-threaded worker processes started for the sweep. Dask is an optional extra
+(``pip install 'lobbysim[dask]'``). The workers of a remote cluster need lobbysim (and any
+plug-in module the scenario names) installed.
+
+**Outputs** (in the sweep's folder, rewritten atomically at the end of every invocation):
+``sweep.yaml`` (the base scenario with its grid, policies and replications: ``lobbysim sweep
+sweep.yaml`` repeats it), ``results.csv`` (one row per successful run: ``cell``, the grid keys,
+``policy, replication, seed`` and every metric, in a fixed order, so an interrupted and resumed
+sweep gives the same bytes as an uninterrupted one), ``failures.csv`` and the trade-off report of
+:mod:`lobbysim.sweep_report`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from lobbysim import __version__
+from lobbysim.experiment import replication_seeds, with_policy
+from lobbysim.metrics import metric_names
+from lobbysim.policies import POLICIES
+from lobbysim.registry import PluginError
+from lobbysim.runs import RunError, check_scenario, load_run_scenario, scenario_to_dict, set_path
+from lobbysim.scenario import Scenario, ScenarioError, SweepConfig
+
+EXECUTORS = ("local", "dask", "dask-local")
+DASK_MISSING = (
+    "the dask executors need Dask distributed, which is not installed; "
+    "install it with: pip install 'lobbysim[dask]'"
+)
+# Fields that cannot change one run's result: left out of the run's key.
+_NOT_IN_KEY = ("name", "description", "replications", "seed", "sweep")
+
+
+class SweepError(ValueError):
+    """A problem with a sweep's definition or arguments; one line per problem."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One combination of grid values.
+
+    Attributes:
+        number: 1-based, in the order of the Cartesian product (the last key varies fastest).
+        values: the grid key paths mapped to this cell's values.
+    """
+
+    number: int
+    values: Mapping[str, Any]
+
+    def label(self) -> str:
+        """Return ``key=value, ...`` for messages."""
+        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One run of a sweep: a cell, a policy and a replication.
+
+    Attributes:
+        key: the SHA-256 (hex) of the resolved scenario, the seed and the lobbysim version.
+        cell: the cell.
+        policy: the policy's name.
+        replication: 1-based replication number; ``seed`` is its seed.
+        scenario: the resolved scenario of this cell and policy.
+        records_dir: where a scenario with ``records.stream`` writes its records.
+    """
+
+    key: str
+    cell: Cell
+    policy: str
+    replication: int
+    seed: int
+    scenario: Scenario = field(repr=False)
+    records_dir: Path | None = None
+
+    def describe(self) -> str:
+        """Return the run as ``cell N (k=v), policy P, replication r (seed S)``."""
+        return (
+            f"cell {self.cell.number} ({self.cell.label()}), policy {self.policy}, "
+            f"replication {self.replication} (seed {self.seed})"
+        )
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep's definition, expanded into its runs."""
+
+    base: Scenario
+    grid: Mapping[str, tuple[Any, ...]]
+    policies: tuple[str, ...]
+    replications: int
+    cells: tuple[Cell, ...]
+    runs: tuple[SweepRun, ...] = field(repr=False)
+
+    @property
+    def grid_keys(self) -> list[str]:
+        """Return the swept field paths, in grid order."""
+        return list(self.grid)
+
+    def definition(self) -> dict[str, Any]:
+        """Return the sweep as scenario data with a ``sweep:`` section (for ``sweep.yaml``)."""
+        data = scenario_to_dict(self.base)
+        data["replications"] = self.replications
+        data["sweep"] = {
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "policies": list(self.policies),
+        }
+        return data
+
+    def folder_name(self) -> str:
+        """Return ``<name>-sweep-<8 hex>``, the same for the same sweep (any replications)."""
+        data = self.definition()
+        data.pop("replications")
+        return f"{self.base.name}-sweep-{_digest(data)[:8]}"
+
+
+@dataclass
+class SweepOutcome:
+    """What one invocation of a sweep did.
+
+    Attributes:
+        folder: the sweep's folder.
+        total: the sweep's runs.
+        skipped: runs whose result was already there.
+        ran: runs finished by this invocation.
+        failed: runs that failed in this invocation (listed in ``failures``).
+        results, failures: the tables written to ``results.csv`` and ``failures.csv``.
+    """
+
+    folder: Path
+    total: int
+    skipped: int
+    ran: int
+    failed: int
+    results: pd.DataFrame
+    failures: pd.DataFrame
+
+
+# --- the definition -------------------------------------------------------------------------------
+
+
+def parse_grid_option(item: str) -> tuple[str, tuple[Any, ...]]:
+    """Parse ``--grid key.path=v1,v2,...``; each value is read as YAML (``[1, 2]`` is a list)."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or not raw.strip():
+        raise SweepError(f"--grid: expected key.path=v1,v2,..., got {item!r}")
+    values = []
+    for text in _split_top_level(raw):
+        try:
+            values.append(yaml.safe_load(text))
+        except yaml.YAMLError:
+            raise SweepError(f"--grid {key}: cannot read the value {text!r}") from None
+    if len(set(map(repr, values))) != len(values):
+        raise SweepError(f"--grid {key}: a value is repeated in {raw!r}")
+    return key, tuple(values)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or braces."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_key(scenario: Scenario, seed: int) -> str:
+    """Return the key of one run: the hash of what determines its result."""
+    data = {k: v for k, v in scenario_to_dict(scenario).items() if k not in _NOT_IN_KEY}
+    return _digest({"scenario": data, "seed": int(seed), "lobbysim": __version__})
+
+
+def build_sweep(
+    path: str | Path,
+    *,
+    grid: Sequence[str] = (),
+    policies: Sequence[str] = (),
+    replications: int | None = None,
+    seed: int | None = None,
+    sets: Sequence[str] = (),
+) -> Sweep:
+    """Load a scenario and expand its sweep into runs, checking every cell first.
+
+    Args:
+        path: the scenario file.
+        grid: ``key.path=v1,v2`` options; if given they replace the file's ``sweep.grid``.
+        policies: the policies (default: the file's ``sweep.policies``, else its own policy).
+        replications: per cell and policy (default: the scenario's).
+        seed: replaces the scenario's master seed.
+        sets: ``key.path=value`` overrides applied before the grid.
+
+    Raises:
+        SweepError, ScenarioError, PluginError: every problem found, one line each.
+    """
+    base = load_run_scenario(path, sets)
+    if seed is not None:
+        if seed < 0:
+            raise SweepError(f"--seed: expected a whole number >= 0, got {seed}")
+        base = base.replace(seed=seed)
+    config = base.sweep or SweepConfig()
+    grid_map: dict[str, tuple[Any, ...]] = dict(config.grid)
+    if grid:
+        grid_map = {}
+        for item in grid:
+            key, values = parse_grid_option(item)
+            if key in grid_map:
+                raise SweepError(f"--grid {key}: given twice")
+            grid_map[key] = values
+    if not grid_map:
+        raise SweepError(
+            f"{path}: nothing to sweep: give --grid key.path=v1,v2,... or a sweep: section "
+            "with a grid"
+        )
+    names = list(dict.fromkeys(policies or config.policies or [base.matchmaker.policy.name]))
+    for name in names:
+        try:
+            POLICIES.get(name)
+        except PluginError as exc:
+            raise SweepError(f"--policies: {exc}") from None
+    replications = base.replications if replications is None else replications
+    if replications < 1:
+        raise SweepError(f"--replications: expected a whole number >= 1, got {replications}")
+    base = base.replace(sweep=None)
+    base_data = scenario_to_dict(base)
+
+    cells: list[Cell] = []
+    scenarios: dict[tuple[int, str], Scenario] = {}
+    problems: list[str] = []
+    for number, combo in enumerate(itertools.product(*grid_map.values()), start=1):
+        cell = Cell(number, dict(zip(grid_map, combo, strict=True)))
+        cells.append(cell)
+        data = copy.deepcopy(base_data)
+        try:
+            for key, value in cell.values.items():
+                set_path(data, key, value, "--grid")
+            scenario = Scenario.from_dict(data)
+            for name in names:
+                same = name == scenario.matchmaker.policy.name
+                scenarios[(number, name)] = scenario if same else with_policy(scenario, name)
+            check_scenario(scenario, names)
+        except (RunError, ScenarioError, PluginError) as exc:
+            problems += [f"cell {number} ({cell.label()}): {line}" for line in str(exc).split("\n")]
+    if problems:
+        raise SweepError("\n".join(f"{path}: {line}" for line in problems))
+
+    seeds = replication_seeds(base.seed, replications)
+    runs = [
+        SweepRun(
+            run_key(scenarios[(cell.number, name)], seeds[r]),
+            cell,
+            name,
+            r + 1,
+            seeds[r],
+            scenarios[(cell.number, name)],
+        )
+        for cell in cells
+        for name in names
+        for r in range(replications)
+    ]
+    return Sweep(base, grid_map, tuple(names), replications, tuple(cells), tuple(runs))
+
+
+# --- running one run ------------------------------------------------------------------------------
+
+
+def run_one(run: SweepRun) -> dict[str, float]:
+    """Run one sweep run and return its metrics (in a worker process)."""
+    from lobbysim.simulation import simulate
+
+    return dict(simulate(run.scenario, run.seed, records_dir=run.records_dir).metrics)
+
+
+def _error_text(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+
+class RunStore:
+    """The per-run result files of a sweep folder: ``runs/`` and ``failed/``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.done_dir = folder / "runs"
+        self.failed_dir = folder / "failed"
+        self.done_dir.mkdir(parents=True, exist_ok=True)
+        self.failed_dir.mkdir(parents=True, exist_ok=True)
+        for leftover in itertools.chain(
+            self.done_dir.glob(".tmp-*"), self.failed_dir.glob(".tmp-*")
+        ):
+            leftover.unlink(missing_ok=True)  # a killed writer's partial file
+
+    def done_keys(self) -> set[str]:
+        """Return the keys of every finished run."""
+        return {p.stem for p in self.done_dir.glob("*.json")}
+
+    def write(self, run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
+        """Write a run's result (or its failure) atomically and durably."""
+        record = {
+            "key": run.key,
+            "cell": run.cell.number,
+            "grid": dict(run.cell.values),
+            "policy": run.policy,
+            "replication": run.replication,
+            "seed": run.seed,
+        }
+        if error is None:
+            record["metrics"] = dict(metrics or {})
+            target = self.done_dir / f"{run.key}.json"
+        else:
+            record["error"] = error
+            target = self.failed_dir / f"{run.key}.json"
+        tmp = target.with_name(f".tmp-{os.getpid()}-{target.name}")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, sort_keys=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        if error is None:
+            (self.failed_dir / target.name).unlink(missing_ok=True)
+
+    def read(self, key: str, failed: bool = False) -> dict[str, Any] | None:
+        """Return a run's record, or None if there is none."""
+        path = (self.failed_dir if failed else self.done_dir) / f"{key}.json"
+        if not path.exists():
+            return None
+        with open(path, encoding="utf-8") as fh:
+            record: dict[str, Any] = json.load(fh)
+        return record
+
+
+# --- executors -----------------------------------------------------------------------------------
+
+OnDone = Callable[[SweepRun, Mapping[str, float] | None, str | None], None]
+
+
+def run_local(runs: Sequence[SweepRun], jobs: int, on_done: OnDone) -> None:
+    """Run on a local process pool, at most ``jobs`` in flight; isolate a worker's death."""
+    if jobs == 1:
+        for run in runs:
+            try:
+                metrics = run_one(run)
+            except Exception as exc:  # reported with its cell and seed
+                on_done(run, None, _error_text(exc))
+            else:
+                on_done(run, metrics, None)
+        return
+    pending = list(reversed(runs))  # pop() from the end keeps the sweep's order
+    suspects: list[SweepRun] = []
+    while pending:
+        suspects = _pool_pass(pending, jobs, on_done)
+        # A worker died: any run then in flight may be the cause; run each alone to find it.
+        for run in suspects:
+            if _pool_pass([run], 1, on_done):
+                on_done(run, None, "the worker process running it died (e.g. killed or crashed)")
+
+
+def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[SweepRun]:
+    """Run from ``pending`` until it is empty or the pool breaks; return the runs in flight then."""
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        flight: dict[Future[dict[str, float]], SweepRun] = {}
+        while pending or flight:
+            while pending and len(flight) < jobs:
+                run = pending.pop()
+                flight[pool.submit(run_one, run)] = run
+            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in finished:
+                run = flight.pop(future)
+                try:
+                    metrics = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    flight[future] = run  # a suspect: re-run alone by the caller
+                except Exception as exc:  # reported with its cell and seed
+                    on_done(run, None, _error_text(exc))
+                else:
+                    on_done(run, metrics, None)
+            if broken:
+                return list(flight.values())
+    return []
+
+
+def run_dask(
+    runs: Sequence[SweepRun], on_done: OnDone, *, scheduler: str | None, jobs: int
+) -> None:
+    """Run on a Dask cluster: ``scheduler``'s, or a LocalCluster of ``jobs`` workers if None."""
+    try:
+        import dask
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise SweepError(DASK_MISSING) from None
+    cluster = None
+    if scheduler is None:
+        # a run that kills its worker is retried once, then reported (KilledWorker)
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+            cluster = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=40,
+            )
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"--scheduler: cannot reach {scheduler}: {exc}") from None
+    try:
+        futures = {
+            client.submit(run_one, run, key=f"lobbysim-run-{run.key}", pure=False): run
+            for run in runs
+        }
+        for future in as_completed(futures):
+            run = futures[future]
+            if future.status == "finished":
+                on_done(run, future.result(), None)
+            else:
+                error = future.exception()
+                on_done(run, None, _error_text(error) if error is not None else future.status)
+            future.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# --- the sweep ---------------------------------------------------------------------------------
+
+
+def run_sweep(
+    sweep: Sweep,
+    folder: Path,
+    *,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    write_report: bool = True,
+) -> SweepOutcome:
+    """Run every run of ``sweep`` that ``folder`` has no result for, then write the tables.
+
+    Args:
+        sweep: from :func:`build_sweep`.
+        folder: the sweep's folder (created if needed; an existing one is resumed).
+        executor: ``local``, ``dask`` (needs ``scheduler``) or ``dask-local``.
+        jobs: local worker processes, or the LocalCluster's workers.
+        scheduler: a Dask scheduler address, for ``executor="dask"``.
+        progress: called as ``progress(done, total)`` (runs already there count as done).
+        write_report: also write the trade-off report.
+    """
+    if executor not in EXECUTORS:
+        raise SweepError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "dask" and not scheduler:
+        raise SweepError("--executor dask needs --scheduler tcp://host:port")
+    if scheduler and executor != "dask":
+        raise SweepError(f"--scheduler is for --executor dask, not {executor}")
+    if jobs < 1:
+        raise SweepError(f"--jobs: expected a whole number >= 1, got {jobs}")
+    if executor != "local":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise SweepError(DASK_MISSING) from None
+    if folder.exists() and not folder.is_dir():
+        raise SweepError(f"--out: {folder} exists and is not a folder")
+    store = RunStore(folder)
+    _write_text(folder / "sweep.yaml", yaml.safe_dump(sweep.definition(), sort_keys=False))
+    done = store.done_keys()
+    todo = [_with_records(run, folder) for run in sweep.runs if run.key not in done]
+    skipped = len(sweep.runs) - len(todo)
+    counts = {"ran": 0, "failed": 0}
+    total = len(sweep.runs)
+    if progress is not None:
+        progress(skipped, total)
+
+    def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
+        store.write(run, metrics, error)
+        counts["failed" if error is not None else "ran"] += 1
+        if progress is not None:
+            progress(skipped + counts["ran"] + counts["failed"], total)
+
+    if todo:
+        if executor == "local":
+            run_local(todo, jobs, on_done)
+        else:
+            run_dask(todo, on_done, scheduler=scheduler, jobs=jobs)
+    results, failures = collect(sweep, store)
+    _write_tables(sweep, folder, results, failures, write_report)
+    return SweepOutcome(folder, total, skipped, counts["ran"], counts["failed"], results, failures)
+
+
+def _with_records(run: SweepRun, folder: Path) -> SweepRun:
+    if not run.scenario.records.stream:
+        return run
+    return SweepRun(
+        run.key,
+        run.cell,
+        run.policy,
+        run.replication,
+        run.seed,
+        run.scenario,
+        (folder / "records" / run.key).resolve(),
+    )
+
+
+def collect(sweep: Sweep, store: RunStore) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the results and failures tables of ``sweep`` from the store, in sweep order."""
+    rows, failed = [], []
+    for run in sweep.runs:
+        ids = {"cell": run.cell.number, **run.cell.values}
+        record = store.read(run.key)
+        if record is not None:
+            rows.append(
+                {
+                    **ids,
+                    "policy": run.policy,
+                    "replication": run.replication,
+                    "seed": run.seed,
+                    **record["metrics"],
+                }
+            )
+            continue
+        record = store.read(run.key, failed=True)
+        if record is not None:
+            failed.append(
+                {
+                    **ids,
+                    "policy": run.policy,
+                    "replication": run.replication,
+                    "seed": run.seed,
+                    "error": record["error"],
+                }
+            )
+    id_columns = ["cell", *sweep.grid_keys, "policy", "replication", "seed"]
+    metric_order = _metric_order(sweep, rows)
+    results = pd.DataFrame(rows, columns=[*id_columns, *metric_order])
+    failures = pd.DataFrame(failed, columns=[*id_columns, "error"])
+    return results, failures
+
+
+def _metric_order(sweep: Sweep, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Return the metric columns: lobbysim's order, then any others in first-seen order."""
+    raters = [sweep.base.raters.driver.name, *(s.name for s in sweep.base.raters.shadows)]
+    known = metric_names(raters)
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen[key] = None
+    ids = {"cell", *sweep.grid_keys, "policy", "replication", "seed"}
+    extra = [k for k in seen if k not in ids and k not in known]
+    return [m for m in known if m in seen] + extra
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_tables(
+    sweep: Sweep, folder: Path, results: pd.DataFrame, failures: pd.DataFrame, report: bool
+) -> None:
+    _write_text(folder / "results.csv", results.to_csv(index=False))
+    _write_text(folder / "failures.csv", failures.to_csv(index=False))
+    if not report:
+        return
+    from lobbysim.sweep_report import write_sweep_report
+
+    tmp = folder / f".report-tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        written = write_sweep_report(
+            results,
+            failures,
+            sweep.grid_keys,
+            tmp,
+            title=f"Sweep: {sweep.base.name}",
+            driver=sweep.base.raters.driver.name,
+            scenario_line=_scenario_line(sweep),
+        )
+        for path in written:
+            os.replace(path, folder / path.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _scenario_line(sweep: Sweep) -> str:
+    return (
+        f"{len(sweep.cells)} cells x {len(sweep.policies)} policies x "
+        f"{sweep.replications} replications, common random numbers; {sweep.base.game.mode}, "
+        f"{sweep.base.horizon:g} minutes"
+    )
+
+
+def default_folder(sweep: Sweep, base: Path = Path("outputs")) -> Path:
+    """Return the default folder: the same for the same sweep, so re-running resumes it."""
+    return base / sweep.folder_name()
+
+
+def elapsed(start: float) -> str:
+    """Return the wall time since ``start`` as ``12.3 s``."""
+    return f"{time.perf_counter() - start:.1f} s"
