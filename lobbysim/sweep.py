@@ -448,7 +448,7 @@ def run_dask(
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                silence_logs=40,
+                silence_logs=50,
             )
         client = Client(cluster)
     else:
