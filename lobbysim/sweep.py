@@ -85,7 +85,18 @@ class Cell:
 
     def label(self) -> str:
         """Return ``key=value, ...`` for messages."""
-        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+        return ", ".join(f"{k}={table_value(v)}" for k, v in self.values.items())
+
+    def table_values(self) -> dict[str, Any]:
+        """Return the values as table cells: lists and mappings as compact text."""
+        return {k: table_value(v) for k, v in self.values.items()}
+
+
+def table_value(value: Any) -> Any:
+    """Return a grid value as a table cell: scalars as they are, lists and mappings as text."""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, separators=(", ", ": "))
+    return value
 
 
 @dataclass(frozen=True)
@@ -340,8 +351,8 @@ class RunStore:
             leftover.unlink(missing_ok=True)  # a killed writer's partial file
 
     def done_keys(self) -> set[str]:
-        """Return the keys of every finished run."""
-        return {p.stem for p in self.done_dir.glob("*.json")}
+        """Return the keys of every finished run (not a killed writer's ``.tmp-`` file)."""
+        return {p.stem for p in self.done_dir.glob("[!.]*.json")}
 
     def write(self, run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
         """Write a run's result (or its failure) atomically and durably."""
@@ -558,7 +569,7 @@ def collect(sweep: Sweep, store: RunStore) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the results and failures tables of ``sweep`` from the store, in sweep order."""
     rows, failed = [], []
     for run in sweep.runs:
-        ids = {"cell": run.cell.number, **run.cell.values}
+        ids = {"cell": run.cell.number, **run.cell.table_values()}
         record = store.read(run.key)
         if record is not None:
             rows.append(

@@ -464,7 +464,8 @@ def _tradeoff_figure(
             title_fontsize="small",
             handlelength=0,
             handletextpad=0,
-            loc="outside right upper",
+            loc="outside lower center",
+            ncols=2 if len(shown) > 3 else 1,
         )
     return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
 
@@ -480,7 +481,7 @@ _TRADEOFF_CAPTION = (
 
 def _tradeoff_caption(y_words: str, cells: int) -> str:
     mapping = (
-        " (the legend on the right gives their grid values)"
+        " (the legend below gives their grid values)"
         if cells <= MAX_LABELLED_CELLS
         else " (the Cells table gives their grid values)"
     )

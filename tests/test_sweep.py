@@ -283,14 +283,14 @@ def test_a_sweep_killed_partway_resumes_to_the_same_table_without_rerunning(
     )
     runs = killed / "runs"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(runs.glob("*.json"))) < total // 3:
+    while time.monotonic() < deadline and len(list(runs.glob("[!.]*.json"))) < total // 3:
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
-    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")}
+    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("[!.]*.json")}
     assert total // 3 <= len(before) < total
-    for path in runs.glob("*.json"):
+    for path in runs.glob("[!.]*.json"):
         json.loads(path.read_text())  # every result file is complete
     assert not (killed / "results.csv").exists()
 
@@ -299,7 +299,7 @@ def test_a_sweep_killed_partway_resumes_to_the_same_table_without_rerunning(
     )
     outcome = run_sweep(sweep, killed, jobs=1)
     assert (outcome.skipped, outcome.ran, outcome.failed) == (len(before), total - len(before), 0)
-    after = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")}
+    after = {p.name: p.stat().st_mtime_ns for p in runs.glob("[!.]*.json")}
     assert {name: after[name] for name in before} == before  # nothing done was run again
     assert len(after) == total and not list(runs.glob(".tmp-*"))
     assert (killed / "results.csv").read_bytes() == (full / "results.csv").read_bytes()
@@ -331,3 +331,20 @@ def test_on_dask_a_run_that_raises_or_kills_its_worker_is_reported(tmp_path: Pat
     assert errors[("raise", 1)].endswith("RuntimeError: boom in the arrival model")
     assert "KilledWorker" in errors[("exit", 2)]
     assert set(outcome.results["arrivals.how"]) == {"fine"}
+
+
+def test_list_valued_grids_become_text_cells_in_the_tables_and_report(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    grid = ["matchmaker.threshold=[[0, 0.0]],[[0, 0.8], [2, 0.0]]"]
+    sweep = build_sweep(scenario_file, grid=grid, replications=2)
+    assert sweep.runs[-1].scenario.matchmaker.threshold == ((0.0, 0.8), (2.0, 0.0))
+    outcome = run_sweep(sweep, tmp_path / "o")
+    assert outcome.results["matchmaker.threshold"].tolist() == [
+        "[[0, 0.0]]",
+        "[[0, 0.0]]",
+        "[[0, 0.8], [2, 0.0]]",
+        "[[0, 0.8], [2, 0.0]]",
+    ]
+    assert (tmp_path / "o" / "by_matchmaker_threshold.png").stat().st_size > 0
+    assert "[[0, 0.8], [2, 0.0]]" in (tmp_path / "o" / "report.md").read_text()
