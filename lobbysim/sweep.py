@@ -421,8 +421,12 @@ def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[Swee
         flight: dict[Future[dict[str, float]], SweepRun] = {}
         while pending or flight:
             while pending and len(flight) < jobs:
-                run = pending.pop()
-                flight[pool.submit(run_one, run)] = run
+                following = pending[-1]
+                try:
+                    future = pool.submit(run_one, following)
+                except BrokenProcessPool:  # a worker died since the last check
+                    return list(flight.values())
+                flight[future] = pending.pop()
             finished, _ = wait(flight, return_when=FIRST_COMPLETED)
             broken = False
             for future in finished:
@@ -452,8 +456,14 @@ def run_dask(
         raise SweepError(DASK_MISSING) from None
     cluster = None
     if scheduler is None:
-        # a run that kills its worker is retried once, then reported (KilledWorker)
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        # One run per worker at a time (no run queued behind another on a worker, where the
+        # worker's death would make it a suspect too); a run that kills its worker is retried
+        # once, then reported (KilledWorker).
+        settings = {
+            "distributed.scheduler.allowed-failures": 1,
+            "distributed.scheduler.worker-saturation": 1.0,
+        }
+        with dask.config.set(settings):
             cluster = LocalCluster(
                 n_workers=jobs,
                 threads_per_worker=1,
