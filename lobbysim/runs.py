@@ -29,7 +29,13 @@ from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.population import Population
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
-from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario
+from lobbysim.scenario import (
+    PluginSpec,
+    Scenario,
+    ScenarioError,
+    plugin_spec,
+    read_scenario_data,
+)
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin
 from lobbysim.streams import Streams
@@ -98,38 +104,76 @@ def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
 
 
 def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
-    """Load a scenario file and apply ``--set`` overrides; errors name the file and field."""
-    scenario = load_scenario(path)
+    """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
+
+    When the file breaks the schema, the problems of its plug-ins (unknown names, bad
+    parameters) are reported with the schema's, so that every problem comes out at once.
+    """
+    scenario = _from_data(read_scenario_data(path), str(path))
     if not sets:
         return scenario
+    # on the resolved scenario, so that the defaults are there to override
     data = apply_sets(scenario_to_dict(scenario), sets)
+    return _from_data(data, f"{path} (with --set)")
+
+
+def _from_data(data: Mapping[str, Any], where: str) -> Scenario:
     try:
         return Scenario.from_dict(data)
     except ScenarioError as exc:
-        raise ScenarioError(f"{path} (with --set): {exc}") from None
+        problems = exc.problems + plugin_problems(data)
+        raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
+
+
+def _at(data: Mapping[str, Any], *path: str) -> Any:
+    """Return the value at ``path`` in nested mappings, or None where it is missing."""
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def plugin_problems(data: Mapping[str, Any]) -> list[str]:
+    """Return the problems of every plug-in named in scenario data (one line each).
+
+    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
+    missing (its default is valid) or malformed (the schema reports it) is skipped.
+    """
+    fields: list[tuple[Registry[Any], str, Any]] = [
+        (ARRIVALS, "arrivals", _at(data, "arrivals")),
+        (POLICIES, "matchmaker.policy", _at(data, "matchmaker", "policy")),
+        (ASSIGNMENTS, "matchmaker.assignment", _at(data, "matchmaker", "assignment")),
+        (RATERS, "raters.driver", _at(data, "raters", "driver")),
+    ]
+    shadows = _at(data, "raters", "shadows")
+    if isinstance(shadows, list | tuple):
+        fields += [(RATERS, f"raters.shadows[{i}]", v) for i, v in enumerate(shadows)]
+    problems = []
+    for registry, field_name, value in fields:
+        if value is None:
+            continue
+        try:
+            build_plugin(registry, plugin_spec(value, field_name), field_name)
+        except ScenarioError:
+            continue  # malformed: the schema's problem
+        except PluginError as exc:
+            problems.append(str(exc))
+    population = _at(data, "population")
+    if isinstance(population, Mapping):
+        try:
+            Population.from_params(population)
+        except PluginError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
     """Build every plug-in, then the simulation once per policy, so that every plug-in problem
     and impossible combination is reported now, all at once (one line each)."""
-    problems = []
-    mm, raters = scenario.matchmaker, scenario.raters
-    plugins: list[tuple[Registry[Any], PluginSpec, str]] = [
-        (ARRIVALS, scenario.arrivals, "arrivals"),
-        (POLICIES, mm.policy, "matchmaker.policy"),
-        (ASSIGNMENTS, mm.assignment, "matchmaker.assignment"),
-        (RATERS, raters.driver, "raters.driver"),
-        *((RATERS, spec, f"raters.shadows[{i}]") for i, spec in enumerate(raters.shadows)),
-    ]
-    for registry, spec, field_name in plugins:
-        try:
-            build_plugin(registry, spec, field_name)
-        except PluginError as exc:
-            problems.append(str(exc))
-    try:
-        Population.from_params(scenario.population)
-    except PluginError as exc:
-        problems.append(str(exc))
+    mm = scenario.matchmaker
+    problems = plugin_problems(scenario_to_dict(scenario))
     rank, arrivals = mm.focal_rank, scenario.arrivals
     size = arrivals.params.get("size")
     if (
@@ -158,7 +202,7 @@ def validate(paths: Sequence[str | Path]) -> list[str]:
     problems = []
     for path in paths:
         try:
-            check_scenario(load_scenario(path))
+            check_scenario(load_run_scenario(path))
         except (ScenarioError, PluginError) as exc:
             for text in str(exc).splitlines():
                 problems.append(text if text.startswith(str(path)) else f"{path}: {text}")

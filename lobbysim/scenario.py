@@ -271,6 +271,20 @@ class Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Load and validate a scenario from a YAML file."""
+    data = read_scenario_data(path)
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as exc:
+        raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
+
+
+def read_scenario_data(path: str | Path) -> dict[str, Any]:
+    """Read a scenario file's YAML as plain data (not yet validated).
+
+    Raises:
+        ScenarioError: the file cannot be read, has a YAML syntax error (with its line and
+            column) or is not a mapping.
+    """
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -285,10 +299,7 @@ def load_scenario(path: str | Path) -> Scenario:
         data = {}
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    try:
-        return Scenario.from_dict(data)
-    except ScenarioError as exc:
-        raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
+    return dict(data)
 
 
 _SECTIONS = (
@@ -331,6 +342,11 @@ def _build(cls: type, data: Any, path: str) -> Any:
             if not problems:
                 return built
     raise ScenarioError(problems)
+
+
+def plugin_spec(value: Any, where: str) -> PluginSpec:
+    """Return the plug-in named by ``value`` (a name or a mapping with ``name``)."""
+    return _plugin(value, where)
 
 
 def _plugin(value: Any, where: str) -> PluginSpec:

@@ -318,3 +318,27 @@ def test_every_problem_of_a_file_is_reported_at_once(
     assert "has no parameter 'gama' (did you mean 'gamma'?)" in lines[1]
     assert "has no parameter 'skil_sd' (did you mean 'skill_sd'?)" in lines[2]
     assert not out.exists()
+
+
+def test_schema_and_plugin_problems_come_out_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "both.yaml"
+    bad.write_text(
+        "seed: -2\narrivals: {name: poison, rate: 2}\n"
+        "matchmaker: {tick: 0, policy: {name: knowledge_gradient, gama: 0.9}}\n"
+        "raters: {shadows: [sph_elo, {name: sph_elo, tt: 3}]}\n"
+    )
+    assert main(["validate", str(bad)]) == 2
+    lines = [
+        line.removeprefix(f"lobbysim: error: {bad}: ")
+        for line in capsys.readouterr().err.splitlines()
+    ]
+    assert lines[:2] == [
+        "matchmaker.tick: expected a number > 0, got 0.0",
+        "seed: expected a whole number >= 0, got -2",
+    ]
+    assert len(lines) == 5
+    assert "arrivals: unknown arrival model 'poison' (did you mean 'poisson'?)" in lines[2]
+    assert "matchmaker.policy: " in lines[3] and "'gama' (did you mean 'gamma'?)" in lines[3]
+    assert lines[4].startswith("raters.shadows[1]: ") and "'tt' (did you mean 't'?)" in lines[4]
