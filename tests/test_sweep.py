@@ -348,3 +348,15 @@ def test_list_valued_grids_become_text_cells_in_the_tables_and_report(
     ]
     assert (tmp_path / "o" / "by_matchmaker_threshold.png").stat().st_size > 0
     assert "[[0, 0.8], [2, 0.0]]" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_a_streamed_sweep_keeps_each_runs_records_and_the_same_metrics(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    grid = ["matchmaker.tick=0.25,1"]
+    kept = run_sweep(build_sweep(scenario_file, grid=grid), tmp_path / "kept", write_report=False)
+    sweep = build_sweep(scenario_file, grid=grid, sets=["records.stream=true"])
+    streamed = run_sweep(sweep, tmp_path / "streamed", jobs=2, write_report=False)
+    pd.testing.assert_frame_equal(streamed.results, kept.results)
+    for run in sweep.runs:
+        assert (tmp_path / "streamed" / "records" / run.key / "games.csv").stat().st_size > 0
