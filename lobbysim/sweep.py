@@ -32,6 +32,7 @@ sweep gives the same bytes as an uninterrupted one), ``failures.csv`` and the tr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -445,41 +446,57 @@ def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[Swee
     return []
 
 
-def run_dask(
-    runs: Sequence[SweepRun], on_done: OnDone, *, scheduler: str | None, jobs: int
-) -> None:
-    """Run on a Dask cluster: ``scheduler``'s, or a LocalCluster of ``jobs`` workers if None."""
-    try:
-        import dask
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise SweepError(DASK_MISSING) from None
-    cluster = None
-    if scheduler is None:
-        # One run per worker at a time (no run queued behind another on a worker, where the
-        # worker's death would make it a suspect too); a run that kills its worker is retried
-        # once, then reported (KilledWorker).
-        settings = {
-            "distributed.scheduler.allowed-failures": 1,
-            "distributed.scheduler.worker-saturation": 1.0,
-        }
-        with dask.config.set(settings):
-            cluster = LocalCluster(
-                n_workers=jobs,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=50,
-            )
-        client = Client(cluster)
-    else:
+class DaskSession:
+    """A Dask client: to ``scheduler``'s cluster, or to a LocalCluster of ``jobs`` workers.
+
+    Connecting is the first thing a Dask sweep does, so that an unreachable scheduler is reported
+    before anything is written. Use as a context manager; it closes what it opened.
+    """
+
+    def __init__(self, scheduler: str | None, jobs: int) -> None:
         try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise SweepError(f"--scheduler: cannot reach {scheduler}: {exc}") from None
-    try:
+            import dask
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise SweepError(DASK_MISSING) from None
+        self.cluster: Any = None
+        if scheduler is None:
+            # One run per worker at a time (no run queued behind another on a worker, where
+            # the worker's death would make it a suspect too); a run that kills its worker is
+            # retried once, then reported (KilledWorker).
+            settings = {
+                "distributed.scheduler.allowed-failures": 1,
+                "distributed.scheduler.worker-saturation": 1.0,
+            }
+            with dask.config.set(settings):
+                self.cluster = LocalCluster(
+                    n_workers=jobs,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=50,
+                )
+            self.client = Client(self.cluster)
+        else:
+            try:
+                self.client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError) as exc:
+                raise SweepError(f"--scheduler: cannot reach {scheduler}: {exc}") from None
+
+    def __enter__(self) -> DaskSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def run(self, runs: Sequence[SweepRun], on_done: OnDone) -> None:
+        """Run on the cluster, calling ``on_done`` here as each run finishes."""
+        from distributed import as_completed
+
         futures = {
-            client.submit(run_one, run, key=f"lobbysim-run-{run.key}", pure=False): run
+            self.client.submit(run_one, run, key=f"lobbysim-run-{run.key}", pure=False): run
             for run in runs
         }
         for future in as_completed(futures):
@@ -490,10 +507,6 @@ def run_dask(
                 error = future.exception()
                 on_done(run, None, _error_text(error) if error is not None else future.status)
             future.release()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 # --- the sweep ---------------------------------------------------------------------------------
@@ -528,34 +541,32 @@ def run_sweep(
         raise SweepError(f"--scheduler is for --executor dask, not {executor}")
     if jobs < 1:
         raise SweepError(f"--jobs: expected a whole number >= 1, got {jobs}")
-    if executor != "local":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise SweepError(DASK_MISSING) from None
     if folder.exists() and not folder.is_dir():
         raise SweepError(f"--out: {folder} exists and is not a folder")
-    store = RunStore(folder)
-    _write_text(folder / "sweep.yaml", yaml.safe_dump(sweep.definition(), sort_keys=False))
-    done = store.done_keys()
-    todo = [_with_records(run, folder) for run in sweep.runs if run.key not in done]
-    skipped = len(sweep.runs) - len(todo)
-    counts = {"ran": 0, "failed": 0}
-    total = len(sweep.runs)
-    if progress is not None:
-        progress(skipped, total)
-
-    def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
-        store.write(run, metrics, error)
-        counts["failed" if error is not None else "ran"] += 1
+    with contextlib.ExitStack() as stack:
+        session = None
+        if executor != "local":
+            session = stack.enter_context(DaskSession(scheduler, jobs))
+        store = RunStore(folder)
+        _write_text(folder / "sweep.yaml", yaml.safe_dump(sweep.definition(), sort_keys=False))
+        done = store.done_keys()
+        todo = [_with_records(run, folder) for run in sweep.runs if run.key not in done]
+        skipped = len(sweep.runs) - len(todo)
+        counts = {"ran": 0, "failed": 0}
+        total = len(sweep.runs)
         if progress is not None:
-            progress(skipped + counts["ran"] + counts["failed"], total)
+            progress(skipped, total)
 
-    if todo:
-        if executor == "local":
+        def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
+            store.write(run, metrics, error)
+            counts["failed" if error is not None else "ran"] += 1
+            if progress is not None:
+                progress(skipped + counts["ran"] + counts["failed"], total)
+
+        if session is not None:
+            session.run(todo, on_done)
+        elif todo:
             run_local(todo, jobs, on_done)
-        else:
-            run_dask(todo, on_done, scheduler=scheduler, jobs=jobs)
     results, failures = collect(sweep, store)
     _write_tables(sweep, folder, results, failures, write_report)
     return SweepOutcome(folder, total, skipped, counts["ran"], counts["failed"], results, failures)

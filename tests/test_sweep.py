@@ -360,3 +360,21 @@ def test_a_streamed_sweep_keeps_each_runs_records_and_the_same_metrics(
     pd.testing.assert_frame_equal(streamed.results, kept.results)
     for run in sweep.runs:
         assert (tmp_path / "streamed" / "records" / run.key / "games.csv").stat().st_size > 0
+
+
+def test_a_sweep_runs_on_an_existing_cluster_by_its_scheduler_address(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    sweep = build_sweep(scenario_file, grid=["matchmaker.tick=0.25,1"], replications=1)
+    local = run_sweep(sweep, tmp_path / "local", write_report=False)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        argv = ["sweep", str(scenario_file), "--grid", "matchmaker.tick=0.25,1"]
+        argv += ["--replications", "1", "--executor", "dask"]
+        argv += ["--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "remote")]
+        assert main(argv) == 0
+    remote = pd.read_csv(tmp_path / "remote" / "results.csv")
+    pd.testing.assert_frame_equal(remote, pd.read_csv(tmp_path / "local" / "results.csv"))
+    assert len(local.results) == 2
