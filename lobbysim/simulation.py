@@ -99,14 +99,16 @@ def simulate(
     seed = scenario.seed if seed is None else seed
     if not scenario.records.stream:
         sim = LobbySimulation(scenario, Streams(seed))
-        sim.run()
-        return collect(sim, seed)
+        with sim.tuned_gc():
+            sim.run()
+            return collect(sim, seed)
     if records_dir is None:
         raise ValueError("records.stream is set: simulate() needs records_dir to write them to")
     sink = CsvSink(Path(records_dir))
     sim = LobbySimulation(scenario, Streams(seed), sink=sink)
-    sim.run()
-    return collect_streamed(sim, seed, sink)
+    with sim.tuned_gc():
+        sim.run()
+        return collect_streamed(sim, seed, sink)
 
 
 class CsvSink:
@@ -131,8 +133,53 @@ class CsvSink:
         return self.folder / f"{kind}.csv"
 
     def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        text = _csv_text(rows, len(self.COLUMNS[kind]))
+        if text is not None:
+            with self.path(kind).open("a", encoding="utf-8", newline="") as file:
+                file.write(text)
+            return
         frame = pd.DataFrame.from_records(rows, columns=self.COLUMNS[kind])
         frame.to_csv(self.path(kind), mode="a", header=False, index=False)
+
+
+_NONE = type(None)
+_FLOAT_KINDS = ({float}, {float, int}, {int, _NONE}, {float, _NONE}, {float, int, _NONE})
+_CSV_SPECIAL = frozenset(',"\r\n')
+
+
+def _csv_text(rows: list[tuple[Any, ...]], n_columns: int) -> str | None:
+    """Return the CSV lines pandas' ``DataFrame.from_records(rows).to_csv(header=False,
+    index=False)`` writes for ``rows``, byte for byte, or ``None`` if a column holds values this
+    shortcut does not format the way pandas would (the caller then asks pandas).
+
+    pandas infers one dtype per column from the Python types in it; the cases handled are the
+    ones the records hold: ints (``str``), bools (``True``/``False``), plain strings, and
+    float64 columns (floats, or ints mixed with floats or ``None``), written as the shortest
+    round-trip ``repr`` of the float, as numpy's ``astype(str)`` does, with ``None``/NaN as the
+    empty field; object columns of bools or strings with ``None`` give an empty field for
+    ``None``. This is several times faster than building a frame for every flush.
+    """
+    if not rows or any(len(row) != n_columns for row in rows):
+        return None
+    columns: list[list[str]] = []
+    for values in zip(*rows, strict=True):
+        kinds = set(map(type, values))
+        if kinds <= {int} or kinds <= {bool}:
+            columns.append(list(map(str, values)))
+        elif kinds == {float}:
+            fields = list(map(float.__repr__, values))
+            if "nan" in fields:
+                fields = ["" if field == "nan" else field for field in fields]
+            columns.append(fields)
+        elif kinds in _FLOAT_KINDS:
+            columns.append(["" if v is None or v != v else repr(float(v)) for v in values])
+        elif kinds <= {str, _NONE} or kinds <= {bool, _NONE}:
+            if any(v == "" or not _CSV_SPECIAL.isdisjoint(v) for v in values if type(v) is str):
+                return None
+            columns.append(["" if v is None else str(v) for v in values])
+        else:
+            return None
+    return "\n".join(map(",".join, zip(*columns, strict=True))) + "\n"
 
 
 def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:

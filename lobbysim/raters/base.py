@@ -105,6 +105,11 @@ class _PlayerTable:
     def index(self, ids: ArrayLike) -> NDArray[np.intp]:
         """Return ``ids`` as an index array; raise :class:`KeyError` naming an unknown id."""
         idx = np.asarray(ids)
+        if idx.dtype == np.intp and idx.ndim == 1 and idx.size:
+            # the common case (the lobby's id arrays), checked in three reductions
+            known = self.known
+            if idx.min() >= 0 and idx.max() < known.size and known[idx].all():
+                return idx
         if idx.size and not np.issubdtype(idx.dtype, np.integer):
             raise KeyError(f"rater '{self.rater}': player ids must be ints, got {ids!r}")
         idx = idx.astype(np.intp)

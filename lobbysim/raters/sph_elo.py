@@ -28,7 +28,13 @@ from lobbysim.raters.base import (
     _waves,
 )
 from lobbysim.records import GameResult
-from lobbysim.skill.sph_elo import Participant, SPHParams, rating_changes
+from lobbysim.skill.sph_elo import (
+    Participant,
+    SPHParams,
+    _cap_scale,
+    _pair_adjustment,
+    rating_changes,
+)
 
 
 @RATERS.register
@@ -185,6 +191,84 @@ class SPHEloRater:
 
     def _apply_general(self, game: GameResult) -> float:
         """Rate one game with :func:`rating_changes`; return the sum of its changes."""
+        quick = self._changes_plain(game)
+        if quick is not None:
+            ids, changes = quick
+            if not ids:
+                return 0.0
+            ratings = self._table.columns[0]
+            idx = np.array(ids, dtype=np.intp)
+            self._table.write(idx, [ratings[idx] + np.array(changes)])
+            return math.fsum(changes)
+        return self._apply_checked(game)
+
+    def _changes_plain(self, game: GameResult) -> tuple[list[int], list[float]] | None:
+        """Return the ids and rating changes :func:`rating_changes` gives for ``game``, or
+        ``None`` for a game it must judge itself (a seat it would reject, or an unusual one).
+
+        The same arithmetic in the same order (the pair loop over seats with minutes > 0 in seat
+        order, :func:`math.fsum` of each player's pair adjustments, the same cap), without
+        building and validating :class:`Participant` objects: bit for bit the same changes.
+        SPH is compared exactly as :func:`_compare_sph` does (``score_a * minutes_b`` against
+        ``score_b * minutes_a``, exact fractions only where the rounded products are equal).
+        """
+        seats = game.seats
+        first_team = seats[0].team is None if seats else True
+        seen: set[int] = set()
+        for s in seats:
+            if (
+                (s.team is None) != first_team
+                or type(s.score) is not float
+                or type(s.left) is not float
+                or type(s.joined) is not float
+                or not (0.0 <= s.score < math.inf)
+                or s.player_id in seen
+            ):
+                return None
+            stint = s.left - s.joined
+            if not (0.0 <= stint < math.inf):
+                return None
+            seen.add(s.player_id)
+        rated = [s for s in seats if s.registered]
+        team_game = not first_team
+        p = self._params
+        ratings = self._table.columns[0]
+        pre = [float(ratings[s.player_id]) for s in rated]
+        minutes = [s.left - s.joined for s in rated]
+        contributions: list[list[float]] = [[] for _ in rated]
+        active = [k for k in range(len(rated)) if minutes[k] > 0]
+        for x, a in enumerate(active):
+            seat_a, min_a = rated[a], minutes[a]
+            for b in active[x + 1 :]:
+                seat_b, min_b = rated[b], minutes[b]
+                if team_game and seat_a.team == seat_b.team:
+                    continue
+                u = seat_a.score * min_b
+                v = seat_b.score * min_a
+                if u == v:
+                    sign = _compare_sph(
+                        np.array([seat_a.score]),
+                        np.array([min_a]),
+                        np.array([seat_b.score]),
+                        np.array([min_b]),
+                    )[0]
+                    outcome = 0.5 * (float(sign) + 1.0)
+                else:
+                    outcome = 1.0 if u > v else 0.0
+                indiv = _pair_adjustment(
+                    pre[a], pre[b], outcome, min(p.max_game_length, min_a, min_b), p
+                )
+                contributions[a].append(indiv)
+                contributions[b].append(-indiv)
+        ids = [s.player_id for s in rated]
+        offsets = [math.fsum(values) for values in contributions]
+        scale = _cap_scale(
+            dict(zip(ids, offsets, strict=True)), dict(zip(ids, minutes, strict=True)), p.game_mult
+        )
+        return ids, [offset * scale for offset in offsets]
+
+    def _apply_checked(self, game: GameResult) -> float:
+        """Rate one game with :func:`rating_changes` itself; return the sum of its changes."""
         ratings = self._table.columns[0]
         participants = [
             Participant(

@@ -49,6 +49,8 @@ class GameMechanics:
     n_games: int
     draw_quit: Callable[[], float]
     _finished: list[FinishedGame]
+    _awaiting_scores: dict[int, int]
+    _scored_awaiting: list[int]
     _open_games: dict[int, GroupGame]
     _perf: Callable[[float], float]
     _score_rng: np.random.Generator
@@ -148,7 +150,7 @@ class GameMechanics:
         if not others:
             return False
         if stint.team is None:
-            return stint.performance < float(np.median([s.performance for s in others]))
+            return stint.performance < _median([s.performance for s in others])
         mine = [s.performance for s in game.seated.values() if s.team == stint.team]
         theirs = [s.performance for s in others if s.team != stint.team]
         return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
@@ -281,6 +283,8 @@ class GameMechanics:
         for seat in seats:
             player = self.players[seat.player_id]
             player.unscored -= 1
+            if not player.unscored and player.pid in self._awaiting_scores:
+                self._scored_awaiting.append(player.pid)
             player.games += 1
             player.wins += winner is not None and seat.team == winner
             self.records.participants.append(
@@ -352,3 +356,16 @@ class GameMechanics:
 def _all_pairs(group: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     i, j = np.triu_indices(len(group), k=1)
     return group[i], group[j]
+
+
+def _median(values: list[float]) -> float:
+    """Return the median of a non-empty list, as ``np.median`` computes it (bit for bit).
+
+    ``np.median`` takes the middle value, or ``mean`` of the two middle ones, which for two
+    float64 values is ``(a + b) / 2``; in pure Python this is much cheaper for a few values.
+    """
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2

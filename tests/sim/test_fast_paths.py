@@ -1,0 +1,123 @@
+"""Fast paths of the lobby's hot spots give bit for bit what the reference code gives."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lobbysim.raters.sph_elo import SPHEloRater
+from lobbysim.records import GameResult, Seat
+from lobbysim.sim.games import _median
+from lobbysim.simulation import CsvSink, _csv_text
+from lobbysim.skill.sph_elo import Participant, rating_changes
+
+
+def random_game(rng: random.Random, game_id: int, mode: str) -> GameResult:
+    """A team or ffa game with guests, quitters, late joiners, SPH ties and 0-minute stints."""
+    n = rng.choice([2, 3, 4, 6, 8])
+    seats = []
+    for k, pid in enumerate(rng.sample(range(40), n)):
+        joined = rng.choice([0.0, 0.0, 2.5, rng.uniform(0, 20)])
+        left = rng.choice([20.0, 20.0, joined, rng.uniform(joined, 20)])
+        score = float(rng.choice([0, 1, 2, 3, 10, 11, rng.randint(0, 30)]))
+        if rng.random() < 0.2:  # the same SPH as the previous seat, in other numbers
+            left, joined, score = 20.0, 10.0, 10.0 if k % 2 else 11.0
+            left = 21.0 if k % 2 == 0 else left
+        team = (k % 2) if mode == "team" else None
+        seats.append(Seat(pid, team, joined, left, score, rng.random() < 0.8, False, 0.0))
+    return GameResult(game_id, mode, 0.0, 20.0, tuple(seats), None)
+
+
+@pytest.mark.parametrize("mode", ["ffa", "team"])
+def test_sph_elo_plain_path_equals_rating_changes(mode: str) -> None:
+    rng = random.Random(7)
+    rater = SPHEloRater()
+    ids = np.arange(40, dtype=np.int64)
+    rater.add_players(ids, np.zeros(40), np.ones(40))
+    rater._table.columns[0][:] = [500.0 + rng.gauss(0, 150) for _ in range(40)]
+    for g in range(400):
+        game = random_game(rng, g, mode)
+        table = rater._table.columns[0]
+        participants = [
+            Participant(
+                s.player_id,
+                s.team,
+                s.score,
+                s.minutes,
+                s.registered,
+                float(table[s.player_id]) if s.registered else None,
+            )
+            for s in game.seats
+        ]
+        expected = rating_changes(participants, rater._params)
+        got = rater._changes_plain(game)
+        assert got is not None
+        assert dict(zip(*got, strict=True)) == expected
+        assert all(
+            math.copysign(1, a) == math.copysign(1, b)
+            for a, b in zip(got[1], expected.values(), strict=True)
+        )
+        rater.update([game])
+
+
+def test_sph_elo_plain_path_leaves_bad_games_to_rating_changes() -> None:
+    rater = SPHEloRater()
+    rater.add_players(np.arange(3, dtype=np.int64), np.zeros(3), np.ones(3))
+    bad = Seat(1, None, 0.0, 10.0, -1.0, True, False, 0.0)
+    good = Seat(2, None, 0.0, 10.0, 3.0, True, False, 0.0)
+    game = GameResult(0, "ffa", 0.0, 10.0, (bad, good), None)
+    assert rater._changes_plain(game) is None
+    with pytest.raises(ValueError, match="score"):
+        rater.update([game])
+
+
+def test_median_equals_numpy() -> None:
+    rng = random.Random(3)
+    for _ in range(20_000):
+        values = [rng.gauss(0, 3) * 10 ** rng.randint(-3, 3) for _ in range(rng.randint(1, 9))]
+        assert _median(values) == float(np.median(values))
+
+
+def test_csv_rows_are_written_as_pandas_writes_them(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    special = [0.0, -0.0, 1e16, 1e-5, 5e-324, math.inf, math.nan, 1 / 3, 100.0, 1e22]
+
+    def value(kind: str) -> object:
+        if kind == "float":
+            return rng.choice([rng.gauss(0, 1) * 10 ** rng.randint(-20, 20), *special])
+        if kind == "int":
+            return rng.randint(-5, 10**12)
+        if kind == "bool":
+            return rng.random() < 0.5
+        return rng.choice(["1v1", "ffa", "matched", "sph_elo", "pkg.mod:Class"])
+
+    kinds = ["float", "int", "bool", "str"]
+    for trial in range(300):
+        spec = [rng.sample(kinds, rng.choice([1, 1, 2])) for _ in range(4)]
+        nones = [rng.random() < 0.3 for _ in spec]
+        rows = [
+            tuple(
+                None if none and rng.random() < 0.3 else value(rng.choice(col))
+                for col, none in zip(spec, nones, strict=True)
+            )
+            for _ in range(rng.randint(1, 30))
+        ]
+        expected = pd.DataFrame.from_records(rows, columns=list("abcd")).to_csv(
+            header=False, index=False
+        )
+        text = _csv_text(rows, 4)
+        if text is not None:
+            assert text == expected, (trial, rows)
+    sink = CsvSink(tmp_path)
+    sink("waits", [(1, 2.0, math.nan, "still_waiting", 3), (2, 1.0, 2.0, "matched", 1.0)])
+    sink("waits", [(3, 2.0, 4.0, 'with "quotes", commas', 2.0)])  # left to pandas
+    assert (tmp_path / "waits.csv").read_text() == (
+        "player_id,enqueued,left_queue,outcome,wait\n"
+        "1,2.0,,still_waiting,3.0\n2,1.0,2.0,matched,1.0\n"
+        '3,2.0,4.0,"with ""quotes"", commas",2.0\n'
+    )
