@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import itertools
 import json
 import os
 import shutil
-import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -120,13 +120,6 @@ class SweepRun:
     seed: int
     scenario: Scenario = field(repr=False)
     records_dir: Path | None = None
-
-    def describe(self) -> str:
-        """Return the run as ``cell N (k=v), policy P, replication r (seed S)``."""
-        return (
-            f"cell {self.cell.number} ({self.cell.label()}), policy {self.policy}, "
-            f"replication {self.replication} (seed {self.seed})"
-        )
 
 
 @dataclass(frozen=True)
@@ -573,17 +566,10 @@ def run_sweep(
 
 
 def _with_records(run: SweepRun, folder: Path) -> SweepRun:
+    """Give a run of a streaming scenario its records folder: ``records/<key>``."""
     if not run.scenario.records.stream:
         return run
-    return SweepRun(
-        run.key,
-        run.cell,
-        run.policy,
-        run.replication,
-        run.seed,
-        run.scenario,
-        (folder / "records" / run.key).resolve(),
-    )
+    return dataclasses.replace(run, records_dir=(folder / "records" / run.key).resolve())
 
 
 def collect(sweep: Sweep, store: RunStore) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -680,8 +666,3 @@ def _scenario_line(sweep: Sweep) -> str:
 def default_folder(sweep: Sweep, base: Path = Path("outputs")) -> Path:
     """Return the default folder: the same for the same sweep, so re-running resumes it."""
     return base / sweep.folder_name()
-
-
-def elapsed(start: float) -> str:
-    """Return the wall time since ``start`` as ``12.3 s``."""
-    return f"{time.perf_counter() - start:.1f} s"
