@@ -355,8 +355,19 @@ class LobbySimulation(GameMechanics):
         heapq.heappush(self._deadlines, (deadline, pid, spell))
         if deadline < self._next_renege_check:
             self._next_renege_check = deadline
-            timeout = self.env.timeout(deadline - self.env.now)
-            timeout.callbacks.append(self._renege_due)
+            self._renege_check_at(deadline)
+
+    def _renege_check_at(self, deadline: float) -> None:
+        """Call :meth:`_renege_due` at ``deadline``: at the first float time not before it.
+
+        SimPy fires at ``now + (deadline - now)``, which can round to just below ``deadline``
+        (when now < deadline / 2); firing then would find nobody due and leave no wake-up.
+        """
+        now = self.env.now
+        delay = deadline - now
+        while now + delay < deadline:
+            delay = math.nextafter(delay, math.inf)
+        self.env.timeout(delay).callbacks.append(self._renege_due)
 
     def _renege_due(self, _event: simpy.Event) -> None:
         """Remove every player whose patience has run out; wake again at the next deadline.
@@ -376,8 +387,7 @@ class LobbySimulation(GameMechanics):
         if heap:
             if heap[0][0] != self._next_renege_check or self._next_renege_check <= now:
                 self._next_renege_check = heap[0][0]
-                timeout = self.env.timeout(heap[0][0] - now)
-                timeout.callbacks.append(self._renege_due)
+                self._renege_check_at(heap[0][0])
         else:
             self._next_renege_check = math.inf
 

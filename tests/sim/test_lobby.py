@@ -233,3 +233,20 @@ def test_a_variance_policy_on_a_rater_without_variances_is_a_configuration_error
         matchmaker=Scenario.from_dict({"matchmaker": {"policy": "point_estimate"}}).matchmaker
     )
     assert simulate(ok.replace(horizon=30, warmup=0), seed=1).metrics["games_per_hour"] > 0
+
+
+def test_reneging_goes_on_when_the_next_wake_up_rounds_below_its_deadline() -> None:
+    # At D0 the next wake-up is set for now + (D1 - now), which rounds to just below D1 here;
+    # it must still remove the player (and the ones after), not leave reneging stalled.
+    since, d0, d1 = 1.0519568355251696, 1.174142347094801, 3.9095038278263368
+    p0, p1 = d0 - since, d1 - since
+    d0, d1 = since + p0, since + p1  # the deadlines as the lobby computes them
+    assert d0 + (d1 - d0) < d1
+    scenario = base(threshold=[[0, 0.99]])  # nobody is ever matched
+    arrivals = [(since, players([0.0, 10.0])), (5.0, players([20.0]))]
+    sim = scripted(scenario, arrivals, iter([p0, p1, 1.0]))
+    sim.env.run(until=20)
+    waits = collect(sim, 0).waits
+    assert waits.outcome.tolist() == ["abandoned"] * 3
+    assert waits.left_queue.tolist() == pytest.approx([d0, d1, 6.0], abs=1e-12)
+    assert (waits.left_queue >= waits.enqueued + np.array([p0, p1, 1.0]) - 1e-15).all()
