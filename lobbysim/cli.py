@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from lobbysim import __version__
@@ -104,30 +105,41 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     plugins.set_defaults(handler=_plugins)
 
 
+@contextmanager
+def _progress_bar(desc: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """Yield a ``progress(done, total)`` callback drawing a bar on a terminal (quiet otherwise)."""
+    from tqdm import tqdm
+
+    with tqdm(desc=desc, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield progress
+
+
+def _policy_names(option: str | None) -> list[str]:
+    """Return the names of a ``--policies a,b,c`` option (empty if it was not given)."""
+    names = [p.strip() for p in option.split(",")] if option else []
+    if option is not None and not all(names):
+        raise UserError(f"--policies: expected comma-separated names, got {option!r}")
+    return names
+
+
 def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
-
-    from tqdm import tqdm
 
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.runs import RunError, run
     from lobbysim.scenario import ScenarioError
 
-    policies = [p.strip() for p in args.policies.split(",")] if args.policies else []
-    if args.policies is not None and not all(policies):
-        raise UserError(f"--policies: expected comma-separated names, got {args.policies!r}")
+    policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     command = "lobbysim " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
-    with tqdm(
-        desc=args.command, unit="run", file=sys.stderr, disable=not sys.stderr.isatty()
-    ) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
+    with _progress_bar(args.command, "run") as progress:
         try:
             out, result = run(
                 args.scenario,
@@ -239,17 +251,13 @@ def _run_sweep(args: argparse.Namespace) -> int:
     """Handle ``lobbysim sweep``."""
     import time
 
-    from tqdm import tqdm
-
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.runs import RunError
     from lobbysim.scenario import ScenarioError
     from lobbysim.sweep import SweepError, build_sweep, default_folder, run_sweep
 
-    policies = [p.strip() for p in args.policies.split(",")] if args.policies else []
-    if args.policies is not None and not all(policies):
-        raise UserError(f"--policies: expected comma-separated names, got {args.policies!r}")
+    policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     start = time.perf_counter()
     try:
@@ -262,14 +270,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
             sets=args.sets,
         )
         folder = args.out if args.out is not None else default_folder(sweep)
-        with tqdm(
-            desc="sweep", unit="run", file=sys.stderr, disable=not sys.stderr.isatty()
-        ) as bar:
-
-            def progress(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-
+        with _progress_bar("sweep", "run") as progress:
             outcome = run_sweep(
                 sweep,
                 folder,
@@ -353,20 +354,12 @@ def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 def _run_paper(args: argparse.Namespace) -> int:
     """Handle ``lobbysim paper``: run the study with a progress bar and print the claims."""
     import pandas as pd
-    from tqdm import tqdm
 
     from lobbysim.paper_report import PaperArgumentError, format_estimate, run_paper
     from lobbysim.registry import PluginError
 
     policies = [name.strip() for name in args.policies.split(",")]
-    with tqdm(
-        desc="paper study", unit="block", file=sys.stderr, disable=not sys.stderr.isatty()
-    ) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
+    with _progress_bar("paper study", "block") as progress:
         try:
             out = run_paper(
                 args.case,
