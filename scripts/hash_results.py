@@ -1,0 +1,83 @@
+"""Hash the records and metrics of every bundled scenario at its seed, to show what a change moves.
+
+Usage::
+
+    python scripts/hash_results.py                      # one line per scenario: two hashes
+    python scripts/hash_results.py --save before.json   # also keep every metric
+    python scripts/hash_results.py --compare before.json  # and show the metrics that moved
+
+Each scenario in ``scenarios/`` runs one replication with its own seed and policy (the paper's
+scenarios: one path; the others: the full horizon unless ``--horizon`` caps it), in memory. The
+records hash covers every record frame written as CSV (games, participants, waits, ratings,
+players); the metrics hash covers the metrics as JSON. A refactoring must leave both unchanged; a
+change that alters results on purpose shows here which scenarios moved, and with ``--compare``,
+by how much.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lobbysim.scenario import load_scenario  # noqa: E402
+from lobbysim.simulation import simulate  # noqa: E402
+
+KINDS = ("games", "participants", "waits", "ratings", "players")
+
+
+def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, float]]:
+    """Return the records hash, the metrics hash and the metrics of one scenario."""
+    scenario = load_scenario(path)
+    scenario = scenario.replace(records=dataclasses.replace(scenario.records, stream=False))
+    if horizon is not None and scenario.horizon > horizon:
+        scenario = scenario.replace(horizon=horizon, warmup=min(scenario.warmup, horizon / 4))
+    result = simulate(scenario, scenario.seed)
+    records = hashlib.sha256()
+    for kind in KINDS:
+        frame = getattr(result, kind)
+        records.update(kind.encode())
+        records.update(frame.to_csv(index=False).encode())
+    metrics = {k: float(v) for k, v in result.metrics.items()}
+    text = json.dumps(metrics, sort_keys=True, default=repr)
+    return records.hexdigest()[:16], hashlib.sha256(text.encode()).hexdigest()[:16], metrics
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--horizon", type=float, default=None, help="cap every horizon (minutes)")
+    parser.add_argument("--save", type=Path, default=None, help="write every metric to this JSON")
+    parser.add_argument("--compare", type=Path, default=None, help="a --save file to compare to")
+    parser.add_argument("scenarios", nargs="*", type=Path, help="default: scenarios/*.yaml")
+    args = parser.parse_args()
+    paths = args.scenarios or sorted((ROOT / "scenarios").glob("*.yaml"))
+    before = json.loads(args.compare.read_text()) if args.compare else {}
+    saved = {}
+    for path in paths:
+        records, metrics_hash, metrics = run_one(path, args.horizon)
+        saved[path.stem] = {"records": records, "metrics_hash": metrics_hash, "metrics": metrics}
+        line = f"{path.stem:18} records {records}  metrics {metrics_hash}"
+        old = before.get(path.stem)
+        if old is not None:
+            same = old["records"] == records and old["metrics_hash"] == metrics_hash
+            line += "  unchanged" if same else "  CHANGED"
+        print(line, flush=True)
+        if old is not None and old["metrics_hash"] != metrics_hash:
+            for name in sorted(set(old["metrics"]) | set(metrics)):
+                a, b = old["metrics"].get(name, math.nan), metrics.get(name, math.nan)
+                if not (a == b or (math.isnan(a) and math.isnan(b))):
+                    print(f"    {name:36} {a:12.6g} -> {b:12.6g}  ({b - a:+.4g})")
+    if args.save is not None:
+        args.save.write_text(json.dumps(saved, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
