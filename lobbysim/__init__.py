@@ -13,4 +13,10 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+#: The version of lobbysim's results: bumped with every change that alters a simulated result
+#: (any record or metric) of some scenario and seed. Sweeps key each run's saved result on it, so
+#: results of different versions are never mixed; tests/test_results_version.py fails when results
+#: change without a bump.
+RESULTS_VERSION = 2
+
+__all__ = ["RESULTS_VERSION", "__version__"]

@@ -32,6 +32,9 @@ IntArray = NDArray[np.int64]
 
 MINUTES_PER_HOUR = 60.0
 HOURS_PER_DAY = 24
+# Players (or groups) per minute: a billion a week, far beyond any game; a larger rate is a
+# mistake that would only exhaust memory (numpy's Poisson sampler refuses above ~1e19 anyway).
+MAX_RATE = 100_000.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class ArrivalModel(Protocol):
         ...
 
 
-ARRIVALS: Registry[ArrivalModel] = Registry("arrival model")
+ARRIVALS: Registry[ArrivalModel] = Registry("arrival model", required=("sample",))
 
 
 def _as_numbers(what: str, values: object, dtype: type[np.generic]) -> NDArray[Any]:
@@ -173,7 +176,14 @@ def sample_window(
     """Ask ``model`` for the arrivals in ``[start, end)`` and check them with ``check_arrivals``."""
     _check_window(start, end)
     name = getattr(model, "name", type(model).__qualname__)
-    return check_arrivals(name, model.sample(rng, start, end), start, end)
+    try:
+        arrivals = model.sample(rng, start, end)
+    except Exception as exc:  # a model's own bug: name it, no traceback
+        raise PluginError(
+            f"arrivals: the arrival model '{name}' failed in sample(rng, {start:g}, {end:g}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return check_arrivals(name, arrivals, start, end)
 
 
 # --- parameter and window validation shared by the built-ins ------------------------------------
@@ -212,7 +222,7 @@ class Poisson:
     rate: float
 
     def __post_init__(self) -> None:
-        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0))
+        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0, le=MAX_RATE))
 
     def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
         """Draw the count ~ Poisson(rate * (end - start)), then that many sorted uniform times."""
@@ -248,7 +258,9 @@ class TimeOfDay:
                 f"rates must have {HOURS_PER_DAY} hourly values, got {len(self.rates)}: "
                 f"{list(self.rates)!r}"
             )
-        rates = tuple(real_parameter(f"rates[{h}]", r, ge=0.0) for h, r in enumerate(self.rates))
+        rates = tuple(
+            real_parameter(f"rates[{h}]", r, ge=0.0, le=MAX_RATE) for h, r in enumerate(self.rates)
+        )
         if max(rates) <= 0.0:
             raise ValueError(f"rates must have at least one hour > 0, got {list(self.rates)!r}")
         _frozen_set(self, "rates", rates)
@@ -290,7 +302,7 @@ class Bursts:
     max_size: int = 8
 
     def __post_init__(self) -> None:
-        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0))
+        _frozen_set(self, "rate", real_parameter("rate", self.rate, gt=0.0, le=MAX_RATE))
         _frozen_set(self, "mean_size", real_parameter("mean_size", self.mean_size, ge=1.0))
         if (
             isinstance(self.max_size, bool)
@@ -418,6 +430,8 @@ def _read_trace(path: Path) -> tuple[FloatArray, IntArray]:
     if "time" not in table.columns:
         found = ", ".join(repr(c) for c in table.columns) or "none"
         raise ValueError(f"trace file '{path}' has no column 'time'; its columns: {found}")
+    if table.empty:
+        raise ValueError(f"trace file '{path}' has a header but no arrivals; give at least one row")
     raw_times = table["time"]
     times = pd.to_numeric(raw_times, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(times) | (times < 0)

@@ -8,6 +8,8 @@ one line each with a non-zero exit status and no traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -391,23 +393,48 @@ def _run_paper(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that it cleans up as after Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``lobbysim`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    """Run ``lobbysim`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
+
+    Ctrl-C and SIGTERM stop the command the same way: worker processes are stopped, temporary
+    output folders removed, and the exit status is 130 (Ctrl-C) or 143 (SIGTERM). A closed
+    standard output (``lobbysim run ... | head``) ends the command with status 2 and one line.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         handler = args.handler
-        return int(handler(args))
+        status = int(handler(args))
+        sys.stdout.flush()  # here, so that a closed pipe is reported below
+        return status
     except UserError as exc:
         for line in str(exc).splitlines() or [""]:
             print(f"lobbysim: error: {line}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("lobbysim: interrupted", file=sys.stderr)
-        return 130
+    except BrokenPipeError:
+        # Python would report the closed pipe again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("lobbysim: error: standard output was closed (broken pipe)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        print(f"lobbysim: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,8 +8,9 @@ workers or on which worker finished first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -40,9 +41,27 @@ def run_tasks(
             if progress is not None:
                 progress(i + 1, total)
         return results
-    with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool, stopping_on_error(pool):
         futures = [pool.submit(fn, task) for task in tasks]
         for i, _ in enumerate(as_completed(futures)):
             if progress is not None:
                 progress(i + 1, total)
         return [future.result() for future in futures]
+
+
+@contextmanager
+def stopping_on_error(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """Kill ``pool``'s workers if the block raises (Ctrl-C, SIGTERM, a failed task).
+
+    Leaving the pool's ``with`` block otherwise waits for every task submitted, so an interrupted
+    command would go on computing, or leave its workers running if killed meanwhile.
+    """
+    try:
+        yield
+    except BaseException:
+        # ProcessPoolExecutor has no public way to stop running tasks before Python 3.14
+        # (terminate_workers); its worker processes are in ``_processes``.
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise

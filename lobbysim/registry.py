@@ -116,10 +116,18 @@ def declared_parameters(cls: type) -> dict[str, dataclasses.Field[Any]]:
 
 
 class Registry(Generic[T]):
-    """Registered plug-in classes of one family, looked up by name."""
+    """Registered plug-in classes of one family, looked up by name.
 
-    def __init__(self, family: str) -> None:
+    Args:
+        family: what the plug-ins are, for messages (``"policy"``).
+        required: the attributes every class of the family has (its protocol's methods and
+            class attributes); a user class lacking one, e.g. a rater given as a policy, is
+            refused when it is looked up.
+    """
+
+    def __init__(self, family: str, required: tuple[str, ...] = ()) -> None:
         self.family = family
+        self.required = required
         self._classes: dict[str, type[T]] = {}
 
     def register(self, cls: type[T]) -> type[T]:
@@ -129,6 +137,9 @@ class Registry(Generic[T]):
             raise TypeError(f"{cls.__qualname__} needs a non-empty class attribute 'name'")
         if name in self._classes:
             raise TypeError(f"{self.family} '{name}' is registered twice")
+        missing = self._missing(cls)
+        if missing:
+            raise TypeError(f"{cls.__qualname__} is not a {self.family}: it lacks {missing}")
         self._classes[name] = cls
         return cls
 
@@ -148,6 +159,12 @@ class Registry(Generic[T]):
             obj = load_object(name)
             if not isinstance(obj, type):
                 raise PluginError(f"{self.family} '{name}' is not a class")
+            missing = self._missing(obj)
+            if missing:
+                raise PluginError(
+                    f"'{name}' is not a {self.family}: it lacks {missing} (a {self.family} has "
+                    f"{', '.join(self.required)})"
+                )
             return obj
         try:
             return self._classes[name]
@@ -155,6 +172,10 @@ class Registry(Generic[T]):
             hint = did_you_mean(name, self.names())
             known = ", ".join(self.names())
             raise PluginError(f"unknown {self.family} '{name}'{hint}; known: {known}") from None
+
+    def _missing(self, cls: type) -> str:
+        """Return the required attributes ``cls`` lacks, as text ("" if none)."""
+        return ", ".join(attr for attr in self.required if not hasattr(cls, attr))
 
     def create(self, name: str, params: Mapping[str, Any] | None = None) -> T:
         """Instantiate ``name`` with ``params``, checked against the class's declared parameters."""
@@ -174,3 +195,7 @@ class Registry(Generic[T]):
             return factory(**params)
         except (TypeError, ValueError) as exc:
             raise PluginError(f"{self.family} '{name}': {exc}") from None
+        except Exception as exc:  # a user class's own bug: name it, no traceback
+            raise PluginError(
+                f"{self.family} '{name}' failed to start: {type(exc).__name__}: {exc}"
+            ) from None

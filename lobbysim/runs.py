@@ -33,12 +33,15 @@ from lobbysim.scenario import (
     PluginSpec,
     Scenario,
     ScenarioError,
+    folder_label,
     plugin_spec,
     read_scenario_data,
+    replications_problem,
 )
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin
 from lobbysim.streams import Streams
+from lobbysim.yaml_input import YamlInputError, load_yaml
 
 Progress = Callable[[int, int], None]
 
@@ -74,9 +77,9 @@ def apply_sets(data: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise RunError(f"--set: expected key.path=value, got {item!r}")
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise RunError(f"--set {key}: cannot read the value {raw!r}") from None
+            value = load_yaml(raw)
+        except YamlInputError as exc:
+            raise RunError(f"--set {key}: cannot read the value {raw!r}: {exc}") from None
         set_path(data, key, value, "--set")
     return data
 
@@ -240,8 +243,9 @@ def run(
         if seed < 0:
             raise RunError(f"--seed: expected a whole number >= 0, got {seed}")
         scenario = scenario.replace(seed=seed)
-    if replications is not None and replications < 1:
-        raise RunError(f"--replications: expected a whole number >= 1, got {replications}")
+    problem = None if replications is None else replications_problem("--replications", replications)
+    if problem is not None:
+        raise RunError(problem)
     if jobs < 1:
         raise RunError(f"--jobs: expected a whole number >= 1, got {jobs}")
     for name in policies:
@@ -253,7 +257,9 @@ def run(
         check_scenario(scenario, policies)
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
-    out_path = Path(out) if out is not None else timestamped(Path("outputs"), scenario.name)
+    out_path = (
+        Path(out) if out is not None else timestamped(Path("outputs"), folder_label(scenario.name))
+    )
     problem = out_folder_problem(out_path)
     if problem is not None:
         raise RunError(f"--out: {problem}")

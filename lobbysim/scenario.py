@@ -10,15 +10,23 @@ simulation is built.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lobbysim.registry import did_you_mean
+from lobbysim.yaml_input import YamlInputError, read_yaml_file
+
+MAX_HORIZON = 10 * 365 * 24 * 60.0  # minutes: 10 years
+MAX_TICKS = 100_000_000  # matchmaking ticks over the horizon
+MAX_RATING_SAMPLES = 1_000_000  # rating snapshots over the horizon
+MAX_REPLICATIONS = 10_000
+MAX_NAME = 80
+_FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 class ScenarioError(ValueError):
@@ -157,6 +165,7 @@ class MatchmakerConfig:
     def __post_init__(self) -> None:
         _check(
             _positive("matchmaker.tick", self.tick),
+            _threshold_problem(self.threshold),
             "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
             f"-1 = lowest), got {self.focal_rank!r}"
             if self.focal_rank is not None
@@ -250,14 +259,37 @@ class Scenario:
 
     def __post_init__(self) -> None:
         _check(
-            _positive("horizon", self.horizon),
+            name_problem(self.name),
+            _positive("horizon", self.horizon)
+            or (
+                f"horizon: at most {MAX_HORIZON:,.0f} minutes (10 years), got {self.horizon!r}"
+                if self.horizon > MAX_HORIZON
+                else None
+            ),
             _non_negative("warmup", self.warmup),
             f"warmup: {self.warmup} must be shorter than the horizon ({self.horizon})"
             if self.warmup >= self.horizon
             else None,
             _whole("seed", self.seed, 0),
-            _whole("replications", self.replications, 1),
+            replications_problem("replications", self.replications),
+            *self._step_problems(),
         )
+
+    def _step_problems(self) -> list[str | None]:
+        """Return problems of periodic steps so short that the run would never end."""
+        if not (math.isfinite(self.horizon) and self.horizon <= MAX_HORIZON):
+            return []  # reported above
+        problems: list[str | None] = []
+        for name, step, limit in (
+            ("matchmaker.tick", self.matchmaker.tick, MAX_TICKS),
+            ("records.ratings_every", self.records.ratings_every, MAX_RATING_SAMPLES),
+        ):
+            if self.horizon / step > limit:
+                problems.append(
+                    f"{name}: {step!r} minutes gives {self.horizon / step:.3g} steps over the "
+                    f"horizon of {self.horizon:g} minutes; at most {limit:,}"
+                )
+        return problems
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
@@ -282,21 +314,20 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
     """Read a scenario file's YAML as plain data (not yet validated).
 
     Raises:
-        ScenarioError: the file cannot be read, has a YAML syntax error (with its line and
-            column) or is not a mapping.
+        ScenarioError: the file cannot be read, is too large or not UTF-8, has a YAML syntax
+            error (with its line and column), a duplicate key or an alias chain (see
+            :mod:`lobbysim.yaml_input`), holds no fields, or is not a mapping.
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read the file: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(f"{path}: YAML syntax error{where}: {problem}") from None
+        data = read_yaml_file(path)
+    except YamlInputError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     if data is None:
-        data = {}
+        raise ScenarioError(
+            f"{path}: the file holds no fields (it is empty or only comments); "
+            "write at least one field, e.g. 'name: my_lobby'"
+        )
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
     return dict(data)
@@ -390,12 +421,21 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
             raise ScenarioError(f"{where}: expected a list of plug-ins, got {value!r}")
         return tuple(_plugin(v, f"{where}[{i}]") for i, v in enumerate(value))
     if text == "tuple[tuple[float, float], ...]":
-        try:
-            return tuple((float(w), float(q)) for w, q in value)
-        except (TypeError, ValueError):
+        if not (
+            isinstance(value, list | tuple)
+            and value
+            and all(
+                isinstance(step, list | tuple)
+                and len(step) == 2
+                and all(_is_number(x) for x in step)
+                for step in value
+            )
+        ):
             raise ScenarioError(
-                f"{where}: expected a list of [wait_minutes, min_quality] pairs, got {value!r}"
-            ) from None
+                f"{where}: expected a non-empty list of [wait_minutes, min_quality] pairs of "
+                f"numbers, got {value!r}"
+            )
+        return tuple((float(w), float(q)) for w, q in value)
     if text == "tuple[int, ...] | None":
         if value is None:
             return None
@@ -411,7 +451,7 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
             return None
         return _convert("int", value, where)
     if text == "float":
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not _is_number(value):
             raise ScenarioError(f"{where}: expected a number, got {value!r}")
         return float(value)
     if text == "int":
@@ -429,11 +469,79 @@ def _convert(annotation: Any, value: Any, where: str) -> Any:
     return value
 
 
+def name_problem(name: object) -> str | None:
+    """Return what is wrong with a scenario name, if anything.
+
+    A name is a label for reports and output folder names, not a path: at most 80 characters on
+    one line, without ``/`` or ``\\``, not starting with ``.``. Folder names use
+    :func:`folder_label`.
+    """
+    if (
+        isinstance(name, str)
+        and name.strip()
+        and len(name) <= MAX_NAME
+        and name.isprintable()
+        and not name.startswith(".")
+        and "/" not in name
+        and "\\" not in name
+    ):
+        return None
+    shown = (
+        repr(name)
+        if not isinstance(name, str) or len(name) <= MAX_NAME
+        else (f"{name[:40]!r}... ({len(name)} characters)")
+    )
+    return (
+        f"name: expected a label of at most {MAX_NAME} characters on one line, without / or "
+        f"\\ and not starting with '.' (it names reports and output folders; choose a folder "
+        f"with --out), got {shown}"
+    )
+
+
+def folder_label(name: str) -> str:
+    """Return ``name`` as a safe folder-name part: letters, digits, ``_`` and ``-``."""
+    return _FOLDER_UNSAFE.sub("-", name).strip("-")[:64] or "scenario"
+
+
+def replications_problem(where: str, value: object) -> str | None:
+    """Return what is wrong with a number of replications, if anything."""
+    problem = _whole(where, value, 1)
+    if problem is None and isinstance(value, int) and value > MAX_REPLICATIONS:
+        return (
+            f"{where}: at most {MAX_REPLICATIONS:,} replications, got {value:,}; intervals "
+            "narrow with the square root of the replications, so a few dozen usually suffice"
+        )
+    return problem
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _check(*problems: str | None) -> None:
     """Raise every problem found at once (None means that check passed)."""
     found = [p for p in problems if p is not None]
     if found:
         raise ScenarioError(found)
+
+
+def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
+    """Return what is wrong with a threshold schedule, if anything."""
+    where = "matchmaker.threshold"
+    shown = [list(step) for step in steps]
+    waits = [w for w, _ in steps]
+    if not steps:
+        return f"{where}: expected at least one [wait_minutes, min_quality] pair, got []"
+    if not all(math.isfinite(w) and math.isfinite(q) for w, q in steps):
+        return f"{where}: expected finite numbers, got {shown}"
+    if waits[0] != 0.0:
+        return f"{where}: the first step must start at wait 0, got {shown}"
+    if any(b <= a for a, b in itertools.pairwise(waits)):
+        return f"{where}: the waits must increase from step to step, got {shown}"
+    bad = [q for _, q in steps if not 0.0 <= q <= 1.0]
+    if bad:
+        return f"{where}: min_quality must be in [0, 1], got {bad[0]!r} in {shown}"
+    return None
 
 
 def _finite(name: str, value: float) -> str | None:

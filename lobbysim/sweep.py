@@ -7,7 +7,8 @@ each cell runs for every policy and R replications, on the same replication seed
 
 **Loss-free and resumable.** Each run (a cell, a policy and a replication seed) is identified by
 the SHA-256 of its resolved scenario (without the fields that cannot change its result: name,
-description, replications, master seed and the sweep itself), its seed and the lobbysim version.
+description, replications, master seed and the sweep itself), its seed and
+:data:`lobbysim.RESULTS_VERSION` (bumped whenever results change, so versions never mix).
 As soon as a run finishes, its metrics are written to ``runs/<key>.json`` in the sweep's folder:
 to a temporary name first, flushed to disk and renamed, so a file either is complete or does not
 exist. A run that raises, or whose worker dies, is written to ``failed/<key>.json`` with its cell
@@ -40,6 +41,7 @@ import itertools
 import json
 import os
 import shutil
+import socket
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -51,19 +53,31 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lobbysim import __version__
+from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiment import replication_seeds, with_policy
 from lobbysim.metrics import metric_names
+from lobbysim.outputs import creation_problem
+from lobbysim.parallel import stopping_on_error
 from lobbysim.policies import POLICIES
 from lobbysim.registry import PluginError
 from lobbysim.runs import RunError, check_scenario, load_run_scenario, scenario_to_dict, set_path
-from lobbysim.scenario import Scenario, ScenarioError, SweepConfig
+from lobbysim.scenario import (
+    Scenario,
+    ScenarioError,
+    SweepConfig,
+    folder_label,
+    replications_problem,
+)
+from lobbysim.yaml_input import YamlInputError, load_yaml
 
 EXECUTORS = ("local", "dask", "dask-local")
 DASK_MISSING = (
     "the dask executors need Dask distributed, which is not installed; "
     "install it with: pip install 'lobbysim[dask]'"
 )
+MANIFEST = "sweep.json"  # written when a sweep folder is created; identifies its sweep
+# A short hash of this host's name, in temporary file names (see ``_abandoned``).
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 # Fields that cannot change one run's result: left out of the run's key.
 _NOT_IN_KEY = ("name", "description", "replications", "seed", "sweep")
 
@@ -105,7 +119,7 @@ class SweepRun:
     """One run of a sweep: a cell, a policy and a replication.
 
     Attributes:
-        key: the SHA-256 (hex) of the resolved scenario, the seed and the lobbysim version.
+        key: the SHA-256 (hex) of the resolved scenario, the seed and the results version.
         cell: the cell.
         policy: the policy's name.
         replication: 1-based replication number; ``seed`` is its seed.
@@ -148,11 +162,16 @@ class Sweep:
         }
         return data
 
-    def folder_name(self) -> str:
-        """Return ``<name>-sweep-<8 hex>``, the same for the same sweep (any replications)."""
+    def identity(self) -> str:
+        """Return the SHA-256 of the definition without the replications: a sweep folder's
+        manifest holds it, so that more replications of the same sweep resume the folder."""
         data = self.definition()
         data.pop("replications")
-        return f"{self.base.name}-sweep-{_digest(data)[:8]}"
+        return _digest(data)
+
+    def folder_name(self) -> str:
+        """Return ``<name>-sweep-<8 hex>``, the same for the same sweep (any replications)."""
+        return f"{folder_label(self.base.name)}-sweep-{self.identity()[:8]}"
 
 
 @dataclass
@@ -189,9 +208,9 @@ def parse_grid_option(item: str) -> tuple[str, tuple[Any, ...]]:
     values = []
     for text in _split_top_level(raw):
         try:
-            values.append(yaml.safe_load(text))
-        except yaml.YAMLError:
-            raise SweepError(f"--grid {key}: cannot read the value {text!r}") from None
+            values.append(load_yaml(text))
+        except YamlInputError as exc:
+            raise SweepError(f"--grid {key}: cannot read the value {text!r}: {exc}") from None
     if len(set(map(repr, values))) != len(values):
         raise SweepError(f"--grid {key}: a value is repeated in {raw!r}")
     return key, tuple(values)
@@ -220,7 +239,7 @@ def _digest(data: Any) -> str:
 def run_key(scenario: Scenario, seed: int) -> str:
     """Return the key of one run: the hash of what determines its result."""
     data = {k: v for k, v in scenario_to_dict(scenario).items() if k not in _NOT_IN_KEY}
-    return _digest({"scenario": data, "seed": int(seed), "lobbysim": __version__})
+    return _digest({"scenario": data, "seed": int(seed), "results_version": RESULTS_VERSION})
 
 
 def build_sweep(
@@ -271,8 +290,9 @@ def build_sweep(
         except PluginError as exc:
             raise SweepError(f"--policies: {exc}") from None
     replications = base.replications if replications is None else replications
-    if replications < 1:
-        raise SweepError(f"--replications: expected a whole number >= 1, got {replications}")
+    problem = replications_problem("--replications", replications)
+    if problem is not None:
+        raise SweepError(problem)
     base = base.replace(sweep=None)
     base_data = scenario_to_dict(base)
 
@@ -330,6 +350,76 @@ def _error_text(exc: BaseException) -> str:
 # --- the store -----------------------------------------------------------------------------------
 
 
+def check_folder(sweep: Sweep, folder: Path) -> None:
+    """Raise SweepError, touching nothing, unless ``folder`` can be this sweep's folder.
+
+    A sweep folder is new, empty, or holds the manifest (``sweep.json``) of the same sweep
+    (:meth:`Sweep.identity`): so a folder of other files, or of another sweep, is never written
+    into. :func:`claim_folder` then creates it and writes the manifest.
+    """
+    if folder.exists():
+        if not folder.is_dir():
+            raise SweepError(f"--out: {folder} exists and is not a folder")
+        manifest = folder / MANIFEST
+        if manifest.is_file():
+            try:
+                found = json.loads(manifest.read_text(encoding="utf-8")).get("sweep")
+            except (OSError, ValueError, AttributeError):
+                found = None
+            if found == sweep.identity():
+                return
+            raise SweepError(
+                f"--out: {folder} holds another sweep (a different scenario, grid, policies or "
+                "seed); give a new folder, or repeat that sweep with its own sweep.yaml"
+            )
+        if any(folder.iterdir()):
+            raise SweepError(
+                f"--out: {folder} holds other files and is not a sweep folder (no {MANIFEST}); "
+                "give a new or empty folder"
+            )
+    else:
+        problem = creation_problem(folder)
+        if problem is not None:
+            raise SweepError(f"--out: {problem}")
+
+
+def claim_folder(sweep: Sweep, folder: Path) -> None:
+    """Create ``folder`` (checked by :func:`check_folder`) with the sweep's manifest."""
+    if (folder / MANIFEST).is_file():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "sweep": sweep.identity(),
+        "name": sweep.base.name,
+        "lobbysim": __version__,
+        "results_version": RESULTS_VERSION,
+    }
+    _write_text(folder / MANIFEST, json.dumps(record, indent=1) + "\n")
+
+
+def _tmp_name(target: Path) -> Path:
+    """Return the temporary name a file is written under before it is renamed to ``target``."""
+    return target.with_name(f".tmp-{_HOST}-{os.getpid()}-{target.name}")
+
+
+def _abandoned(tmp: Path) -> bool:
+    """Whether a temporary file's writer is gone: a process of this host that has ended.
+
+    Another process's file, still being written (a second invocation of the same sweep), and
+    files of other hosts sharing the folder are left alone; a left-over one is ignored anyway.
+    """
+    parts = tmp.name.split("-", 3)
+    if len(parts) != 4 or parts[1] != _HOST or not parts[2].isdigit():
+        return False
+    try:
+        os.kill(int(parts[2]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, but not ours to signal
+        return False
+    return False
+
+
 class RunStore:
     """The per-run result files of a sweep folder: ``runs/`` and ``failed/``."""
 
@@ -342,7 +432,8 @@ class RunStore:
         for leftover in itertools.chain(
             self.done_dir.glob(".tmp-*"), self.failed_dir.glob(".tmp-*")
         ):
-            leftover.unlink(missing_ok=True)  # a killed writer's partial file
+            if _abandoned(leftover):  # a killed writer's partial file
+                leftover.unlink(missing_ok=True)
 
     def done_keys(self) -> set[str]:
         """Return the keys of every finished run (not a killed writer's ``.tmp-`` file)."""
@@ -364,7 +455,7 @@ class RunStore:
         else:
             record["error"] = error
             target = self.failed_dir / f"{run.key}.json"
-        tmp = target.with_name(f".tmp-{os.getpid()}-{target.name}")
+        tmp = _tmp_name(target)
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(record, fh, sort_keys=False)
             fh.flush()
@@ -411,7 +502,7 @@ def run_local(runs: Sequence[SweepRun], jobs: int, on_done: OnDone) -> None:
 
 def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[SweepRun]:
     """Run from ``pending`` until it is empty or the pool breaks; return the runs in flight then."""
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool, stopping_on_error(pool):
         flight: dict[Future[dict[str, float]], SweepRun] = {}
         while pending or flight:
             while pending and len(flight) < jobs:
@@ -534,12 +625,12 @@ def run_sweep(
         raise SweepError(f"--scheduler is for --executor dask, not {executor}")
     if jobs < 1:
         raise SweepError(f"--jobs: expected a whole number >= 1, got {jobs}")
-    if folder.exists() and not folder.is_dir():
-        raise SweepError(f"--out: {folder} exists and is not a folder")
+    check_folder(sweep, folder)
     with contextlib.ExitStack() as stack:
         session = None
         if executor != "local":
             session = stack.enter_context(DaskSession(scheduler, jobs))
+        claim_folder(sweep, folder)
         store = RunStore(folder)
         _write_text(folder / "sweep.yaml", yaml.safe_dump(sweep.definition(), sort_keys=False))
         done = store.done_keys()
@@ -621,7 +712,7 @@ def _metric_order(sweep: Sweep, rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp = _tmp_name(path)
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
