@@ -17,7 +17,7 @@ import pandas as pd
 
 from lobbysim.metrics import compute_metrics
 from lobbysim.scenario import Scenario, load_scenario
-from lobbysim.sim.lobby import LobbySimulation
+from lobbysim.sim.lobby import LobbySimulation, player_row
 from lobbysim.streams import Streams
 
 GAME_COLUMNS = [
@@ -44,7 +44,7 @@ PARTICIPANT_COLUMNS = [
 ]
 WAIT_COLUMNS = ["player_id", "enqueued", "left_queue", "outcome", "wait"]
 RATING_COLUMNS = ["time", "rater", "player_id", "rating", "variance"]
-PLAYER_COLUMNS = ["player_id", "skill", "registered", "games", "wins", "state"]
+PLAYER_COLUMNS = ["player_id", "skill", "mu0", "var0", "registered", "games", "wins", "state"]
 
 
 @dataclass
@@ -60,7 +60,9 @@ class SimulationResult:
         ratings: every rater's rating (and variance, NaN without one) of the players in the
             lobby (waiting or playing), sampled every ``records.ratings_every`` minutes, and of
             every player seen, at the horizon.
-        players: one row per player: true skill, registered, games, wins, final state.
+        players: one row per player: true skill, the prior belief (``mu0``, ``var0``) every
+            rater started from, registered, games, wins, final state. With the games and
+            participants, the priors make any run's ratings replayable from its records.
         metrics: see :mod:`lobbysim.metrics`.
         records_dir: with streamed records, the folder of their CSV files (the frames above
             are then None).
@@ -188,11 +190,7 @@ def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple
     waiting = [
         (w.pid, w.since, math.nan, "still_waiting", horizon - w.since) for w in sim.pool.values()
     ]
-    players = [
-        (pid, p.skill, p.registered, p.games, p.wins, p.state)
-        for pid, p in enumerate(sim.players)
-        if p is not None
-    ]
+    players = [player_row(p) for p in sim.players if p is not None]
     return waiting, players
 
 

@@ -27,9 +27,7 @@ def test_the_readme_prints_the_custom_arrival_model_exactly() -> None:
 
 
 def _tour() -> str:
-    (block,) = re.findall(
-        r"```yaml\n(name: tour .*?)```", README.read_text(encoding="utf-8"), re.S
-    )
+    (block,) = re.findall(r"```yaml\n(name: tour .*?)```", README.read_text(encoding="utf-8"), re.S)
     return str(block)
 
 

@@ -11,12 +11,18 @@ Many players wait at once, so a policy must also assign. Two strategies (DESIGN.
   the cost of a pass is linear in the number of waiting players. The blocks' offset alternates
   between passes so that players on a block's edge are not always cut off from their neighbours.
 
+With **focal players** (``Pool.focal``), only they choose; everybody else is only a candidate.
+``sequential`` then skips the non-focal players' turns; ``global`` admits only pairs with at least
+one focal player, weighed by that player's score for the other (the mean of both scores when both
+are focal).
+
 The exact block solver enumerates every matching of ``block_size`` nodes once (764 for 8 nodes,
 9,496 for 10) as an edge-incidence matrix; a pass then solves all its blocks with one matrix
 product. The tests check it against ``networkx.max_weight_matching``.
 
 A pair is **admissible** when its match quality clears the threshold for the longer wait of the
-two (the relaxation schedule of :class:`ThresholdSchedule`).
+two (the relaxation schedule of :class:`ThresholdSchedule`) and, with focal players, one of the two
+is focal.
 
 Candidates: a player's candidates are the ``candidates`` waiting players nearest to it in rating
 mean (all of them if fewer wait), so a pass costs O(n * candidates) score evaluations
@@ -122,7 +128,7 @@ class Assignment(Protocol):
     ) -> IntArray: ...
 
 
-ASSIGNMENTS: Registry[Assignment] = Registry("assignment")
+ASSIGNMENTS: Registry[Assignment] = Registry("assignment", required=("pairs",))
 
 
 def _neighbour_windows(mu: FloatArray, width: int) -> IntArray:
@@ -255,15 +261,23 @@ class GlobalMatching:
         blocks = blocks[(blocks >= 0).sum(axis=1) >= 2]
         if blocks.size == 0:
             return np.empty((0, 2), dtype=np.intp)
-        scores = self._block_scores(pool, policy, blocks)  # (B, k, k), symmetric
+        scores = self._block_scores(pool, policy, blocks)  # (B, k, k)
         edges, incidence = _matchings(k)
         a, b = blocks[:, edges[:, 0]], blocks[:, edges[:, 1]]
-        weight = (scores[:, edges[:, 0], edges[:, 1]] + scores[:, edges[:, 1], edges[:, 0]]) / 2
         valid = (a >= 0) & (b >= 0)
         ia, ib = np.where(valid, a, 0), np.where(valid, b, 0)
+        # Only a focal player chooses: a pair is weighed by its focal player's score for the
+        # other, by the mean of both scores when both are focal (always, without focal players).
+        focal = np.ones(n, dtype=bool) if pool.focal is None else pool.focal
+        focal_a, focal_b = focal[ia], focal[ib]
+        score_ab = scores[:, edges[:, 0], edges[:, 1]]
+        score_ba = scores[:, edges[:, 1], edges[:, 0]]
+        weight = np.where(
+            focal_a & focal_b, (score_ab + score_ba) / 2, np.where(focal_a, score_ab, score_ba)
+        )
         quality = pool.quality_fn(ia.ravel(), ib.ravel()).reshape(ia.shape)
         wait = np.maximum(pool.waited[ia], pool.waited[ib])
-        admissible = valid & (quality >= threshold.at(wait))
+        admissible = valid & (focal_a | focal_b) & (quality >= threshold.at(wait))
         # Lexicographic objective: most admissible pairs first, then the highest total score.
         # Scores are squashed into (0, 1) per block so that one more pair always wins.
         lo = np.where(admissible, weight, np.inf).min(axis=1)
@@ -299,7 +313,7 @@ class GlobalMatching:
             var=pool.var[cand],
             beta2=pool.beta2,
             waited=pool.waited[cand],
-            games_played=0,
+            games_played=0 if pool.games_played is None else pool.games_played[safe],
         )
         raw = policy.score(decision)  # (B, k, k-1)
         scores = np.zeros((n_blocks, k, k))

@@ -34,7 +34,9 @@ class Decision:
         beta2: the performance-noise variance sigma_eps^2.
         waited: how long each candidate has waited (lobby: minutes in the queue; paper study:
             games since the candidate last played), shape ``S + (M,)``; used by ``fifo``.
-        games_played: games the focal player has played so far (n), for finite-horizon rules.
+        games_played: games the focal player has played so far (n), for finite-horizon rules:
+            one count for every decision (the paper engine's sample paths all play their n-th
+            game together), or one per focal player, shape ``S`` (a lobby's pass).
     """
 
     focal_mu: FloatArray
@@ -43,7 +45,7 @@ class Decision:
     var: FloatArray
     beta2: float
     waited: FloatArray | None = None
-    games_played: int = 0
+    games_played: int | IntArray = 0
 
     @property
     def n_candidates(self) -> int:
@@ -67,7 +69,7 @@ class OpponentPolicy(Protocol):
         ...
 
 
-POLICIES: Registry[OpponentPolicy] = Registry("policy")
+POLICIES: Registry[OpponentPolicy] = Registry("policy", required=("score", "needs_variance"))
 
 
 def choose(scores: FloatArray, rng: np.random.Generator) -> IntArray:

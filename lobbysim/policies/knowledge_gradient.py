@@ -24,7 +24,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.policies.base import POLICIES, Decision, FloatArray
+from lobbysim.policies.base import POLICIES, Decision, FloatArray, IntArray
 from lobbysim.skill.gaussian import draw_density, update_1v1, win_probability
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -197,14 +197,18 @@ class KnowledgeGradient:
         if self.horizon is not None and self.horizon < 0:
             raise ValueError(f"horizon must be >= 0, got {self.horizon!r}")
 
-    def weight(self, games_played: int) -> float:
-        """Return W, the weight of the look-ahead term after ``games_played`` games."""
+    def weight(self, games_played: int | IntArray) -> float | FloatArray:
+        """Return W, the weight of the look-ahead term after ``games_played`` games.
+
+        Elementwise for an array of counts (finite horizon: W = max(N - n, 0) per count).
+        """
         if self.rule == "discounted":
             return self.gamma / (1.0 - self.gamma)
         assert self.horizon is not None
-        return float(max(self.horizon - games_played, 0))
+        return np.maximum(self.horizon - np.asarray(games_played, dtype=np.float64), 0.0)
 
     def score(self, decision: Decision) -> FloatArray:
-        """Return q_0j + W * F_j for every candidate j."""
+        """Return q_0j + W * F_j for every candidate j (W per focal player, shape ``S``)."""
         q_now, f = kg_lookahead(decision)
-        return q_now + self.weight(decision.games_played) * f
+        weight = np.asarray(self.weight(decision.games_played))
+        return q_now + weight[..., None] * f

@@ -73,7 +73,11 @@ class BayesianRater:
     """Gaussian beliefs N(mu, var) per player, updated as in the paper (see the module docstring).
 
     Args:
-        beta2: performance-noise variance sigma_eps^2 (> 0).
+        beta2: the performance-noise variance sigma_eps^2 (> 0) the rater assumes. In a lobby it
+            defaults to the scenario's ``game.beta2``, the true one: a rater spec without
+            ``beta2`` gets it. An explicit ``beta2`` in the rater's parameters overrides it, a
+            deliberate mismatch between the model and the game. Built directly, the default is
+            2.5 (the paper's).
         tau2: dynamics variance added before each game a player is rated in (>= 0).
 
     Raises:

@@ -43,6 +43,8 @@ class Buffered:
 class Player:
     pid: int
     skill: float
+    mu0: float  # the prior belief N(mu0, var0) the raters started from, kept for the records
+    var0: float
     registered: bool
     games_left: int
     leave_at: float

@@ -59,6 +59,15 @@ class GameMechanics:
     def wake(self) -> None:  # pragma: no cover - provided by the lobby
         raise NotImplementedError
 
+    def snap_to_tick(self, end: float) -> float:  # pragma: no cover - provided by the lobby
+        raise NotImplementedError
+
+    def event_at(self, t: float) -> simpy.Event:  # pragma: no cover - provided by the lobby
+        raise NotImplementedError
+
+    def timeout_at(self, t: float) -> simpy.Timeout:  # pragma: no cover - provided by the lobby
+        raise NotImplementedError
+
     # ------------------------------------------------------------- team and free-for-all
     def _group_pass(self, waiting: list[Waiting], pool: Pool) -> None:
         """Back-fill open seats of running games, then form new games from the rest."""
@@ -110,12 +119,10 @@ class GameMechanics:
             teams = [int(t) for t in balance_teams(mu, rules.seats // 2)]
         else:
             teams = [None] * len(members)
-        end_event = env.timeout(rules.length)
-        game = GroupGame(
-            self.n_games, rules.mode, env.now, env.now + rules.length, quality, end_event
-        )
+        end = self.snap_to_tick(env.now + rules.length)
+        game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self.event_at(end))
         self.n_games += 1
-        end_event.callbacks.append(self._make_group_finish(game))
+        game.end_event.callbacks.append(self._make_group_finish(game))
         for member, team in zip(members, teams, strict=True):
             self._seat(game, member, team)
 
@@ -135,7 +142,7 @@ class GameMechanics:
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
             quit_at = env.now + self.draw_quit() / rate
             if quit_at < game.end:
-                leave = env.timeout(quit_at - env.now)
+                leave = self.timeout_at(quit_at)
                 leave.callbacks.append(self._make_quit(game, stint))
         member.event.succeed(leave)
 
@@ -193,7 +200,7 @@ class GameMechanics:
         pb.unscored += 1
         start = env.now
         perf_a, perf_b = self._perf(pa.skill), self._perf(pb.skill)
-        end = start + rules.length
+        end = self.snap_to_tick(start + rules.length)
         quitter: Player | None = None
         if rules.quit_rate > 0:
             rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
@@ -208,13 +215,13 @@ class GameMechanics:
         winner = 1 if loser_is_a else 0
         game_id = self.n_games
         self.n_games += 1
-        timeout = env.timeout(end - start)
+        end_event = self.event_at(end)
         done = self._make_finish(
             game_id, start, (pa, pb), (perf_a, perf_b), quitter, winner, quality
         )
-        timeout.callbacks.append(done)
-        wa.event.succeed(timeout)
-        wb.event.succeed(timeout)
+        end_event.callbacks.append(done)
+        wa.event.succeed(end_event)
+        wb.event.succeed(end_event)
 
     def _make_finish(
         self,

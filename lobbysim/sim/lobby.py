@@ -7,11 +7,14 @@ One :class:`LobbySimulation` is one replication on one ``simpy.Environment`` (cl
   starts one session process per player at its arrival time.
 * **Sessions.** A player queues, is matched or reneges when its patience runs out (counted as
   abandoned), plays, and queues again until its session's games or minutes are used up.
-* **Matchmaker.** A process that waits on one ``wake`` event, triggered by a tick process every
-  ``tick`` minutes and, with ``wake_on_arrival``, whenever a player queues. Triggering goes through
-  the event queue, so everyone who queues at the same instant (both players of a finished game)
-  is in the pool before the pass runs. A pass first applies the finished games to the raters, then
-  asks the assignment strategy for pairs and starts their games.
+* **Matchmaker.** A process that waits on one ``wake`` event, triggered by a tick process at
+  every ``k * tick`` minutes (tick k at exactly that float, not at a running sum) and, with
+  ``wake_on_arrival``, whenever a player queues. Triggering goes through the event queue, so
+  everyone who queues at the same instant (both players of a finished game) is in the pool before
+  the pass runs. A pass first applies the finished games to the raters, then asks the assignment
+  strategy for pairs and starts their games. With timed passes only (no ``wake_on_arrival``), a
+  game whose scheduled end is within rounding of a tick's time ends at exactly that time, and the
+  tick process ends it just before its wake-up: its players make that tick's pass.
 * **1v1 games.** Performances are drawn per game from N(s, beta2); each player may quit at an
   exponential time (hazard ``quit_rate``, times ``quit_behind_multiplier`` for the player with the
   lower performance); the game ends at its scheduled length or at the first quit, and a quitter
@@ -40,7 +43,7 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,7 +58,7 @@ from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, Pool, Threshol
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.records import GameResult
-from lobbysim.registry import PluginError
+from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.entities import (
     ABANDONED,
@@ -76,13 +79,31 @@ from lobbysim.skill.gaussian import match_quality
 from lobbysim.streams import Streams
 
 ARRIVAL_WINDOW = 60.0  # minutes of arrivals sampled at a time
+TICK_SNAP = 1e-9  # a game's end this close to a tick's time (relative) is that time
 GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned_gc
 
 
-def build_plugin(registry: Any, spec: PluginSpec, field_name: str) -> Any:
-    """Instantiate a plug-in, naming the scenario field in any error."""
+def build_plugin(
+    registry: Any,
+    spec: PluginSpec,
+    field_name: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> Any:
+    """Instantiate a plug-in, naming the scenario field in any error.
+
+    Args:
+        registry: the plug-in family's registry.
+        spec: the plug-in's name and parameters.
+        field_name: the scenario field, for messages.
+        defaults: values for parameters that ``spec`` does not set, each given only to a class
+            that declares that parameter (the lobby gives its raters the game's ``beta2``).
+    """
     try:
-        return registry.create(spec.name, spec.params)
+        params = dict(spec.params)
+        if defaults:
+            declared = declared_parameters(registry.get(spec.name))
+            params = {**{k: v for k, v in defaults.items() if k in declared}, **params}
+        return registry.create(spec.name, params)
     except PluginError as exc:
         raise PluginError(f"{field_name}: {exc}") from None
 
@@ -114,9 +135,14 @@ class LobbySimulation(GameMechanics):
             ASSIGNMENTS, mm.assignment, "matchmaker.assignment"
         )
         self.threshold = ThresholdSchedule(mm.threshold)
-        self.driver: Rater = build_plugin(RATERS, scenario.raters.driver, "raters.driver")
+        # A rater that declares beta2 assumes the game's true one unless its spec sets its own
+        # (a deliberate model mismatch).
+        rater_defaults = {"beta2": scenario.game.beta2}
+        self.driver: Rater = build_plugin(
+            RATERS, scenario.raters.driver, "raters.driver", rater_defaults
+        )
         self.shadows: list[Rater] = [
-            build_plugin(RATERS, spec, f"raters.shadows[{i}]")
+            build_plugin(RATERS, spec, f"raters.shadows[{i}]", rater_defaults)
             for i, spec in enumerate(scenario.raters.shadows)
         ]
         if self.policy.needs_variance and not self.driver.has_variance:
@@ -154,6 +180,8 @@ class LobbySimulation(GameMechanics):
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         self._next_renege_check = math.inf
         self._wake = self.env.event()
+        # timed passes only: events the ticker fires at tick k, just before waking the matchmaker
+        self._tick_events: dict[int, list[simpy.Event]] = {}
 
         beta = math.sqrt(scenario.game.beta2)
         perf = Buffered(streams.get("performance").standard_normal)
@@ -251,6 +279,8 @@ class LobbySimulation(GameMechanics):
             player = Player(
                 pid=first + k,
                 skill=float(batch.skill[k]),
+                mu0=float(batch.mu0[k]),
+                var0=float(batch.var0[k]),
                 registered=bool(batch.registered[k]),
                 games_left=int(batch.session_games[k]),
                 leave_at=now + float(batch.session_minutes[k]),
@@ -346,7 +376,7 @@ class LobbySimulation(GameMechanics):
     def _write_departed(self, pid: int) -> None:
         """Append a departed player's row and forget the player."""
         p = self.players[pid]
-        self.records.players.append((pid, p.skill, p.registered, p.games, p.wins, p.state))
+        self.records.players.append(player_row(p))
         self._state_counts[p.state] += 1
         self.players[pid] = None  # type: ignore[call-overload]
 
@@ -358,16 +388,58 @@ class LobbySimulation(GameMechanics):
             self._renege_check_at(deadline)
 
     def _renege_check_at(self, deadline: float) -> None:
-        """Call :meth:`_renege_due` at ``deadline``: at the first float time not before it.
+        """Call :meth:`_renege_due` at ``deadline`` (see :meth:`timeout_at`).
 
-        SimPy fires at ``now + (deadline - now)``, which can round to just below ``deadline``
-        (when now < deadline / 2); firing then would find nobody due and leave no wake-up.
+        Firing even one float before it would find nobody due and leave no wake-up.
+        """
+        self.timeout_at(deadline).callbacks.append(self._renege_due)
+
+    def timeout_at(self, t: float) -> simpy.Timeout:
+        """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
+
+        SimPy fires at ``now + delay``, and ``now + (t - now)`` can round to either side of
+        ``t`` while now < t / 2 (from now >= t / 2 on, t - now is exact: Sterbenz). The delay
+        is stepped up until ``now + delay >= t``: the timeout fires at ``t`` whenever a delay
+        reaches it (always from now >= t / 2, and when ``t`` was computed as ``now + d``), and
+        otherwise at the first float time after ``t`` that ``now + delay`` can take.
         """
         now = self.env.now
-        delay = deadline - now
-        while now + delay < deadline:
+        delay = t - now
+        while now + delay < t:
             delay = math.nextafter(delay, math.inf)
-        self.env.timeout(delay).callbacks.append(self._renege_due)
+        return self.env.timeout(delay)
+
+    def snap_to_tick(self, end: float) -> float:
+        """Return a game's scheduled end, on the tick grid if it is within rounding of it.
+
+        With timed passes only (``wake_on_arrival: false``) a game that lasts a whole number
+        of ticks ends at the time of a tick, ``k * tick`` as the ticker computes it, rather
+        than at ``start + length``, which rounds differently: its players then queue again in
+        time for that tick's pass. (With ``wake_on_arrival``, queueing wakes the matchmaker
+        anyway.)
+        """
+        mm = self.scenario.matchmaker
+        if mm.wake_on_arrival:
+            return end
+        on_grid = round(end / mm.tick) * mm.tick
+        return on_grid if abs(on_grid - end) <= TICK_SNAP * on_grid else end
+
+    def event_at(self, t: float) -> simpy.Event:
+        """Return an event that fires at time ``t`` (> now), e.g. a game's end.
+
+        With timed passes only, at the time of a future tick the ticker fires the event itself,
+        just before that tick's pass, so whoever it releases is in the pool for the pass. A
+        timeout could not promise that: from now < t / 2, ``now + delay`` can miss ``t`` (see
+        :meth:`timeout_at`). Elsewhere the event is a timeout at ``t``.
+        """
+        mm = self.scenario.matchmaker
+        if not mm.wake_on_arrival and t > self.env.now:
+            k = round(t / mm.tick)
+            if k * mm.tick == t:
+                event = self.env.event()
+                self._tick_events.setdefault(k, []).append(event)
+                return event
+        return self.timeout_at(t)
 
     def _renege_due(self, _event: simpy.Event) -> None:
         """Remove every player whose patience has run out; wake again at the next deadline.
@@ -397,9 +469,18 @@ class LobbySimulation(GameMechanics):
             self._wake.succeed()
 
     def _ticker(self) -> Generator[simpy.Event, Any, None]:
+        """Wake the matchmaker at tick k = 1, 2, ... at exactly the float time ``k * tick``.
+
+        The events due at the tick (:meth:`event_at`) are fired first: they are processed
+        before the wake-up, which is triggered after them through the same event queue.
+        """
         tick = self.scenario.matchmaker.tick
+        k = 0
         while True:
-            yield self.env.timeout(tick)
+            k += 1
+            yield self.timeout_at(k * tick)
+            for event in self._tick_events.pop(k, ()):
+                event.succeed()
             self.wake()
 
     def _matchmaker(self) -> Generator[simpy.Event, Any, None]:
@@ -535,6 +616,11 @@ class LobbySimulation(GameMechanics):
             if p is not None:
                 counts[p.state] += 1
         return counts
+
+
+def player_row(p: Player) -> tuple[Any, ...]:
+    """Return a player's row of the players records (``simulation.PLAYER_COLUMNS``)."""
+    return (p.pid, p.skill, p.mu0, p.var0, p.registered, p.games, p.wins, p.state)
 
 
 def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:

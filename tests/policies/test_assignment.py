@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from lobbysim.policies import POLICIES
+from lobbysim.policies import POLICIES, Decision
 from lobbysim.policies.assignment import (
     ASSIGNMENTS,
     GlobalMatching,
@@ -134,3 +134,86 @@ def test_neighbour_windows_hold_the_nearest_players() -> None:
     assert sorted(windows[2].tolist()) == [3, 4]  # 3.0's neighbours are 2.0 and 4.0
     assert sorted(windows[5].tolist()) == [1, 3]  # 0.0 at the edge: 1.0 and 2.0
     assert all(i not in windows[i] for i in range(6))
+
+
+def test_global_pairs_only_with_a_focal_player_weighted_by_its_own_score() -> None:
+    # One focal player in one block: the pass makes exactly one pair, the focal player's best
+    # partner by its own KG score (not by the mean of both players' scores for each other).
+    policy = POLICIES.create("knowledge_gradient")
+    own_differs_from_mean = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        pool = make_pool(rng.normal(0, 2, 8), rng.uniform(0.2, 3, 8), rng.uniform(0, 4, 8))
+        order = np.argsort(pool.mu)
+        focal_slot = int(rng.integers(8))
+        pool.focal = np.arange(8) == order[focal_slot]
+        pairs = GlobalMatching(block_size=8).pairs(pool, policy, ThresholdSchedule(), rng, 0)
+        assert len(pairs) == 1
+        assert order[focal_slot] in pairs[0]
+        partner = int(pairs[0][pairs[0] != order[focal_slot]][0])
+        scores = GlobalMatching._block_scores(pool, policy, order[None, :])[0]
+        own = np.where(np.arange(8) == focal_slot, -np.inf, scores[focal_slot])
+        mean = np.where(np.arange(8) == focal_slot, -np.inf, (own + scores[:, focal_slot]) / 2)
+        assert partner == order[int(np.argmax(own))]
+        own_differs_from_mean += int(np.argmax(own) != np.argmax(mean))
+    assert own_differs_from_mean > 0  # the weight rule is exercised
+
+
+def test_global_pairs_always_include_a_focal_player() -> None:
+    rng = np.random.default_rng(5)
+    n = 40
+    pool = make_pool(rng.normal(0, 2, n), rng.uniform(0.2, 3, n), rng.uniform(0, 4, n))
+    pool.focal = np.zeros(n, dtype=bool)
+    pool.focal[rng.choice(n, 10, replace=False)] = True
+    everyone = GlobalMatching().pairs(
+        make_pool(pool.mu, pool.var, pool.waited),
+        POLICIES.create("draw_chance"),
+        ThresholdSchedule(),
+        rng,
+        0,
+    )
+    assert len(everyone) == n // 2
+    for pass_index in (0, 1):
+        pairs = GlobalMatching().pairs(
+            pool, POLICIES.create("draw_chance"), ThresholdSchedule(), rng, pass_index
+        )
+        assert len(pairs) >= 5
+        assert pool.focal[pairs].any(axis=1).all()
+        assert len(set(pairs.ravel().tolist())) == pairs.size
+
+
+def test_global_kg_scores_use_each_focal_players_games_played() -> None:
+    # Finite-horizon KG weighs the look-ahead by N - n with n the choosing player's own games:
+    # every row of a block's scores is the single decision of that player with its n.
+    kg = POLICIES.create("knowledge_gradient", {"rule": "finite_horizon", "horizon": 12})
+    pairs_differ = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        mu, var, waited = rng.normal(0, 2, 8), rng.uniform(0.2, 3, 8), rng.uniform(0, 4, 8)
+        fresh = make_pool(mu, var, waited)
+        fresh.games_played = np.zeros(8, dtype=np.int64)
+        pool = make_pool(mu, var, waited)
+        pool.games_played = rng.integers(0, 16, 8)
+        block = np.argsort(mu)[None, :]
+        scores = GlobalMatching._block_scores(pool, kg, block)[0]
+        assert not np.allclose(scores, GlobalMatching._block_scores(fresh, kg, block)[0])
+        for i, player in enumerate(block[0]):
+            others = np.delete(np.arange(8), i)
+            cand = block[0, others]
+            single = Decision(
+                focal_mu=mu[player],
+                focal_var=var[player],
+                mu=mu[cand],
+                var=var[cand],
+                beta2=BETA2,
+                waited=waited[cand],
+                games_played=int(pool.games_played[player]),
+            )
+            np.testing.assert_allclose(scores[i, others], kg.score(single), rtol=1e-13)
+        threshold = ThresholdSchedule()
+        ours = GlobalMatching().pairs(pool, kg, threshold, np.random.default_rng(0), 0)
+        theirs = GlobalMatching().pairs(fresh, kg, threshold, np.random.default_rng(0), 0)
+        pairs_differ += {frozenset(p) for p in ours.tolist()} != {
+            frozenset(p) for p in theirs.tolist()
+        }
+    assert pairs_differ > 0

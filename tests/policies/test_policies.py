@@ -127,6 +127,35 @@ def test_discounted_and_finite_horizon_rules_coincide(
 def test_finite_horizon_weight_runs_down_to_zero() -> None:
     kg = KnowledgeGradient(rule="finite_horizon", horizon=10)
     assert [kg.weight(n) for n in (0, 4, 10, 12)] == [10.0, 6.0, 0.0, 0.0]
+    assert kg.weight(np.array([[0, 4], [10, 12]])).tolist() == [[10.0, 6.0], [0.0, 0.0]]
+
+
+def test_finite_horizon_kg_takes_one_games_played_per_focal_player() -> None:
+    # A batch of decisions with games_played of the batch's shape scores each row as the single
+    # decision with that row's count (the weight broadcast over the candidates).
+    rng = np.random.default_rng(4)
+    played = np.array([[0, 3, 9], [10, 14, 5]])
+    d = Decision(
+        rng.normal(size=(2, 3)),
+        rng.uniform(1, 3, (2, 3)),
+        rng.normal(size=(2, 3, 6)),
+        rng.uniform(1, 3, (2, 3, 6)),
+        BETA2,
+        games_played=played,
+    )
+    kg = KnowledgeGradient(rule="finite_horizon", horizon=10)
+    scores = kg.score(d)
+    assert scores.shape == (2, 3, 6)
+    for r, c in np.ndindex(2, 3):
+        one = Decision(
+            d.focal_mu[r, c],
+            d.focal_var[r, c],
+            d.mu[r, c],
+            d.var[r, c],
+            BETA2,
+            games_played=int(played[r, c]),
+        )
+        np.testing.assert_array_equal(scores[r, c], kg.score(one))
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import trueskill
 
 from lobbysim.population import PlayerBatch
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.simulation import collect, simulate
-from lobbysim.skill.gaussian import match_quality
+from lobbysim.skill.gaussian import match_quality, update_1v1
 from lobbysim.streams import Streams
 
 
@@ -250,3 +251,47 @@ def test_reneging_goes_on_when_the_next_wake_up_rounds_below_its_deadline() -> N
     assert waits.outcome.tolist() == ["abandoned"] * 3
     assert waits.left_queue.tolist() == pytest.approx([d0, d1, 6.0], abs=1e-12)
     assert (waits.left_queue >= waits.enqueued + np.array([p0, p1, 1.0]) - 1e-15).all()
+
+
+def test_the_raters_beta2_defaults_to_the_games_and_an_explicit_one_is_kept() -> None:
+    game = {"length": 10, "beta2": 1.0}
+    scenario = Scenario.from_dict(
+        {"horizon": 100, "warmup": 0, "game": game, "raters": {"driver": "bayesian"}}
+    )
+    sim = scripted(scenario, [(0.0, players([0.0, 1.5], var=2.0, skill=[3.0, -3.0]))])
+    assert sim.driver.beta2 == 1.0
+    assert sim.beta2_model == 1.0
+    sim.env.run(until=20)
+    sim.apply_pending()
+    (game_row,) = collect(sim, 0).games.itertuples()
+    winner, loser = (0, 1) if game_row.winner == 0 else (1, 0)
+    mu0, var0 = [0.0, 1.5], [2.0, 2.0]
+    want = update_1v1(mu0[winner], var0[winner], mu0[loser], var0[loser], beta2=1.0)
+    ids = np.array([winner, loser])
+    np.testing.assert_allclose(sim.driver.means(ids), [want[0], want[2]], rtol=1e-14)
+    np.testing.assert_allclose(sim.driver.variances(ids), [want[1], want[3]], rtol=1e-14)
+    oracle = trueskill.TrueSkill(
+        mu=0.0, sigma=1.0, beta=1.0, tau=0.0, draw_probability=0.0, backend="mpmath"
+    )
+    new_w, new_l = oracle.rate_1vs1(
+        oracle.create_rating(mu0[winner], math.sqrt(var0[winner])),
+        oracle.create_rating(mu0[loser], math.sqrt(var0[loser])),
+    )
+    np.testing.assert_allclose(sim.driver.means(ids), [new_w.mu, new_l.mu], rtol=1e-9)
+    np.testing.assert_allclose(
+        sim.driver.variances(ids), [new_w.sigma**2, new_l.sigma**2], rtol=1e-9
+    )
+
+    explicit = Scenario.from_dict(
+        {
+            "game": game,
+            "raters": {
+                "driver": {"name": "bayesian", "beta2": 3.0},
+                "shadows": ["sph_elo", {"name": "bayesian", "tau2": 0.01}],
+            },
+        }
+    )
+    sim = LobbySimulation(explicit, Streams(0))
+    assert sim.driver.beta2 == 3.0  # a deliberate model mismatch stays
+    assert sim.beta2_model == 3.0
+    assert sim.shadows[1].beta2 == 1.0  # a shadow without beta2 gets the game's too
