@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from lobbysim.population import Population
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.scenario import (
+    GameRules,
     PluginSpec,
     Scenario,
     ScenarioError,
@@ -154,11 +156,17 @@ def plugin_problems(data: Mapping[str, Any]) -> list[str]:
     if isinstance(shadows, list | tuple):
         fields += [(RATERS, f"raters.shadows[{i}]", v) for i, v in enumerate(shadows)]
     problems = []
+    # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
+    # the schema's problem: the default stands in)
+    beta2 = _at(data, "game", "beta2")
+    if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
+        beta2 = GameRules.beta2
     for registry, field_name, value in fields:
         if value is None:
             continue
+        defaults = {"beta2": beta2} if registry is RATERS else None
         try:
-            build_plugin(registry, plugin_spec(value, field_name), field_name)
+            build_plugin(registry, plugin_spec(value, field_name), field_name, defaults)
         except ScenarioError:
             continue  # malformed: the schema's problem
         except PluginError as exc:

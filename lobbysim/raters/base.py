@@ -55,7 +55,10 @@ class Rater(Protocol):
         ...
 
 
-RATERS: Registry[Rater] = Registry("rater")
+RATERS: Registry[Rater] = Registry(
+    "rater",
+    required=("has_variance", "skill_scale", "add_players", "means", "variances", "update"),
+)
 
 
 class _PlayerTable:

@@ -1,0 +1,76 @@
+"""Results change only with a new ``lobbysim.RESULTS_VERSION``.
+
+Sweeps key every saved run on the results version, so a change that alters results without
+raising it would mix old runs with new ones. This test pins a fingerprint of short runs that
+touch every mechanism (1v1 and group games, quits and back-fill, timed and woken passes, both
+assignments, every policy, both raters, informative priors); when it fails, results changed:
+raise ``RESULTS_VERSION`` in ``lobbysim/__init__.py`` and record the new fingerprint below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from lobbysim import RESULTS_VERSION
+from lobbysim.scenario import Scenario
+from lobbysim.simulation import simulate
+
+#: RESULTS_VERSION -> the fingerprint of :func:`fingerprint`'s runs under it.
+FINGERPRINTS = {
+    2: "27aa401bfb9dd2e9f8068f40c1d20124ce7f29fc6198893cf0902e4c63091c6a",
+}
+
+BASE = {
+    "horizon": 90,
+    "warmup": 10,
+    "seed": 5,
+    "arrivals": {"name": "poisson", "rate": 2.0},
+    "population": {"patience_mean": 3.0, "session_games_mean": 4},
+    "game": {"length": 6, "quit_rate": 0.02, "quit_behind_multiplier": 2.0},
+    "matchmaker": {"threshold": [[0, 0.5], [1, 0.0]]},
+    "records": {"ratings_every": 30},
+}
+
+VARIANTS: list[dict[str, dict[str, object]]] = [
+    {},
+    {"matchmaker": {"policy": "point_estimate", "tick": 0.1, "wake_on_arrival": False}},
+    {
+        "matchmaker": {
+            "policy": {"name": "knowledge_gradient", "rule": "finite_horizon", "horizon": 6}
+        }
+    },
+    {"matchmaker": {"policy": "random", "assignment": "sequential"}},
+    {
+        "matchmaker": {"policy": "fifo", "tick": 0.3, "wake_on_arrival": False},
+        "game": {"beta2": 1.0},
+    },
+    {
+        "game": {"mode": "team", "team_size": 2, "length": 6, "quit_rate": 0.03},
+        "population": {"registered_fraction": 0.8, "patience_mean": 3.0, "session_games_mean": 4},
+    },
+    {"game": {"mode": "ffa", "ffa_size": 4, "length": 6, "quit_rate": 0.03}},
+    {
+        "population": {"prior": "informative", "patience_mean": 3.0, "session_games_mean": 4},
+        "matchmaker": {"focal_players": [0, 1, 2, 3], "threshold": [[0, 0.0]]},
+    },
+]
+
+
+def fingerprint() -> str:
+    """Return the SHA-256 of every variant's metrics, rounded to 10 significant digits."""
+    runs = []
+    for variant in VARIANTS:
+        data = {**BASE, **variant}
+        metrics = simulate(Scenario.from_dict(data)).metrics
+        runs.append({name: float(f"{value:.10g}") for name, value in sorted(metrics.items())})
+    text = json.dumps(runs, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_results_change_only_with_a_new_results_version() -> None:
+    found = fingerprint()
+    assert FINGERPRINTS.get(RESULTS_VERSION) == found, (
+        f"results differ from those recorded for RESULTS_VERSION {RESULTS_VERSION}: if the "
+        f"change is meant to alter results, raise RESULTS_VERSION and record {found!r}"
+    )
