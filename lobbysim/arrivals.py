@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from lobbysim.registry import PluginError, Registry, real_parameter
+from lobbysim.registry import PluginError, Registry
+from lobbysim.validation import real_parameter
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

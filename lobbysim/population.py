@@ -23,7 +23,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.registry import PluginError, did_you_mean, real_parameter
+from lobbysim.registry import PluginError, did_you_mean
+from lobbysim.validation import real_parameter
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -12,12 +12,14 @@ import dataclasses
 import difflib
 import importlib
 import importlib.util
-import math
-import numbers
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from lobbysim.validation import real_parameter
+
+__all__ = ["PluginError", "Registry", "declared_parameters", "did_you_mean", "real_parameter"]
 
 T = TypeVar("T")
 
@@ -54,38 +56,6 @@ def load_object(spec: str) -> Any:
         names = [n for n in dir(module) if not n.startswith("_")]
         hint = did_you_mean(attr, names)
         raise PluginError(f"module '{module_name}' has no '{attr}'{hint}") from None
-
-
-def real_parameter(
-    name: str,
-    value: object,
-    *,
-    gt: float | None = None,
-    ge: float | None = None,
-    lt: float | None = None,
-    le: float | None = None,
-) -> float:
-    """Return a plug-in parameter as a float, or raise ValueError naming it and the value.
-
-    ``gt``/``ge``/``lt``/``le`` are optional bounds (strict or not); booleans, non-numbers, NaN and
-    infinities are rejected.
-    """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(float(value))
-    ):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    x = float(value)
-    if gt is not None and not x > gt:
-        raise ValueError(f"{name} must be > {gt:g}, got {value!r}")
-    if ge is not None and not x >= ge:
-        raise ValueError(f"{name} must be >= {ge:g}, got {value!r}")
-    if lt is not None and not x < lt:
-        raise ValueError(f"{name} must be < {lt:g}, got {value!r}")
-    if le is not None and not x <= le:
-        raise ValueError(f"{name} must be <= {le:g}, got {value!r}")
-    return x
 
 
 def _load_file(path_text: str, spec: str) -> Any:

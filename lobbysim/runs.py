@@ -32,9 +32,9 @@ from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.scenario import (
     GameRules,
-    PluginSpec,
     Scenario,
     ScenarioError,
+    apply_overrides,
     folder_label,
     plugin_spec,
     read_scenario_data,
@@ -43,69 +43,12 @@ from lobbysim.scenario import (
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin
 from lobbysim.streams import Streams
-from lobbysim.yaml_input import YamlInputError, load_yaml
 
 Progress = Callable[[int, int], None]
 
 
 class RunError(ValueError):
     """A problem with a run's arguments; the message names the argument and the value."""
-
-
-def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """Return the scenario as plain data in the form :func:`load_scenario` reads."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, PluginSpec):
-            return {"name": value.name, **{k: plain(v) for k, v in value.params.items()}}
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if isinstance(value, Mapping):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        return value
-
-    result: dict[str, Any] = plain(scenario)
-    if result.get("sweep") is None:
-        result.pop("sweep", None)
-    return result
-
-
-def apply_sets(data: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
-    """Apply ``key.path=value`` overrides (values parsed as YAML) to scenario data."""
-    for item in sets:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--set: expected key.path=value, got {item!r}")
-        try:
-            value = load_yaml(raw)
-        except YamlInputError as exc:
-            raise RunError(f"--set {key}: cannot read the value {raw!r}: {exc}") from None
-        set_path(data, key, value, "--set")
-    return data
-
-
-def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
-    """Set the field ``key`` (a dotted path) of scenario data to ``value``, in place.
-
-    A plug-in given by name is expanded to a mapping on the way, so ``arrivals.rate`` works on
-    ``arrivals: poisson``. ``what`` names the option in the error (e.g. ``--set``).
-    """
-    parts = key.split(".")
-    node: Any = data
-    for i, part in enumerate(parts[:-1]):
-        child = node.get(part)
-        if isinstance(child, str):  # a plug-in given by name: expand to a mapping
-            child = {"name": child}
-        elif child is None:
-            child = {}
-        elif not isinstance(child, dict):
-            where = ".".join(parts[: i + 1])
-            raise RunError(f"{what} {key}: {where} is {child!r}, not a section")
-        node[part] = child
-        node = child
-    node[parts[-1]] = value
 
 
 def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
@@ -118,7 +61,8 @@ def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
     if not sets:
         return scenario
     # on the resolved scenario, so that the defaults are there to override
-    data = apply_sets(scenario_to_dict(scenario), sets)
+    data = scenario.to_dict()
+    apply_overrides(data, sets)
     return _from_data(data, f"{path} (with --set)")
 
 
@@ -184,7 +128,7 @@ def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
     """Build every plug-in, then the simulation once per policy, so that every plug-in problem
     and impossible combination is reported now, all at once (one line each)."""
     mm = scenario.matchmaker
-    problems = plugin_problems(scenario_to_dict(scenario))
+    problems = plugin_problems(scenario.to_dict())
     rank, arrivals = mm.focal_rank, scenario.arrivals
     size = arrivals.params.get("size")
     if (
@@ -300,7 +244,7 @@ def write_run_folder(result: ExperimentResult, folder: Path, command: str | None
     scenario = result.scenario.replace(replications=len(result.seeds))
     (folder / "scenario.yaml").write_text(
         "# The resolved scenario of this run: lobbysim run scenario.yaml repeats it.\n"
-        + yaml.safe_dump(scenario_to_dict(scenario), sort_keys=False),
+        + yaml.safe_dump(scenario.to_dict(), sort_keys=False),
         encoding="utf-8",
     )
     result.metrics.to_csv(folder / "replications.csv", index=False)

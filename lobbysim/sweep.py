@@ -60,13 +60,14 @@ from lobbysim.outputs import creation_problem
 from lobbysim.parallel import stopping_on_error
 from lobbysim.policies import POLICIES
 from lobbysim.registry import PluginError
-from lobbysim.runs import RunError, check_scenario, load_run_scenario, scenario_to_dict, set_path
+from lobbysim.runs import RunError, check_scenario, load_run_scenario
 from lobbysim.scenario import (
     Scenario,
     ScenarioError,
     SweepConfig,
     folder_label,
     replications_problem,
+    set_path,
 )
 from lobbysim.yaml_input import YamlInputError, load_yaml
 
@@ -154,7 +155,7 @@ class Sweep:
 
     def definition(self) -> dict[str, Any]:
         """Return the sweep as scenario data with a ``sweep:`` section (for ``sweep.yaml``)."""
-        data = scenario_to_dict(self.base)
+        data = self.base.to_dict()
         data["replications"] = self.replications
         data["sweep"] = {
             "grid": {k: list(v) for k, v in self.grid.items()},
@@ -238,7 +239,7 @@ def _digest(data: Any) -> str:
 
 def run_key(scenario: Scenario, seed: int) -> str:
     """Return the key of one run: the hash of what determines its result."""
-    data = {k: v for k, v in scenario_to_dict(scenario).items() if k not in _NOT_IN_KEY}
+    data = {k: v for k, v in scenario.to_dict().items() if k not in _NOT_IN_KEY}
     return _digest({"scenario": data, "seed": int(seed), "results_version": RESULTS_VERSION})
 
 
@@ -294,7 +295,7 @@ def build_sweep(
     if problem is not None:
         raise SweepError(problem)
     base = base.replace(sweep=None)
-    base_data = scenario_to_dict(base)
+    base_data = base.to_dict()
 
     cells: list[Cell] = []
     scenarios: dict[tuple[int, str], Scenario] = {}

@@ -1,10 +1,10 @@
-"""The scenario: a typed, immutable description of one simulated lobby.
+"""The scenario's model: typed, immutable, validated descriptions of one simulated lobby.
 
-This is the minimal schema the simulator needs; every field has a default so that a short YAML file
-runs. ``Scenario.from_dict`` builds one from plain data (as loaded from YAML) and rejects unknown
-keys with the field path and a "did you mean". Plug-ins (arrival model, policy, assignment, raters)
-are named by a :class:`PluginSpec` and validated against their own declared parameters when the
-simulation is built.
+Every field has a default so that a short YAML file runs. Each section checks its own ranges and
+cross-field rules in ``__post_init__``, reporting every problem at once (:func:`lobbysim.validation
+.check`); :mod:`lobbysim.scenario.parse` builds the sections from plain data by their type hints.
+Plug-ins (arrival model, policy, assignment, raters) are named by a :class:`PluginSpec` and
+validated against their own declared parameters when the simulation is built.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lobbysim.registry import did_you_mean
-from lobbysim.yaml_input import YamlInputError, read_yaml_file
+from lobbysim.validation import check, finite, is_whole, non_negative, positive, whole
 
 MAX_HORIZON = 10 * 365 * 24 * 60.0  # minutes: 10 years
 MAX_TICKS = 100_000_000  # matchmaking ticks over the horizon
@@ -27,15 +26,6 @@ MAX_RATING_SAMPLES = 1_000_000  # rating snapshots over the horizon
 MAX_REPLICATIONS = 10_000
 MAX_NAME = 80
 _FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-class ScenarioError(ValueError):
-    """Problems in a scenario, one line each, naming the field path, the value and what was
-    expected. ``problems`` lists them; ``str()`` joins them with newlines."""
-
-    def __init__(self, problems: str | list[str]) -> None:
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -83,21 +73,21 @@ class GameRules:
 
     def __post_init__(self) -> None:
         modes = ["1v1", "team", "ffa"]
-        _check(
+        check(
             None
             if self.mode in modes
             else f"game.mode: expected 1v1, team or ffa, got {self.mode!r}"
             + did_you_mean(str(self.mode), modes),
-            None if self.team_size is None else _whole("game.team_size", self.team_size, 1),
-            None if self.ffa_size is None else _whole("game.ffa_size", self.ffa_size, 2),
+            None if self.team_size is None else whole("game.team_size", self.team_size, 1),
+            None if self.ffa_size is None else whole("game.ffa_size", self.ffa_size, 2),
             self._size_problem(),
-            _non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
-            _positive("game.length", self.length),
-            _positive("game.beta2", self.beta2),
-            _non_negative("game.quit_rate", self.quit_rate),
-            _positive("game.quit_behind_multiplier", self.quit_behind_multiplier),
-            _non_negative("game.score_rate", self.score_rate),
-            _finite("game.score_gain", self.score_gain),
+            non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
+            positive("game.length", self.length),
+            positive("game.beta2", self.beta2),
+            non_negative("game.quit_rate", self.quit_rate),
+            positive("game.quit_behind_multiplier", self.quit_behind_multiplier),
+            non_negative("game.score_rate", self.score_rate),
+            finite("game.score_gain", self.score_gain),
         )
         if self.mode == "team" and self.team_size is None:
             object.__setattr__(self, "team_size", 2)
@@ -158,13 +148,18 @@ class MatchmakerConfig:
     assignment: PluginSpec = field(default_factory=lambda: PluginSpec("global"))
     tick: float = 0.25
     wake_on_arrival: bool = True
-    threshold: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
-    focal_players: tuple[int, ...] | None = None
+    threshold: tuple[tuple[float, float], ...] = field(
+        default=((0.0, 0.0),),
+        metadata={"expected": "a non-empty list of [wait_minutes, min_quality] pairs of numbers"},
+    )
+    focal_players: tuple[int, ...] | None = field(
+        default=None, metadata={"expected": "a list of player ids (whole numbers >= 0)"}
+    )
     focal_rank: int | None = None
 
     def __post_init__(self) -> None:
-        _check(
-            _positive("matchmaker.tick", self.tick),
+        check(
+            positive("matchmaker.tick", self.tick),
             _threshold_problem(self.threshold),
             "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
             f"-1 = lowest), got {self.focal_rank!r}"
@@ -178,6 +173,10 @@ class MatchmakerConfig:
             "matchmaker.focal_rank: give focal_players or focal_rank, not both"
             if self.focal_rank is not None and self.focal_players is not None
             else None,
+            "matchmaker.focal_players: expected a list of player ids (whole numbers >= 0), "
+            f"got {list(self.focal_players)!r}"
+            if self.focal_players is not None and min(self.focal_players, default=0) < 0
+            else None,
         )
 
 
@@ -186,7 +185,10 @@ class RatersConfig:
     """The rater whose beliefs drive matchmaking, and shadow raters kept alongside."""
 
     driver: PluginSpec = field(default_factory=lambda: PluginSpec("bayesian"))
-    shadows: tuple[PluginSpec, ...] = field(default_factory=lambda: (PluginSpec("sph_elo"),))
+    shadows: tuple[PluginSpec, ...] = field(
+        default_factory=lambda: (PluginSpec("sph_elo"),),
+        metadata={"expected": "a list of plug-ins"},
+    )
 
 
 @dataclass(frozen=True)
@@ -206,9 +208,9 @@ class RecordsConfig:
     flush_rows: int = 50_000
 
     def __post_init__(self) -> None:
-        _check(
-            _positive("records.ratings_every", self.ratings_every),
-            _whole("records.flush_rows", self.flush_rows, 1),
+        check(
+            positive("records.ratings_every", self.ratings_every),
+            whole("records.flush_rows", self.flush_rows, 1),
         )
 
 
@@ -222,8 +224,20 @@ class SweepConfig:
         policies: the policies to run in every cell (default: the scenario's own).
     """
 
-    grid: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    policies: tuple[str, ...] = ()
+    grid: Mapping[str, tuple[Any, ...]] = field(
+        default_factory=dict,
+        metadata={"expected": "a mapping of field paths to non-empty lists of values"},
+    )
+    policies: tuple[str, ...] = field(default=(), metadata={"expected": "a list of names"})
+
+    def __post_init__(self) -> None:
+        check(
+            *(
+                f"sweep.grid.{key}: expected a non-empty list of values, got []"
+                for key, values in self.grid.items()
+                if not values
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -258,19 +272,19 @@ class Scenario:
     sweep: SweepConfig | None = None
 
     def __post_init__(self) -> None:
-        _check(
+        check(
             name_problem(self.name),
-            _positive("horizon", self.horizon)
+            positive("horizon", self.horizon)
             or (
                 f"horizon: at most {MAX_HORIZON:,.0f} minutes (10 years), got {self.horizon!r}"
                 if self.horizon > MAX_HORIZON
                 else None
             ),
-            _non_negative("warmup", self.warmup),
+            non_negative("warmup", self.warmup),
             f"warmup: {self.warmup} must be shorter than the horizon ({self.horizon})"
             if self.warmup >= self.horizon
             else None,
-            _whole("seed", self.seed, 0),
+            whole("seed", self.seed, 0),
             replications_problem("replications", self.replications),
             *self._step_problems(),
         )
@@ -293,180 +307,21 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
-        """Build a scenario from plain data (e.g. parsed YAML)."""
-        return _build(cls, data, "")
+        """Build a scenario from plain data (e.g. parsed YAML), reporting every problem."""
+        from lobbysim.scenario.parse import build
+
+        scenario: Scenario = build(cls, data, "")
+        return scenario
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the scenario as plain data in the form :meth:`from_dict` reads."""
+        from lobbysim.scenario.parse import to_data
+
+        return to_data(self)
 
     def replace(self, **changes: Any) -> Scenario:
         """Return a copy with some top-level fields replaced."""
         return dataclasses.replace(self, **changes)
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario from a YAML file."""
-    data = read_scenario_data(path)
-    try:
-        return Scenario.from_dict(data)
-    except ScenarioError as exc:
-        raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
-
-
-def read_scenario_data(path: str | Path) -> dict[str, Any]:
-    """Read a scenario file's YAML as plain data (not yet validated).
-
-    Raises:
-        ScenarioError: the file cannot be read, is too large or not UTF-8, has a YAML syntax
-            error (with its line and column), a duplicate key or an alias chain (see
-            :mod:`lobbysim.yaml_input`), holds no fields, or is not a mapping.
-    """
-    path = Path(path)
-    try:
-        data = read_yaml_file(path)
-    except YamlInputError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    if data is None:
-        raise ScenarioError(
-            f"{path}: the file holds no fields (it is empty or only comments); "
-            "write at least one field, e.g. 'name: my_lobby'"
-        )
-    if not isinstance(data, Mapping):
-        raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    return dict(data)
-
-
-_SECTIONS = (
-    "GameRules",
-    "MatchmakerConfig",
-    "RatersConfig",
-    "RecordsConfig",
-    "SweepConfig | None",
-)
-
-
-def _build(cls: type, data: Any, path: str) -> Any:
-    """Build ``cls`` from a mapping, reporting every problem found (not only the first)."""
-    if not isinstance(data, Mapping):
-        raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    kwargs: dict[str, Any] = {}
-    problems: list[str] = []
-    failed_scalars = False
-    for key, value in data.items():
-        where = f"{path}.{key}" if path else str(key)
-        if key not in fields:
-            problems.append(f"{where}: unknown field" + did_you_mean(str(key), list(fields)))
-            continue
-        try:
-            kwargs[key] = _convert(fields[key].type, value, where)
-        except ScenarioError as exc:
-            problems.extend(exc.problems)
-            failed_scalars = failed_scalars or str(fields[key].type) not in _SECTIONS
-    # Range and cross-field checks run too, unless a plain field of this level failed (its
-    # default would stand in and could give a misleading complaint).
-    if not failed_scalars:
-        try:
-            built = cls(**kwargs)
-        except ScenarioError as exc:
-            problems.extend(exc.problems)
-        except (TypeError, ValueError) as exc:
-            problems.append(f"{path or 'scenario'}: {exc}")
-        else:
-            if not problems:
-                return built
-    raise ScenarioError(problems)
-
-
-def plugin_spec(value: Any, where: str) -> PluginSpec:
-    """Return the plug-in named by ``value`` (a name or a mapping with ``name``)."""
-    return _plugin(value, where)
-
-
-def _plugin(value: Any, where: str) -> PluginSpec:
-    if isinstance(value, str):
-        return PluginSpec(value)
-    if isinstance(value, Mapping):
-        if "name" not in value:
-            raise ScenarioError(f"{where}: a plug-in needs a 'name'")
-        params = {k: v for k, v in value.items() if k != "name"}
-        return PluginSpec(str(value["name"]), params)
-    raise ScenarioError(f"{where}: expected a plug-in name or a mapping with 'name', got {value!r}")
-
-
-def _convert(annotation: Any, value: Any, where: str) -> Any:
-    text = str(annotation)
-    if text in ("GameRules", "MatchmakerConfig", "RatersConfig", "RecordsConfig"):
-        return _build(globals()[text], value, where)
-    if text == "SweepConfig | None":
-        return None if value is None else _build(SweepConfig, value, where)
-    if text == "Mapping[str, tuple[Any, ...]]":
-        if not isinstance(value, Mapping):
-            raise ScenarioError(
-                f"{where}: expected a mapping of field paths to lists, got {value!r}"
-            )
-        problems = [
-            f"{where}.{key}: expected a non-empty list of values, got {values!r}"
-            for key, values in value.items()
-            if not isinstance(values, list | tuple) or not values
-        ]
-        if problems:
-            raise ScenarioError(problems)
-        return {str(key): tuple(values) for key, values in value.items()}
-    if text == "tuple[str, ...]":
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise ScenarioError(f"{where}: expected a list of names, got {value!r}")
-        return tuple(value)
-    if text == "PluginSpec":
-        return _plugin(value, where)
-    if text == "tuple[PluginSpec, ...]":
-        if not isinstance(value, list | tuple):
-            raise ScenarioError(f"{where}: expected a list of plug-ins, got {value!r}")
-        return tuple(_plugin(v, f"{where}[{i}]") for i, v in enumerate(value))
-    if text == "tuple[tuple[float, float], ...]":
-        if not (
-            isinstance(value, list | tuple)
-            and value
-            and all(
-                isinstance(step, list | tuple)
-                and len(step) == 2
-                and all(_is_number(x) for x in step)
-                for step in value
-            )
-        ):
-            raise ScenarioError(
-                f"{where}: expected a non-empty list of [wait_minutes, min_quality] pairs of "
-                f"numbers, got {value!r}"
-            )
-        return tuple((float(w), float(q)) for w, q in value)
-    if text == "tuple[int, ...] | None":
-        if value is None:
-            return None
-        if not isinstance(value, list | tuple) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
-        ):
-            raise ScenarioError(
-                f"{where}: expected a list of player ids (whole numbers >= 0), got {value!r}"
-            )
-        return tuple(value)
-    if text == "int | None":
-        if value is None:
-            return None
-        return _convert("int", value, where)
-    if text == "float":
-        if not _is_number(value):
-            raise ScenarioError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if text == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ScenarioError(f"{where}: expected a whole number, got {value!r}")
-        return value
-    if text == "bool":
-        if not isinstance(value, bool):
-            raise ScenarioError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if text == "str":
-        if not isinstance(value, str):
-            raise ScenarioError(f"{where}: expected text, got {value!r}")
-        return value
-    return value
 
 
 def name_problem(name: object) -> str | None:
@@ -505,24 +360,13 @@ def folder_label(name: str) -> str:
 
 def replications_problem(where: str, value: object) -> str | None:
     """Return what is wrong with a number of replications, if anything."""
-    problem = _whole(where, value, 1)
-    if problem is None and isinstance(value, int) and value > MAX_REPLICATIONS:
+    problem = whole(where, value, 1)
+    if problem is None and is_whole(value) and value > MAX_REPLICATIONS:
         return (
             f"{where}: at most {MAX_REPLICATIONS:,} replications, got {value:,}; intervals "
             "narrow with the square root of the replications, so a few dozen usually suffice"
         )
     return problem
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check(*problems: str | None) -> None:
-    """Raise every problem found at once (None means that check passed)."""
-    found = [p for p in problems if p is not None]
-    if found:
-        raise ScenarioError(found)
 
 
 def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
@@ -531,7 +375,7 @@ def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
     shown = [list(step) for step in steps]
     waits = [w for w, _ in steps]
     if not steps:
-        return f"{where}: expected at least one [wait_minutes, min_quality] pair, got []"
+        return f"{where}: expected a non-empty list of [wait_minutes, min_quality] pairs, got []"
     if not all(math.isfinite(w) and math.isfinite(q) for w, q in steps):
         return f"{where}: expected finite numbers, got {shown}"
     if waits[0] != 0.0:
@@ -542,25 +386,3 @@ def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
     if bad:
         return f"{where}: min_quality must be in [0, 1], got {bad[0]!r} in {shown}"
     return None
-
-
-def _finite(name: str, value: float) -> str | None:
-    return None if math.isfinite(value) else f"{name}: expected a finite number, got {value!r}"
-
-
-def _positive(name: str, value: float) -> str | None:
-    if math.isfinite(value) and value > 0:
-        return None
-    return f"{name}: expected a number > 0, got {value!r}"
-
-
-def _non_negative(name: str, value: float) -> str | None:
-    if math.isfinite(value) and value >= 0:
-        return None
-    return f"{name}: expected a number >= 0, got {value!r}"
-
-
-def _whole(name: str, value: object, minimum: int) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return None
-    return f"{name}: expected a whole number >= {minimum}, got {value!r}"

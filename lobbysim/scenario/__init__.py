@@ -1,0 +1,58 @@
+"""The scenario: a typed, immutable description of one simulated lobby, and its plain-data forms.
+
+:mod:`lobbysim.scenario.model` holds the sections (every field has a default, each section checks
+its own ranges); :mod:`lobbysim.scenario.parse` reads them from YAML files, plain data and
+``key.path=value`` overrides by their type hints, and writes them back as plain data.
+"""
+
+from lobbysim.scenario.model import (
+    MAX_HORIZON,
+    MAX_NAME,
+    MAX_RATING_SAMPLES,
+    MAX_REPLICATIONS,
+    MAX_TICKS,
+    GameRules,
+    MatchmakerConfig,
+    PluginSpec,
+    RatersConfig,
+    RecordsConfig,
+    Scenario,
+    SweepConfig,
+    folder_label,
+    name_problem,
+    replications_problem,
+)
+from lobbysim.scenario.parse import (
+    apply_overrides,
+    load_scenario,
+    plugin_spec,
+    read_scenario_data,
+    set_path,
+    to_data,
+)
+from lobbysim.validation import ScenarioError
+
+__all__ = [
+    "MAX_HORIZON",
+    "MAX_NAME",
+    "MAX_RATING_SAMPLES",
+    "MAX_REPLICATIONS",
+    "MAX_TICKS",
+    "GameRules",
+    "MatchmakerConfig",
+    "PluginSpec",
+    "RatersConfig",
+    "RecordsConfig",
+    "Scenario",
+    "ScenarioError",
+    "SweepConfig",
+    "apply_overrides",
+    "folder_label",
+    "load_scenario",
+    "name_problem",
+    "plugin_spec",
+    "read_scenario_data",
+    "replications_problem",
+    "set_path",
+    "to_data",
+]
