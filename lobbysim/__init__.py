@@ -1,9 +1,9 @@
 """lobbysim: a discrete-event simulator of an online-game matchmaking lobby.
 
-The package is organised by concern (see DESIGN.md, section 2): ``lobbysim.skill`` holds the rating
-math of the two source documents (no SimPy), ``lobbysim.policies`` the opponent-selection rules,
-``lobbysim.paper`` the vectorised engine for the paper's simulation study and ``lobbysim.cli`` the
-``lobbysim`` command.
+The package is organised in layers (docs/architecture.md): ``lobbysim.skill`` holds the rating
+math (no SimPy), ``lobbysim.policies`` the opponent-selection rules, ``lobbysim.sim`` the SimPy
+lobby, ``lobbysim.paper`` the vectorised engine for the paper's simulation study and
+``lobbysim.cli`` the ``lobbysim`` command; docs/model.md has the math.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,4 +1,4 @@
-"""Arrival models: when players (or groups of players) come to the lobby (DESIGN.md sections 4, 6).
+"""Arrival models: when players (or groups of players) come to the lobby (docs/model.md, 4, 6).
 
 An arrival model is a small plug-in with one verb, ``sample(rng, start, end)``, returning every
 arrival in the window ``[start, end)`` of simulated minutes. The simulator asks for fixed windows in

@@ -39,8 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``run``, ``compare``, ``validate`` and ``plugins``."""
+def _scenario_options() -> argparse.ArgumentParser:
+    """Return the parent parser of the options every command running a scenario file shares."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("scenario", type=Path, help="the scenario YAML file")
     common.add_argument(
@@ -56,7 +56,7 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "--out",
         type=Path,
         default=None,
-        help="output folder, new or empty (default: outputs/<scenario name>-<UTC time>)",
+        help="output folder (default: under outputs/, named after the scenario)",
     )
     common.add_argument(
         "--set",
@@ -72,11 +72,20 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         default=None,
         help="worker processes (default: the CPUs available); the results do not depend on it",
     )
+    return common
+
+
+def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``run``, ``compare``, ``validate`` and ``plugins``."""
+    common = _scenario_options()
     run = subparsers.add_parser(
         "run",
         parents=[common],
         help="run a scenario and write its report",
-        description="Run a scenario's replications and write metrics, records and a report.",
+        description=(
+            "Run a scenario's replications and write metrics, records and a report into --out "
+            "(new or empty; default: outputs/<scenario name>-<UTC time>)."
+        ),
     )
     run.set_defaults(handler=_run, policies=None)
     compare = subparsers.add_parser(
@@ -191,15 +200,17 @@ def _add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     """Add ``lobbysim sweep``: a grid of settings x policies x replications, resumable."""
     sweep = subparsers.add_parser(
         "sweep",
+        parents=[_scenario_options()],
         help="run every combination of some settings for several policies, resumably",
         description=(
             "Run the scenario for every combination of the --grid values (or of its sweep: "
             "section), for each policy and replication, on common random numbers. Each finished "
             "run is saved at once; running the same sweep again skips what is done. Writes "
-            "results.csv, failures.csv and a trade-off report with Pareto frontiers."
+            "results.csv, failures.csv and a trade-off report with Pareto frontiers into --out "
+            "(new, empty, or the same sweep's folder, which is resumed; default: "
+            "outputs/<scenario name>-sweep-<hash of the sweep>)."
         ),
     )
-    sweep.add_argument("scenario", type=Path, help="the scenario YAML file")
     sweep.add_argument(
         "--grid",
         action="append",
@@ -212,18 +223,6 @@ def _add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "--policies", default=None, help="comma-separated policy names (default: the file's)"
     )
     sweep.add_argument(
-        "--replications", type=int, default=None, help="per cell and policy (default: the file's)"
-    )
-    sweep.add_argument("--seed", type=int, default=None, help="master seed (default: the file's)")
-    sweep.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="KEY.PATH=VALUE",
-        help="override a scenario field before the grid is applied (repeatable)",
-    )
-    sweep.add_argument(
         "--executor",
         default="local",
         choices=["local", "dask", "dask-local"],
@@ -232,19 +231,6 @@ def _add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     )
     sweep.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler"
-    )
-    sweep.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="local worker processes or LocalCluster workers (default: the CPUs available)",
-    )
-    sweep.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="the sweep's folder; an existing one is resumed (default: "
-        "outputs/<scenario name>-sweep-<hash of the sweep>)",
     )
     sweep.set_defaults(handler=_run_sweep)
 

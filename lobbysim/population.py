@@ -1,4 +1,4 @@
-"""The population model: who the arriving players are (DESIGN.md section 4, "Players").
+"""The population model: who the arriving players are (docs/model.md, section 4, "Players").
 
 :class:`Population` holds the parameters (a frozen, validated dataclass) and samples players in
 batches, struct-of-arrays: each player's true skill s (hidden from policies and raters), the

@@ -362,7 +362,7 @@ def _new_axes() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def save_figure(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=DPI, metadata={"Software": None})
     return path
 
@@ -464,7 +464,7 @@ def _queue_times(
         Line2D([], [], marker="^", color="grey", linestyle="none", label="90th percentile (p90)"),
     ]
     ax.legend(handles=handles, fontsize="small", loc="lower right")
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 def _draw_probability(
@@ -500,7 +500,7 @@ def _draw_probability(
     ax.set_title(f"{title}\n{_scenario_line(result)}")
     ax.grid(True, alpha=0.3)
     _band_legend(ax, [warm])
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 def driver_on_skill_scale(result: ExperimentResult) -> bool:
@@ -608,7 +608,9 @@ def _rating_error(
     ax.set_title(f"{title}\n{_scenario_line(result)}")
     ax.grid(True, alpha=0.3)
     _band_legend(ax, [warm])
-    return FigureOutcome(file, title.replace("\n", " "), caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(
+        file, title.replace("\n", " "), caption, path=save_figure(fig, out_dir / file)
+    )
 
 
 def _fairness(
@@ -666,7 +668,7 @@ def _fairness(
     ax.set_title(f"{title}\n{_scenario_line(result)}")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="best")
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 def _abandonment(
@@ -703,7 +705,7 @@ def _abandonment(
     ax.set_title(f"{title}\n{_scenario_line(result)}")
     ax.grid(True, alpha=0.3)
     _band_legend(ax, [warm])
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 def write_figures(result: ExperimentResult, out_dir: Path) -> list[FigureOutcome]:
@@ -719,7 +721,7 @@ def write_figures(result: ExperimentResult, out_dir: Path) -> list[FigureOutcome
 
 
 @dataclass(frozen=True)
-class _Block:
+class Block:
     """One piece of the report: ``kind`` is heading, text, items, code, table or figure."""
 
     kind: str
@@ -731,16 +733,16 @@ class _Block:
     figure: FigureOutcome | None = None
 
 
-def _heading(text: str, level: int = 2) -> _Block:
-    return _Block("heading", text=text, level=level)
+def md_heading(text: str, level: int = 2) -> Block:
+    return Block("heading", text=text, level=level)
 
 
-def _text(text: str) -> _Block:
-    return _Block("text", text=text)
+def md_text(text: str) -> Block:
+    return Block("text", text=text)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> _Block:
-    return _Block("table", header=tuple(header), rows=tuple(tuple(r) for r in rows))
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Block:
+    return Block("table", header=tuple(header), rows=tuple(tuple(r) for r in rows))
 
 
 INTERVALS_TEXT = (
@@ -793,59 +795,59 @@ def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
 
 def report_blocks(
     result: ExperimentResult, figures: Sequence[FigureOutcome], *, command: str | None = None
-) -> list[_Block]:
+) -> list[Block]:
     """Return the report's content, in order, for :func:`render_markdown` and ``render_html``."""
     scenario = result.scenario
     comparison = len(result.policies) >= 2
-    blocks = [_heading(f"Lobby report: {scenario.name}", level=1)]
+    blocks = [md_heading(f"Lobby report: {scenario.name}", level=1)]
     description = " ".join(scenario.description.split())
     if description:
-        blocks.append(_text(description))
+        blocks.append(md_text(description))
     if comparison:
         blocks.append(
-            _text(
+            md_text(
                 f"A comparison of {len(result.policies)} matchmaking policies "
                 f"({', '.join(result.policies)}) against the baseline {result.baseline}."
             )
         )
     else:
-        blocks.append(_text(f"A run of the matchmaking policy {result.baseline}."))
+        blocks.append(md_text(f"A run of the matchmaking policy {result.baseline}."))
 
-    blocks += [_heading("Set-up"), _Block("items", items=tuple(_setup_items(result)))]
+    blocks += [md_heading("Set-up"), Block("items", items=tuple(_setup_items(result)))]
     if command:
-        blocks += [_text("Reproduce with:"), _Block("code", text=command)]
+        blocks += [md_text("Reproduce with:"), Block("code", text=command)]
 
     header, rows = metrics_table(result)
     blocks += [
-        _heading("Metrics"),
-        _text(
+        md_heading("Metrics"),
+        md_text(
             f"Per metric and policy: the mean over replications [{CONFIDENCE:.0%} confidence "
             "interval]; 'better' says which way the metric is better. n/a: no data (for "
             "example the RMSE of a rater that is not on the skill scale); [n/a]: no interval "
             "(fewer than 2 replications with data)."
         ),
-        _table(header, rows),
+        md_table(header, rows),
     ]
     meanings = [(row[0], metric_meaning(row[0])) for row in rows if metric_meaning(row[0])]
     if meanings:
-        blocks.append(_Block("items", items=tuple(meanings)))
+        blocks.append(Block("items", items=tuple(meanings)))
 
     if comparison:
         header, rows = differences_table(result.differences)
         blocks += [
-            _heading("Which policy is better"),
-            _text(
+            md_heading("Which policy is better"),
+            md_text(
                 "Per metric, the paired difference policy - baseline (mean over replications "
                 f"[{CONFIDENCE:.0%} confidence interval]) and the verdict: the better policy when "
                 "the interval excludes 0, otherwise no significant difference. "
                 "stronger_side_win_rate has no better direction, so it gets no verdict."
             ),
-            _table(header, rows),
+            md_table(header, rows),
         ]
 
-    blocks += [_heading("How to read the intervals"), _text(INTERVALS_TEXT)]
-    blocks.append(_heading("Figures"))
-    blocks += [_Block("figure", figure=f) for f in figures]
+    blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
+    blocks.append(md_heading("Figures"))
+    blocks += [Block("figure", figure=f) for f in figures]
     return blocks
 
 
@@ -853,7 +855,7 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_markdown(blocks: Sequence[_Block]) -> str:
+def render_markdown(blocks: Sequence[Block]) -> str:
     """Return the Markdown text of the report's blocks."""
     lines: list[str] = []
     for block in blocks:
@@ -897,7 +899,7 @@ figcaption { font-style: italic; color: #555; }
 """.strip()
 
 
-def render_html(blocks: Sequence[_Block], title: str) -> str:
+def render_html(blocks: Sequence[Block], title: str) -> str:
     """Return a standalone HTML page of the report's blocks (inline CSS, no scripts)."""
     esc = html.escape
     parts = [

@@ -38,11 +38,11 @@ from lobbysim.scenario import (
     folder_label,
     plugin_spec,
     read_scenario_data,
-    replications_problem,
 )
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin
 from lobbysim.streams import Streams
+from lobbysim.validation import check_run_options
 
 Progress = Callable[[int, int], None]
 
@@ -190,16 +190,10 @@ def run(
         progress: called as ``progress(done, total)``.
         command: the command line, recorded in the report.
     """
+    check_run_options(seed=seed, replications=replications, jobs=jobs)
     scenario = load_run_scenario(path, sets)
     if seed is not None:
-        if seed < 0:
-            raise RunError(f"--seed: expected a whole number >= 0, got {seed}")
         scenario = scenario.replace(seed=seed)
-    problem = None if replications is None else replications_problem("--replications", replications)
-    if problem is not None:
-        raise RunError(problem)
-    if jobs < 1:
-        raise RunError(f"--jobs: expected a whole number >= 1, got {jobs}")
     for name in policies:
         try:
             POLICIES.get(name)

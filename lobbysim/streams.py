@@ -1,4 +1,4 @@
-"""Named, independent random streams spawned from one master seed (DESIGN.md section 5).
+"""Named, independent random streams spawned from one master seed (docs/model.md, section 5).
 
 Every random component of a replication (arrivals, population, performances, quits, scores, policy
 tie-breaks, ...) draws from its own :class:`numpy.random.Generator`, obtained by name from one

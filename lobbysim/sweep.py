@@ -66,9 +66,9 @@ from lobbysim.scenario import (
     ScenarioError,
     SweepConfig,
     folder_label,
-    replications_problem,
     set_path,
 )
+from lobbysim.validation import check_run_options
 from lobbysim.yaml_input import YamlInputError, load_yaml
 
 EXECUTORS = ("local", "dask", "dask-local")
@@ -265,10 +265,9 @@ def build_sweep(
     Raises:
         SweepError, ScenarioError, PluginError: every problem found, one line each.
     """
+    check_run_options(seed=seed, replications=replications)
     base = load_run_scenario(path, sets)
     if seed is not None:
-        if seed < 0:
-            raise SweepError(f"--seed: expected a whole number >= 0, got {seed}")
         base = base.replace(seed=seed)
     config = base.sweep or SweepConfig()
     grid_map: dict[str, tuple[Any, ...]] = dict(config.grid)
@@ -291,9 +290,6 @@ def build_sweep(
         except PluginError as exc:
             raise SweepError(f"--policies: {exc}") from None
     replications = base.replications if replications is None else replications
-    problem = replications_problem("--replications", replications)
-    if problem is not None:
-        raise SweepError(problem)
     base = base.replace(sweep=None)
     base_data = base.to_dict()
 
@@ -624,8 +620,7 @@ def run_sweep(
         raise SweepError("--executor dask needs --scheduler tcp://host:port")
     if scheduler and executor != "dask":
         raise SweepError(f"--scheduler is for --executor dask, not {executor}")
-    if jobs < 1:
-        raise SweepError(f"--jobs: expected a whole number >= 1, got {jobs}")
+    check_run_options(jobs=jobs)
     check_folder(sweep, folder)
     with contextlib.ExitStack() as stack:
         session = None

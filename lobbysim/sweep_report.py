@@ -41,17 +41,17 @@ from lobbysim.paper_report.figures import policy_colours
 from lobbysim.report import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
+    Block,
     FigureOutcome,
-    _Block,
-    _heading,
-    _save,
-    _table,
-    _text,
     better_direction,
     format_interval,
+    md_heading,
+    md_table,
+    md_text,
     metric_meaning,
     render_html,
     render_markdown,
+    save_figure,
 )
 
 ID_COLUMNS = ("cell", "policy", "replication", "seed")
@@ -467,7 +467,7 @@ def _tradeoff_figure(
             loc="outside lower center",
             ncols=2 if len(shown) > 3 else 1,
         )
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 _TRADEOFF_CAPTION = (
@@ -656,7 +656,7 @@ def _by_key_figure(
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(policies), 4))
     suptitle = f"{title}, other keys averaged" if others else title
     fig.suptitle(_title(suptitle, scenario_line))
-    return FigureOutcome(file, title, caption, path=_save(fig, out_dir / file))
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
 def write_sweep_figures(
@@ -814,7 +814,7 @@ def _grid_cells(row: pd.Series, grid_keys: Sequence[str]) -> list[str]:
 
 def _frontier_blocks(
     points: pd.DataFrame, grid_keys: Sequence[str], y: str, y_words: str, driver: str
-) -> list[_Block]:
+) -> list[Block]:
     """Return the plain-language reading of one trade-off's frontier and its table."""
     front = _frontier(points, y)
     dominated = len(points) - len(front)
@@ -848,7 +848,7 @@ def _frontier_blocks(
         ]
         for _, row in front.iterrows()
     ]
-    return [_text(reading), _table(header, rows)]
+    return [md_text(reading), md_table(header, rows)]
 
 
 def cells_table(
@@ -917,15 +917,15 @@ def sweep_report_blocks(
     title: str,
     driver: str,
     scenario_line: str = "",
-) -> list[_Block]:
+) -> list[Block]:
     """Return the sweep report's content, in order, for the renderers of :mod:`lobbysim.report`."""
     policies = _policies(results)
     by_file = {f.file: f for f in figures}
     blocks = [
-        _heading(title, level=1),
-        _text(_description(results, failures, grid_keys, policies)),
-        _heading("Set-up"),
-        _Block(
+        md_heading(title, level=1),
+        md_text(_description(results, failures, grid_keys, policies)),
+        md_heading("Set-up"),
+        Block(
             "items",
             items=tuple(
                 _setup_items(results, failures, grid_keys, policies, driver, scenario_line)
@@ -934,8 +934,8 @@ def sweep_report_blocks(
     ]
 
     blocks += [
-        _heading("Trade-offs"),
-        _text(
+        md_heading("Trade-offs"),
+        md_text(
             "Shorter queues and better matches pull against each other: a matchmaker that waits "
             "longer can find more even opponents and learn ratings from more informative games. "
             "Each figure shows every cell and policy as one point; the Pareto frontier joins "
@@ -955,58 +955,58 @@ def sweep_report_blocks(
         ),
     )
     for file, y, y_words, heading in tradeoffs:
-        blocks.append(_heading(heading, level=3))
+        blocks.append(md_heading(heading, level=3))
         figure = by_file.get(file)
         if figure is not None:
-            blocks.append(_Block("figure", figure=figure))
+            blocks.append(Block("figure", figure=figure))
         if figure is None or figure.path is None:
             continue
         points = _points(summary, grid_keys, QUEUE_METRIC, y)
         blocks += _frontier_blocks(points, grid_keys, y, y_words, driver)
 
-    blocks.append(_heading("Per swept parameter"))
+    blocks.append(md_heading("Per swept parameter"))
     if grid_keys:
         blocks.append(
-            _text(
+            md_text(
                 "Per swept key, the headline metrics against its values, one line per policy. "
                 "Where several keys are swept, each point averages over the other keys' values, "
                 "so a line shows the key's effect on average, not in any one cell."
             )
         )
         files = by_key_files(grid_keys)
-        blocks += [_Block("figure", figure=by_file[files[k]]) for k in grid_keys]
+        blocks += [Block("figure", figure=by_file[files[k]]) for k in grid_keys]
     else:
-        blocks.append(_text("No key was swept."))
+        blocks.append(md_text("No key was swept."))
 
-    blocks.append(_heading("Cells"))
+    blocks.append(md_heading("Cells"))
     if summary.empty:
-        blocks.append(_text("No run succeeded, so there is nothing to tabulate."))
+        blocks.append(md_text("No run succeeded, so there is nothing to tabulate."))
     else:
         header, rows = cells_table(results, summary, grid_keys, driver)
         blocks += [
-            _text(
+            md_text(
                 f"Per cell and policy: the grid values, the successful replications (runs) and "
                 f"the headline metrics as the mean over replications [{CONFIDENCE:.0%} "
                 "confidence interval]. n/a: no data; [n/a]: no interval (fewer than 2 "
                 f"replications with data). Every metric of every cell is in {CELLS_FILE}."
             ),
-            _table(header, rows),
+            md_table(header, rows),
         ]
         meanings = [(m, metric_meaning(m)) for m in header[3 + len(grid_keys) :]]
-        blocks.append(_Block("items", items=tuple((m, t) for m, t in meanings if t)))
+        blocks.append(Block("items", items=tuple((m, t) for m, t in meanings if t)))
 
-    blocks.append(_heading("Failed runs"))
+    blocks.append(md_heading("Failed runs"))
     if failures.empty:
-        blocks.append(_text("None: every run finished."))
+        blocks.append(md_text("None: every run finished."))
     else:
         header, rows = failures_table(failures, grid_keys)
         blocks += [
-            _text(
+            md_text(
                 f"{_count(len(failures), 'run')} raised an error or lost its worker and "
                 f"{'is' if len(failures) == 1 else 'are'} left out of every figure and table "
                 "above; the error shown is the last line of its message."
             ),
-            _table(header, rows),
+            md_table(header, rows),
         ]
     return blocks
 

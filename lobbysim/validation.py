@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 import numbers
 
+MAX_REPLICATIONS = 10_000
+
 
 class ScenarioError(ValueError):
     """Problems in a scenario, one line each, naming the field path, the value and what was
@@ -106,3 +108,29 @@ def whole_parameter(name: str, value: object, *, minimum: int | None = None) -> 
         at_least = "" if minimum is None else f" >= {minimum}"
         raise ValueError(f"{name} must be a whole number{at_least}, got {value!r}")
     return int(value)  # type: ignore[call-overload]
+
+
+def check_run_options(
+    *, seed: object = None, replications: object = None, jobs: object = None
+) -> None:
+    """Check the options every command that runs scenarios shares (None: not given).
+
+    Raises:
+        ScenarioError: one line per bad option, naming it (``--seed: ...``).
+    """
+    check(
+        None if seed is None else whole("--seed", seed, 0),
+        None if replications is None else replications_problem("--replications", replications),
+        None if jobs is None else whole("--jobs", jobs, 1),
+    )
+
+
+def replications_problem(where: str, value: object) -> str | None:
+    """Return what is wrong with a number of replications, if anything."""
+    problem = whole(where, value, 1)
+    if problem is None and is_whole(value) and value > MAX_REPLICATIONS:
+        return (
+            f"{where}: at most {MAX_REPLICATIONS:,} replications, got {value:,}; intervals "
+            "narrow with the square root of the replications, so a few dozen usually suffice"
+        )
+    return problem

@@ -1,4 +1,4 @@
-"""Opponent-selection policies (DESIGN.md section 3.2): SimPy-free, batched, registered by name.
+"""Opponent-selection policies (docs/model.md, 3.2): SimPy-free, batched, registered by name.
 
 ``POLICIES.create(name, params)`` builds one; ``policy.score(decision)`` scores the candidates and
 ``choose(scores, rng)`` picks the best with random tie-breaking.

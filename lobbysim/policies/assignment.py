@@ -1,6 +1,6 @@
 """Lobby-wide assignment: turning a policy's scores into pairs of waiting players (1v1).
 
-Many players wait at once, so a policy must also assign. Two strategies (DESIGN.md section 3.2):
+Many players wait at once, so a policy must also assign. Two strategies (docs/model.md, 3.2):
 
 * ``sequential``: waiting players are taken longest-waiting first; each picks its best partner by
   the policy's score among its candidates still unmatched (the paper's "player 0" view in turn).

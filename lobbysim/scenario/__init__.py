@@ -9,7 +9,6 @@ from lobbysim.scenario.model import (
     MAX_HORIZON,
     MAX_NAME,
     MAX_RATING_SAMPLES,
-    MAX_REPLICATIONS,
     MAX_TICKS,
     GameRules,
     MatchmakerConfig,
@@ -20,7 +19,6 @@ from lobbysim.scenario.model import (
     SweepConfig,
     folder_label,
     name_problem,
-    replications_problem,
 )
 from lobbysim.scenario.parse import (
     apply_overrides,
@@ -30,7 +28,7 @@ from lobbysim.scenario.parse import (
     set_path,
     to_data,
 )
-from lobbysim.validation import ScenarioError
+from lobbysim.validation import MAX_REPLICATIONS, ScenarioError, replications_problem
 
 __all__ = [
     "MAX_HORIZON",

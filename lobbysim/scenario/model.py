@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lobbysim.registry import did_you_mean
-from lobbysim.validation import check, finite, is_whole, non_negative, positive, whole
+from lobbysim.validation import (
+    check,
+    finite,
+    non_negative,
+    positive,
+    replications_problem,
+    whole,
+)
 
 MAX_HORIZON = 10 * 365 * 24 * 60.0  # minutes: 10 years
 MAX_TICKS = 100_000_000  # matchmaking ticks over the horizon
 MAX_RATING_SAMPLES = 1_000_000  # rating snapshots over the horizon
-MAX_REPLICATIONS = 10_000
 MAX_NAME = 80
 _FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -356,17 +362,6 @@ def name_problem(name: object) -> str | None:
 def folder_label(name: str) -> str:
     """Return ``name`` as a safe folder-name part: letters, digits, ``_`` and ``-``."""
     return _FOLDER_UNSAFE.sub("-", name).strip("-")[:64] or "scenario"
-
-
-def replications_problem(where: str, value: object) -> str | None:
-    """Return what is wrong with a number of replications, if anything."""
-    problem = whole(where, value, 1)
-    if problem is None and is_whole(value) and value > MAX_REPLICATIONS:
-        return (
-            f"{where}: at most {MAX_REPLICATIONS:,} replications, got {value:,}; intervals "
-            "narrow with the square root of the replications, so a few dozen usually suffice"
-        )
-    return problem
 
 
 def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:

@@ -1,7 +1,7 @@
 """The ZoneStats score-per-hour (SPH) Elo: pure math, no SimPy, no I/O.
 
 This module implements the rating update of the ZoneStats description ("Player Rating: Quick
-View of the Algorithm" and its "Detail Equations"; DESIGN.md, section 3.3) for one finished
+View of the Algorithm" and its "Detail Equations"; docs/model.md, section 3.3) for one finished
 game. Every registered ("ZoneStats enabled") player is compared with every registered opponent
 by score per hour; each comparison is an Elo-style contest whose weight is the time both players
 spent in the game, and the summed adjustments are scaled down together when the most-moved
