@@ -343,8 +343,9 @@ def _run_paper(args: argparse.Namespace) -> int:
     """Handle ``lobbysim paper``: run the study with a progress bar and print the claims."""
     import pandas as pd
 
-    from lobbysim.paper_report import PaperArgumentError, format_estimate, run_paper
+    from lobbysim.paper_study import PaperArgumentError, run_paper
     from lobbysim.registry import PluginError
+    from lobbysim.reporting.paper import format_estimate
 
     policies = [name.strip() for name in args.policies.split(",")]
     with _progress_bar("paper study", "block") as progress:

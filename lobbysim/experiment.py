@@ -8,26 +8,24 @@ does not depend on the number of workers.
 
 Summaries: per policy and metric, the mean over replications with a 95% Student-t confidence
 interval; for a comparison, per other policy and metric, the paired difference from the baseline
-(the first policy) with its interval, called significant when the interval excludes 0.
+(the first policy) with its interval, called significant when the interval excludes 0. The
+intervals are computed by :mod:`lobbysim.intervals`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from lobbysim.intervals import excludes_zero, interval_columns
 from lobbysim.parallel import run_tasks
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 from lobbysim.simulation import SimulationResult, simulate
-
-CONFIDENCE = 0.95
 
 
 def replication_seeds(seed: int, replications: int) -> list[int]:
@@ -145,33 +143,13 @@ def metric_columns(metrics: pd.DataFrame) -> list[str]:
     return [c for c in metrics.columns if c not in ("policy", "replication", "seed")]
 
 
-def interval(values: np.ndarray) -> tuple[float, float, int, float, float]:
-    """Return ``(mean, sd, n, ci_low, ci_high)`` of finite values (95% Student t interval)."""
-    values = values[np.isfinite(values)]
-    n = int(values.size)
-    if n == 0:
-        return math.nan, math.nan, 0, math.nan, math.nan
-    mean = float(values.mean())
-    if n == 1:
-        return mean, math.nan, 1, math.nan, math.nan
-    sd = float(values.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * sd / math.sqrt(n)
-    return mean, sd, n, mean - half, mean + half
-
-
-def _interval_columns(values: np.ndarray) -> dict[str, float | int]:
-    """Return :func:`interval` as the columns ``mean, sd, n, ci_low, ci_high``."""
-    mean, sd, n, low, high = interval(values)
-    return {"mean": mean, "sd": sd, "n": n, "ci_low": low, "ci_high": high}
-
-
 def summarise(metrics: pd.DataFrame) -> pd.DataFrame:
     """Return per policy and metric the mean over replications and its 95% interval."""
     rows = []
     for policy, group in metrics.groupby("policy", sort=False):
         for metric in metric_columns(metrics):
             values = group[metric].to_numpy(dtype=float)
-            rows.append({"policy": policy, "metric": metric, **_interval_columns(values)})
+            rows.append({"policy": policy, "metric": metric, **interval_columns(values)})
     return pd.DataFrame(rows)
 
 
@@ -185,10 +163,8 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
         other = group.set_index("replication")
         for metric in metric_columns(metrics):
             diff = (other[metric] - base[metric]).to_numpy(dtype=float)
-            columns = _interval_columns(diff)
-            significant = bool(
-                columns["n"] > 1 and (columns["ci_low"] > 0 or columns["ci_high"] < 0)
-            )
+            columns = interval_columns(diff)
+            significant = excludes_zero(columns)
             rows.append(
                 {
                     "policy": policy,

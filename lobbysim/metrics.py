@@ -18,6 +18,35 @@ from scipy.stats import kendalltau
 
 QUEUE_METRICS = ("queue_time_mean", "queue_time_p50", "queue_time_p90", "queue_time_p99")
 
+MIN_GAMES_FOR_WIN_RATIO = 5
+"""Decided games a player needs for their win ratio to count (``win_ratio_dispersion``)."""
+
+
+def rating_rmse(ratings: np.ndarray, skills: np.ndarray) -> float:
+    """Return the root mean squared error of ratings against true skills (NaN without any)."""
+    return float(np.sqrt(np.mean((ratings - skills) ** 2))) if ratings.size else math.nan
+
+
+def rating_kendall_tau(ratings: np.ndarray, skills: np.ndarray) -> float:
+    """Return Kendall's tau between ratings and true skills (NaN for < 2 or constant values)."""
+    if ratings.size < 2 or np.ptp(ratings) == 0 or np.ptp(skills) == 0:
+        return math.nan
+    return float(kendalltau(ratings, skills).statistic)
+
+
+def win_ratio_distance(wins: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """Return per player |wins / games - 0.5|, NaN for fewer than the games needed.
+
+    ``games`` counts the decided games a player played, at least :data:`MIN_GAMES_FOR_WIN_RATIO`
+    for the distance to count (the per-player terms of ``win_ratio_dispersion``).
+    """
+    wins = np.asarray(wins, dtype=float)
+    games = np.asarray(games, dtype=float)
+    enough = games >= MIN_GAMES_FOR_WIN_RATIO
+    out = np.full(wins.shape, np.nan)
+    out[enough] = np.abs(wins[enough] / games[enough] - 0.5)
+    return out
+
 
 def compute_metrics(
     games: pd.DataFrame,
@@ -56,10 +85,8 @@ def compute_metrics(
     for name, ratings in final_ratings.items():
         if rated.size >= 2:
             r, s = ratings[rated], skills[rated]
-            out[f"{name}.kendall_tau"] = float(kendalltau(r, s).statistic)
-            out[f"{name}.rating_rmse"] = (
-                float(np.sqrt(np.mean((r - s) ** 2))) if skill_scale[name] else math.nan
-            )
+            out[f"{name}.kendall_tau"] = rating_kendall_tau(r, s)
+            out[f"{name}.rating_rmse"] = rating_rmse(r, s) if skill_scale[name] else math.nan
         else:
             out[f"{name}.kendall_tau"] = math.nan
             out[f"{name}.rating_rmse"] = math.nan
@@ -79,7 +106,7 @@ def _win_ratio_dispersion(games: pd.DataFrame, participants: pd.DataFrame) -> fl
     won = p.team.to_numpy() == winners.reindex(p.game_id).to_numpy()
     per_player = pd.DataFrame({"player_id": p.player_id.to_numpy(), "won": won})
     stats = per_player.groupby("player_id").won.agg(["mean", "size"])
-    stats = stats[stats["size"] >= 5]
+    stats = stats[stats["size"] >= MIN_GAMES_FOR_WIN_RATIO]
     return float((stats["mean"] - 0.5).abs().mean()) if len(stats) else math.nan
 
 

@@ -22,7 +22,7 @@ one call (KG's O(M^2) look-ahead is one broadcast per block of rows, see
 Metrics per game n (1..N), averaged over paths with standard errors: the true draw probability of
 the match (eq. 14), the squared error (mu_0^n - s_0)^2 after the game, the signed skill difference
 s_0 - s_opponent, and player 0's win indicator. This module does no file I/O; see
-:mod:`lobbysim.paper_report` for the CSV files, figures and summary.
+:mod:`lobbysim.reporting.paper` for the CSV files, figures and summary.
 """
 
 from __future__ import annotations

@@ -233,7 +233,7 @@ def run(
 
 def write_run_folder(result: ExperimentResult, folder: Path, command: str | None) -> None:
     """Write a run's files into ``folder`` (see the module docstring)."""
-    from lobbysim.report import write_report
+    from lobbysim.reporting.run import write_report
 
     scenario = result.scenario.replace(replications=len(result.seeds))
     (folder / "scenario.yaml").write_text(

@@ -28,7 +28,7 @@ plug-in module the scenario names) installed.
 sweep.yaml`` repeats it), ``results.csv`` (one row per successful run: ``cell``, the grid keys,
 ``policy, replication, seed`` and every metric, in a fixed order, so an interrupted and resumed
 sweep gives the same bytes as an uninterrupted one), ``failures.csv`` and the trade-off report of
-:mod:`lobbysim.sweep_report`.
+:mod:`lobbysim.reporting.sweep`.
 """
 
 from __future__ import annotations
@@ -720,7 +720,7 @@ def _write_tables(
     _write_text(folder / "failures.csv", failures.to_csv(index=False))
     if not report:
         return
-    from lobbysim.sweep_report import write_sweep_report
+    from lobbysim.reporting.sweep import write_sweep_report
 
     tmp = folder / f".report-tmp-{os.getpid()}"
     if tmp.exists():

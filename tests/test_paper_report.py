@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 
 from lobbysim.paper import METRICS, PaperResult, PaperStudy, run_study
-from lobbysim.paper_report import (
+from lobbysim.paper_study import paper_windows
+from lobbysim.reporting.paper import (
     CLAIM_COLUMNS,
     CLAIM_TEXT,
     applicable_claims,
     distance_difference,
     evaluate_claims,
     format_estimate,
-    paper_windows,
     write_report,
 )
 

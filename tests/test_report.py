@@ -13,8 +13,11 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiment import ExperimentResult, run_experiment
-from lobbysim.report import (
-    FIGURE_FILES,
+from lobbysim.intervals import mean_and_se
+from lobbysim.reporting.document import format_interval, format_number
+from lobbysim.reporting.run import differences_table, write_report
+from lobbysim.reporting.run_figures import FIGURE_FILES, driver_on_skill_scale
+from lobbysim.reporting.verdicts import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
     NEUTRAL,
@@ -23,13 +26,7 @@ from lobbysim.report import (
     NO_INTERVAL,
     NO_VERDICT,
     better_direction,
-    differences_table,
-    driver_on_skill_scale,
-    format_interval,
-    format_number,
-    mean_and_se,
     verdict,
-    write_report,
 )
 from lobbysim.scenario import Scenario
 

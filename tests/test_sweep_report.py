@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from lobbysim.metrics import metric_names
-from lobbysim.report import format_interval
-from lobbysim.sweep_report import (
+from lobbysim.reporting.document import format_interval
+from lobbysim.reporting.sweep import write_sweep_report
+from lobbysim.reporting.sweep_summary import (
     by_key_files,
     by_key_summary,
     headline_metrics,
     pareto_front,
     slug,
     summarise_cells,
-    write_sweep_report,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -1,6 +1,6 @@
 """The paper's Section 4 claims, checked against a study's result with paired z-scores.
 
-Part of :mod:`lobbysim.paper_report` (no simulation): the distance and paired-difference
+Part of :mod:`lobbysim.reporting.paper` (no simulation): the distance and paired-difference
 statistics, the verdict logic and :func:`evaluate_claims`, whose table goes into ``claims.csv``
 and ``summary.md``.
 """
@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lobbysim.intervals import standard_error
 from lobbysim.paper import METRICS, PaperResult, PaperStudy
+from lobbysim.reporting.verdicts import CLAIM_VERDICTS, Z_THRESHOLD, claim_verdict, z_score
 
 KG = "knowledge_gradient"
 """The policy whose claims the paper makes; every comparison is KG against another policy."""
 
-VERDICTS = ("supported", "not supported", "contradicted")
-Z_THRESHOLD = 2.0
-"""|z| at which a difference counts as significant (about a two-sided 5% test)."""
+VERDICTS = CLAIM_VERDICTS
 
 CLAIM_COLUMNS = [
     "claim",
@@ -43,26 +43,6 @@ CLAIM_TEXT = {
     "f": "(f) the three policies perform similarly (middle case)",
 }
 """The paper's qualitative Section 4 claims, as checked by :func:`evaluate_claims`."""
-
-
-def _z(estimate: float, se: float) -> float:
-    """Return estimate / se; +-inf for a non-zero estimate with zero SE, NaN for 0 / 0."""
-    if se > 0:
-        return estimate / se
-    if estimate == 0 or math.isnan(estimate):
-        return math.nan
-    return math.copysign(math.inf, estimate)
-
-
-def _directional_verdict(z: float, direction: int) -> str:
-    """Return the verdict for a claim that ``direction * estimate > 0`` (direction +1 or -1)."""
-    if math.isnan(z):
-        return "not supported"
-    if direction * z >= Z_THRESHOLD:
-        return "supported"
-    if direction * z <= -Z_THRESHOLD:
-        return "contradicted"
-    return "not supported"
 
 
 def _relative(estimate: float, reference: float) -> float:
@@ -89,13 +69,9 @@ def _paired_claim(
     paired = _window_row(result.windows, "paired_difference", f"{KG} - {other}", window)
     other_mean = _window_row(result.windows, "mean", other, window)
     estimate, se = float(paired[metric]), float(paired[f"{metric}_se"])
-    z = _z(estimate, se)
-    if direction == 0:
-        verdict = "supported" if abs(z) < Z_THRESHOLD else "not supported"
-        expected = "|z| < 2"
-    else:
-        verdict = _directional_verdict(z, direction)
-        expected = "< 0" if direction < 0 else "> 0"
+    z = z_score(estimate, se)
+    verdict = claim_verdict(z, direction)
+    expected = {0: f"|z| < {Z_THRESHOLD:g}", -1: "< 0", 1: "> 0"}[direction]
     return {
         "claim": CLAIM_TEXT[claim],
         "comparison": f"{KG} vs {other}",
@@ -131,7 +107,7 @@ def distance_difference(
     sgn_kg = 1.0 if kg.mean() >= target else -1.0
     sgn_other = 1.0 if other.mean() >= target else -1.0
     u = sgn_kg * (kg - target) - sgn_other * (other - target)
-    return float(u.mean()), float(u.std(ddof=1) / math.sqrt(u.size))
+    return float(u.mean()), standard_error(u)
 
 
 def _distance_claim(
@@ -144,7 +120,7 @@ def _distance_claim(
     kg_values = result.path_windows[KG][:, late, k]
     other_values = result.path_windows[other][:, late, k]
     estimate, se = distance_difference(kg_values, other_values, target)
-    z = _z(estimate, se)
+    z = z_score(estimate, se)
     return {
         "claim": CLAIM_TEXT[claim],
         "comparison": f"{KG} vs {other}",
@@ -155,7 +131,7 @@ def _distance_claim(
         "estimate": estimate,
         "se": se,
         "z": z,
-        "verdict": _directional_verdict(z, -1),
+        "verdict": claim_verdict(z, -1),
         "relative_difference": _relative(estimate, float(other_values.mean()) - target),
     }
 

@@ -1,12 +1,11 @@
 """The report's matplotlib figures: one PNG per metric and a 2x2 ``overview.png``.
 
-Part of :mod:`lobbysim.paper_report` (no simulation): per-game means over paths with ±1 standard
+Part of :mod:`lobbysim.reporting.paper` (no simulation): per-game means over paths with ±1 standard
 error bands, window boundaries and the ideal reference values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lobbysim.paper import METRICS, PaperResult
+from lobbysim.reporting.figures import new_axes, policy_colours, save_figure
 
 METRIC_LABELS = {
     "draw_prob_true": "true draw probability (eq. 14)",
@@ -31,19 +31,6 @@ REFERENCE_LINES = {"skill_diff": 0.0, "win": 0.5}
 
 MOVING_AVERAGE_GAMES = 20
 """Games in the trailing moving average drawn over the (very noisy) per-game win rate."""
-
-_POLICY_COLOURS = {
-    "point_estimate": "tab:blue",
-    "draw_chance": "tab:orange",
-    "knowledge_gradient": "tab:green",
-}
-_SPARE_COLOURS = ("tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
-
-
-def policy_colours(policies: Sequence[str]) -> dict[str, str]:
-    """Return a colour per policy: fixed ones for the paper's three, then spare ones in order."""
-    spare = iter(_SPARE_COLOURS * (1 + len(policies) // len(_SPARE_COLOURS)))
-    return {name: _POLICY_COLOURS.get(name) or next(spare) for name in policies}
 
 
 def _case_title(result: PaperResult) -> str:
@@ -112,14 +99,11 @@ def write_figures(result: PaperResult, out_dir: Path) -> list[Path]:
     colours = policy_colours(result.policies)
     written: list[Path] = []
     for metric in METRICS:
-        fig = Figure(figsize=(8.0, 5.0), layout="constrained")
-        ax = fig.add_subplot()
+        fig, ax = new_axes()
         title = f"{METRIC_LABELS[metric]}\n{_case_title(result)}"
         handles = _draw_metric(ax, result, metric, colours, title=title)
         ax.legend(handles=handles, fontsize="small", loc="best")
-        path = out_dir / f"{metric}.png"
-        fig.savefig(path, dpi=150)
-        written.append(path)
+        written.append(save_figure(fig, out_dir / f"{metric}.png"))
 
     fig = Figure(figsize=(13.0, 9.5), layout="constrained")
     axes = fig.subplots(2, 2)
@@ -140,7 +124,5 @@ def write_figures(result: PaperResult, out_dir: Path) -> list[Path]:
     )
     fig.legend(handles=shared, loc="outside lower center", ncol=4, fontsize="small")
     fig.suptitle(f"Paper study (Section 4): {_case_title(result)}")
-    path = out_dir / "overview.png"
-    fig.savefig(path, dpi=150)
-    written.append(path)
+    written.append(save_figure(fig, out_dir / "overview.png"))
     return written

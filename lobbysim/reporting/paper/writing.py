@@ -1,8 +1,8 @@
 """Writing a study's report: the CSV files, the figures and the Markdown ``summary.md``.
 
-Part of :mod:`lobbysim.paper_report` (no simulation): :func:`write_report` turns a
+Part of :mod:`lobbysim.reporting.paper` (no simulation): :func:`write_report` turns a
 :class:`~lobbysim.paper.PaperResult` into ``per_game.csv``, ``windows.csv``, ``claims.csv``, the
-figures of :mod:`lobbysim.paper_report.figures` and ``summary.md``.
+figures of :mod:`lobbysim.reporting.paper.figures` and ``summary.md``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from lobbysim.paper import METRICS, PaperResult, PaperStudy
-from lobbysim.paper_report.claims import CLAIM_TEXT, KG, evaluate_claims
-from lobbysim.paper_report.figures import MOVING_AVERAGE_GAMES, write_figures
+from lobbysim.reporting.paper.claims import CLAIM_TEXT, KG, evaluate_claims
+from lobbysim.reporting.paper.figures import MOVING_AVERAGE_GAMES, write_figures
 
 
 def format_estimate(value: float, se: float) -> str:

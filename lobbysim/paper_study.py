@@ -1,9 +1,9 @@
-"""The ``lobbysim paper`` library call: argument validation, the run and atomic output.
+"""The ``lobbysim paper`` command's library call: argument validation, the run and atomic output.
 
-Part of :mod:`lobbysim.paper_report`: :func:`run_paper` validates every argument first (see
-:func:`validate_paper_arguments`), runs :func:`lobbysim.paper.run_study` and writes the report
-with :func:`~lobbysim.paper_report.writing.write_report` into a temporary sibling folder renamed
-into place when complete.
+:func:`run_paper` validates every argument first (see :func:`validate_paper_arguments`), runs
+:func:`lobbysim.paper.run_study` and writes the report with
+:func:`lobbysim.reporting.paper.write_report` into a temporary sibling folder renamed into place
+when complete. A command, not reporting: the report itself is :mod:`lobbysim.reporting.paper`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from lobbysim.outputs import out_folder_problem, write_atomically
 from lobbysim.paper import CASES, DEFAULT_POLICIES, PaperStudy, default_jobs, run_study
-from lobbysim.paper_report.writing import write_report
 from lobbysim.policies import POLICIES
+from lobbysim.reporting.paper import write_report
 
 
 class PaperArgumentError(ValueError):

@@ -1,0 +1,473 @@
+"""The figures of the run and compare report, drawn from the record frames of every replication.
+
+Five PNG figures pooled over each policy's replications: queue times, true draw probability over
+time, the driving rater's error over time, fairness by skill band and abandonment over time, each
+skipped (with the reason, for the report to say) when it has no data. The per-run statistics come
+from :mod:`lobbysim.metrics`, the ±1 standard-error bands from :mod:`lobbysim.intervals`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from lobbysim.experiment import ExperimentResult
+from lobbysim.intervals import mean_and_se
+from lobbysim.metrics import (
+    MIN_GAMES_FOR_WIN_RATIO,
+    rating_kendall_tau,
+    rating_rmse,
+    win_ratio_distance,
+)
+from lobbysim.raters import RATERS
+from lobbysim.reporting.document import FigureOutcome, format_number
+from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
+from lobbysim.simulation import SimulationResult
+
+TIME_BINS = 30
+"""Bins of simulated time in the over-time figures."""
+
+SKILL_BANDS = 5
+"""Skill bands (quantiles of true skill) in the fairness figure."""
+
+FIGURE_FILES = (
+    "queue_times.png",
+    "draw_probability_over_time.png",
+    "rating_error_over_time.png",
+    "fairness_by_skill_band.png",
+    "abandonment_over_time.png",
+)
+"""The figures' file names, in report order."""
+
+_LOBBY_STATES = ("waiting", "playing")
+"""Final player states of the players still in the lobby at the horizon."""
+
+
+# --------------------------------------------------------------------------------------------
+# Frames pooled over replications
+
+
+def _frame(run: SimulationResult, kind: str) -> pd.DataFrame | None:
+    """Return one record frame of a run, read back from its CSV file if it was streamed."""
+    frame: pd.DataFrame | None = getattr(run, kind)
+    if frame is None and run.records_dir is not None:
+        path = Path(run.records_dir) / f"{kind}.csv"
+        if path.exists():
+            frame = pd.read_csv(path)
+    return frame
+
+
+class Frames:
+    """The record frames of every run of an experiment, loaded once."""
+
+    def __init__(self, result: ExperimentResult) -> None:
+        self._runs = result.runs
+        self._cache: dict[tuple[str, int, str], pd.DataFrame | None] = {}
+
+    def get(self, policy: str, replication: int, kind: str) -> pd.DataFrame | None:
+        """Return one frame of one replication (0-based) of a policy, or None."""
+        key = (policy, replication, kind)
+        if key not in self._cache:
+            self._cache[key] = _frame(self._runs[policy][replication], kind)
+        return self._cache[key]
+
+    def per_run(self, policy: str, *kinds: str) -> list[tuple[pd.DataFrame, ...]]:
+        """Return per replication of a policy its frames of these kinds (if it has them all)."""
+        out = []
+        for r in range(len(self._runs.get(policy, []))):
+            frames = [self.get(policy, r, kind) for kind in kinds]
+            if all(f is not None for f in frames):
+                out.append(tuple(f for f in frames if f is not None))
+        return out
+
+    def pooled(self, policy: str, kind: str) -> pd.DataFrame | None:
+        """Return the frames of one kind of a policy's replications, concatenated."""
+        frames = [f for (f,) in self.per_run(policy, kind) if not f.empty]
+        return pd.concat(frames, ignore_index=True) if frames else None
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics helpers
+
+
+def _binned_means(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Return the mean of ``values`` per bin of ``times`` (NaN for an empty bin)."""
+    bins = len(edges) - 1
+    keep = np.isfinite(times) & np.isfinite(values)
+    index = np.clip(np.searchsorted(edges, times[keep], side="right") - 1, 0, bins - 1)
+    sums = np.bincount(index, weights=values[keep], minlength=bins)
+    counts = np.bincount(index, minlength=bins).astype(float)
+    means = np.full(bins, np.nan)
+    np.divide(sums, counts, out=means, where=counts > 0)
+    return means
+
+
+def _time_edges(result: ExperimentResult) -> np.ndarray:
+    return np.linspace(0.0, float(result.scenario.horizon), TIME_BINS + 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+def _scenario_line(result: ExperimentResult) -> str:
+    replications = len(result.seeds)
+    plural = "s" if replications != 1 else ""
+    return f'scenario "{result.scenario.name}", {replications} replication{plural} per policy'
+
+
+def _shade_warmup(ax: Axes, result: ExperimentResult) -> Patch | None:
+    warmup = float(result.scenario.warmup)
+    if warmup <= 0:
+        return None
+    ax.axvspan(0.0, warmup, color="grey", alpha=0.15, linewidth=0)
+    return Patch(color="grey", alpha=0.3, label="warm-up (left out of the metrics)")
+
+
+def _band_line(
+    ax: Axes, x: np.ndarray, per_replication: np.ndarray, colour: str, label: str
+) -> bool:
+    """Draw the mean over replications with a ±1 SE band; return False if all is NaN."""
+    mean, se = mean_and_se(per_replication)
+    if not np.isfinite(mean).any():
+        return False
+    ax.fill_between(x, mean - se, mean + se, color=colour, alpha=0.2, linewidth=0)
+    ax.plot(x, mean, color=colour, linewidth=1.8, marker="o", markersize=3, label=label)
+    return True
+
+
+def _band_legend(ax: Axes, extra: Sequence[Any]) -> None:
+    handles, _ = ax.get_legend_handles_labels()
+    handles = [*handles, Patch(color="grey", alpha=0.3, label="band: ±1 SE over replications")]
+    handles += [h for h in extra if h is not None]
+    ax.legend(handles=handles, fontsize="small", loc="best")
+
+
+def _queue_times(
+    result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    file = FIGURE_FILES[0]
+    title = "Queue time of matched players"
+    caption = (
+        "Empirical CDF of the queue time of every matched queueing spell that began after the "
+        "warm-up, pooled over replications; circles mark the median (p50), triangles the 90th "
+        "percentile (p90)."
+    )
+    warmup = float(result.scenario.warmup)
+    waits: dict[str, np.ndarray] = {}
+    for policy in result.policies:
+        frame = frames.pooled(policy, "waits")
+        if frame is None:
+            continue
+        chosen = frame[(frame["enqueued"] >= warmup) & (frame["outcome"] == "matched")]
+        values = np.sort(chosen["wait"].to_numpy(dtype=float))
+        values = values[np.isfinite(values)]
+        if values.size:
+            waits[policy] = values
+    if not waits:
+        return FigureOutcome(file, title, caption, skipped="no matched waits after the warm-up")
+
+    fig, ax = new_axes()
+    for policy, values in waits.items():
+        n = values.size
+        index = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(np.int64))
+        x, y = values[index], (index + 1) / n
+        p50, p90 = (float(v) for v in np.percentile(values, [50, 90]))
+        label = f"{policy}: p50 {format_number(p50)}, p90 {format_number(p90)} min ({n:,} spells)"
+        colour = colours[policy]
+        ax.step(np.r_[x[0], x], np.r_[0.0, y], where="post", color=colour, label=label)
+        ax.plot([p50], [0.5], marker="o", color=colour, markersize=7, linestyle="none")
+        ax.plot([p90], [0.9], marker="^", color=colour, markersize=7, linestyle="none")
+    for level in (0.5, 0.9):
+        ax.axhline(level, color="grey", linestyle="--", linewidth=0.8)
+
+    pooled = np.concatenate(list(waits.values()))
+    positive = pooled[pooled > 0]
+    xlabel = "queue time (minutes)"
+    threshold = 0.0
+    if positive.size:
+        low = float(np.percentile(positive, 5))
+        if positive.max() / low > 100:
+            if positive.size == pooled.size:
+                ax.set_xscale("log")
+                xlabel = "queue time (minutes, log scale)"
+            else:
+                threshold = 10.0 ** math.floor(math.log10(low))
+                ax.set_xscale("symlog", linthresh=threshold)
+                xlabel = (
+                    f"queue time (minutes; log scale above {threshold:g}, linear below, "
+                    "so that waits of 0 show)"
+                )
+    if ax.get_xscale() == "symlog":
+        ax.set_xlim(left=-0.3 * threshold)  # just left of 0, so the jump at 0 shows
+    elif ax.get_xscale() == "linear":
+        ax.set_xlim(left=-0.02 * max(float(pooled.max()), 1e-9))
+    ax.set_ylim(0.0, 1.02)
+    style_axes(
+        ax,
+        title=f"{title}\n{_scenario_line(result)}",
+        xlabel=xlabel,
+        ylabel="share of matched players who waited at most this long",
+    )
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [
+        Line2D([], [], marker="o", color="grey", linestyle="none", label="median (p50)"),
+        Line2D([], [], marker="^", color="grey", linestyle="none", label="90th percentile (p90)"),
+    ]
+    ax.legend(handles=handles, fontsize="small", loc="lower right")
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
+
+
+def _draw_probability(
+    result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    file = FIGURE_FILES[1]
+    title = "True draw probability of the games over time"
+    caption = (
+        f"Mean true draw probability of the games started in each of {TIME_BINS} time bins "
+        "(games still running at the horizon are not recorded, so the last bins are thin): "
+        "per replication, then the mean over replications with a ±1 standard-error band."
+    )
+    edges = _time_edges(result)
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig, ax = new_axes()
+    drawn = False
+    for policy in result.policies:
+        rows = [
+            _binned_means(
+                g["start"].to_numpy(dtype=float), g["draw_prob_true"].to_numpy(dtype=float), edges
+            )
+            for (g,) in frames.per_run(policy, "games")
+            if not g.empty
+        ]
+        if rows:
+            drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
+    if not drawn:
+        return FigureOutcome(file, title, caption, skipped="no games were played")
+    warm = _shade_warmup(ax, result)
+    ax.set_xlim(0.0, float(result.scenario.horizon))
+    style_axes(
+        ax,
+        title=f"{title}\n{_scenario_line(result)}",
+        xlabel="simulated time (minutes since the start)",
+        ylabel="true draw probability (mean over the games of a bin)",
+    )
+    _band_legend(ax, [warm])
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
+
+
+def driver_on_skill_scale(result: ExperimentResult) -> bool:
+    """Return whether the driving rater's ratings live on the true-skill scale.
+
+    Looked up in the rater registry; for a rater that cannot be looked up, whether its
+    ``rating_rmse`` metric has any value.
+    """
+    name = result.scenario.raters.driver.name
+    try:
+        return bool(RATERS.get(name).skill_scale)
+    except (ValueError, KeyError, AttributeError):
+        column = f"{name}.rating_rmse"
+        if column not in result.metrics.columns:
+            return False
+        return bool(np.isfinite(result.metrics[column].to_numpy(dtype=float)).any())
+
+
+def _rating_error_per_time(
+    ratings: pd.DataFrame,
+    players: pd.DataFrame,
+    rater: str,
+    horizon: float,
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+) -> pd.Series:
+    """Return per sample time the statistic of one rater's ratings against true skill.
+
+    Only registered players count; the sample at the horizon (of every player seen) is cut
+    down to the players still in the lobby, like the periodic samples.
+    """
+    columns = [c for c in ("player_id", "skill", "registered", "state") if c in players.columns]
+    merged = ratings[ratings["rater"] == rater].merge(players[columns], on="player_id", how="inner")
+    if "registered" in merged.columns:
+        merged = merged[merged["registered"].astype(bool)]
+    if "state" in merged.columns:
+        last = merged["time"] >= horizon
+        merged = merged[~last | merged["state"].isin(_LOBBY_STATES)]
+    out = {
+        float(time): statistic(
+            group["rating"].to_numpy(dtype=float), group["skill"].to_numpy(dtype=float)
+        )
+        for time, group in merged.groupby("time", sort=True)
+    }
+    return pd.Series(out, dtype=float)
+
+
+def _rating_error(
+    result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    file = FIGURE_FILES[2]
+    driver = result.scenario.raters.driver.name
+    on_scale = driver_on_skill_scale(result)
+    statistic = rating_rmse if on_scale else rating_kendall_tau
+    if on_scale:
+        title = f"Rating error of the driving rater {driver}: RMSE against true skill"
+        ylabel = "RMSE of the rating against true skill (skill units)"
+        caption = (
+            f"Root mean squared error of the driving rater {driver}'s ratings against the true "
+            "skills of the registered players in the lobby at each rating sample; mean over "
+            "replications with a ±1 standard-error band."
+        )
+    else:
+        title = (
+            f"Rating accuracy of the driving rater {driver}: Kendall's tau against true skill\n"
+            f"({driver} is not on the skill scale, so tau instead of RMSE)"
+        )
+        ylabel = "Kendall's tau between rating and true skill"
+        caption = (
+            f"{driver} is not on the skill scale, so instead of an RMSE: Kendall's tau between "
+            f"its ratings and the true skills of the registered players in the lobby at each "
+            "rating sample; mean over replications with a ±1 standard-error band."
+        )
+    horizon = float(result.scenario.horizon)
+    fig, ax = new_axes()
+    drawn = False
+    for policy in result.policies:
+        series = [
+            _rating_error_per_time(ratings, players, driver, horizon, statistic)
+            for ratings, players in frames.per_run(policy, "ratings", "players")
+        ]
+        series = [s for s in series if not s.empty]
+        if not series:
+            continue
+        times = np.array(sorted(set().union(*(s.index for s in series))), dtype=float)
+        matrix = np.vstack([s.reindex(times).to_numpy(dtype=float) for s in series])
+        drawn |= _band_line(ax, times, matrix, colours[policy], policy)
+    if not drawn:
+        return FigureOutcome(
+            file, title, caption, skipped=f"no rating samples of {driver} to compare"
+        )
+    warm = _shade_warmup(ax, result)
+    ax.set_xlim(0.0, horizon)
+    style_axes(
+        ax,
+        title=f"{title}\n{_scenario_line(result)}",
+        xlabel="simulated time (minutes since the start)",
+        ylabel=ylabel,
+    )
+    _band_legend(ax, [warm])
+    return FigureOutcome(
+        file, title.replace("\n", " "), caption, path=save_figure(fig, out_dir / file)
+    )
+
+
+def _fairness(
+    result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    file = FIGURE_FILES[3]
+    title = "Fairness by skill band: distance of the win ratio from 0.5"
+    caption = (
+        f"Players in {SKILL_BANDS} bands of true skill (quintiles over all players of a policy's "
+        f"replications); per band, the mean |win ratio - 0.5| of the players with at least "
+        f"{MIN_GAMES_FOR_WIN_RATIO} games (over the whole run, warm-up included); lower is "
+        "fairer. n = players counted."
+    )
+    bars: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for policy in result.policies:
+        players = frames.pooled(policy, "players")
+        if players is None:
+            continue
+        skill = players["skill"].to_numpy(dtype=float)
+        edges = np.quantile(skill, np.linspace(0, 1, SKILL_BANDS + 1)[1:-1])
+        band = np.searchsorted(edges, skill, side="right")
+        distance = win_ratio_distance(players["wins"], players["games"])
+        enough = np.isfinite(distance)
+        if not enough.any():
+            continue
+        distance = distance[enough]
+        counts = np.bincount(band[enough], minlength=SKILL_BANDS)
+        sums = np.bincount(band[enough], weights=distance, minlength=SKILL_BANDS)
+        means = np.full(SKILL_BANDS, np.nan)
+        np.divide(sums, counts, out=means, where=counts > 0)
+        bars[policy] = (means, counts)
+    if not bars:
+        return FigureOutcome(
+            file,
+            title,
+            caption,
+            skipped=f"no player played at least {MIN_GAMES_FOR_WIN_RATIO} games",
+        )
+    fig, ax = new_axes()
+    width = 0.8 / len(bars)
+    positions = np.arange(SKILL_BANDS, dtype=float)
+    for k, (policy, (means, counts)) in enumerate(bars.items()):
+        x = positions - 0.4 + width * (k + 0.5)
+        shown = np.isfinite(means)
+        drawn = ax.bar(x[shown], means[shown], width=width, color=colours[policy], label=policy)
+        ax.bar_label(drawn, labels=[f"n={c}" for c in counts[shown]], fontsize="x-small", padding=2)
+    labels = [f"band {b + 1}" for b in range(SKILL_BANDS)]
+    labels[0] += "\n(lowest skill)"
+    labels[-1] += "\n(highest skill)"
+    ax.set_xticks(positions, labels)
+    ax.margins(y=0.15)
+    style_axes(
+        ax,
+        title=f"{title}\n{_scenario_line(result)}",
+        xlabel=f"true-skill band ({SKILL_BANDS} quantile bands)",
+        ylabel=f"mean |win ratio - 0.5| (players with >= {MIN_GAMES_FOR_WIN_RATIO} games)",
+        grid="y",
+    )
+    ax.legend(fontsize="small", loc="best")
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
+
+
+def _abandonment(
+    result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    file = FIGURE_FILES[4]
+    title = "Abandonment over time"
+    caption = (
+        f"Share of the queueing spells begun in each of {TIME_BINS} time bins that ended with "
+        "the player giving up (spells still waiting at the horizon left out): per replication, "
+        "then the mean over replications with a ±1 standard-error band."
+    )
+    edges = _time_edges(result)
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig, ax = new_axes()
+    drawn = False
+    for policy in result.policies:
+        rows = []
+        for (waits,) in frames.per_run(policy, "waits"):
+            decided = waits[waits["outcome"].isin(("matched", "abandoned"))]
+            if decided.empty:
+                continue
+            abandoned = (decided["outcome"] == "abandoned").to_numpy(dtype=float)
+            rows.append(_binned_means(decided["enqueued"].to_numpy(dtype=float), abandoned, edges))
+        if rows:
+            drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
+    if not drawn:
+        return FigureOutcome(file, title, caption, skipped="no queueing spell was decided")
+    warm = _shade_warmup(ax, result)
+    ax.set_xlim(0.0, float(result.scenario.horizon))
+    ax.set_ylim(bottom=0.0)
+    style_axes(
+        ax,
+        title=f"{title}\n{_scenario_line(result)}",
+        xlabel="simulated time the spell began (minutes since the start)",
+        ylabel="share of queueing spells abandoned",
+    )
+    _band_legend(ax, [warm])
+    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
+
+
+def write_figures(result: ExperimentResult, out_dir: Path) -> list[FigureOutcome]:
+    """Write the report's figures into ``out_dir``; return what became of each."""
+    colours = policy_colours(result.policies)
+    frames = Frames(result)
+    makers = (_queue_times, _draw_probability, _rating_error, _fairness, _abandonment)
+    return [make(result, frames, Path(out_dir), colours) for make in makers]

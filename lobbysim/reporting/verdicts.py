@@ -1,0 +1,142 @@
+"""Which way a metric is better, the verdict on a comparison, and the paper claims' verdicts.
+
+The one place for the wording of "which policy is better": :func:`better_direction` and
+:func:`verdict` for the run and sweep reports, :func:`claim_verdict` for the paper's claims, and
+:func:`metric_meaning` for the one-line description of each metric.
+"""
+
+from __future__ import annotations
+
+import math
+
+LOWER_IS_BETTER = "lower"
+HIGHER_IS_BETTER = "higher"
+NEUTRAL = "neither"
+
+LOWER_METRICS = frozenset({"abandonment_rate", "skill_gap_true_mean", "win_ratio_dispersion"})
+HIGHER_METRICS = frozenset({"games_per_hour", "draw_prob_true_mean"})
+
+NO_DIFFERENCE = "no significant difference"
+NO_VERDICT = "no verdict (neither direction is better)"
+NO_DATA = "no data"
+NO_INTERVAL = "no interval (fewer than 2 replications)"
+
+METRIC_MEANINGS = {
+    "queue_time_mean": "mean minutes in the queue of the players who were matched",
+    "queue_time_p50": "median minutes in the queue of the players who were matched",
+    "queue_time_p90": "90th percentile of the queue time of matched players (minutes)",
+    "queue_time_p99": "99th percentile of the queue time of matched players (minutes)",
+    "abandonment_rate": "share of queueing spells that ended with the player giving up",
+    "games_per_hour": "games started per simulated hour after the warm-up",
+    "draw_prob_true_mean": "mean true draw probability of the games (higher: more even matches)",
+    "skill_gap_true_mean": "mean true skill gap between the two sides of a game",
+    "stronger_side_win_rate": (
+        "how often the truly stronger side won (no better direction: near 0.5 means even "
+        "matches, near 1 means skill decides)"
+    ),
+    "win_ratio_dispersion": "mean |win ratio - 0.5| of players with at least 5 decided games",
+}
+RATER_METRIC_MEANINGS = {
+    "rating_rmse": "root mean squared error of rater {rater}'s final ratings against true skill",
+    "kendall_tau": "Kendall's tau between rater {rater}'s final ratings and true skill",
+}
+
+
+CLAIM_VERDICTS = ("supported", "not supported", "contradicted")
+"""The verdicts on a claim of the paper (:func:`claim_verdict`)."""
+
+Z_THRESHOLD = 2.0
+"""|z| at which a difference counts as significant (about a two-sided 5% test)."""
+
+
+def better_direction(metric: str) -> str:
+    """Return which way a metric is better: :data:`LOWER_IS_BETTER`, ``HIGHER_...`` or ``NEUTRAL``.
+
+    Lower is better for queue times, the abandonment rate, the true skill gap, the win-ratio
+    dispersion and a rater's RMSE; higher for games per hour, the true draw probability and a
+    rater's Kendall's tau. ``stronger_side_win_rate`` (and any unknown metric) is neutral.
+    """
+    if (
+        metric.startswith("queue_time_")
+        or metric in LOWER_METRICS
+        or metric.endswith(".rating_rmse")
+    ):
+        return LOWER_IS_BETTER
+    if metric in HIGHER_METRICS or metric.endswith(".kendall_tau"):
+        return HIGHER_IS_BETTER
+    return NEUTRAL
+
+
+def verdict(
+    metric: str,
+    difference: float,
+    significant: bool,
+    *,
+    policy: str,
+    baseline: str,
+    n: int = 2,
+) -> str:
+    """Return the verdict on one paired difference ``policy - baseline`` of a metric.
+
+    Args:
+        metric: the metric's name (its direction comes from :func:`better_direction`).
+        difference: the mean paired difference ``policy - baseline``.
+        significant: whether its confidence interval excludes 0.
+        policy: the policy compared with the baseline.
+        baseline: the baseline policy.
+        n: the number of paired replications behind the difference.
+
+    Returns:
+        ``"<policy> better"``, ``"<baseline> better"``, :data:`NO_DIFFERENCE`, or for a
+        neutral metric :data:`NO_VERDICT`; :data:`NO_DATA` when the difference is not a number
+        and :data:`NO_INTERVAL` with fewer than 2 replications.
+    """
+    if not math.isfinite(difference):
+        return NO_DATA
+    direction = better_direction(metric)
+    if direction == NEUTRAL:
+        return NO_VERDICT
+    if n < 2:
+        return NO_INTERVAL
+    if not significant or difference == 0:
+        return NO_DIFFERENCE
+    policy_lower = difference < 0
+    policy_better = policy_lower == (direction == LOWER_IS_BETTER)
+    return f"{policy} better" if policy_better else f"{baseline} better"
+
+
+def metric_meaning(metric: str) -> str:
+    """Return a one-line description of a metric (empty for an unknown one)."""
+    if metric in METRIC_MEANINGS:
+        return METRIC_MEANINGS[metric]
+    rater, _, kind = metric.rpartition(".")
+    if rater and kind in RATER_METRIC_MEANINGS:
+        return RATER_METRIC_MEANINGS[kind].format(rater=rater)
+    return ""
+
+
+def z_score(estimate: float, se: float) -> float:
+    """Return estimate / se; +-inf for a non-zero estimate with zero SE, NaN for 0 / 0."""
+    if se > 0:
+        return estimate / se
+    if estimate == 0 or math.isnan(estimate):
+        return math.nan
+    return math.copysign(math.inf, estimate)
+
+
+def claim_verdict(z: float, direction: int) -> str:
+    """Return the verdict on a claim about a difference with z-score ``z``.
+
+    ``direction`` is -1 (claimed < 0) or +1 (claimed > 0): "supported" when z lies in that
+    direction with |z| >= :data:`Z_THRESHOLD`, "contradicted" when against it, otherwise "not
+    supported". 0 claims no significant difference: "supported" when |z| < the threshold.
+    """
+    if direction == 0:
+        return "supported" if abs(z) < Z_THRESHOLD else "not supported"
+    if math.isnan(z):
+        return "not supported"
+    if direction * z >= Z_THRESHOLD:
+        return "supported"
+    if direction * z <= -Z_THRESHOLD:
+        return "contradicted"
+    return "not supported"
