@@ -43,7 +43,7 @@ def main() -> None:
         draws = ", ".join(f"{r.policy} {r.draw_prob_true:.4f}" for r in late.itertuples())
         print(f"case {case}: {elapsed:.1f} s; true draw probability, games 201-500: {draws}")
         if args.report_dir is not None:
-            from lobbysim.paper_report import write_report
+            from lobbysim.reporting.paper import write_report
 
             name = f"{case}-equal" if args.equal_priors else case
             command = (
