@@ -17,7 +17,8 @@ import pandas as pd
 
 from lobbysim.metrics import compute_metrics
 from lobbysim.scenario import Scenario, load_scenario
-from lobbysim.sim.lobby import LobbySimulation, player_row
+from lobbysim.sim.lobby import LobbySimulation
+from lobbysim.sim.recorder import player_row
 from lobbysim.streams import Streams
 
 GAME_COLUMNS = [

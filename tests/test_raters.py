@@ -14,15 +14,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lobbysim.raters.sph_elo as sph_elo_rater_module
 from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater
-from lobbysim.raters.base import _waves
+from lobbysim.raters.base import EvenMatchQuality, PlayerTable, waves
 from lobbysim.records import GameResult, Seat
 from lobbysim.registry import PluginError
-from lobbysim.skill.gaussian import update_1v1
+from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
 from lobbysim.skill.sph_elo import Participant, SPHParams, rate_game, rating_changes
 
 PROPERTY_SETTINGS = settings(max_examples=100, deadline=None)
@@ -106,6 +107,32 @@ def test_unknown_ids_are_named() -> None:
         np.testing.assert_array_equal(rater.means(np.arange(2)), before)
 
 
+def test_the_id_check_fast_path_agrees_with_the_plain_rule() -> None:
+    """``index`` accepts ids exactly when each is known (ids below ``n_dense`` skip the lookup)."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        table = PlayerTable("t", 1)
+        added: set[int] = set()
+        for _ in range(rng.integers(1, 5)):
+            lo = int(rng.integers(0, 40))
+            ids = [i for i in range(lo, lo + int(rng.integers(1, 30))) if i not in added]
+            if rng.random() < 0.3:  # a gap: not every id is added
+                ids = ids[::2]
+            table.add(np.array(ids, dtype=np.int64), [np.zeros(len(ids))])
+            added.update(ids)
+        assert set(range(table.n_dense)) <= added and table.n_dense not in added
+        for _ in range(30):
+            query = rng.integers(-3, 75, size=int(rng.integers(1, 6)))
+            plain_ok = all(int(i) in added for i in query)
+            try:
+                np.testing.assert_array_equal(table.index(query), query)
+                assert plain_ok, (trial, query)
+            except KeyError as exc:
+                assert not plain_ok, (trial, query)
+                bad = next(int(i) for i in query if int(i) not in added)
+                assert f"unknown player id {bad}" in str(exc)
+
+
 def test_failed_batch_changes_nothing() -> None:
     b = bayesian([20.0, 25.0, 30.0], [4.0, 4.0, 4.0])
     with pytest.raises(KeyError, match="unknown player id 9"):
@@ -120,7 +147,7 @@ def test_failed_batch_changes_nothing() -> None:
 
 
 def test_waves_split_at_the_first_shared_player() -> None:
-    assert _waves([(0, 1), (2, 3), (0, 2), (4, 5), (), (5, 6)]) == [
+    assert waves([(0, 1), (2, 3), (0, 2), (4, 5), (), (5, 6)]) == [
         range(0, 2),
         range(2, 5),
         range(5, 6),
@@ -639,3 +666,113 @@ def test_every_rater_conforms(name: str) -> None:
     variances = rater.variances(np.arange(3))
     assert (variances is None) == (not rater.has_variance)
     rater.update([])
+    a, b = np.array([0, 1, 2, 0]), np.array([1, 2, 0, 0])
+    p, q = rater.win_probability(a, b), rater.quality(a, b)
+    assert p.shape == q.shape == (4,) and ((q >= 0) & (q <= 1)).all()
+    assert p[0] > 0.5 > p[2] and p[3] == 0.5  # player 0 won, player 2 lost
+    np.testing.assert_allclose(p + rater.win_probability(b, a), 1.0, rtol=1e-12)
+    assert isinstance(rater.beta2, float) and rater.beta2 > 0
+
+
+# --------------------------------------------------------------------------------------------
+# The win model: win_probability, quality, beta2
+# --------------------------------------------------------------------------------------------
+
+
+def random_pairs(rng: np.random.Generator, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` pairs of different players among ``n``."""
+    a = rng.integers(0, n, size=k)
+    b = (a + rng.integers(1, n, size=k)) % n
+    return a, b
+
+
+def test_bayesian_quality_and_win_probability_are_the_gaussian_formulas() -> None:
+    rng = np.random.default_rng(3)
+    mu, var = rng.normal(25.0, 4.0, 30), rng.uniform(0.5, 9.0, 30)
+    rater = bayesian(list(mu), list(var), beta2=1.7)  # not the default: its own beta2 is used
+    a, b = random_pairs(rng, 30, 200)
+    quality = rater.quality(a, b)
+    p = rater.win_probability(a, b)
+    np.testing.assert_array_equal(quality, match_quality(mu[a], var[a], mu[b], var[b], 1.7))
+    np.testing.assert_array_equal(p, win_probability(mu[a], var[a], mu[b], var[b], 1.7))
+    c = np.sqrt(2 * 1.7 + var[a] + var[b])
+    phi = np.array([0.5 * math.erfc(-x / math.sqrt(2)) for x in (mu[a] - mu[b]) / c])
+    np.testing.assert_allclose(p, phi, rtol=1e-12)
+    np.testing.assert_allclose(p + rater.win_probability(b, a), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(quality, rater.quality(b, a))
+    env = trueskill.TrueSkill(mu=25.0, sigma=3.0, beta=math.sqrt(1.7), tau=0.0, draw_probability=0)
+    for i, j, q in zip(a[:40], b[:40], quality[:40], strict=False):
+        ra = env.create_rating(mu[i], math.sqrt(var[i]))
+        rb = env.create_rating(mu[j], math.sqrt(var[j]))
+        assert q == pytest.approx(trueskill.quality_1vs1(ra, rb, env=env), rel=1e-9)
+    assert rater.beta2 == 1.7
+
+
+def test_sph_elo_win_probability_is_its_logistic_and_quality_its_evenness() -> None:
+    rng = np.random.default_rng(4)
+    ratings = rng.normal(500.0, 150.0, 30)
+    ratings[:4] = [480.0, 480.0, 1.0e4, -1.0e4]  # a tie and a foregone pair
+    rater = sph_elo(list(ratings), t=90.0)
+    a, b = random_pairs(rng, 30, 300)
+    a[:2], b[:2] = [0, 2], [1, 3]
+    p = rater.win_probability(a, b)
+    logistic = 1.0 / (1.0 + np.exp(-(ratings[a] - ratings[b]) / 90.0))
+    np.testing.assert_allclose(p, logistic, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(p + rater.win_probability(b, a), 1.0)  # exactly
+    assert p[0] == 0.5 and p[1] == 1.0
+    quality = rater.quality(a, b)
+    np.testing.assert_array_equal(quality, 1.0 - np.abs(2.0 * p - 1.0))
+    assert quality[0] == 1.0 and quality[1] == 0.0 and ((quality >= 0) & (quality <= 1)).all()
+    # the prediction its updates use: a full-time 1v1 with equal SPH moves the higher-rated
+    # player by (0.5 - P) * game_mult * minutes
+    hi = sph_elo([600.0, 450.0], t=90.0)
+    p_hi = float(hi.win_probability(np.array([0]), np.array([1]))[0])
+    hi.update([duel(0, 0, 1, winner=0, score_a=5.0, score_b=5.0)])
+    assert hi.means(np.array([0]))[0] - 600.0 == pytest.approx((0.5 - p_hi) * 2.0 * 20.0)
+
+
+def test_sph_elo_beta2_is_the_variance_of_its_gumbel_performances() -> None:
+    """P = logistic((R_a - R_b) / t) is the model of performances R + Gumbel(scale t)."""
+    rater = sph_elo([550.0, 500.0], t=120.0)
+    assert rater.beta2 == pytest.approx(math.pi**2 * 120.0**2 / 6.0)
+    rng = np.random.default_rng(5)
+    noise = rng.gumbel(0.0, 120.0, size=(2, 400_000))
+    assert noise[0].var() == pytest.approx(rater.beta2, rel=0.02)
+    wins = np.mean(550.0 + noise[0] > 500.0 + noise[1])
+    p = float(rater.win_probability(np.array([0]), np.array([1]))[0])
+    assert wins == pytest.approx(p, abs=0.004)
+
+
+class NoWinModel:
+    """A user rater written before raters answered match quality: it lacks the win model."""
+
+    name = "no_win_model"
+    has_variance = False
+    skill_scale = False
+
+    def add_players(self, ids: Any, mu0: Any, var0: Any) -> None: ...
+    def means(self, ids: Any) -> Any: ...
+    def variances(self, ids: Any) -> None: ...
+    def update(self, games: Any) -> None: ...
+
+
+class EvenNoWinModel(EvenMatchQuality, NoWinModel):
+    """The same rater with a win probability of its own and the quality derived from it."""
+
+    beta2 = 1.0
+
+    def win_probability(self, ids_a: Any, ids_b: Any) -> Any:
+        return np.full(len(ids_a), 0.75)
+
+
+def test_a_rater_without_a_win_model_is_refused_by_name_and_the_mixin_completes_one() -> None:
+    with pytest.raises(PluginError) as info:
+        RATERS.get("tests.test_raters:NoWinModel")
+    message = str(info.value)
+    assert "'tests.test_raters:NoWinModel' is not a rater: it lacks beta2, win_probability, " in (
+        message
+    )
+    assert "\n" not in message
+    rater = RATERS.create("tests.test_raters:EvenNoWinModel")
+    assert isinstance(rater, Rater)
+    np.testing.assert_array_equal(rater.quality(np.arange(2), np.arange(2)), [0.5, 0.5])

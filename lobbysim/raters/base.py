@@ -1,10 +1,11 @@
 """The rater protocol, the :data:`RATERS` registry, and the machinery both raters share.
 
 :class:`Rater` is the one protocol the simulator calls; :data:`RATERS` maps names to rater
-classes. The rest is shared by :mod:`lobbysim.raters.bayesian` and :mod:`lobbysim.raters.sph_elo`:
-the per-player table with its undo journal (an update is all or nothing), the checks of prior
-arrays and of a game's seats, the split of a batch into *waves* of games with no rated player in
-common, and the exact comparison of scores per hour. The helpers keep their leading underscore:
+classes; :class:`EvenMatchQuality` derives a rater's match quality from its win probability. The
+rest is shared by :mod:`lobbysim.raters.bayesian` and :mod:`lobbysim.raters.sph_elo`: the
+per-player table with its undo journal (an update is all or nothing), the checks of prior arrays
+and of a game's seats, the split of a batch into *waves* of games with no rated player in common,
+and the exact comparison of scores per hour. The helpers keep their leading underscore:
 they are internal to the :mod:`lobbysim.raters` package.
 """
 
@@ -27,16 +28,32 @@ IdArray = NDArray[np.int64]
 
 @runtime_checkable
 class Rater(Protocol):
-    """Per-player skill estimates, updated from finished games.
+    """Per-player skill estimates, updated from finished games, and the win model they imply.
 
     Class attributes: ``name`` (the registry key), ``has_variance`` (the rater keeps belief
     variances, as DrawChance and the knowledge gradient need) and ``skill_scale`` (ratings live on
     the true-skill scale, so their error against true skill is meaningful).
+
+    The matchmaker asks the driving rater how good a match would be (:meth:`quality`) and hands
+    its :attr:`beta2` to the policies: the engine never reads a rater's parameters. Every member
+    here is required (the registry refuses a class lacking one, naming what it lacks); a rater
+    whose quality is ``1 - |2 P - 1|`` of its own win probability ``P`` can inherit
+    :meth:`quality` from :class:`EvenMatchQuality`.
     """
 
     name: ClassVar[str]
     has_variance: ClassVar[bool]
     skill_scale: ClassVar[bool]
+
+    @property
+    def beta2(self) -> float:
+        """The variance of one player's performance about their rating in the rater's model.
+
+        sigma_eps^2 on the rating scale: the ``beta2`` that policies use with the belief
+        variances. The registry looks for it on the class: a class attribute, a property, or a
+        dataclass field with a default.
+        """
+        ...
 
     def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
         """Start tracking new players with the population model's prior beliefs."""
@@ -54,14 +71,51 @@ class Rater(Protocol):
         """Apply finished games, in the given order."""
         ...
 
+    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return P(``ids_a[k]`` beats ``ids_b[k]``) under the current ratings, in [0, 1]."""
+        ...
+
+    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return the match quality of each pair (``ids_a[k]``, ``ids_b[k]``), in [0, 1].
+
+        1 for the most even match the rater can predict, towards 0 for a foregone one.
+        """
+        ...
+
 
 RATERS: Registry[Rater] = Registry(
     "rater",
-    required=("has_variance", "skill_scale", "add_players", "means", "variances", "update"),
+    required=(
+        "has_variance",
+        "skill_scale",
+        "beta2",
+        "add_players",
+        "means",
+        "variances",
+        "update",
+        "win_probability",
+        "quality",
+    ),
 )
 
 
-class _PlayerTable:
+class EvenMatchQuality:
+    """Mixin: match quality ``1 - |2 P - 1|`` from the rater's own :meth:`win_probability`.
+
+    1 for an even match (P = 1/2), 0 for a certain one. The SPH Elo uses it; a user rater with a
+    win probability but no quality of its own may inherit it too.
+    """
+
+    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return P(a beats b) per pair: the rater's own."""
+        raise NotImplementedError  # pragma: no cover - provided by the rater
+
+    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return ``1 - |2 P - 1|`` per pair, P the rater's :meth:`win_probability`."""
+        return 1.0 - np.abs(2.0 * self.win_probability(ids_a, ids_b) - 1.0)
+
+
+class PlayerTable:
     """Float columns indexed by player id, grown by doubling, with an undo journal.
 
     Writes go through :meth:`write`, which remembers the old values while a journal is open, so a
@@ -71,6 +125,7 @@ class _PlayerTable:
     def __init__(self, rater: str, n_columns: int) -> None:
         self.rater = rater
         self.known = np.zeros(0, dtype=bool)
+        self.n_dense = 0  # ids 0 .. n_dense - 1 are all known (players are never removed)
         self.columns: list[FloatArray] = [np.zeros(0) for _ in range(n_columns)]
         self._journal: list[tuple[NDArray[np.intp], list[FloatArray]]] | None = None
 
@@ -102,6 +157,9 @@ class _PlayerTable:
                 np.concatenate([col, np.zeros(new_capacity - capacity)]) for col in self.columns
             ]
         self.known[idx] = True
+        rest = self.known[self.n_dense :]
+        unknown = np.flatnonzero(~rest)
+        self.n_dense += int(unknown[0]) if unknown.size else rest.size
         for col, val in zip(self.columns, values, strict=True):
             col[idx] = val
 
@@ -109,9 +167,10 @@ class _PlayerTable:
         """Return ``ids`` as an index array; raise :class:`KeyError` naming an unknown id."""
         idx = np.asarray(ids)
         if idx.dtype == np.intp and idx.ndim == 1 and idx.size:
-            # the common case (the lobby's id arrays), checked in three reductions
-            known = self.known
-            if idx.min() >= 0 and idx.max() < known.size and known[idx].all():
+            # the common case (the lobby's id arrays, with players added in id order), checked
+            # in one reduction: seen as unsigned, a negative id is larger than any other
+            top = idx.view(np.uintp).max()
+            if top < self.n_dense or (top < self.known.size and self.known[idx].all()):
                 return idx
         if idx.size and not np.issubdtype(idx.dtype, np.integer):
             raise KeyError(f"rater '{self.rater}': player ids must be ints, got {ids!r}")
@@ -145,7 +204,7 @@ class _PlayerTable:
                 col[idx] = val
 
 
-def _float_array(name: str, values: ArrayLike, size: int, rater: str) -> FloatArray:
+def float_array(name: str, values: ArrayLike, size: int, rater: str) -> FloatArray:
     """Return ``values`` as a finite float array of length ``size``; raise naming ``name``."""
     arr = np.asarray(values, dtype=np.float64).reshape(-1)
     if arr.size != size:
@@ -155,22 +214,23 @@ def _float_array(name: str, values: ArrayLike, size: int, rater: str) -> FloatAr
     return arr
 
 
-def _game_error(game: GameResult, message: str) -> ValueError:
+def game_error(game: GameResult, message: str) -> ValueError:
+    """Return the error for a malformed game, naming its id and mode."""
     return ValueError(f"game {game.game_id} ({game.mode}): {message}")
 
 
-def _check_seats(game: GameResult) -> None:
+def check_seats(game: GameResult) -> None:
     """Validate a team or ffa game's seats: sides, unique players, finite stints and scores."""
     if game.mode not in ("team", "ffa"):
-        raise _game_error(game, "mode must be one of '1v1', 'team', 'ffa'")
+        raise game_error(game, "mode must be one of '1v1', 'team', 'ffa'")
     team_game = game.mode == "team"
     seen: set[int] = set()
     for seat in game.seats:
         if (seat.team is not None) != team_game:
             side = "an int team" if team_game else "team None"
-            raise _game_error(game, f"player {seat.player_id} has team {seat.team!r}; needs {side}")
+            raise game_error(game, f"player {seat.player_id} has team {seat.team!r}; needs {side}")
         if seat.player_id in seen:
-            raise _game_error(game, f"player {seat.player_id} has more than one seat")
+            raise game_error(game, f"player {seat.player_id} has more than one seat")
         seen.add(seat.player_id)
         if not (
             math.isfinite(seat.score)
@@ -178,35 +238,35 @@ def _check_seats(game: GameResult) -> None:
             and math.isfinite(seat.left)
             and seat.left >= seat.joined
         ):
-            raise _game_error(game, f"player {seat.player_id} has a bad stint or score: {seat!r}")
+            raise game_error(game, f"player {seat.player_id} has a bad stint or score: {seat!r}")
 
 
-def _duel_sides(game: GameResult) -> tuple[Seat, Seat]:
+def duel_sides(game: GameResult) -> tuple[Seat, Seat]:
     """Return the two seats of a 1v1 game, checked."""
     if len(game.seats) != 2:
-        raise _game_error(game, f"a 1v1 game needs exactly 2 seats, got {len(game.seats)}")
+        raise game_error(game, f"a 1v1 game needs exactly 2 seats, got {len(game.seats)}")
     a, b = game.seats
     if a.player_id == b.player_id or a.team is None or a.team == b.team:
-        raise _game_error(game, "a 1v1 game needs two different players on two different teams")
+        raise game_error(game, "a 1v1 game needs two different players on two different teams")
     return a, b
 
 
-def _waves(id_groups: Sequence[Sequence[int]]) -> list[range]:
+def waves(id_groups: Sequence[Sequence[int]]) -> list[range]:
     """Split games (given by their rated ids) into maximal runs with no id in common."""
-    waves: list[range] = []
+    runs: list[range] = []
     start = 0
     seen: set[int] = set()
     for k, ids in enumerate(id_groups):
         if not seen.isdisjoint(ids):
-            waves.append(range(start, k))
+            runs.append(range(start, k))
             start, seen = k, set()
         seen.update(ids)
     if id_groups:
-        waves.append(range(start, len(id_groups)))
-    return waves
+        runs.append(range(start, len(id_groups)))
+    return runs
 
 
-def _compare_sph(
+def compare_sph(
     score_a: FloatArray, min_a: FloatArray, score_b: FloatArray, min_b: FloatArray
 ) -> NDArray[np.int64]:
     """Return sign(SPH_a - SPH_b) per pair, exactly, for minutes > 0 and finite scores.

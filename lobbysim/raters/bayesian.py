@@ -22,6 +22,10 @@ of evidence instead of counting as ``n_i`` games. Seats are put in player-id ord
 arithmetic, so the result is bit-identical under any order of the seats. ``game.winner`` is not
 used in team and ffa games (SPH decides each pair). The dynamics variance ``tau2`` is added
 once per game, before the update, to every rated player who has at least one pair.
+
+The win model is the same Gaussian one: P(a beats b) = Phi((mu_a - mu_b) / c) and the match
+quality is TrueSkill's, with c^2 = 2 beta2 + var_a + var_b
+(:func:`~lobbysim.skill.gaussian.win_probability`, :func:`~lobbysim.skill.gaussian.match_quality`).
 """
 
 from __future__ import annotations
@@ -40,16 +44,16 @@ from lobbysim.raters.base import (
     RATERS,
     FloatArray,
     IdArray,
-    _check_seats,
-    _compare_sph,
-    _duel_sides,
-    _float_array,
-    _game_error,
-    _PlayerTable,
-    _waves,
+    PlayerTable,
+    check_seats,
+    compare_sph,
+    duel_sides,
+    float_array,
+    game_error,
+    waves,
 )
 from lobbysim.records import GameResult
-from lobbysim.skill.gaussian import update_1v1
+from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
 
 
 def _is_finite_real(value: object) -> bool:
@@ -90,7 +94,7 @@ class BayesianRater:
 
     beta2: float = 2.5
     tau2: float = 0.0
-    _table: _PlayerTable = field(init=False, repr=False, compare=False)
+    _table: PlayerTable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Validate the parameters and create the empty player table."""
@@ -98,13 +102,13 @@ class BayesianRater:
             raise ValueError(f"beta2 must be a finite number > 0, got {self.beta2!r}")
         if not (_is_finite_real(self.tau2) and self.tau2 >= 0):
             raise ValueError(f"tau2 must be a finite number >= 0, got {self.tau2!r}")
-        object.__setattr__(self, "_table", _PlayerTable(self.name, 2))
+        object.__setattr__(self, "_table", PlayerTable(self.name, 2))
 
     def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
         """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
         size = np.asarray(ids).size
-        mu = _float_array("mu0", mu0, size, self.name)
-        var = _float_array("var0", var0, size, self.name)
+        mu = float_array("mu0", mu0, size, self.name)
+        var = float_array("var0", var0, size, self.name)
         if (var <= 0).any():
             raise ValueError(f"rater '{self.name}': var0 must be > 0, got {var[var <= 0][0]}")
         self._table.add(ids, [mu, var])
@@ -117,6 +121,24 @@ class BayesianRater:
         """Return the belief variances of ``ids``."""
         return self._table.columns[1][self._table.index(ids)]
 
+    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return P(a beats b) = Phi((mu_a - mu_b) / c) per pair, under the current beliefs."""
+        mu_a, var_a = self._beliefs(ids_a)
+        mu_b, var_b = self._beliefs(ids_b)
+        return win_probability(mu_a, var_a, mu_b, var_b, self.beta2)
+
+    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return TrueSkill's match quality per pair: sqrt(2 beta2 / c^2) exp(-d^2 / (2 c^2))."""
+        mu_a, var_a = self._beliefs(ids_a)
+        mu_b, var_b = self._beliefs(ids_b)
+        return match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
+
+    def _beliefs(self, ids: IdArray) -> tuple[FloatArray, FloatArray]:
+        """Return the belief means and variances of ``ids`` (one id check for both)."""
+        idx = self._table.index(ids)
+        mu, var = self._table.columns
+        return mu[idx], var[idx]
+
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games in order (as if one at a time), wave by wave.
 
@@ -128,9 +150,9 @@ class BayesianRater:
         id_groups: list[Sequence[int]] = []
         for game in games:
             if game.mode == "1v1":
-                a, b = _duel_sides(game)
+                a, b = duel_sides(game)
                 if game.winner not in (a.team, b.team):
-                    raise _game_error(game, f"winner {game.winner!r} is neither side")
+                    raise game_error(game, f"winner {game.winner!r} is neither side")
                 if not (a.registered and b.registered):
                     duels.append(None)
                     id_groups.append(())
@@ -139,14 +161,14 @@ class BayesianRater:
                 duels.append(pair if game.winner == a.team else pair[::-1])
                 id_groups.append(pair)
             else:
-                _check_seats(game)
+                check_seats(game)
                 duels.append(None)
                 id_groups.append([s.player_id for s in game.seats if s.registered])
         table = self._table
         table.index(np.fromiter(itertools.chain.from_iterable(id_groups), np.int64))
         table.begin()
         try:
-            for wave in _waves(id_groups):
+            for wave in waves(id_groups):
                 self._apply_duels([d for k in wave if (d := duels[k]) is not None])
                 self._apply_multi([games[k] for k in wave if games[k].mode != "1v1"])
         except BaseException:
@@ -215,7 +237,7 @@ class BayesianRater:
             return
         sc = np.array(score)
         minutes = end - start
-        sign = _compare_sph(sc[a], minutes[a], sc[b], minutes[b])
+        sign = compare_sph(sc[a], minutes[a], sc[b], minutes[b])
         decisive = sign != 0
         a_won = sign[decisive] > 0
         a, b, w = a[decisive], b[decisive], w[decisive]

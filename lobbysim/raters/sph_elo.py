@@ -6,6 +6,10 @@ Ordinary 1v1 games (two registered players on different sides, with minutes > 0)
 vectorised path tested to equal :func:`~lobbysim.skill.sph_elo.rating_changes`; every other
 game goes through :func:`~lobbysim.skill.sph_elo.rating_changes` itself. (This module is the
 rater; the rating arithmetic itself is :mod:`lobbysim.skill.sph_elo`.)
+
+The win model is the Elo's own predicted outcome, ``1 / (1 + exp(-(R_a - R_b) / T))``, evaluated
+as the updates evaluate it (:func:`_predicted_hi`); the match quality is ``1 - |2 P - 1|``
+(:class:`~lobbysim.raters.base.EvenMatchQuality`).
 """
 
 from __future__ import annotations
@@ -17,29 +21,43 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lobbysim.raters.base import (
     RATERS,
+    EvenMatchQuality,
     FloatArray,
     IdArray,
-    _compare_sph,
-    _float_array,
-    _PlayerTable,
-    _waves,
+    PlayerTable,
+    compare_sph,
+    float_array,
+    waves,
 )
 from lobbysim.records import GameResult
 from lobbysim.skill.sph_elo import (
     Participant,
     SPHParams,
-    _cap_scale,
-    _pair_adjustment,
+    cap_scale,
+    pair_adjustment,
     rating_changes,
 )
 
 
+def _predicted_hi(
+    r_a: FloatArray, r_b: FloatArray, t: float
+) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Return which side is rated higher (``a`` on equal ratings) and that side's predicted
+    outcome ``1 / (1 + exp(-|R_a - R_b| / t))``, per pair.
+
+    As :func:`lobbysim.skill.sph_elo.pair_adjustment` evaluates it: from the higher-rated side,
+    a logistic of a non-negative argument; the other side's prediction is one minus it.
+    """
+    return r_a >= r_b, 1.0 / (1.0 + np.exp(-(np.abs(r_a - r_b) / t)))
+
+
 @RATERS.register
 @dataclass(frozen=True, eq=False)
-class SPHEloRater:
+class SPHEloRater(EvenMatchQuality):
     """The ZoneStats score-per-hour Elo (DESIGN.md 3.3) over a player table.
 
     Every player starts at ``initial_rating`` (the prior beliefs given to :meth:`add_players` are
@@ -69,19 +87,19 @@ class SPHEloRater:
         init=False, repr=False, compare=False, default_factory=list
     )
     _params: SPHParams = field(init=False, repr=False, compare=False)
-    _table: _PlayerTable = field(init=False, repr=False, compare=False)
+    _table: PlayerTable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Validate the parameters (via :class:`SPHParams`) and create the empty table."""
         params = SPHParams(self.t, self.game_mult, self.max_game_length, self.initial_rating)
         object.__setattr__(self, "_params", params)
-        object.__setattr__(self, "_table", _PlayerTable(self.name, 1))
+        object.__setattr__(self, "_table", PlayerTable(self.name, 1))
 
     def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
         """Start new players at ``initial_rating``; ``mu0`` and ``var0`` are only size-checked."""
         size = np.asarray(ids).size
-        _float_array("mu0", mu0, size, self.name)
-        _float_array("var0", var0, size, self.name)
+        float_array("mu0", mu0, size, self.name)
+        float_array("var0", var0, size, self.name)
         self._table.add(ids, [np.full(size, float(self.initial_rating))])
 
     def means(self, ids: IdArray) -> FloatArray:
@@ -91,6 +109,24 @@ class SPHEloRater:
     def variances(self, ids: IdArray) -> None:
         """Return ``None``: the SPH Elo keeps no variance."""
         return None
+
+    @property
+    def beta2(self) -> float:
+        """``pi^2 t^2 / 6``: the variance of one player's performance in the Elo's own model.
+
+        P(a beats b) = logistic((R_a - R_b) / t) is the model in which each performance is the
+        rating plus Gumbel noise of scale t (the difference of two is logistic of scale t), whose
+        variance is ``pi^2 t^2 / 6``, in rating points squared.
+        """
+        return math.pi**2 * self._params.t**2 / 6.0
+
+    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return the predicted outcome ``1 / (1 + exp(-(R_a - R_b) / t))`` per pair."""
+        ratings = self._table.columns[0]
+        r_a = ratings[self._table.index(ids_a)]
+        r_b = ratings[self._table.index(ids_b)]
+        a_hi, predicted_hi = _predicted_hi(r_a, r_b, self._params.t)
+        return np.where(a_hi, predicted_hi, 1.0 - predicted_hi)
 
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games in order (as if one at a time), wave by wave.
@@ -123,7 +159,7 @@ class SPHEloRater:
         sums = [0.0] * len(games)
         table.begin()
         try:
-            for wave in _waves(id_groups):
+            for wave in waves(id_groups):
                 slow = self._apply_duels([k for k in wave if fast[k]], games, sums)
                 for k in sorted([k for k in wave if not fast[k]] + slow):
                     sums[k] = self._apply_general(games[k])
@@ -168,12 +204,11 @@ class SPHEloRater:
         p = self._params
         ratings = self._table.columns[0]
         r_a, r_b = ratings[ia], ratings[ib]
-        # As in lobbysim.skill.sph_elo._pair_adjustment: evaluate from the higher-rated side
+        # As in lobbysim.skill.sph_elo.pair_adjustment: evaluate from the higher-rated side
         # (a on equal ratings), whose prediction is a logistic of a non-negative argument.
-        a_hi = r_a >= r_b
-        outcome_a = 0.5 * (_compare_sph(score_a, min_a, score_b, min_b) + 1.0)
+        a_hi, predicted_hi = _predicted_hi(r_a, r_b, p.t)
+        outcome_a = 0.5 * (compare_sph(score_a, min_a, score_b, min_b) + 1.0)
         outcome_hi = np.where(a_hi, outcome_a, 1.0 - outcome_a)
-        predicted_hi = 1.0 / (1.0 + np.exp(-(np.abs(r_a - r_b) / p.t)))
         time = np.minimum(np.minimum(p.max_game_length, min_a), min_b)
         indiv_hi = (outcome_hi - predicted_hi) * p.game_mult * time
         # No cap in a 1v1: both players share |offset| = |result| * game_mult * time with
@@ -209,7 +244,7 @@ class SPHEloRater:
         The same arithmetic in the same order (the pair loop over seats with minutes > 0 in seat
         order, :func:`math.fsum` of each player's pair adjustments, the same cap), without
         building and validating :class:`Participant` objects: bit for bit the same changes.
-        SPH is compared exactly as :func:`_compare_sph` does (``score_a * minutes_b`` against
+        SPH is compared exactly as :func:`compare_sph` does (``score_a * minutes_b`` against
         ``score_b * minutes_a``, exact fractions only where the rounded products are equal).
         """
         seats = game.seats
@@ -246,7 +281,7 @@ class SPHEloRater:
                 u = seat_a.score * min_b
                 v = seat_b.score * min_a
                 if u == v:
-                    sign = _compare_sph(
+                    sign = compare_sph(
                         np.array([seat_a.score]),
                         np.array([min_a]),
                         np.array([seat_b.score]),
@@ -255,14 +290,14 @@ class SPHEloRater:
                     outcome = 0.5 * (float(sign) + 1.0)
                 else:
                     outcome = 1.0 if u > v else 0.0
-                indiv = _pair_adjustment(
+                indiv = pair_adjustment(
                     pre[a], pre[b], outcome, min(p.max_game_length, min_a, min_b), p
                 )
                 contributions[a].append(indiv)
                 contributions[b].append(-indiv)
         ids = [s.player_id for s in rated]
         offsets = [math.fsum(values) for values in contributions]
-        scale = _cap_scale(
+        scale = cap_scale(
             dict(zip(ids, offsets, strict=True)), dict(zip(ids, minutes, strict=True)), p.game_mult
         )
         return ids, [offset * scale for offset in offsets]

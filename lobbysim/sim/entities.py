@@ -1,7 +1,7 @@
 """The plain objects of the lobby model: players, queue entries, stints and games.
 
-They hold state only; the processes that change them live in :mod:`lobbysim.sim.lobby` and
-:mod:`lobbysim.sim.games`.
+They hold state only; the classes that change them live in :mod:`lobbysim.sim.sessions` (the
+lobby), :mod:`lobbysim.sim.matchmaker`, :mod:`lobbysim.sim.games` and :mod:`lobbysim.sim.recorder`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import simpy
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+IdArray = NDArray[np.int64]
 
 _BUFFER = 4096  # random numbers drawn per refill of a buffered stream
 
@@ -23,7 +24,11 @@ WAITING, PLAYING, ABANDONED, GONE = "waiting", "playing", "abandoned", "gone"
 
 
 class Buffered:
-    """Draws from one generator in blocks; yields the same sequence as one draw at a time."""
+    """Draws from one generator in blocks; yields the same sequence as one draw at a time.
+
+    Args:
+        draw: draws ``n`` numbers, e.g. ``rng.standard_normal``.
+    """
 
     def __init__(self, draw: Callable[[int], FloatArray]) -> None:
         self._draw = draw
@@ -31,6 +36,7 @@ class Buffered:
         self._next = 0
 
     def take(self) -> float:
+        """Return the next number of the stream (drawing the next block when one runs out)."""
         if self._next == len(self._values):
             self._values = self._draw(_BUFFER).tolist()
             self._next = 0
@@ -41,6 +47,8 @@ class Buffered:
 
 @dataclass
 class Player:
+    """One player of the lobby: who they are, what is left of their session, their tallies."""
+
     pid: int
     skill: float
     mu0: float  # the prior belief N(mu0, var0) the raters started from, kept for the records
@@ -57,7 +65,10 @@ class Player:
 
 @dataclass
 class Waiting:
+    """A player's place in the queue: one queueing spell."""
+
     pid: int
+    player: Player
     since: float
     event: simpy.Event
     spell: int

@@ -1,99 +1,122 @@
-"""Games in the lobby model: starting, quitting, back-filling, finishing, scoring, recording.
+"""Games in the lobby: starting 1v1 and group games, quits, back-fill, ends, scores, truth.
 
-:class:`GameMechanics` is a mixin of :class:`lobbysim.sim.lobby.LobbySimulation`: the lobby finds
-who plays; this part runs the games. See the lobby module's docstring for the semantics.
+:class:`Games` runs every game from the moment the matchmaker picks its players to its record:
+
+* **1v1 games.** Performances are drawn per game from N(s, beta2); each player may quit at an
+  exponential time (hazard ``quit_rate``, times ``quit_behind_multiplier`` for the player with the
+  lower performance); the game ends at its scheduled length or at the first quit, and a quitter
+  loses; otherwise the higher performance wins, as in the paper. A game is one event whose first
+  callback notes the game as finished; both players' sessions wait on that same event.
+* **Team and free-for-all games.** Teams are balanced by the driving rater's means. Each stint
+  ends at the player's own quit time or at the game's end; a quit opens the seat (and rings the
+  matchmaker), and the next pass back-fills it from the queue (never with somebody who already
+  played in that game) while enough of the game remains, so minutes in the game differ between
+  players.
+* **Scores** are Poisson counts over each stint's minutes with a rate rising with performance,
+  drawn for all games finished since the last call in one call; a team game is won by the higher
+  total score. The true draw density, skill gap and whether the stronger side won go into the
+  game's record with the scores (:class:`~lobbysim.sim.recorder.Recorder`).
+
+With timed passes only, a game's end on the tick grid is fired by the ticker just before that
+tick's pass (:meth:`lobbysim.sim.clock.Clock.event_at`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.policies.assignment import Pool, ThresholdSchedule
-from lobbysim.policies.groups import balance_teams, form_groups
+from lobbysim.policies.groups import balance_teams
+from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat
+from lobbysim.scenario import GameRules
+from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.entities import (
+    Buffered,
     FinishedGame,
     FloatArray,
     GroupGame,
     Player,
-    Records,
     Stint,
     Waiting,
 )
-
-if TYPE_CHECKING:
-    from lobbysim.population import Population
-    from lobbysim.raters import Rater
-    from lobbysim.scenario import Scenario
+from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.sessions import Lobby
+from lobbysim.streams import Streams
 
 
-class GameMechanics:
-    """The game half of the lobby simulation (a mixin; the attributes below are the lobby's)."""
+class Games:
+    """Starts, runs, ends and scores the games of a run (see the module docstring).
 
-    env: simpy.Environment
-    scenario: Scenario
-    population: Population
-    players: list[Player]
-    pool: dict[int, Waiting]
-    pending: list[GameResult]
-    records: Records
-    driver: Rater
-    threshold: ThresholdSchedule
-    n_games: int
-    draw_quit: Callable[[], float]
-    _finished: list[FinishedGame]
-    _awaiting_scores: dict[int, int]
-    _scored_awaiting: list[int]
-    _open_games: dict[int, GroupGame]
-    _perf: Callable[[float], float]
-    _score_rng: np.random.Generator
-    _draw_norm: float
+    Args:
+        rules: the game's rules (``scenario.game``).
+        clock: exact-time events and the tick grid.
+        doorbell: rung when a quit opens a seat to back-fill.
+        lobby: hands the chosen waiting players over to their games.
+        recorder: gets every scored game.
+        driver: the driving rater (a leaver's mean is the target for back-filling the seat).
+        streams: the run's random streams (``performance``, ``quits``, ``scores``).
+        skill_mean, skill_sd: the population's skill distribution, the scale of performances
+            for scores.
+    """
 
-    def wake(self) -> None:  # pragma: no cover - provided by the lobby
-        raise NotImplementedError
+    def __init__(
+        self,
+        rules: GameRules,
+        clock: Clock,
+        doorbell: Doorbell,
+        lobby: Lobby,
+        recorder: Recorder,
+        driver: Rater,
+        streams: Streams,
+        skill_mean: float,
+        skill_sd: float,
+    ) -> None:
+        self.env = clock.env
+        self.rules = rules
+        self._clock = clock
+        self._doorbell = doorbell
+        self._lobby = lobby
+        self._recorder = recorder
+        self._driver = driver
+        self._skill_mean = skill_mean
+        self._skill_sd = skill_sd
+        self.n_games = 0
+        self._finished: list[FinishedGame] = []  # finished games not yet scored
+        self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
+        beta = math.sqrt(rules.beta2)
+        perf = Buffered(streams.get("performance").standard_normal)
+        self._perf = lambda skill: skill + beta * perf.take()
+        #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
+        #: replace it to script a trace.
+        self.draw_quit: Callable[[], float] = Buffered(
+            streams.get("quits").standard_exponential
+        ).take
+        self._score_rng = streams.get("scores")
+        # eq. (14): the true draw density is exp(-(s_a - s_b)^2 / (4 beta2)) / sqrt(4 pi beta2)
+        self._draw_norm = 1.0 / math.sqrt(4.0 * math.pi * rules.beta2)
 
-    def snap_to_tick(self, end: float) -> float:  # pragma: no cover - provided by the lobby
-        raise NotImplementedError
-
-    def event_at(self, t: float) -> simpy.Event:  # pragma: no cover - provided by the lobby
-        raise NotImplementedError
-
-    def timeout_at(self, t: float) -> simpy.Timeout:  # pragma: no cover - provided by the lobby
-        raise NotImplementedError
+    @property
+    def has_open_seats(self) -> bool:
+        """Whether a running group game has a seat to back-fill."""
+        return bool(self._open_games)
 
     # ------------------------------------------------------------- team and free-for-all
-    def _group_pass(self, waiting: list[Waiting], pool: Pool) -> None:
-        """Back-fill open seats of running games, then form new games from the rest."""
-        rules = self.scenario.game
-        free = np.ones(len(waiting), dtype=bool)
-        if self._open_games:
-            self._backfill(waiting, pool.mu, free)
-        size = rules.seats
-        left = np.flatnonzero(free)
-        if left.size < size:
-            return
-        quality_fn = pool.quality_fn
-
-        def sub_quality(i: NDArray[np.intp], j: NDArray[np.intp]) -> FloatArray:
-            return quality_fn(left[i], left[j])
-
-        groups = form_groups(pool.mu[left], pool.waited[left], size, sub_quality, self.threshold)
-        for group in groups:
-            members = left[group]
-            q = float(sub_quality(*_all_pairs(group)).mean())
-            self._start_group([waiting[i] for i in members.tolist()], pool.mu[members], q)
-
-    def _backfill(self, waiting: list[Waiting], mu: FloatArray, free: NDArray[np.bool_]) -> None:
+    def backfill(self, waiting: list[Waiting], mu: FloatArray, free: NDArray[np.bool_]) -> None:
         """Fill open seats, oldest game first, with the free waiting player nearest in mean to
-        the one who left (never somebody who has already played in that game)."""
-        rules, now = self.scenario.game, self.env.now
+        the one who left (never somebody who has already played in that game).
+
+        Args:
+            waiting: the queue as the pass sees it.
+            mu: the driving rater's mean of each waiting player.
+            free: which waiting players are still free; those seated are marked taken.
+        """
+        rules, now = self.rules, self.env.now
         for game_id in list(self._open_games):
             game = self._open_games[game_id]
             if game.end - now < rules.backfill_min_remaining:
@@ -112,15 +135,16 @@ class GameMechanics:
             if not game.open_seats:
                 del self._open_games[game_id]
 
-    def _start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
-        rules, env = self.scenario.game, self.env
+    def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
+        """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
+        rules, env = self.rules, self.env
         teams: list[int | None]
         if rules.mode == "team":
             teams = [int(t) for t in balance_teams(mu, rules.seats // 2)]
         else:
             teams = [None] * len(members)
-        end = self.snap_to_tick(env.now + rules.length)
-        game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self.event_at(end))
+        end = self._clock.snap_to_tick(env.now + rules.length)
+        game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
         game.end_event.callbacks.append(self._make_group_finish(game))
         for member, team in zip(members, teams, strict=True):
@@ -128,9 +152,8 @@ class GameMechanics:
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
-        env, rules = self.env, self.scenario.game
-        del self.pool[member.pid]
-        player = self.players[member.pid]
+        env, rules = self.env, self.rules
+        player = member.player
         player.unscored += 1
         stint = Stint(player, team, env.now, math.nan, self._perf(player.skill), False)
         game.stints.append(stint)
@@ -142,9 +165,9 @@ class GameMechanics:
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
             quit_at = env.now + self.draw_quit() / rate
             if quit_at < game.end:
-                leave = self.timeout_at(quit_at)
+                leave = self._clock.timeout_at(quit_at)
                 leave.callbacks.append(self._make_quit(game, stint))
-        member.event.succeed(leave)
+        self._lobby.start_playing(member, leave)
 
     @staticmethod
     def _behind(game: GroupGame, stint: Stint) -> bool:
@@ -168,12 +191,12 @@ class GameMechanics:
             stint.left = now
             stint.quit = True
             del game.seated[stint.player.pid]
-            rules = self.scenario.game
+            rules = self.rules
             if rules.backfill and game.end - now >= rules.backfill_min_remaining:
-                mean = float(self.driver.means(np.array([stint.player.pid]))[0])
+                mean = float(self._driver.means(np.array([stint.player.pid]))[0])
                 game.open_seats.append((stint.team, mean))
                 self._open_games[game.game_id] = game
-                self.wake()
+                self._doorbell.ring()
 
         return quit_game
 
@@ -191,16 +214,16 @@ class GameMechanics:
 
         return finish
 
-    def _start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
-        env, rules = self.env, self.scenario.game
-        del self.pool[wa.pid]
-        del self.pool[wb.pid]
-        pa, pb = self.players[wa.pid], self.players[wb.pid]
+    # ------------------------------------------------------------------------------- 1v1
+    def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
+        """Start a 1v1 game of two waiting players, with the predicted match ``quality``."""
+        env, rules = self.env, self.rules
+        pa, pb = wa.player, wb.player
         pa.unscored += 1
         pb.unscored += 1
         start = env.now
         perf_a, perf_b = self._perf(pa.skill), self._perf(pb.skill)
-        end = self.snap_to_tick(start + rules.length)
+        end = self._clock.snap_to_tick(start + rules.length)
         quitter: Player | None = None
         if rules.quit_rate > 0:
             rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
@@ -215,13 +238,13 @@ class GameMechanics:
         winner = 1 if loser_is_a else 0
         game_id = self.n_games
         self.n_games += 1
-        end_event = self.event_at(end)
+        end_event = self._clock.event_at(end)
         done = self._make_finish(
             game_id, start, (pa, pb), (perf_a, perf_b), quitter, winner, quality
         )
         end_event.callbacks.append(done)
-        wa.event.succeed(end_event)
-        wb.event.succeed(end_event)
+        self._lobby.start_playing(wa, end_event)
+        self._lobby.start_playing(wb, end_event)
 
     def _make_finish(
         self,
@@ -243,22 +266,25 @@ class GameMechanics:
 
         return finish
 
-    def _score_finished(self) -> None:
-        """Draw the scores of every game finished since the last call and record the games.
+    # ------------------------------------------------------------------ scores and truth
+    def score_finished(self) -> list[GameResult]:
+        """Draw the scores of every game finished since the last call, record the games, and
+        return them as the raters get them.
 
         Scores are Poisson counts over each stint's minutes with rate ``score_rate *
         exp(score_gain * z)``, z the performance in population standard deviations; all of them
         are drawn in one vectorised call, in the order the games finished.
         """
         if not self._finished:
-            return
+            return []
         finished, self._finished = self._finished, []
-        rules = self.scenario.game
+        rules = self.rules
         z = np.array([st.performance for g in finished for st in g.stints])
         minutes = np.array([st.left - st.joined for g in finished for st in g.stints])
         z = (z - self._skill_mean) / self._skill_sd
         lam = rules.score_rate * np.exp(rules.score_gain * z) * minutes
         scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        results = []
         k = 0
         for g in finished:
             seats = []
@@ -277,52 +303,38 @@ class GameMechanics:
                     )
                 )
                 k += 1
-            self._record(g, tuple(seats))
+            result = self._result(g, tuple(seats))
+            players = [st.player for st in g.stints]
+            truth = self._truth(g.mode, result.seats, [p.skill for p in players], result.winner)
+            self._recorder.game(result, g.quality, truth, players)
+            results.append(result)
+        return results
 
-    def _record(self, g: FinishedGame, seats: tuple[Seat, ...]) -> None:
-        """Hand a scored game to the raters (via ``pending``) and append its record rows."""
+    @staticmethod
+    def _result(g: FinishedGame, seats: tuple[Seat, ...]) -> GameResult:
+        """Return a scored game as the raters get it; a team game is won on total score."""
         winner = g.winner
         if g.mode == "team":
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
-        result = GameResult(g.game_id, g.mode, g.start, g.end, seats, winner)
-        self.pending.append(result)
-        for seat in seats:
-            player = self.players[seat.player_id]
-            player.unscored -= 1
-            if not player.unscored and player.pid in self._awaiting_scores:
-                self._scored_awaiting.append(player.pid)
-            player.games += 1
-            player.wins += winner is not None and seat.team == winner
-            self.records.participants.append(
-                (
-                    g.game_id,
-                    seat.player_id,
-                    seat.team,
-                    seat.joined,
-                    seat.left,
-                    seat.minutes,
-                    seat.score,
-                    seat.registered,
-                    seat.quit,
-                )
-            )
-        draw, gap, stronger_won = self._truth(g.mode, seats, winner)
-        self.records.games.append(
-            (g.game_id, g.mode, g.start, g.end, draw, gap, g.quality, stronger_won, winner)
-        )
+        return GameResult(g.game_id, g.mode, g.start, g.end, seats, winner)
 
     def _truth(
-        self, mode: str, seats: tuple[Seat, ...], winner: int | None
+        self, mode: str, seats: tuple[Seat, ...], skill: Sequence[float], winner: int | None
     ) -> tuple[float, float, bool | None]:
         """Return the true draw density (eq. 14), true skill gap and whether the stronger won.
 
         1v1 and team: between the two sides' mean true skills (a team's mean is weighted by each
         stint's minutes); free-for-all: the means over every pair of stints, and whether the most
         skilled player had the highest score per hour.
+
+        Args:
+            mode: the game's mode.
+            seats: its seats, scored.
+            skill: the true skill of each seat's player.
+            winner: the winning side, if any.
         """
-        beta2 = self.scenario.game.beta2
-        skill = [self.players[seat.player_id].skill for seat in seats]
+        beta2 = self.rules.beta2
         if mode == "ffa":
             pairs = list(itertools.combinations(range(len(seats)), 2))
             if not pairs:
@@ -348,21 +360,6 @@ class GameMechanics:
         draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * self._draw_norm
         stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
         return draw, abs(s_a - s_b), stronger_won
-
-    @property
-    def _skill_mean(self) -> float:
-        return float(self.population.skill_mean)
-
-    @property
-    def _skill_sd(self) -> float:
-        return float(self.population.skill_sd)
-
-    # ---------------------------------------------------------------------------- accounting
-
-
-def _all_pairs(group: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    i, j = np.triu_indices(len(group), k=1)
-    return group[i], group[j]
 
 
 def _median(values: list[float]) -> float:

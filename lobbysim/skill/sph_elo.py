@@ -196,7 +196,7 @@ def rating_changes(
     for a, b in itertools.combinations(active, 2):
         if team_game and a.team == b.team:
             continue
-        indiv = _pair_adjustment(
+        indiv = pair_adjustment(
             ratings[a.player_id],
             ratings[b.player_id],
             _comparison(sph[a.player_id], sph[b.player_id]),
@@ -207,7 +207,7 @@ def rating_changes(
         contributions[b.player_id].append(-indiv)
 
     offsets = {pid: math.fsum(values) for pid, values in contributions.items()}
-    scale = _cap_scale(offsets, {p.player_id: p.minutes for p in rated}, params.game_mult)
+    scale = cap_scale(offsets, {p.player_id: p.minutes for p in rated}, params.game_mult)
     return {pid: offset * scale for pid, offset in offsets.items()}
 
 
@@ -314,7 +314,7 @@ def _logistic_nonneg(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
-def _pair_adjustment(
+def pair_adjustment(
     rating_a: float, rating_b: float, outcome_a: float, time: float, params: SPHParams
 ) -> float:
     """``indiv_ab``: ``a``'s time-weighted adjustment against ``b`` (``b`` gets the negation).
@@ -330,7 +330,7 @@ def _pair_adjustment(
     return -((1.0 - outcome_a - predicted_b) * params.game_mult * time)
 
 
-def _cap_scale(
+def cap_scale(
     offsets: dict[PlayerId, float], minutes: dict[PlayerId, float], game_mult: float
 ) -> float:
     """Common scale ``min(1, minutes_h * game_mult / |offset_h|)`` (equations 5 and 6).

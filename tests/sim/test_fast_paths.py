@@ -1,4 +1,8 @@
-"""Fast paths of the lobby's hot spots give bit for bit what the reference code gives."""
+"""Fast paths of the lobby's hot spots give bit for bit what the reference code gives.
+
+(Also elsewhere: the raters' id check in ``tests/test_raters.py`` and the quick check of an
+assignment's pairs in ``tests/sim/test_plugin_checks.py``.)
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,13 @@ import pytest
 
 from lobbysim.raters.sph_elo import SPHEloRater
 from lobbysim.records import GameResult, Seat
+from lobbysim.scenario import Scenario
+from lobbysim.sim import LobbySimulation
+from lobbysim.sim.entities import Buffered
 from lobbysim.sim.games import _median
-from lobbysim.simulation import CsvSink, _csv_text
+from lobbysim.simulation import CsvSink, _csv_text, collect
 from lobbysim.skill.sph_elo import Participant, rating_changes
+from lobbysim.streams import Streams
 
 
 def random_game(rng: random.Random, game_id: int, mode: str) -> GameResult:
@@ -121,3 +129,48 @@ def test_csv_rows_are_written_as_pandas_writes_them(tmp_path: Path) -> None:
         "1,2.0,,still_waiting,3.0\n2,1.0,2.0,matched,1.0\n"
         '3,2.0,4.0,"with ""quotes"", commas",2.0\n'
     )
+
+
+def test_buffered_draws_are_the_draws_one_at_a_time() -> None:
+    for method in ("standard_normal", "standard_exponential"):
+        fast = Buffered(getattr(np.random.default_rng(9), method)).take
+        plain = getattr(np.random.default_rng(9), method)
+        assert [fast() for _ in range(10_000)] == [float(plain()) for _ in range(10_000)]
+
+
+def test_one_deadline_heap_reneges_as_a_timeout_per_queueing_spell() -> None:
+    """The lobby's one heap of deadlines against the plain way: a timeout per queueing spell."""
+
+    def run(plain: bool) -> dict[str, pd.DataFrame]:
+        scenario = Scenario.from_dict(
+            {
+                "horizon": 240,
+                "warmup": 0,
+                "arrivals": {"name": "poisson", "rate": 2.0},
+                "population": {"patience_mean": 1.5, "session_minutes_mean": 40},
+                "game": {"length": 8, "quit_rate": 0.02},
+                "matchmaker": {"threshold": [[0, 0.9], [2, 0.6]], "tick": 0.5},
+            }
+        )
+        sim = LobbySimulation(scenario, Streams(6))
+        if plain:
+            lobby, clock = sim.lobby, sim.clock
+
+            def add_deadline(deadline: float, pid: int, spell: int) -> None:
+                def renege(_event: object) -> None:
+                    waiting = lobby.pool.get(pid)
+                    if waiting is not None and waiting.spell == spell:
+                        del lobby.pool[pid]
+                        waiting.event.succeed(None)
+
+                clock.timeout_at(deadline).callbacks.append(renege)
+
+            lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+        sim.run()
+        result = collect(sim, 6)
+        return {kind: getattr(result, kind) for kind in ("games", "waits", "players")}
+
+    fast, plain = run(False), run(True)
+    assert (fast["waits"].outcome == "abandoned").sum() > 100
+    for kind, frame in fast.items():
+        assert frame.to_csv() == plain[kind].to_csv(), kind

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
 import trueskill
 
+from lobbysim.policies import Decision
 from lobbysim.population import PlayerBatch
+from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
@@ -260,7 +263,7 @@ def test_the_raters_beta2_defaults_to_the_games_and_an_explicit_one_is_kept() ->
     )
     sim = scripted(scenario, [(0.0, players([0.0, 1.5], var=2.0, skill=[3.0, -3.0]))])
     assert sim.driver.beta2 == 1.0
-    assert sim.beta2_model == 1.0
+    assert sim.matchmaker.beta2 == 1.0
     sim.env.run(until=20)
     sim.apply_pending()
     (game_row,) = collect(sim, 0).games.itertuples()
@@ -293,5 +296,70 @@ def test_the_raters_beta2_defaults_to_the_games_and_an_explicit_one_is_kept() ->
     )
     sim = LobbySimulation(explicit, Streams(0))
     assert sim.driver.beta2 == 3.0  # a deliberate model mismatch stays
-    assert sim.beta2_model == 3.0
+    assert sim.matchmaker.beta2 == 3.0
     assert sim.shadows[1].beta2 == 1.0  # a shadow without beta2 gets the game's too
+
+
+SEEN_BETA2: list[float] = []
+
+
+@dataclass(frozen=True)
+class SeesBeta2:
+    """A policy that notes the ``beta2`` it is given and likes everybody alike."""
+
+    name: ClassVar[str] = "sees_beta2"
+    needs_variance: ClassVar[bool] = False
+
+    def score(self, decision: Decision) -> Any:
+        SEEN_BETA2.append(decision.beta2)
+        return np.zeros(np.shape(decision.mu))
+
+
+@dataclass(frozen=True, eq=False)
+class FlatQuality(BayesianRater):
+    """A Bayesian rater that finds every match of quality 0.42."""
+
+    name: ClassVar[str] = "flat_quality"
+
+    def quality(self, ids_a: Any, ids_b: Any) -> Any:
+        return np.full(np.shape(ids_a), 0.42)
+
+
+@pytest.mark.parametrize(
+    ("driver", "beta2", "quality"),
+    [
+        ({"name": "bayesian", "beta2": 3.0}, 3.0, None),
+        ({"name": "sph_elo", "t": 90.0}, math.pi**2 * 90.0**2 / 6.0, 1.0),
+        ({"name": "tests.sim.test_lobby:FlatQuality"}, 1.0, 0.42),
+    ],
+)
+def test_the_matchmaker_asks_the_driving_rater_for_quality_and_beta2(
+    driver: dict[str, Any], beta2: float, quality: float | None
+) -> None:
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 30,
+            "warmup": 0,
+            "game": {"length": 10, "beta2": 1.0},
+            "matchmaker": {
+                "tick": 1.0,
+                "policy": "tests.sim.test_lobby:SeesBeta2",
+                "assignment": "sequential",
+            },
+            "raters": {"driver": driver, "shadows": []},
+        }
+    )
+    SEEN_BETA2.clear()
+    sim = scripted(scenario, [(0.0, players([0.0, 1.0, 5.0, 9.0]))], iter([math.inf] * 9))
+    sim.env.run(until=12)
+    games = collect(sim, 0).games
+    assert len(games) == 2 and len(SEEN_BETA2) >= 2
+    assert all(seen == pytest.approx(beta2) for seen in SEEN_BETA2)
+    assert sim.matchmaker.beta2 == pytest.approx(beta2)
+    if quality is None:  # TrueSkill's quality of the two pairs from the priors
+        parts = collect(sim, 0).participants.sort_values(["game_id", "team"])
+        mu = parts.player_id.map({0: 0.0, 1: 1.0, 2: 5.0, 3: 9.0}).to_numpy()
+        expected = match_quality(mu[0::2], 1.0, mu[1::2], 1.0, 3.0)
+        np.testing.assert_array_equal(games.quality_predicted.to_numpy(), expected)
+    else:  # the Elo's players all start at 500: even matches; or the user rater's own
+        assert games.quality_predicted.tolist() == [quality, quality]

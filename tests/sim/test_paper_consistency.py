@@ -73,7 +73,7 @@ def test_lobby_makes_the_paper_engines_choices_and_updates(policy: str, case: st
     )
     beliefs: list[tuple[np.ndarray, np.ndarray]] = []
     ids = np.arange(50, dtype=np.int64)
-    apply = sim.apply_pending
+    apply = sim.matchmaker.before_pass  # the lobby's apply_pending
 
     def apply_and_record() -> None:
         before = len(sim.records.games)
@@ -81,7 +81,7 @@ def test_lobby_makes_the_paper_engines_choices_and_updates(policy: str, case: st
         if len(sim.records.games) > before:
             beliefs.append((sim.driver.means(ids).copy(), sim.driver.variances(ids).copy()))
 
-    sim.apply_pending = apply_and_record  # type: ignore[method-assign]
+    sim.matchmaker.before_pass = apply_and_record
     sim.start_service()
     sim.env.run(until=scenario.horizon)
     apply_and_record()

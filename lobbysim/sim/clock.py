@@ -1,0 +1,110 @@
+"""Scheduling on exact float times: the tick grid, timeouts at a time, the matchmaker's wake-up.
+
+:class:`Clock` turns "at time t" into SimPy events that fire at exactly ``t`` where a float can
+(SimPy itself only knows "after a delay", and ``now + (t - now)`` may round to either side of
+``t``), keeps the grid of matchmaking ticks ``k * tick`` on which, with timed passes only, games
+end, and holds the events the ticker fires at a tick just before its pass. :class:`Doorbell` is
+the matchmaker's coalesced wake-up: anyone may ring it, and a pass answers every ring made before
+it started. Neither decides anything: the lobby, the games and the matchmaker use them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import simpy
+
+TICK_SNAP = 1e-9  # a game's end this close to a tick's time (relative) is that time
+
+
+class Clock:
+    """Exact-time events and the tick grid of one run.
+
+    Args:
+        env: the run's environment.
+        tick: minutes between timed matchmaking passes.
+        timed_only: passes run only on the tick (no ``wake_on_arrival``): only then do games
+            end on the grid and the ticker fire events due at a tick.
+    """
+
+    def __init__(self, env: simpy.Environment, tick: float, timed_only: bool) -> None:
+        self.env = env
+        self.tick = tick
+        self.timed_only = timed_only
+        # timed passes only: events the ticker fires at tick k, just before waking the matchmaker
+        self._tick_events: dict[int, list[simpy.Event]] = {}
+
+    def timeout_at(self, t: float) -> simpy.Timeout:
+        """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
+
+        SimPy fires at ``now + delay``, and ``now + (t - now)`` can round to either side of
+        ``t`` while now < t / 2 (from now >= t / 2 on, t - now is exact: Sterbenz). The delay
+        is stepped up until ``now + delay >= t``: the timeout fires at ``t`` whenever a delay
+        reaches it (always from now >= t / 2, and when ``t`` was computed as ``now + d``), and
+        otherwise at the first float time after ``t`` that ``now + delay`` can take.
+        """
+        now = self.env.now
+        delay = t - now
+        while now + delay < t:
+            delay = math.nextafter(delay, math.inf)
+        return self.env.timeout(delay)
+
+    def snap_to_tick(self, end: float) -> float:
+        """Return a game's scheduled end, on the tick grid if it is within rounding of it.
+
+        With timed passes only (``wake_on_arrival: false``) a game that lasts a whole number
+        of ticks ends at the time of a tick, ``k * tick`` as the ticker computes it, rather
+        than at ``start + length``, which rounds differently: its players then queue again in
+        time for that tick's pass. (With ``wake_on_arrival``, queueing wakes the matchmaker
+        anyway.)
+        """
+        if not self.timed_only:
+            return end
+        on_grid = round(end / self.tick) * self.tick
+        return on_grid if abs(on_grid - end) <= TICK_SNAP * on_grid else end
+
+    def event_at(self, t: float) -> simpy.Event:
+        """Return an event that fires at time ``t`` (> now), e.g. a game's end.
+
+        With timed passes only, at the time of a future tick the ticker fires the event itself,
+        just before that tick's pass, so whoever it releases is in the pool for the pass. A
+        timeout could not promise that: from now < t / 2, ``now + delay`` can miss ``t`` (see
+        :meth:`timeout_at`). Elsewhere the event is a timeout at ``t``.
+        """
+        if self.timed_only and t > self.env.now:
+            k = round(t / self.tick)
+            if k * self.tick == t:
+                event = self.env.event()
+                self._tick_events.setdefault(k, []).append(event)
+                return event
+        return self.timeout_at(t)
+
+    def fire_tick(self, k: int) -> None:
+        """Fire the events due at tick ``k`` (the ticker calls this at ``k * tick``)."""
+        for event in self._tick_events.pop(k, ()):
+            event.succeed()
+
+
+class Doorbell:
+    """The matchmaker's wake-up: rings are coalesced until the matchmaker answers them.
+
+    Ringing triggers one event through the event queue, so everyone who rings at the same
+    instant (both players of a finished game queueing again) is in before the pass runs.
+    """
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self._env = env
+        self._event = env.event()
+
+    def ring(self) -> None:
+        """Ask for a pass (coalesced with any already asked for)."""
+        if not self._event.triggered:
+            self._event.succeed()
+
+    def rung(self) -> simpy.Event:
+        """Return the event of the next ring (the matchmaker waits on it)."""
+        return self._event
+
+    def answer(self) -> None:
+        """Start collecting rings for the next pass (call on waking, before the pass)."""
+        self._event = self._env.event()

@@ -1,0 +1,266 @@
+"""The lobby: arrivals, player sessions, the queue (the pool) and reneging.
+
+:class:`Lobby` owns the players of a run and where each one is. A process asks the arrival model
+for the arrivals of each window of ``ARRIVAL_WINDOW`` minutes, samples those players from the
+population model in one call, tells the raters about them, and starts one session process per
+player at its arrival time. A session queues the player (an entry of :attr:`Lobby.pool`), waits
+until the games hand it a game (:meth:`Lobby.start_playing`) or its patience runs out (it then
+reneges, counted as abandoned), plays, and queues again until the session's games or minutes are
+used up. Reneging is one heap of deadlines for the whole lobby, not a timeout per queueing spell.
+With ``wake_on_arrival``, queueing rings the matchmaker's doorbell.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+import numpy as np
+import simpy
+
+from lobbysim.arrivals import ArrivalModel, sample_window
+from lobbysim.population import PlayerBatch, Population
+from lobbysim.raters import Rater
+from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.entities import (
+    ABANDONED,
+    GONE,
+    PLAYING,
+    WAITING,
+    Buffered,
+    IdArray,
+    Player,
+    Waiting,
+)
+from lobbysim.sim.recorder import Recorder
+from lobbysim.streams import Streams
+
+ARRIVAL_WINDOW = 60.0  # minutes of arrivals sampled at a time
+
+
+class Lobby:
+    """The players of a run, their sessions, the queue, and reneging.
+
+    Args:
+        clock: the run's clock (its environment runs the sessions).
+        doorbell: rung when a player queues, with ``wake_on_arrival``.
+        recorder: gets each queueing spell and each departure.
+        population: samples arriving players and their patience.
+        arrival_model: when players arrive.
+        raters: every rater, told about players before they arrive.
+        streams: the run's random streams (``arrivals``, ``population``, ``patience``).
+        horizon: the end of the run (no arrivals after it).
+        wake_on_arrival: ring the doorbell whenever a player queues.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        doorbell: Doorbell,
+        recorder: Recorder,
+        population: Population,
+        arrival_model: ArrivalModel,
+        raters: Sequence[Rater],
+        streams: Streams,
+        horizon: float,
+        wake_on_arrival: bool,
+    ) -> None:
+        self.env = clock.env
+        self._clock = clock
+        self._doorbell = doorbell
+        self._recorder = recorder
+        self._population = population
+        self._arrival_model = arrival_model
+        self._raters = tuple(raters)
+        self._streams = streams
+        self._horizon = horizon
+        self._wake_on_arrival = wake_on_arrival
+        #: Every player so far by id; None once written out and forgotten (streaming).
+        self.players: list[Player | None] = []
+        #: The queue: players waiting for a game, by id.
+        self.pool: dict[int, Waiting] = {}
+        #: Players waiting or playing, in arrival order.
+        self.present: dict[int, None] = {}
+        self._state_counts = {ABANDONED: 0, GONE: 0}  # of players already forgotten
+        self._registered = 0  # players the raters know about (>= len(self.players))
+        self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
+        self._next_renege_check = math.inf
+        patience_rng = streams.get("patience")
+        #: Source of one patience (minutes) per queueing spell; replace it to script a trace.
+        self.draw_patience: Callable[[], float] = Buffered(
+            lambda n: population.sample_patience(patience_rng, n)
+        ).take
+
+    # ------------------------------------------------------------------------ arrivals
+    def start_arrivals(self) -> None:
+        """Start the arrival process (players from the arrival model, until the horizon)."""
+        self.env.process(self._arrivals())
+
+    def register(self, batch: PlayerBatch) -> None:
+        """Tell the raters about players who will arrive next (ids in arrival order).
+
+        The arrival process registers a whole window's players in one call, which is much cheaper
+        than one call per arrival; a rater is only ever asked about players who have arrived.
+        """
+        first = self._registered
+        ids = np.arange(first, first + len(batch), dtype=np.int64)
+        for r in self._raters:
+            r.add_players(ids, batch.mu0, batch.var0)
+        self._registered += len(batch)
+
+    def add_players(self, batch: PlayerBatch, *, registered: bool = False) -> list[int]:
+        """Add players who arrive now and start their sessions; return their ids.
+
+        Args:
+            batch: the players.
+            registered: True if :meth:`register` was already called for them.
+        """
+        n = len(batch)
+        first = len(self.players)
+        if not registered:
+            if first != self._registered:
+                raise RuntimeError("players registered ahead must arrive before others are added")
+            self.register(batch)
+        now = self.env.now
+        for k in range(n):
+            player = Player(
+                pid=first + k,
+                skill=float(batch.skill[k]),
+                mu0=float(batch.mu0[k]),
+                var0=float(batch.var0[k]),
+                registered=bool(batch.registered[k]),
+                games_left=int(batch.session_games[k]),
+                leave_at=now + float(batch.session_minutes[k]),
+            )
+            self.players.append(player)
+            self.present[player.pid] = None
+            self.env.process(self._session(player))
+        return list(range(first, first + n))
+
+    def _arrivals(self) -> Generator[simpy.Event, Any, None]:
+        env, horizon = self.env, self._horizon
+        arrival_rng = self._streams.get("arrivals")
+        population_rng = self._streams.get("population")
+        start = 0.0
+        while start < horizon:
+            end = min(start + ARRIVAL_WINDOW, horizon)
+            arrivals = sample_window(self._arrival_model, arrival_rng, start, end)
+            batch = self._population.sample(population_rng, arrivals.n_players)
+            self.register(batch)
+            offset = 0
+            for t, size in zip(arrivals.times.tolist(), arrivals.sizes.tolist(), strict=True):
+                if t > env.now:
+                    yield env.timeout(t - env.now)
+                self.add_players(_slice(batch, offset, offset + size), registered=True)
+                offset += size
+            if end > env.now:
+                yield env.timeout(end - env.now)
+            start = end
+
+    # ------------------------------------------------------------------------ sessions
+    def _session(self, player: Player) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        recorder = self._recorder
+        while True:
+            player.spell += 1
+            player.state = WAITING
+            since = env.now
+            event = env.event()
+            self.pool[player.pid] = Waiting(player.pid, player, since, event, player.spell)
+            patience = min(self.draw_patience(), player.leave_at - since)
+            if math.isfinite(patience):
+                self._add_deadline(since + max(patience, 0.0), player.pid, player.spell)
+            if self._wake_on_arrival:
+                self._doorbell.ring()
+            game = yield event
+            if game is None:  # reneged: patience (or the session's time) ran out unmatched
+                recorder.wait(player.pid, since, env.now, "abandoned")
+                player.state = ABANDONED
+                self._depart(player)
+                return
+            recorder.wait(player.pid, since, env.now, "matched")
+            player.state = PLAYING
+            yield game
+            player.games_left -= 1
+            if player.games_left <= 0 or env.now >= player.leave_at:
+                player.state = GONE
+                self._depart(player)
+                return
+
+    def start_playing(self, waiting: Waiting, leave: simpy.Event) -> None:
+        """Take a waiting player out of the queue into a game they leave when ``leave`` fires."""
+        del self.pool[waiting.pid]
+        waiting.event.succeed(leave)
+
+    def _depart(self, player: Player) -> None:
+        """Note a player who has left the lobby (the recorder may write them out later)."""
+        del self.present[player.pid]
+        self._recorder.depart(player)
+
+    def forget(self, players: Sequence[Player]) -> None:
+        """Drop departed players that the recorder has written out (streaming)."""
+        for p in players:
+            self._state_counts[p.state] += 1
+            self.players[p.pid] = None
+
+    def present_ids(self) -> IdArray:
+        """Return the ids of the players waiting or playing, in arrival order."""
+        return np.fromiter(self.present, dtype=np.int64, count=len(self.present))
+
+    def states(self) -> dict[str, int]:
+        """Return how many players are in each state (waiting, playing, abandoned, gone)."""
+        counts = {WAITING: 0, PLAYING: 0, **self._state_counts}
+        for p in self.players:
+            if p is not None:
+                counts[p.state] += 1
+        return counts
+
+    # ------------------------------------------------------------------------ reneging
+    def _add_deadline(self, deadline: float, pid: int, spell: int) -> None:
+        """Make player ``pid`` renege at ``deadline`` if still in queueing spell ``spell``."""
+        heapq.heappush(self._deadlines, (deadline, pid, spell))
+        if deadline < self._next_renege_check:
+            self._next_renege_check = deadline
+            self._renege_check_at(deadline)
+
+    def _renege_check_at(self, deadline: float) -> None:
+        """Call :meth:`_renege_due` at ``deadline`` (see :meth:`Clock.timeout_at`).
+
+        Firing even one float before it would find nobody due and leave no wake-up.
+        """
+        self._clock.timeout_at(deadline).callbacks.append(self._renege_due)
+
+    def _renege_due(self, _event: simpy.Event) -> None:
+        """Remove every player whose patience has run out; wake again at the next deadline.
+
+        One heap of (deadline, player, spell) replaces a timeout per queueing spell: entries of
+        players matched meanwhile are skipped when they come up, and only one wake-up is pending
+        for the earliest deadline at a time (plus, rarely, an earlier one pushed meanwhile).
+        """
+        now = self.env.now
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, pid, spell = heapq.heappop(heap)
+            waiting = self.pool.get(pid)
+            if waiting is not None and waiting.spell == spell:
+                del self.pool[pid]
+                waiting.event.succeed(None)
+        if heap:
+            if heap[0][0] != self._next_renege_check or self._next_renege_check <= now:
+                self._next_renege_check = heap[0][0]
+                self._renege_check_at(heap[0][0])
+        else:
+            self._next_renege_check = math.inf
+
+
+def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:
+    return PlayerBatch(
+        skill=batch.skill[start:stop],
+        mu0=batch.mu0[start:stop],
+        var0=batch.var0[start:stop],
+        registered=batch.registered[start:stop],
+        session_games=batch.session_games[start:stop],
+        session_minutes=batch.session_minutes[start:stop],
+    )

@@ -1,0 +1,145 @@
+"""The package's import layers (docs/architecture.md): each module imports only its own layer and
+the layers below it, and no module imports another module's private (``_``) names.
+
+Imports inside functions count too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "lobbysim"
+
+#: Bottom to top. A module belongs to the first layer holding it or a package above it.
+LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "foundations",
+        {
+            "lobbysim",  # the package itself: __version__, RESULTS_VERSION
+            "lobbysim.validation",
+            "lobbysim.yaml_input",
+            "lobbysim.registry",
+            "lobbysim.streams",
+            "lobbysim.records",
+            "lobbysim.outputs",
+            "lobbysim.parallel",
+            "lobbysim.intervals",  # the statistics behind every interval: no imports
+        },
+    ),
+    (
+        "model",
+        {
+            "lobbysim.skill",
+            "lobbysim.scenario",
+            "lobbysim.arrivals",
+            "lobbysim.population",
+            "lobbysim.policies",
+            "lobbysim.raters",
+            "lobbysim.metrics",
+        },
+    ),
+    ("engines", {"lobbysim.sim", "lobbysim.paper"}),
+    ("experiments", {"lobbysim.simulation", "lobbysim.experiment"}),
+    ("reporting", {"lobbysim.reporting"}),
+    ("commands", {"lobbysim.runs", "lobbysim.sweep", "lobbysim.paper_study"}),
+    ("cli", {"lobbysim.cli", "lobbysim.__main__"}),
+]
+
+
+def layer_of(module: str) -> int:
+    """Return the index of the layer of ``module`` (its own entry, else its package's)."""
+    parts = module.split(".")
+    if module == "lobbysim":
+        return 0
+    for end in range(len(parts), 1, -1):  # the package itself holds only its __init__
+        name = ".".join(parts[:end])
+        for index, (_, members) in enumerate(LAYERS):
+            if name in members:
+                return index
+    raise KeyError(f"{module} is in no layer: add it to LAYERS and docs/architecture.md")
+
+
+def module_sources(package: Path = PACKAGE) -> dict[str, str]:
+    """Return every module of the package by dotted name, with its source."""
+    sources = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        sources[".".join(parts)] = path.read_text(encoding="utf-8")
+    return sources
+
+
+def violations(sources: Mapping[str, str]) -> list[str]:
+    """Return one line per import that goes up a layer or takes another module's private name."""
+    found = []
+    for module, source in sources.items():
+        here = layer_of(module)
+        package = module if module == "lobbysim" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(source)):
+            targets: list[tuple[str, list[str]]] = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: resolve against this module's package
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets.append((base, [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                targets += [(a.name, []) for a in node.names]
+            for target, names in targets:
+                if target != "lobbysim" and not target.startswith("lobbysim."):
+                    continue
+                if layer_of(target) > here:
+                    found.append(
+                        f"{module} (layer {LAYERS[here][0]}) imports {target} "
+                        f"(layer {LAYERS[layer_of(target)][0]}) at line {node.lineno}"
+                    )
+                private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+                if private and target != module:
+                    found.append(
+                        f"{module} imports the private {', '.join(private)} of {target} "
+                        f"at line {node.lineno}"
+                    )
+    return found
+
+
+def test_every_module_imports_only_its_layer_and_those_below() -> None:
+    sources = module_sources()
+    assert len(sources) > 30
+    assert violations(sources) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        (
+            "lobbysim.skill.gaussian",
+            "from lobbysim.sim.lobby import LobbySimulation\n",
+            "lobbysim.skill.gaussian (layer model) imports lobbysim.sim.lobby (layer engines)",
+        ),
+        (
+            "lobbysim.scenario.model",
+            "def f():\n    import lobbysim.cli\n",
+            "lobbysim.scenario.model (layer model) imports lobbysim.cli (layer cli) at line 2",
+        ),
+        (
+            "lobbysim.reporting.run",
+            "from lobbysim.simulation import _metrics\n",
+            "lobbysim.reporting.run imports the private _metrics of lobbysim.simulation",
+        ),
+    ],
+)
+def test_the_contract_catches_an_upward_or_private_import(
+    module: str, source: str, expected: str
+) -> None:
+    found = violations({module: source})
+    assert len(found) == 1 and found[0].startswith(expected)
+
+
+def test_a_module_outside_every_layer_is_named() -> None:
+    with pytest.raises(KeyError, match=r"lobbysim\.newthing is in no layer"):
+        violations({"lobbysim.newthing": ""})
