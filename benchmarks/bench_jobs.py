@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lobbysim.runs import run
+from lobbysim.commands.run import run
 
 
 def main() -> None:

@@ -6,9 +6,9 @@ as a shadow rater, 10-minute games, sessions of ~10 games, a matchmaking pass ev
 The number of concurrent players is set by the arrival rate (players in the lobby ~ rate x session
 length); a warm-up fills the lobby and is not timed.
 
-Records are streamed to CSV files in a temporary folder (``records.stream``, the sink
-:func:`lobbysim.simulation.simulate` uses), as the issue asks; the timed part includes writing
-them (the final flush too). ``--no-stream`` keeps them in memory instead.
+Records are streamed to CSV files in a temporary folder (``records.stream``,
+the sink :func:`lobbysim.experiments.simulation.simulate` uses), as the issue asks; the timed
+part includes writing them (the final flush too). ``--no-stream`` keeps them in memory instead.
 
 Targets (the lobby issue): >= 10,000 games/s at ~10,000 concurrent players, and the cost per game
 at ~100,000 within 2x of that at ~10,000. Each size runs in a fresh process, ``--repeats`` times;
@@ -68,8 +68,8 @@ def scenario_for(
 
 def child(concurrent: int, minutes: float, wake_on_arrival: bool, stream: bool) -> None:
     """Run one size once (warm-up untimed) and print its figures as JSON."""
+    from lobbysim.experiments.simulation import CsvSink
     from lobbysim.sim import LobbySimulation
-    from lobbysim.simulation import CsvSink
     from lobbysim.streams import Streams
 
     scenario = scenario_for(concurrent, minutes, wake_on_arrival, stream)

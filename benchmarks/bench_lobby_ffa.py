@@ -83,8 +83,8 @@ def scenario_for(concurrent: int, minutes: float, wake_on_arrival: bool = False)
 
 def child(concurrent: int, minutes: float, wake_on_arrival: bool) -> dict[str, Any]:
     """Run one size once (warm-up untimed); return its figures."""
+    from lobbysim.experiments.simulation import CsvSink
     from lobbysim.sim import LobbySimulation
-    from lobbysim.simulation import CsvSink
     from lobbysim.streams import Streams
 
     written = {"games": 0, "participants": 0}

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lobbysim.sweep import build_sweep, run_sweep
+from lobbysim.commands.sweep import build_sweep, run_sweep
 
 SETTINGS = (("local", 1), ("local", 2), ("dask-local", 2))
 

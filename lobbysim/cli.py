@@ -142,9 +142,9 @@ def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
 
+    from lobbysim.commands.run import RunError, run
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
-    from lobbysim.runs import RunError, run
     from lobbysim.scenario import ScenarioError
 
     policies = _policy_names(args.policies)
@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
-    from lobbysim.runs import validate
+    from lobbysim.commands.run import validate
 
     problems = validate(args.scenarios)
     for line in problems:
@@ -190,7 +190,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plugins(args: argparse.Namespace) -> int:
     """Handle ``lobbysim plugins``."""
-    from lobbysim.runs import plugins_text
+    from lobbysim.commands.run import plugins_text
 
     print(plugins_text())
     return 0
@@ -239,11 +239,12 @@ def _run_sweep(args: argparse.Namespace) -> int:
     """Handle ``lobbysim sweep``."""
     import time
 
+    from lobbysim.commands.run import RunError
+    from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
+    from lobbysim.experiments.sweeps import SweepError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
-    from lobbysim.runs import RunError
     from lobbysim.scenario import ScenarioError
-    from lobbysim.sweep import SweepError, build_sweep, default_folder, run_sweep
 
     policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
@@ -343,7 +344,7 @@ def _run_paper(args: argparse.Namespace) -> int:
     """Handle ``lobbysim paper``: run the study with a progress bar and print the claims."""
     import pandas as pd
 
-    from lobbysim.paper_study import PaperArgumentError, run_paper
+    from lobbysim.commands.paper import PaperArgumentError, run_paper
     from lobbysim.registry import PluginError
     from lobbysim.reporting.paper import format_estimate
 

@@ -1,8 +1,8 @@
 """Confidence intervals and standard errors: the one place lobbysim computes them.
 
-Used by :mod:`lobbysim.experiment` (summaries and paired differences), the sweep report (per cell
-and per swept value), the run report's figures (±1 standard-error bands) and the paper report's
-claims (paired standard errors). Imports nothing from lobbysim.
+Used by :mod:`lobbysim.experiments.replications` (summaries and paired differences), the
+sweep report (per cell and per swept value), the run report's figures (±1 standard-error
+bands) and the paper report's claims (paired standard errors). Imports nothing from lobbysim.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from lobbysim.experiments.simulation import simulate  # noqa: E402
 from lobbysim.scenario import load_scenario  # noqa: E402
-from lobbysim.simulation import simulate  # noqa: E402
 
 KINDS = ("games", "participants", "waits", "ratings", "players")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import lobbysim.paper_study
+import lobbysim.commands.paper
 from lobbysim.cli import main
-from lobbysim.paper_study import PaperArgumentError, run_paper
+from lobbysim.commands.paper import PaperArgumentError, run_paper
 
 SMALL = ["paper", "--case", "top", "--paths", "4", "--games", "30"]
 REPORT_FILES = {
@@ -137,7 +137,7 @@ def test_a_failure_while_writing_leaves_nothing_behind(
         (out_dir / "per_game.csv").write_text("half", encoding="utf-8")
         raise error("stop")
 
-    monkeypatch.setattr(lobbysim.paper_study, "write_report", failing_write)
+    monkeypatch.setattr(lobbysim.commands.paper, "write_report", failing_write)
     out = tmp_path / "run"
     argv = [*SMALL, "--jobs", "1", "--out", str(out)]
     if error is KeyboardInterrupt:

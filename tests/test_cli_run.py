@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lobbysim import runs
 from lobbysim.cli import main
+from lobbysim.commands import run as runs
 from lobbysim.policies import POLICIES
 from lobbysim.raters import RATERS
 from lobbysim.scenario import load_scenario

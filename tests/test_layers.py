@@ -43,9 +43,9 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("engines", {"lobbysim.sim", "lobbysim.paper"}),
-    ("experiments", {"lobbysim.simulation", "lobbysim.experiment"}),
+    ("experiments", {"lobbysim.experiments"}),
     ("reporting", {"lobbysim.reporting"}),
-    ("commands", {"lobbysim.runs", "lobbysim.sweep", "lobbysim.paper_study"}),
+    ("commands", {"lobbysim.commands"}),
     ("cli", {"lobbysim.cli", "lobbysim.__main__"}),
 ]
 
@@ -128,8 +128,9 @@ def test_every_module_imports_only_its_layer_and_those_below() -> None:
         ),
         (
             "lobbysim.reporting.run",
-            "from lobbysim.simulation import _metrics\n",
-            "lobbysim.reporting.run imports the private _metrics of lobbysim.simulation",
+            "from lobbysim.experiments.simulation import _metrics\n",
+            "lobbysim.reporting.run imports the private _metrics of "
+            "lobbysim.experiments.simulation",
         ),
     ],
 )

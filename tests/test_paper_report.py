@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lobbysim.commands.paper import paper_windows
 from lobbysim.paper import METRICS, PaperResult, PaperStudy, run_study
-from lobbysim.paper_study import paper_windows
 from lobbysim.reporting.paper import (
     CLAIM_COLUMNS,
     CLAIM_TEXT,

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.experiment import ExperimentResult, run_experiment
+from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.intervals import mean_and_se
 from lobbysim.reporting.document import format_interval, format_number
 from lobbysim.reporting.run import differences_table, write_report

@@ -13,8 +13,8 @@ import hashlib
 import json
 
 from lobbysim import RESULTS_VERSION
+from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import Scenario
-from lobbysim.simulation import simulate
 
 #: RESULTS_VERSION -> the fingerprint of :func:`fingerprint`'s runs under it.
 FINGERPRINTS = {

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from lobbysim import RESULTS_VERSION, sweep
+from lobbysim import RESULTS_VERSION
 from lobbysim.cli import main
+from lobbysim.commands.sweep import build_sweep
+from lobbysim.experiments import store, sweeps
+from lobbysim.experiments.store import RunStore
+from lobbysim.experiments.sweeps import run_key
 from lobbysim.scenario import load_scenario
-from lobbysim.sweep import RunStore, build_sweep, run_key
 from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
 
 SMALL = """\
@@ -172,9 +175,9 @@ def test_a_starting_sweep_keeps_the_temporary_files_of_live_writers(work: Path) 
         capture_output=True,
         text=True,
     )
-    live = sweep._tmp_name(runs / "a.json")  # this process: alive
+    live = store.tmp_name(runs / "a.json")  # this process: alive
     gone = runs / live.name.replace(f"-{os.getpid()}-", f"-{dead.stdout.strip()}-")
-    elsewhere = runs / live.name.replace(f"-{sweep._HOST}-", "-0badc0de-")
+    elsewhere = runs / live.name.replace(f"-{store.HOST}-", "-0badc0de-")
     for path in (live, gone, elsewhere):
         path.write_text("{")
     RunStore(work / "f")
@@ -395,5 +398,5 @@ def test_sweep_results_are_keyed_on_the_results_version(
     built = build_sweep(work / "small.yaml", grid=["matchmaker.tick=0.5"])
     (run,) = built.runs
     assert run_key(run.scenario, run.seed) == run.key
-    monkeypatch.setattr(sweep, "RESULTS_VERSION", RESULTS_VERSION + 1)
+    monkeypatch.setattr(sweeps, "RESULTS_VERSION", RESULTS_VERSION + 1)
     assert run_key(run.scenario, run.seed) != run.key

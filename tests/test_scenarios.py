@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from lobbysim.arrivals import ARRIVALS
-from lobbysim.experiment import run_experiment
+from lobbysim.commands.run import check_scenario
+from lobbysim.experiments.replications import run_experiment
+from lobbysim.experiments.simulation import simulate
 from lobbysim.paper import PaperStudy, draw_priors, run_study
 from lobbysim.registry import PluginError
-from lobbysim.runs import check_scenario
 from lobbysim.scenario import load_scenario
 from lobbysim.sim import LobbySimulation
-from lobbysim.simulation import simulate
 from lobbysim.streams import Streams
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,15 +15,10 @@ import pandas as pd
 import pytest
 
 from lobbysim.cli import main
-from lobbysim.experiment import replication_seeds
-from lobbysim.simulation import simulate
-from lobbysim.sweep import (
-    SweepError,
-    build_sweep,
-    parse_grid_option,
-    run_key,
-    run_sweep,
-)
+from lobbysim.commands.sweep import build_sweep, parse_grid_option, run_sweep
+from lobbysim.experiments.replications import replication_seeds
+from lobbysim.experiments.simulation import simulate
+from lobbysim.experiments.sweeps import SweepError, run_key
 
 SMALL = """\
 name: tiny

@@ -2,8 +2,8 @@
 
 Shared parts:
 
-- :mod:`lobbysim.intervals` (a foundation, also used by :mod:`lobbysim.experiment`): every
-  confidence interval and standard error;
+- :mod:`lobbysim.intervals` (a foundation, also used by
+  :mod:`lobbysim.experiments.replications`): every confidence interval and standard error;
 - :mod:`~lobbysim.reporting.document`: the content blocks, number formatting, and the one
   Markdown and one HTML renderer;
 - :mod:`~lobbysim.reporting.figures`: saving figures, policy colours, common axes styling;
@@ -16,5 +16,5 @@ The reports:
 - :mod:`~lobbysim.reporting.sweep` (data in :mod:`~lobbysim.reporting.sweep_summary`, figures in
   :mod:`~lobbysim.reporting.sweep_figures`): the trade-off report of a parameter sweep;
 - :mod:`lobbysim.reporting.paper`: the report of the paper's simulation study (its command,
-  ``lobbysim paper``, is :mod:`lobbysim.paper_study`).
+  ``lobbysim paper``, is :mod:`lobbysim.commands.paper`).
 """

@@ -1,8 +1,8 @@
 """The report of a lobby run or a policy comparison: figures, ``report.md`` and ``report.html``.
 
-Reporting only: this module runs no simulation. :func:`write_report` takes an
-:class:`~lobbysim.experiment.ExperimentResult` (from :func:`~lobbysim.experiment.run_experiment`)
-and writes into a folder
+Reporting only: this module runs no simulation. :func:`write_report` takes the result of
+:func:`~lobbysim.experiments.replications.run_experiment`
+(:class:`~lobbysim.experiments.replications.ExperimentResult`) and writes into a folder
 
 - five PNG figures drawn from the record frames pooled over each policy's replications
   (:mod:`lobbysim.reporting.run_figures`), each skipped with a note in the report when it has no
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lobbysim.experiment import ExperimentResult
+from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import (
     Block,
@@ -213,7 +213,7 @@ def write_report(
     """Write the report of an experiment (a run or a policy comparison) into ``out_dir``.
 
     Args:
-        result: what :func:`~lobbysim.experiment.run_experiment` returned.
+        result: what :func:`~lobbysim.experiments.replications.run_experiment` returned.
         out_dir: an existing folder to write into.
         command: the command that reproduces the run, quoted in the set-up if given.
 

@@ -19,7 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from lobbysim.experiment import ExperimentResult
+from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.experiments.simulation import SimulationResult
 from lobbysim.intervals import mean_and_se
 from lobbysim.metrics import (
     MIN_GAMES_FOR_WIN_RATIO,
@@ -30,7 +31,6 @@ from lobbysim.metrics import (
 from lobbysim.raters import RATERS
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
-from lobbysim.simulation import SimulationResult
 
 TIME_BINS = 30
 """Bins of simulated time in the over-time figures."""

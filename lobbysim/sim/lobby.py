@@ -22,8 +22,8 @@ rater protocol (beliefs, match quality, ``beta2``), never a rater's parameters.
 Randomness comes only from the named streams of :class:`lobbysim.streams.Streams` (arrivals,
 population, patience, performance, quits, scores, ties), so changing the policy changes neither
 who arrives nor how skilled they are. The model does no file I/O: records are kept as tuples and
-either turned into pandas frames by :mod:`lobbysim.simulation` or, when streamed, handed in bounded
-batches to a sink it provides.
+either turned into pandas frames by :mod:`lobbysim.experiments.simulation` or, when streamed,
+handed in bounded batches to a sink it provides.
 """
 
 from __future__ import annotations
@@ -79,6 +79,21 @@ def build_plugin(
         raise PluginError(f"{field_name}: {exc}") from None
 
 
+def build_raters(scenario: Scenario) -> list[Rater]:
+    """Return the driving rater then the shadow raters of ``scenario``, each built.
+
+    A rater that declares ``beta2`` assumes the game's true one unless its spec sets its own (a
+    deliberate model mismatch).
+    """
+    defaults = {"beta2": scenario.game.beta2}
+    driver = build_plugin(RATERS, scenario.raters.driver, "raters.driver", defaults)
+    shadows = [
+        build_plugin(RATERS, spec, f"raters.shadows[{i}]", defaults)
+        for i, spec in enumerate(scenario.raters.shadows)
+    ]
+    return [driver, *shadows]
+
+
 class LobbySimulation:
     """One replication of a scenario: builds and wires the model (see the module docstring).
 
@@ -115,16 +130,7 @@ class LobbySimulation:
         policy: OpponentPolicy = build_plugin(POLICIES, mm.policy, "matchmaker.policy")
         assignment: Assignment = build_plugin(ASSIGNMENTS, mm.assignment, "matchmaker.assignment")
         threshold = ThresholdSchedule(mm.threshold)
-        # A rater that declares beta2 assumes the game's true one unless its spec sets its own
-        # (a deliberate model mismatch).
-        rater_defaults = {"beta2": scenario.game.beta2}
-        self.driver: Rater = build_plugin(
-            RATERS, scenario.raters.driver, "raters.driver", rater_defaults
-        )
-        self.shadows: list[Rater] = [
-            build_plugin(RATERS, spec, f"raters.shadows[{i}]", rater_defaults)
-            for i, spec in enumerate(scenario.raters.shadows)
-        ]
+        self.driver, *self.shadows = build_raters(scenario)
         if policy.needs_variance and not self.driver.has_variance:
             raise PluginError(
                 f"matchmaker.policy: '{mm.policy.name}' needs belief variances, but the driving "

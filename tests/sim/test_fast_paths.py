@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lobbysim.experiments.simulation import CsvSink, _csv_text, collect
 from lobbysim.raters.sph_elo import SPHEloRater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import Buffered
 from lobbysim.sim.games import _median
-from lobbysim.simulation import CsvSink, _csv_text, collect
 from lobbysim.skill.sph_elo import Participant, rating_changes
 from lobbysim.streams import Streams
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import Scenario
-from lobbysim.simulation import simulate
 
 FOCAL = [3, 7]
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.scenario import Scenario, ScenarioError
-from lobbysim.simulation import collect, simulate
 from tests.sim.test_lobby import players, scripted
 
 

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import trueskill
 
+from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.policies import Decision
 from lobbysim.population import PlayerBatch
 from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
-from lobbysim.simulation import collect, simulate
 from lobbysim.skill.gaussian import match_quality, update_1v1
 from lobbysim.streams import Streams
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from lobbysim.paper import PaperStudy, _block_streams, draw_priors, simulate_block
+from lobbysim.paper.study import PaperStudy, _block_streams, draw_priors, simulate_block
 from lobbysim.policies import POLICIES
 from lobbysim.population import PlayerBatch
 from lobbysim.scenario import Scenario

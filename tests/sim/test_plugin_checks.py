@@ -15,13 +15,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Pool, ThresholdSchedule
 from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim.matchmaker import check_pairs
-from lobbysim.simulation import collect, simulate
 from tests.sim.test_lobby import players, scripted
 
 NAME = "tests.sim.test_plugin_checks:BadPairs"

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lobbysim.experiments.simulation import simulate
 from lobbysim.raters import BayesianRater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
-from lobbysim.simulation import simulate
 
 BETA2 = 2.0
 

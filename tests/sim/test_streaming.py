@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import Scenario
-from lobbysim.simulation import simulate
 
 
 def scenario(stream: bool) -> Scenario:

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.scenario import Scenario
-from lobbysim.simulation import collect, simulate
 from tests.sim.test_lobby import base, players, scripted
 
 SEEDS = range(5)

@@ -5,7 +5,7 @@ package does no simulation. ``write_report`` turns a result into files (``per_ga
 ``windows.csv``, ``claims.csv``, one PNG figure per metric plus ``overview.png``, and
 ``summary.md``); ``evaluate_claims`` checks the paper's qualitative Section 4 claims against the
 result with z-scores. The ``lobbysim paper`` command (argument validation, running the study,
-writing the folder atomically) is :mod:`lobbysim.paper_study`.
+writing the folder atomically) is :mod:`lobbysim.commands.paper`.
 
 Modules, by concern:
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.intervals import excludes_zero, interval_columns
 from lobbysim.parallel import run_tasks
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
-from lobbysim.simulation import SimulationResult, simulate
 
 
 def replication_seeds(seed: int, replications: int) -> list[int]:

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from lobbysim.arrivals import ARRIVALS
-from lobbysim.experiment import ExperimentResult, run_experiment, with_policy
+from lobbysim.experiments.replications import ExperimentResult, run_experiment, with_policy
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS

@@ -1,0 +1,363 @@
+"""Parameter sweeps: every combination of some scenario settings, resumable, on any executor.
+
+A sweep takes a scenario and a grid, field paths mapped to values
+(``matchmaker.tick: [0.25, 1]``, ``arrivals.rate: [2, 4, 8]``). Every combination is a *cell*;
+each cell runs for every policy and R replications, on the same replication seeds everywhere
+(common random numbers: replication r of every cell and policy sees the same stream seeds).
+
+**Loss-free and resumable.** Each run (a cell, a policy and a replication seed) is identified by
+the SHA-256 of its resolved scenario (without the fields that cannot change its result: name,
+description, replications, master seed and the sweep itself), its seed and
+:data:`lobbysim.RESULTS_VERSION` (bumped whenever results change, so versions never mix).
+As soon as a run finishes, its metrics are written to ``runs/<key>.json`` in the sweep's folder:
+to a temporary name first, flushed to disk and renamed, so a file either is complete or does not
+exist. A run that raises, or whose worker dies, is written to ``failed/<key>.json`` with its cell
+and seed and the sweep goes on. Running the same sweep again skips every run with a result and
+retries the failed ones; killing the process at any moment loses only the runs in flight.
+
+**Executors** (:mod:`lobbysim.experiments.executors`): ``local`` (a process pool, default),
+``dask`` (an existing Dask cluster) or ``dask-local`` (a LocalCluster started for the sweep).
+The definition of a sweep and its run keys are in :mod:`lobbysim.experiments.sweeps`, the store
+in :mod:`lobbysim.experiments.store`; this module is the ``sweep`` command: it builds a sweep from
+a scenario file and a grid, runs what is missing and writes the tables and the report.
+
+**Outputs** (in the sweep's folder, rewritten atomically at the end of every invocation):
+``sweep.yaml`` (the base scenario with its grid, policies and replications: ``lobbysim sweep
+sweep.yaml`` repeats it), ``results.csv`` (one row per successful run: ``cell``, the grid keys,
+``policy, replication, seed`` and every metric, in a fixed order, so an interrupted and resumed
+sweep gives the same bytes as an uninterrupted one), ``failures.csv`` and the trade-off report of
+:mod:`lobbysim.reporting.sweep`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import itertools
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from lobbysim.commands.run import RunError, check_scenario, load_run_scenario
+from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
+from lobbysim.experiments.replications import replication_seeds, with_policy
+from lobbysim.experiments.store import RunStore, check_folder, claim_folder, write_text
+from lobbysim.experiments.sweeps import (
+    Cell,
+    Sweep,
+    SweepError,
+    SweepOutcome,
+    SweepRun,
+    run_key,
+)
+from lobbysim.metrics import metric_names
+from lobbysim.policies import POLICIES
+from lobbysim.registry import PluginError
+from lobbysim.scenario import (
+    Scenario,
+    ScenarioError,
+    SweepConfig,
+    set_path,
+)
+from lobbysim.validation import check_run_options
+from lobbysim.yaml_input import YamlInputError, load_yaml
+
+
+def parse_grid_option(item: str) -> tuple[str, tuple[Any, ...]]:
+    """Parse ``--grid key.path=v1,v2,...``; each value is read as YAML (``[1, 2]`` is a list)."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or not raw.strip():
+        raise SweepError(f"--grid: expected key.path=v1,v2,..., got {item!r}")
+    values = []
+    for text in _split_top_level(raw):
+        try:
+            values.append(load_yaml(text))
+        except YamlInputError as exc:
+            raise SweepError(f"--grid {key}: cannot read the value {text!r}: {exc}") from None
+    if len(set(map(repr, values))) != len(values):
+        raise SweepError(f"--grid {key}: a value is repeated in {raw!r}")
+    return key, tuple(values)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or braces."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def build_sweep(
+    path: str | Path,
+    *,
+    grid: Sequence[str] = (),
+    policies: Sequence[str] = (),
+    replications: int | None = None,
+    seed: int | None = None,
+    sets: Sequence[str] = (),
+) -> Sweep:
+    """Load a scenario and expand its sweep into runs, checking every cell first.
+
+    Args:
+        path: the scenario file.
+        grid: ``key.path=v1,v2`` options; if given they replace the file's ``sweep.grid``.
+        policies: the policies (default: the file's ``sweep.policies``, else its own policy).
+        replications: per cell and policy (default: the scenario's).
+        seed: replaces the scenario's master seed.
+        sets: ``key.path=value`` overrides applied before the grid.
+
+    Raises:
+        SweepError, ScenarioError, PluginError: every problem found, one line each.
+    """
+    check_run_options(seed=seed, replications=replications)
+    base = load_run_scenario(path, sets)
+    if seed is not None:
+        base = base.replace(seed=seed)
+    config = base.sweep or SweepConfig()
+    grid_map = _grid(path, grid, config)
+    names = list(dict.fromkeys(policies or config.policies or [base.matchmaker.policy.name]))
+    for name in names:
+        try:
+            POLICIES.get(name)
+        except PluginError as exc:
+            raise SweepError(f"--policies: {exc}") from None
+    replications = base.replications if replications is None else replications
+    base = base.replace(sweep=None)
+    cells, scenarios = _cells(path, base, grid_map, names)
+    seeds = replication_seeds(base.seed, replications)
+    runs = [
+        SweepRun(
+            run_key(scenarios[(cell.number, name)], seeds[r]),
+            cell,
+            name,
+            r + 1,
+            seeds[r],
+            scenarios[(cell.number, name)],
+        )
+        for cell in cells
+        for name in names
+        for r in range(replications)
+    ]
+    return Sweep(base, grid_map, tuple(names), replications, tuple(cells), tuple(runs))
+
+
+def _grid(path: str | Path, grid: Sequence[str], config: SweepConfig) -> dict[str, tuple[Any, ...]]:
+    """Return the grid: the ``--grid`` options if any, else the file's; refuse an empty one."""
+    grid_map: dict[str, tuple[Any, ...]] = dict(config.grid)
+    if grid:
+        grid_map = {}
+        for item in grid:
+            key, values = parse_grid_option(item)
+            if key in grid_map:
+                raise SweepError(f"--grid {key}: given twice")
+            grid_map[key] = values
+    if not grid_map:
+        raise SweepError(
+            f"{path}: nothing to sweep: give --grid key.path=v1,v2,... or a sweep: section "
+            "with a grid"
+        )
+    return grid_map
+
+
+def _cells(
+    path: str | Path,
+    base: Scenario,
+    grid_map: Mapping[str, Sequence[Any]],
+    names: Sequence[str],
+) -> tuple[list[Cell], dict[tuple[int, str], Scenario]]:
+    """Return the cells of the grid and each cell's scenario per policy, every cell checked.
+
+    Raises:
+        SweepError: one line per problem, each naming its cell.
+    """
+    base_data = base.to_dict()
+    cells: list[Cell] = []
+    scenarios: dict[tuple[int, str], Scenario] = {}
+    problems: list[str] = []
+    for number, combo in enumerate(itertools.product(*grid_map.values()), start=1):
+        cell = Cell(number, dict(zip(grid_map, combo, strict=True)))
+        cells.append(cell)
+        data = copy.deepcopy(base_data)
+        try:
+            for key, value in cell.values.items():
+                set_path(data, key, value, "--grid")
+            scenario = Scenario.from_dict(data)
+            for name in names:
+                same = name == scenario.matchmaker.policy.name
+                scenarios[(number, name)] = scenario if same else with_policy(scenario, name)
+            check_scenario(scenario, names)
+        except (RunError, ScenarioError, PluginError) as exc:
+            problems += [f"cell {number} ({cell.label()}): {line}" for line in str(exc).split("\n")]
+    if problems:
+        raise SweepError("\n".join(f"{path}: {line}" for line in problems))
+    return cells, scenarios
+
+
+def run_sweep(
+    sweep: Sweep,
+    folder: Path,
+    *,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    write_report: bool = True,
+) -> SweepOutcome:
+    """Run every run of ``sweep`` that ``folder`` has no result for, then write the tables.
+
+    Args:
+        sweep: from :func:`build_sweep`.
+        folder: the sweep's folder (created if needed; an existing one is resumed).
+        executor: ``local``, ``dask`` (needs ``scheduler``) or ``dask-local``.
+        jobs: local worker processes, or the LocalCluster's workers.
+        scheduler: a Dask scheduler address, for ``executor="dask"``.
+        progress: called as ``progress(done, total)`` (runs already there count as done).
+        write_report: also write the trade-off report.
+    """
+    if executor not in EXECUTORS:
+        raise SweepError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "dask" and not scheduler:
+        raise SweepError("--executor dask needs --scheduler tcp://host:port")
+    if scheduler and executor != "dask":
+        raise SweepError(f"--scheduler is for --executor dask, not {executor}")
+    check_run_options(jobs=jobs)
+    check_folder(sweep, folder)
+    with contextlib.ExitStack() as stack:
+        session = None
+        if executor != "local":
+            session = stack.enter_context(DaskSession(scheduler, jobs))
+        claim_folder(sweep, folder)
+        store = RunStore(folder)
+        write_text(folder / "sweep.yaml", yaml.safe_dump(sweep.definition(), sort_keys=False))
+        done = store.done_keys()
+        todo = [_with_records(run, folder) for run in sweep.runs if run.key not in done]
+        skipped = len(sweep.runs) - len(todo)
+        counts = {"ran": 0, "failed": 0}
+        total = len(sweep.runs)
+        if progress is not None:
+            progress(skipped, total)
+
+        def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
+            store.write(run, metrics, error)
+            counts["failed" if error is not None else "ran"] += 1
+            if progress is not None:
+                progress(skipped + counts["ran"] + counts["failed"], total)
+
+        if session is not None:
+            session.run(todo, on_done)
+        elif todo:
+            run_local(todo, jobs, on_done)
+    results, failures = collect(sweep, store)
+    _write_tables(sweep, folder, results, failures, write_report)
+    return SweepOutcome(folder, total, skipped, counts["ran"], counts["failed"], results, failures)
+
+
+def _with_records(run: SweepRun, folder: Path) -> SweepRun:
+    """Give a run of a streaming scenario its records folder: ``records/<key>``."""
+    if not run.scenario.records.stream:
+        return run
+    return dataclasses.replace(run, records_dir=(folder / "records" / run.key).resolve())
+
+
+def collect(sweep: Sweep, store: RunStore) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the results and failures tables of ``sweep`` from the store, in sweep order."""
+    rows, failed = [], []
+    for run in sweep.runs:
+        ids = {"cell": run.cell.number, **run.cell.table_values()}
+        record = store.read(run.key)
+        if record is not None:
+            rows.append(
+                {
+                    **ids,
+                    "policy": run.policy,
+                    "replication": run.replication,
+                    "seed": run.seed,
+                    **record["metrics"],
+                }
+            )
+            continue
+        record = store.read(run.key, failed=True)
+        if record is not None:
+            failed.append(
+                {
+                    **ids,
+                    "policy": run.policy,
+                    "replication": run.replication,
+                    "seed": run.seed,
+                    "error": record["error"],
+                }
+            )
+    id_columns = ["cell", *sweep.grid_keys, "policy", "replication", "seed"]
+    metric_order = _metric_order(sweep, rows)
+    results = pd.DataFrame(rows, columns=[*id_columns, *metric_order])
+    failures = pd.DataFrame(failed, columns=[*id_columns, "error"])
+    return results, failures
+
+
+def _metric_order(sweep: Sweep, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Return the metric columns: lobbysim's order, then any others in first-seen order."""
+    raters = [sweep.base.raters.driver.name, *(s.name for s in sweep.base.raters.shadows)]
+    known = metric_names(raters)
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen[key] = None
+    ids = {"cell", *sweep.grid_keys, "policy", "replication", "seed"}
+    extra = [k for k in seen if k not in ids and k not in known]
+    return [m for m in known if m in seen] + extra
+
+
+def _scenario_line(sweep: Sweep) -> str:
+    return (
+        f"{len(sweep.cells)} cells x {len(sweep.policies)} policies x "
+        f"{sweep.replications} replications, common random numbers; {sweep.base.game.mode}, "
+        f"{sweep.base.horizon:g} minutes"
+    )
+
+
+def _write_tables(
+    sweep: Sweep, folder: Path, results: pd.DataFrame, failures: pd.DataFrame, report: bool
+) -> None:
+    write_text(folder / "results.csv", results.to_csv(index=False))
+    write_text(folder / "failures.csv", failures.to_csv(index=False))
+    if not report:
+        return
+    from lobbysim.reporting.sweep import write_sweep_report
+
+    tmp = folder / f".report-tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        written = write_sweep_report(
+            results,
+            failures,
+            sweep.grid_keys,
+            tmp,
+            title=f"Sweep: {sweep.base.name}",
+            driver=sweep.base.raters.driver.name,
+            scenario_line=_scenario_line(sweep),
+        )
+        for path in written:
+            os.replace(path, folder / path.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def default_folder(sweep: Sweep, base: Path = Path("outputs")) -> Path:
+    """Return the default folder: the same for the same sweep, so re-running resumes it."""
+    return base / sweep.folder_name()
