@@ -6,7 +6,7 @@ turn (e.g. every 60 minutes), so long runs stream, and checks each answer with
 :func:`check_arrivals` (Ciw-style: the engine validates what a plug-in returns and names the plug-in
 in the error). Models are frozen dataclasses whose init fields are their parameters, validated in
 ``__post_init__``; ``ARRIVALS.create(name, params)`` builds a built-in (``"poisson"``,
-``"time_of_day"``, ``"bursts"``, ``"trace"``, ``"cohort"``) or a user class
+``"time_of_day"``, ``"bursts"``, ``"trace"``, ``"cohort"``, ``"none"``) or a user class
 (``"package.module:Class"``) alike.
 
 Models never import SimPy and draw only from the generator they are given.
@@ -207,6 +207,19 @@ def _frozen_set(obj: object, name: str, value: object) -> None:
 
 
 # --- built-in models ------------------------------------------------------------------------------
+
+
+@ARRIVALS.register
+@dataclass(frozen=True)
+class NoArrivals:
+    """No arrivals: for a scenario whose players all come from its player base (``base:``)."""
+
+    name: ClassVar[str] = "none"
+
+    def sample(self, rng: np.random.Generator, start: float, end: float) -> Arrivals:
+        """Return no arrivals (draws nothing)."""
+        _check_window(start, end)
+        return Arrivals.empty()
 
 
 @ARRIVALS.register

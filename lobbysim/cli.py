@@ -177,12 +177,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
-    from lobbysim.commands.run import validate
+    from lobbysim.commands.run import validate, validate_warnings
 
     problems = validate(args.scenarios)
     for line in problems:
         print(f"lobbysim: error: {line}", file=sys.stderr)
     if not problems:
+        for line in validate_warnings(args.scenarios):
+            print(f"lobbysim: warning: {line}", file=sys.stderr)
         for path in args.scenarios:
             print(f"{path}: ok")
     return 2 if problems else 0

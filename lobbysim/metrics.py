@@ -5,6 +5,14 @@ Queue times count only players who queued and were matched (``waits`` rows with 
 warm-up period is excluded: waits that began, and games that started, before it. Per rater, the
 final ratings of registered players who played at least one game after the warm-up are compared
 with their true skills: ``rating_rmse`` (only for raters on the skill scale) and Kendall's tau.
+
+**By tenure** (only for a scenario with a persistent player base, ``base:``, whose members come
+back visit after visit with one id): a player's *tenure* at a moment is the number of games they
+had played before it. :func:`tenure_metrics` splits the queueing spells and the seats of games
+into newcomers' (tenure < ``base.newcomer_games``) and veterans' and measures each group;
+:func:`rating_error_by_tenure` gives a rater's error against the games its players had played
+(the convergence curve of the run report). Runs without a base never compute them, so their
+metrics are what they were before tenure existed.
 """
 
 from __future__ import annotations
@@ -59,7 +67,12 @@ def compute_metrics(
     warmup: float,
     horizon: float,
 ) -> dict[str, float]:
-    """Return the metrics dict of one run (NaN where a metric has no data)."""
+    """Return the metrics dict of one run (NaN where a metric has no data).
+
+    ``warmup`` is when the metrics start (the scenario's ``metrics_start``: the end of the
+    warm-up, or a later policy switch): waits that began and games that started before it are
+    left out, and games per hour count from it to ``horizon``.
+    """
     out: dict[str, float] = {}
     w = waits[waits.enqueued >= warmup]
     matched = w[w.outcome == "matched"].wait.to_numpy()
@@ -110,8 +123,243 @@ def _win_ratio_dispersion(games: pd.DataFrame, participants: pd.DataFrame) -> fl
     return float((stats["mean"] - 0.5).abs().mean()) if len(stats) else math.nan
 
 
-def metric_names(rater_names: Sequence[str]) -> list[str]:
-    """Return every metric name for a run with these raters, in report order."""
+# --------------------------------------------------------------------------------------------
+# Metrics by tenure (only with a persistent player base)
+
+TENURE_GROUPS = ("newcomer", "veteran")
+"""The tenure groups, as their metrics' prefixes: tenure < ``newcomer_games``, and the rest."""
+
+TENURE_METRICS = (
+    "queue_time_mean",
+    "abandonment_rate",
+    "skill_gap_true_mean",
+    "draw_prob_true_mean",
+)
+"""The metrics measured per tenure group (``newcomer_queue_time_mean``, ...), with the meaning
+of the metric of the same name."""
+
+VETERAN_GAMES = 50
+"""Games a registered player needs to count in ``<rater>.kendall_tau_veterans``."""
+
+VETERANS_COUNT = f"veterans_{VETERAN_GAMES}_games"
+"""The metric counting the players behind ``<rater>.kendall_tau_veterans``."""
+
+TENURE_BIN_EDGES = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500)
+"""Lower edges of the games-played bins of :func:`rating_error_by_tenure` (the last is open)."""
+
+LOBBY_STATES = ("waiting", "playing")
+"""Final player states of the players still in the lobby at the horizon."""
+
+
+def tenure_metric_names(rater_names: Sequence[str]) -> list[str]:
+    """Return the names of the metrics by tenure of a run with a base, in report order."""
+    names = [f"{group}_{metric}" for metric in TENURE_METRICS for group in TENURE_GROUPS]
+    return [*names, *(f"{r}.kendall_tau_veterans" for r in rater_names), VETERANS_COUNT]
+
+
+def player_games(participants: pd.DataFrame, games: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per game a player took a seat in, with the player's tenure in it.
+
+    A player's n-th game, counting from 0 in the order of game start, then game id, has tenure
+    n: the games they had played before it. Several stints of one player in one game count
+    once (the first ``joined``). Columns: ``player_id``, ``game_id``, ``joined`` (if
+    ``participants`` has it), the columns of ``games`` among ``start``, ``end``,
+    ``skill_gap_true`` and ``draw_prob_true``, and ``tenure``.
+    """
+    keys = ["player_id", "game_id"]
+    if "joined" in participants.columns:
+        seats = participants.groupby(keys, as_index=False, sort=False).agg(joined=("joined", "min"))
+    else:
+        seats = participants[keys].drop_duplicates(ignore_index=True)
+    wanted = ("game_id", "start", "end", "skill_gap_true", "draw_prob_true")
+    seats = seats.merge(games[[c for c in wanted if c in games.columns]], on="game_id")
+    seats = seats.sort_values(["player_id", "start", "game_id"], kind="mergesort")
+    seats = seats.reset_index(drop=True)
+    seats["tenure"] = seats.groupby("player_id", sort=False).cumcount().to_numpy(dtype=np.int64)
+    return seats
+
+
+def games_before(
+    player_ids: np.ndarray,
+    times: np.ndarray,
+    event_players: np.ndarray,
+    event_times: np.ndarray,
+    *,
+    inclusive: bool = False,
+) -> np.ndarray:
+    """Return per query (player, time) how many of that player's events came before the time.
+
+    An event counts when its time is earlier than the query's (or equal, with ``inclusive``).
+    The tenure of a queueing spell is the player's games joined before it began (events: the
+    seats' ``joined``); the tenure behind a rating sample is the games that had ended (and so
+    been rated) by the sample (``end``, inclusive). One sort of events and queries together:
+    O((n + m) log(n + m)).
+    """
+    q_players = np.asarray(player_ids, dtype=np.int64)
+    e_players = np.asarray(event_players, dtype=np.int64)
+    n_events = e_players.size
+    players = np.concatenate([e_players, q_players])
+    stamps = np.concatenate([np.asarray(event_times, float), np.asarray(times, float)])
+    is_event = np.concatenate([np.ones(n_events, np.int64), np.zeros(q_players.size, np.int64)])
+    # At equal times an event sorts before a query exactly when it counts.
+    tie = 1 - is_event if inclusive else is_event
+    order = np.lexsort((tie, stamps, players))
+    events = is_event[order]
+    before = np.cumsum(events) - events  # events sorted before each position, any player
+    sorted_players = players[order]
+    first = np.searchsorted(sorted_players, sorted_players, side="left")
+    counts = np.empty(players.size, dtype=np.int64)
+    counts[order] = before - before[first]
+    return counts[n_events:]
+
+
+def _mean(values: pd.Series) -> float:
+    """Return the mean of the non-missing values (NaN without any)."""
+    values = values.dropna()
+    return float(values.mean()) if len(values) else math.nan
+
+
+def tenure_metrics(
+    games: pd.DataFrame,
+    participants: pd.DataFrame,
+    waits: pd.DataFrame,
+    *,
+    start: float,
+    newcomer_games: int,
+) -> dict[str, float]:
+    """Return the metrics of newcomers and veterans (``newcomer_...`` and ``veteran_...``).
+
+    A queueing spell (a ``waits`` row; it needs ``player_id``) belongs to a newcomer when the
+    player had joined fewer than ``newcomer_games`` games before it began; a seat in a game
+    when it was one of the player's first ``newcomer_games`` games (tenure < newcomer_games).
+    Per group, over spells begun and games started from ``start`` on: the mean queue time of
+    matched spells and the abandonment rate (as ``queue_time_mean`` and ``abandonment_rate``),
+    and the mean true skill gap and true draw probability of the games, one term per seat (as
+    ``skill_gap_true_mean`` and ``draw_prob_true_mean``). Tenure counts every game, from
+    the start of the run.
+    """
+    seats = player_games(participants, games)
+    waits = waits[waits["enqueued"] >= start]
+    joined = seats["joined"] if "joined" in seats.columns else seats["start"]
+    wait_tenure = games_before(
+        waits["player_id"].to_numpy(), waits["enqueued"].to_numpy(), seats["player_id"], joined
+    )
+    in_window = seats[seats["start"] >= start]
+    groups = {
+        "newcomer": (wait_tenure < newcomer_games, in_window["tenure"] < newcomer_games),
+        "veteran": (wait_tenure >= newcomer_games, in_window["tenure"] >= newcomer_games),
+    }
+    values: dict[str, float] = {}
+    for group, (wait_rows, seat_rows) in groups.items():
+        spells = waits[wait_rows]
+        matched = spells.loc[spells["outcome"] == "matched", "wait"]
+        abandoned = int((spells["outcome"] == "abandoned").sum())
+        decided = len(matched) + abandoned
+        values[f"{group}_queue_time_mean"] = _mean(matched)
+        values[f"{group}_abandonment_rate"] = abandoned / decided if decided else math.nan
+        chosen = in_window[seat_rows]
+        values[f"{group}_skill_gap_true_mean"] = _mean(chosen["skill_gap_true"])
+        values[f"{group}_draw_prob_true_mean"] = _mean(chosen["draw_prob_true"])
+    return {
+        f"{group}_{metric}": values[f"{group}_{metric}"]
+        for metric in TENURE_METRICS
+        for group in TENURE_GROUPS
+    }
+
+
+def veteran_kendall_taus(
+    games: pd.DataFrame,
+    participants: pd.DataFrame,
+    final_ratings: Mapping[str, np.ndarray],
+    skills: np.ndarray,
+    registered: np.ndarray,
+    *,
+    start: float,
+) -> dict[str, float]:
+    """Return per rater Kendall's tau of final ratings and true skill among veterans.
+
+    Veterans: registered players with at least :data:`VETERAN_GAMES` games over the whole run
+    and at least one game started from ``start`` on (as ``kendall_tau`` asks of every rated
+    player). Also returns :data:`VETERANS_COUNT`, how many they are: tau over a handful of
+    players says little.
+    """
+    games_per_player = participants.drop_duplicates(["player_id", "game_id"]).player_id
+    counts = games_per_player.value_counts()
+    recent = participants.loc[
+        participants.game_id.isin(games.game_id[games.start >= start]), "player_id"
+    ].unique()
+    candidates = counts.index[counts.to_numpy() >= VETERAN_GAMES].intersection(recent)
+    ids = np.asarray(sorted(int(p) for p in candidates if registered[int(p)]), dtype=np.int64)
+    out = {
+        f"{name}.kendall_tau_veterans": rating_kendall_tau(ratings[ids], skills[ids])
+        for name, ratings in final_ratings.items()
+    }
+    out[VETERANS_COUNT] = float(ids.size)
+    return out
+
+
+def rating_error_by_tenure(
+    ratings: pd.DataFrame,
+    games: pd.DataFrame,
+    participants: pd.DataFrame,
+    players: pd.DataFrame,
+    rater: str,
+    *,
+    start: float,
+    horizon: float,
+    edges: Sequence[int] = TENURE_BIN_EDGES,
+) -> pd.DataFrame:
+    """Return a rater's RMSE against true skill by games played: its convergence curve.
+
+    Every rating sample of ``rater`` taken from ``start`` on, of a registered player, counts
+    once, in the bin of the games the player had finished (and the raters had applied) by the
+    sample's time; the sample of every player at the horizon counts only for the players still
+    in the lobby, like the periodic ones. Only meaningful for a rater on the skill scale.
+
+    Returns:
+        One row per bin: ``games_from``, ``games_to`` (exclusive; inf for the last),
+        ``rmse`` (NaN for an empty bin) and ``samples``.
+    """
+    edges = np.asarray(edges, dtype=np.int64)
+    samples = ratings[(ratings["rater"] == rater) & (ratings["time"] >= start)]
+    columns = [c for c in ("player_id", "skill", "registered", "state") if c in players.columns]
+    samples = samples.merge(players[columns], on="player_id")
+    if "registered" in samples.columns:
+        samples = samples[samples["registered"].astype(bool)]
+    if "state" in samples.columns:
+        last = samples["time"] >= horizon
+        samples = samples[~last | samples["state"].isin(LOBBY_STATES)]
+    seats = player_games(participants, games)
+    tenure = games_before(
+        samples["player_id"].to_numpy(),
+        samples["time"].to_numpy(),
+        seats["player_id"],
+        seats["end"],
+        inclusive=True,
+    )
+    error = samples["rating"].to_numpy(dtype=float) - samples["skill"].to_numpy(dtype=float)
+    keep = np.isfinite(error)
+    index = np.searchsorted(edges, tenure[keep], side="right") - 1
+    counts = np.bincount(index, minlength=edges.size)
+    sums = np.bincount(index, weights=error[keep] ** 2, minlength=edges.size)
+    mse = np.full(edges.size, np.nan)
+    np.divide(sums, counts, out=mse, where=counts > 0)
+    return pd.DataFrame(
+        {
+            "games_from": edges,
+            "games_to": np.r_[edges[1:].astype(float), math.inf],
+            "rmse": np.sqrt(mse),
+            "samples": counts,
+        }
+    )
+
+
+def metric_names(rater_names: Sequence[str], *, base: bool = False) -> list[str]:
+    """Return every metric name for a run with these raters, in report order.
+
+    With ``base`` (a scenario with a persistent player base), the metrics by tenure follow
+    (:func:`tenure_metric_names`); a run without a base has none of them.
+    """
     names = [
         *QUEUE_METRICS,
         "abandonment_rate",
@@ -123,4 +371,4 @@ def metric_names(rater_names: Sequence[str]) -> list[str]:
     ]
     for rater in rater_names:
         names += [f"{rater}.rating_rmse", f"{rater}.kendall_tau"]
-    return names
+    return [*names, *tenure_metric_names(rater_names)] if base else names

@@ -211,6 +211,25 @@ class Population:
             session_minutes = self.session_minutes_mean * e_minutes
         return PlayerBatch(skill, mu0, var0, registered, session_games, session_minutes)
 
+    def sample_sessions(self, rng: np.random.Generator, n: int) -> tuple[IntArray, FloatArray]:
+        """Return the games and minutes of ``n`` sessions (the visits of a player base's members).
+
+        Draws n uniforms (games) then n standard exponentials (minutes), whatever the options,
+        and maps them as :meth:`sample` does.
+        """
+        n = _count(n)
+        u_games = rng.random(n)
+        e_minutes = rng.standard_exponential(n)
+        if self.session_games_mean is None:
+            games = np.full(n, UNLIMITED_GAMES, dtype=np.int64)
+        else:
+            games = _geometric(1.0 / self.session_games_mean, u_games)
+        if self.session_minutes_mean is None:
+            minutes = np.full(n, math.inf)
+        else:
+            minutes = self.session_minutes_mean * e_minutes
+        return games, minutes
+
     def sample_patience(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Return ``n`` patiences in minutes, one per queueing spell (``inf`` if none is set).
 

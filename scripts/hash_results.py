@@ -38,7 +38,14 @@ def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, floa
     scenario = load_scenario(path)
     scenario = scenario.replace(records=dataclasses.replace(scenario.records, stream=False))
     if horizon is not None and scenario.horizon > horizon:
-        scenario = scenario.replace(horizon=horizon, warmup=min(scenario.warmup, horizon / 4))
+        warmup = min(scenario.warmup, horizon / 4)
+        mm = scenario.matchmaker
+        switch = None if mm.switch_at is None else min(mm.switch_at, warmup)  # an A/B switch
+        scenario = scenario.replace(
+            horizon=horizon,
+            warmup=warmup,
+            matchmaker=dataclasses.replace(mm, switch_at=switch),
+        )
     result = simulate(scenario, scenario.seed)
     records = hashlib.sha256()
     for kind in KINDS:

@@ -332,6 +332,7 @@ def example_params(name: str, trace_path: str) -> dict[str, Any]:
         "bursts": {"rate": 0.2, "mean_size": 2.5, "max_size": 5},
         "trace": {"path": trace_path},
         "cohort": {"size": 12, "at": 3.5},
+        "none": {},
     }
     return examples[name]
 
@@ -350,7 +351,7 @@ def test_every_registered_model_conforms_and_repeats_with_the_seed(
     a, b = run(3), run(3)
     np.testing.assert_array_equal(a.times, b.times)
     np.testing.assert_array_equal(a.sizes, b.sizes)
-    assert len(a) > 0
+    assert len(a) == 0 if name == "none" else len(a) > 0
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,8 @@ def test_same_command_twice_gives_identical_files(tmp_path: Path) -> None:
             ["--policies", "draw_chanse", "did you mean 'draw_chance'"],
         ),
         (["--policies", ","], ["--policies", "','", "at least one policy"]),
+        (["--policies", "draw_chance,oracle"], ["--policies 'oracle' is a lobby baseline"]),
+        (["--policies", "uniform_random"], ["--policies 'uniform_random' is a lobby baseline"]),
         (["--paths", "1"], ["--paths", "got 1", ">= 2"]),
         (["--games", "2"], ["--games", "got 2", ">= 3"]),
         (["--jobs", "0"], ["--jobs", "got 0", ">= 1"]),

@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.skill",
             "lobbysim.scenario",
             "lobbysim.arrivals",
+            "lobbysim.visits",
             "lobbysim.population",
             "lobbysim.policies",
             "lobbysim.raters",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -34,6 +35,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
         "team_4v4",
         "evening_peak",
         "custom_arrivals",
+        "live_game",
     } <= names
 
 
@@ -44,8 +46,13 @@ def test_every_bundled_scenario_runs_scaled_down(
     monkeypatch.chdir(ROOT)  # plug-in files are named relative to the repository
     scenario = load_scenario(path)
     check_scenario(scenario)
+    mm = scenario.matchmaker
+    switch = None if mm.switch_at is None else min(mm.switch_at, 20.0)  # an A/B test's switch
     small = scenario.replace(
-        horizon=min(scenario.horizon, 150.0), warmup=min(scenario.warmup, 20.0), replications=1
+        horizon=min(scenario.horizon, 150.0),
+        warmup=min(scenario.warmup, 20.0),
+        replications=1,
+        matchmaker=dataclasses.replace(mm, switch_at=switch),
     )
     result = simulate(small, seed=1)
     assert len(result.games) > 10

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lobbysim.outputs import out_folder_problem, write_atomically
 from lobbysim.paper import CASES, DEFAULT_POLICIES, PaperStudy, default_jobs, run_study
-from lobbysim.policies import POLICIES
+from lobbysim.policies import POLICIES, pairing_of, sees_truth
 from lobbysim.reporting.paper import write_report
 
 
@@ -128,7 +128,15 @@ def validate_paper_arguments(
             "policies", policies, f"must name at least one policy, got {','.join(policies)!r}"
         )
     for name in names:
-        POLICIES.get(name)
+        cls = POLICIES.get(name)
+        if sees_truth(cls) or pairing_of(cls) != "assignment":
+            raise PaperArgumentError(
+                "policies",
+                name,
+                f"{name!r} is a lobby baseline (it pairs the whole lobby, or reads true skills); "
+                "the paper's study picks one player's opponents from beliefs: use "
+                "point_estimate, draw_chance, knowledge_gradient, random or fifo",
+            )
     out_path = Path(out) if out is not None else default_out_dir(case, equal_priors)
     _check_out(out_path)
     study = PaperStudy(

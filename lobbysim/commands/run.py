@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from lobbysim.arrivals import ARRIVALS
@@ -40,7 +41,7 @@ from lobbysim.scenario import (
     read_scenario_data,
 )
 from lobbysim.sim import LobbySimulation
-from lobbysim.sim.lobby import build_plugin
+from lobbysim.sim.lobby import build_plugin, build_raters
 from lobbysim.streams import Streams
 from lobbysim.validation import check_run_options
 
@@ -150,6 +151,52 @@ def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
                 problems.append(str(exc))
     if problems:
         raise PluginError("\n".join(problems))
+
+
+def newcomer_threshold_warning(scenario: Scenario) -> str | None:
+    """Return a warning if two newcomers cannot reach the first step of the quality threshold.
+
+    A newcomer's belief is the population prior; the driving rater's match quality of two
+    newcomers with the same prior mean and the smallest prior variance is the best any newcomer
+    pair can reach. Below the threshold's first step, every newcomer must wait for the threshold
+    to relax (or for a better-known opponent, whose quality against a newcomer is not higher by
+    much), and with little patience many give up in their first queue, an artefact of the
+    threshold rather than of the policy compared.
+    """
+    population = Population.from_params(scenario.population)
+    mean = population.skill_mean
+    var = population.prior_var_low if population.prior == "informative" else population.skill_sd**2
+    driver = build_raters(scenario)[0]
+    driver.add_players(np.array([0, 1]), np.array([mean, mean]), np.array([var, var]))
+    quality = float(driver.quality(np.array([0]), np.array([1]))[0])
+    steps = scenario.matchmaker.threshold
+    if quality >= steps[0][1]:
+        return None
+    wait = next((w for w, q in steps if q <= quality), None)
+    then = (
+        f"no newcomer is matched by it before waiting {wait:g} minutes"
+        if wait is not None
+        else "no two newcomers are ever matched with each other"
+    )
+    return (
+        f"matchmaker.threshold: two newcomers (prior variance {var:g}) reach a match quality of "
+        f"at most {quality:.3f} with each other, below the first step's {steps[0][1]:g}: {then}; "
+        "start the threshold at or below that quality"
+    )
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """Return one line per setting that is valid but probably not what was meant."""
+    warnings = [newcomer_threshold_warning(scenario)]
+    return [w for w in warnings if w is not None]
+
+
+def validate_warnings(paths: Sequence[str | Path]) -> list[str]:
+    """Return the warnings of the given (valid) scenario files, each prefixed by its path."""
+    lines = []
+    for path in paths:
+        lines += [f"{path}: {line}" for line in scenario_warnings(load_run_scenario(path))]
+    return lines
 
 
 def validate(paths: Sequence[str | Path]) -> list[str]:

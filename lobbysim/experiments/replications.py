@@ -9,12 +9,15 @@ does not depend on the number of workers.
 Summaries: per policy and metric, the mean over replications with a 95% Student-t confidence
 interval; for a comparison, per other policy and metric, the paired difference from the baseline
 (the first policy) with its interval, called significant when the interval excludes 0. The
-intervals are computed by :mod:`lobbysim.intervals`.
+intervals are computed by :mod:`lobbysim.intervals`. When a comparison holds both reference
+policies ``uniform_random`` and ``oracle``, :func:`oracle_shares` says how much of the oracle's
+gain over uniformly random matching each other policy captures.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.intervals import excludes_zero, interval_columns
+from lobbysim.intervals import excludes_zero, interval, interval_columns
 from lobbysim.parallel import run_tasks
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 
@@ -188,3 +191,99 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
             "significant",
         ],
     )
+
+
+UNIFORM_POLICY = "uniform_random"
+"""The reference policy of no skill matching: 0% of the oracle's gain."""
+
+ORACLE_POLICY = "oracle"
+"""The reference policy that matches on true skills: 100% of the gain."""
+
+ORACLE_SHARE_METRICS = ("skill_gap_true_mean", "draw_prob_true_mean")
+"""The metrics whose oracle share :func:`oracle_shares` computes."""
+
+ORACLE_SHARE_COLUMNS = ["policy", "metric", "share", "se", "n", "ci_low", "ci_high"]
+
+
+def oracle_shares(
+    metrics: pd.DataFrame,
+    *,
+    uniform: str = UNIFORM_POLICY,
+    oracle: str = ORACLE_POLICY,
+    names: Sequence[str] = ORACLE_SHARE_METRICS,
+) -> pd.DataFrame:
+    """Return per other policy and metric the share of the oracle's gain over uniform it captures.
+
+    For a metric m, policy p captures ``(m_p - m_uniform) / (m_oracle - m_uniform)`` of the gain:
+    0 is no better than random matching, 1 as good as matching on true skills. The ratio is the
+    same whichever way the metric is better (for the true skill gap, lower is better, and the
+    share is ``(m_uniform - m_p) / (m_uniform - m_oracle)``), so it needs no direction.
+
+    The policies share the replication seeds (common random numbers), so the gains are paired:
+    per replication r, ``a_r = m_p,r - m_uniform,r`` and ``b_r = m_oracle,r - m_uniform,r``
+    (replications where any of the three is missing are left out). The share is the ratio of
+    the mean gains, ``S = mean(a) / mean(b)``, not the mean of per-replication ratios, which is
+    biased and unstable when a replication's oracle gain is small. Its standard error is the
+    delta method's (a first-order Taylor expansion of the ratio): the standard error of the
+    mean of the linearised terms ``a_r - S b_r``, divided by ``|mean(b)|``; the interval is
+    Student-t with n - 1 degrees of freedom at :data:`lobbysim.intervals.CONFIDENCE`.
+
+    Args:
+        metrics: one row per policy and replication (``policy``, ``replication``, metrics).
+        uniform, oracle: the two reference policies.
+        names: the metrics to compute the share of (those in ``metrics``).
+
+    Returns:
+        Columns :data:`ORACLE_SHARE_COLUMNS` (``share`` as a fraction, ``se`` its standard
+        error, ``n`` the paired replications), one row per policy other than the two
+        references and metric, in the order of ``metrics``; empty without both references.
+    """
+    policies = list(dict.fromkeys(metrics["policy"])) if len(metrics) else []
+    if uniform not in policies or oracle not in policies:
+        return pd.DataFrame(columns=ORACLE_SHARE_COLUMNS)
+    by_policy = {p: g.set_index("replication") for p, g in metrics.groupby("policy", sort=False)}
+    rows = []
+    for policy in policies:
+        if policy in (uniform, oracle):
+            continue
+        for name in (n for n in names if n in metrics.columns):
+            table = pd.DataFrame(
+                {
+                    "p": by_policy[policy][name],
+                    "u": by_policy[uniform][name],
+                    "o": by_policy[oracle][name],
+                }
+            ).astype(float)
+            table = table[np.isfinite(table.to_numpy()).all(axis=1)]
+            gains = (table["p"] - table["u"]).to_numpy(), (table["o"] - table["u"]).to_numpy()
+            rows.append({"policy": policy, "metric": name, **share_interval(*gains)})
+    return pd.DataFrame(rows, columns=ORACLE_SHARE_COLUMNS)
+
+
+def share_interval(gain: np.ndarray, oracle_gain: np.ndarray) -> dict[str, float | int]:
+    """Return the ratio of mean paired gains with its delta-method standard error and interval.
+
+    See :func:`oracle_shares`: ``share = mean(gain) / mean(oracle_gain)``; NaN where the oracle
+    gains average 0 or there is no replication, no interval with fewer than 2.
+    """
+    n = int(gain.size)
+    out: dict[str, float | int] = {
+        "share": math.nan,
+        "se": math.nan,
+        "n": n,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+    }
+    scale = float(np.mean(oracle_gain)) if n else 0.0
+    if scale == 0.0:
+        return out
+    share = float(np.mean(gain)) / scale
+    out["share"] = share
+    # The interval of the mean of the linearised terms (whose mean is 0 by construction) gives
+    # the half width, in units of the gain; divided by |mean(oracle_gain)|, in units of share.
+    _, sd, _, low, high = interval(gain - share * oracle_gain)
+    if n >= 2:
+        half = (high - low) / 2 / abs(scale)
+        out["se"] = sd / math.sqrt(n) / abs(scale)
+        out["ci_low"], out["ci_high"] = share - half, share + half
+    return out

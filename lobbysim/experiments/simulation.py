@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from lobbysim.metrics import compute_metrics
+from lobbysim.metrics import compute_metrics, tenure_metrics, veteran_kendall_taus
 from lobbysim.scenario import Scenario, load_scenario
 from lobbysim.sim.lobby import LobbySimulation
 from lobbysim.sim.recorder import player_row
@@ -233,8 +233,16 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: CsvSink) -> Simulati
         ],
         dtype={"stronger_side_won": "boolean"},
     )
-    participants = pd.read_csv(sink.path("participants"), usecols=["game_id", "player_id", "team"])
-    waits = pd.read_csv(sink.path("waits"), usecols=["enqueued", "outcome", "wait"])
+    # The metrics by tenure (with a base) also need who waited and when each seat was taken.
+    by_tenure = sim.scenario.base is not None
+    participants = pd.read_csv(
+        sink.path("participants"),
+        usecols=["game_id", "player_id", "team", *(["joined"] if by_tenure else [])],
+    )
+    waits = pd.read_csv(
+        sink.path("waits"),
+        usecols=[*(["player_id"] if by_tenure else []), "enqueued", "outcome", "wait"],
+    )
     players = pd.read_csv(sink.path("players"), usecols=["player_id", "skill", "registered"])
     players = players.sort_values("player_id", ignore_index=True)
     metrics = _metrics(sim, games, participants, waits, players)
@@ -250,18 +258,37 @@ def _metrics(
     waits: pd.DataFrame,
     players: pd.DataFrame,
 ) -> dict[str, float]:
+    """Return the metrics of a finished run (:mod:`lobbysim.metrics`).
+
+    They count from the scenario's ``metrics_start``. The metrics by tenure are added only for
+    a scenario with a player base, so a run without one has exactly the metrics it always had.
+    """
     ids = players.player_id.to_numpy(dtype=np.int64)
     if not np.array_equal(ids, np.arange(len(ids))):
         raise RuntimeError("player records are incomplete")
     final = {name: rater.means(ids) for name, rater in sim.raters}
-    return compute_metrics(
+    scenario = sim.scenario
+    skills = players.skill.to_numpy()
+    registered = players.registered.to_numpy(dtype=bool)
+    metrics = compute_metrics(
         games,
         participants,
         waits,
         final_ratings=final,
         skill_scale={name: bool(rater.skill_scale) for name, rater in sim.raters},
-        skills=players.skill.to_numpy(),
-        registered=players.registered.to_numpy(dtype=bool),
-        warmup=sim.scenario.warmup,
+        skills=skills,
+        registered=registered,
+        warmup=scenario.metrics_start,
         horizon=float(sim.env.now),
     )
+    if scenario.base is not None:
+        start = scenario.metrics_start
+        metrics |= tenure_metrics(
+            games,
+            participants,
+            waits,
+            start=start,
+            newcomer_games=scenario.base.newcomer_games,
+        )
+        metrics |= veteran_kendall_taus(games, participants, final, skills, registered, start=start)
+    return metrics

@@ -1,12 +1,18 @@
 """Opponent-selection policies (docs/model.md, 3.2): SimPy-free, batched, registered by name.
 
 ``POLICIES.create(name, params)`` builds one; ``policy.score(decision)`` scores the candidates and
-``choose(scores, rng)`` picks the best with random tie-breaking.
+``choose(scores, rng)`` picks the best with random tie-breaking. The reference points
+``uniform_random`` (no matchmaking) and ``oracle`` (true skill) carry capability flags the lobby's
+matchmaker honours (:mod:`lobbysim.policies.baselines`).
 """
 
 from lobbysim.policies.base import POLICIES, Decision, OpponentPolicy, choose
 from lobbysim.policies.knowledge_gradient import KnowledgeGradient, kg_lookahead
 from lobbysim.policies.simple import DrawChance, FirstComeFirstServed, PointEstimate, RandomOpponent
+
+# isort: split
+# the reference points are registered (and listed) after the paper's policies and baselines
+from lobbysim.policies.baselines import Oracle, UniformRandom, pairing_of, sees_truth
 
 __all__ = [
     "POLICIES",
@@ -15,8 +21,12 @@ __all__ = [
     "FirstComeFirstServed",
     "KnowledgeGradient",
     "OpponentPolicy",
+    "Oracle",
     "PointEstimate",
     "RandomOpponent",
+    "UniformRandom",
     "choose",
     "kg_lookahead",
+    "pairing_of",
+    "sees_truth",
 ]

@@ -58,7 +58,11 @@ class OpponentPolicy(Protocol):
     """Scores candidate opponents for a focal player; the highest score is chosen.
 
     Class attributes: ``name`` (the registry key) and ``needs_variance`` (True if the policy reads
-    belief variances, so a rater without variances cannot drive it).
+    belief variances, so a rater without variances cannot drive it). Two optional capability
+    flags change what the lobby's matchmaker does with the policy: ``pairing = "uniform"`` (pair
+    uniformly at random over the whole pool, bypassing the assignment and the threshold) and
+    ``sees_truth = True`` (be given the true skills instead of beliefs); see
+    :mod:`lobbysim.policies.baselines`.
     """
 
     name: ClassVar[str]

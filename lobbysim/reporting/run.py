@@ -6,11 +6,14 @@ Reporting only: this module runs no simulation. :func:`write_report` takes the r
 
 - five PNG figures drawn from the record frames pooled over each policy's replications
   (:mod:`lobbysim.reporting.run_figures`), each skipped with a note in the report when it has no
-  data;
-- ``report.md``: the set-up, a table of every metric per policy (mean and 95% interval over
-  replications), for a comparison a table of the paired differences from the baseline with a
-  verdict per metric (:func:`~lobbysim.reporting.verdicts.verdict`), how to read the intervals,
-  and the figures;
+  data; with a persistent player base, a sixth: the driving rater's error by games played
+  (:mod:`lobbysim.reporting.tenure_figures`);
+- ``report.md``: when the policies include both ``uniform_random`` and ``oracle``, the share of
+  the oracle's gain each other policy captures; the set-up, a table of every metric per policy
+  (mean and 95% interval over replications), for a comparison a table of the paired
+  differences from the baseline with a verdict per metric
+  (:func:`~lobbysim.reporting.verdicts.verdict`), with a player base a section on newcomers,
+  veterans and the rating convergence curve, how to read the intervals, and the figures;
 - ``report.html``: the same content as one standalone page.
 
 Both documents are rendered from one list of content blocks
@@ -20,17 +23,25 @@ result: writing the same result twice gives identical text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.experiments.replications import (
+    ORACLE_POLICY,
+    UNIFORM_POLICY,
+    ExperimentResult,
+    oracle_shares,
+)
 from lobbysim.intervals import CONFIDENCE
+from lobbysim.metrics import VETERAN_GAMES
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
     format_interval,
+    format_number,
     md_code,
     md_figure,
     md_heading,
@@ -40,7 +51,10 @@ from lobbysim.reporting.document import (
     write_documents,
 )
 from lobbysim.reporting.run_figures import write_figures
+from lobbysim.reporting.run_frames import Frames
+from lobbysim.reporting.tenure_figures import convergence_table, driver_curves, reference_text
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
+from lobbysim.scenario import BaseConfig
 
 
 def _minutes(value: float) -> str:
@@ -101,6 +115,96 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
     return header, rows
 
 
+ORACLE_METRIC_TITLES = {
+    "skill_gap_true_mean": "true skill gap (lower is better)",
+    "draw_prob_true_mean": "true draw probability (higher is better)",
+}
+"""The columns of the oracle-share table: the metrics of
+:data:`~lobbysim.experiments.replications.ORACLE_SHARE_METRICS`."""
+
+
+def _percent_interval(row: pd.Series) -> str:
+    """Return a share as ``"50% [30%, 70%]"`` (``n/a`` without one, ``[n/a]`` no interval)."""
+    share, low, high = (100 * float(row[c]) for c in ("share", "ci_low", "ci_high"))
+    if not math.isfinite(share):
+        return "n/a"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{format_number(share)}% [n/a]"
+    return f"{format_number(share)}% [{format_number(low)}%, {format_number(high)}%]"
+
+
+def oracle_share_table(shares: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Return the header and rows of the oracle-share table: per policy, a column per metric."""
+    header = ["policy", *ORACLE_METRIC_TITLES.values()]
+    rows = []
+    for policy, group in shares.groupby("policy", sort=False):
+        cells = [str(policy)]
+        for metric in ORACLE_METRIC_TITLES:
+            found = group[group["metric"] == metric]
+            cells.append(_percent_interval(found.iloc[0]) if len(found) else "n/a")
+        rows.append(cells)
+    return header, rows
+
+
+def _oracle_blocks(result: ExperimentResult) -> list[Block]:
+    """Return the oracle-share section, or nothing without both reference policies."""
+    shares = oracle_shares(result.metrics)
+    if shares.empty:
+        return []
+    header, rows = oracle_share_table(shares)
+    return [
+        md_heading("Share of the oracle's gain"),
+        md_text(
+            f"How much of the way from {UNIFORM_POLICY} (uniformly random opponents: 0%) to "
+            f"{ORACLE_POLICY} (matching on true skills: 100%) each policy goes: "
+            "(policy - uniform) / (oracle - uniform) of the metric's mean. The policies share "
+            "the replication seeds, so the gains are paired replication by replication; the "
+            "share is the ratio of the mean paired gains, and its "
+            f"{CONFIDENCE:.0%} interval comes from the delta method (a Student-t interval on "
+            "the linearised per-replication terms). Below 0%: worse than random; above 100%: "
+            "better than the oracle (possible by chance, or on the draw probability, which the "
+            "oracle does not maximise pair by pair)."
+        ),
+        md_table(header, rows),
+    ]
+
+
+def _tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> list[Block]:
+    """Return the section on newcomers, veterans and rating convergence (only with a base)."""
+    base = result.scenario.base
+    if base is None:
+        return []
+    blocks = [
+        md_heading("Newcomers, veterans and rating convergence"),
+        md_text(
+            "A player's tenure is the number of games they had played before a moment. The "
+            "newcomer_... and veteran_... metrics above split the queueing spells (by the "
+            "games joined before the spell began) and the seats in games (by the games played "
+            f"before that one) at {base.newcomer_games} games (base.newcomer_games): newcomers "
+            f"below, veterans from there on. *.kendall_tau_veterans ranks the players with at "
+            f"least {VETERAN_GAMES} games."
+        ),
+    ]
+    driver = result.scenario.raters.driver.name
+    if curves is None:
+        blocks.append(
+            md_text(f"No convergence curve: the driving rater {driver} is not on the skill scale.")
+        )
+        return blocks
+    header, rows = convergence_table(curves, result.policies)
+    blocks += [
+        md_text(
+            f"The driving rater {driver}'s root mean squared error against true skill by the "
+            "games a player had finished by the rating sample (samples after the warm-up, "
+            f"registered players): per replication, then the mean over replications "
+            f"[{CONFIDENCE:.0%} confidence interval] and the rating samples behind it. "
+            + reference_text(result)
+        ),
+        md_table(header, rows),
+    ]
+    return blocks
+
+
 INTERVALS_TEXT = (
     f"Every interval is a {CONFIDENCE:.0%} Student-t confidence interval over the replications: "
     "each replication is one independent run, and the interval is where the mean over many "
@@ -146,13 +250,38 @@ def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
         ("Games", f"{mode}, {game.length:g} minutes"),
         ("Arrivals", f"{arrivals.name} ({params})" if params else arrivals.name),
         ("Raters", f"driving: {scenario.raters.driver.name}; shadows: {shadows}"),
+        *_base_items(scenario.base),
+    ]
+
+
+def _base_items(base: BaseConfig | None) -> list[tuple[str, str]]:
+    """Return the set-up line of a persistent player base (none without one)."""
+    if base is None:
+        return []
+    params = ", ".join(f"{k}={v}" for k, v in base.visits.params.items())
+    visits = f"{base.visits.name} ({params})" if params else base.visits.name
+    return [
+        (
+            "Player base",
+            f"{base.size} members at the start, visiting by {visits}; "
+            f"{base.newcomers_per_day:g} newcomers and a leaving hazard of "
+            f"{base.leave_per_day:g} per day; newcomers until {base.newcomer_games} games",
+        )
     ]
 
 
 def report_blocks(
-    result: ExperimentResult, figures: Sequence[FigureOutcome], *, command: str | None = None
+    result: ExperimentResult,
+    figures: Sequence[FigureOutcome],
+    *,
+    command: str | None = None,
+    curves: pd.DataFrame | None = None,
 ) -> list[Block]:
-    """Return the report's content, in order, for the renderers of the document model."""
+    """Return the report's content, in order, for the renderers of the document model.
+
+    ``curves`` are the driving rater's convergence curves
+    (:func:`~lobbysim.reporting.tenure_figures.driver_curves`), shown only with a player base.
+    """
     scenario = result.scenario
     comparison = len(result.policies) >= 2
     blocks = [md_heading(f"Lobby report: {scenario.name}", level=1)]
@@ -169,6 +298,7 @@ def report_blocks(
     else:
         blocks.append(md_text(f"A run of the matchmaking policy {result.baseline}."))
 
+    blocks += _oracle_blocks(result)
     blocks += [md_heading("Set-up"), md_items(_setup_items(result))]
     if command:
         blocks += [md_text("Reproduce with:"), md_code(command)]
@@ -201,6 +331,7 @@ def report_blocks(
             md_table(header, rows),
         ]
 
+    blocks += _tenure_blocks(result, curves)
     blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
     blocks.append(md_heading("Figures"))
     blocks += [md_figure(f) for f in figures]
@@ -223,7 +354,9 @@ def write_report(
         then ``report.md`` and ``report.html``.
     """
     out_dir = Path(out_dir)
-    figures = write_figures(result, out_dir)
-    blocks = report_blocks(result, figures, command=command)
+    frames = Frames(result)
+    curves = driver_curves(result, frames) if result.scenario.base is not None else None
+    figures = write_figures(result, out_dir, frames=frames, curves=curves)
+    blocks = report_blocks(result, figures, command=command, curves=curves)
     markdown, page = write_documents(blocks, out_dir, f"Lobby report: {result.scenario.name}")
     return [*(f.path for f in figures if f.path is not None), markdown, page]

@@ -2,8 +2,10 @@
 
 Five PNG figures pooled over each policy's replications: queue times, true draw probability over
 time, the driving rater's error over time, fairness by skill band and abandonment over time, each
-skipped (with the reason, for the report to say) when it has no data. The per-run statistics come
-from :mod:`lobbysim.metrics`, the ±1 standard-error bands from :mod:`lobbysim.intervals`.
+skipped (with the reason, for the report to say) when it has no data; with a player base, a
+sixth: the driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`). The
+per-run statistics come from :mod:`lobbysim.metrics`, the ±1 standard-error bands from
+:mod:`lobbysim.intervals`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.experiments.simulation import SimulationResult
 from lobbysim.intervals import mean_and_se
 from lobbysim.metrics import (
     MIN_GAMES_FOR_WIN_RATIO,
@@ -28,9 +29,10 @@ from lobbysim.metrics import (
     rating_rmse,
     win_ratio_distance,
 )
-from lobbysim.raters import RATERS
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
+from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
+from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 
 TIME_BINS = 30
 """Bins of simulated time in the over-time figures."""
@@ -49,49 +51,6 @@ FIGURE_FILES = (
 
 _LOBBY_STATES = ("waiting", "playing")
 """Final player states of the players still in the lobby at the horizon."""
-
-
-# --------------------------------------------------------------------------------------------
-# Frames pooled over replications
-
-
-def _frame(run: SimulationResult, kind: str) -> pd.DataFrame | None:
-    """Return one record frame of a run, read back from its CSV file if it was streamed."""
-    frame: pd.DataFrame | None = getattr(run, kind)
-    if frame is None and run.records_dir is not None:
-        path = Path(run.records_dir) / f"{kind}.csv"
-        if path.exists():
-            frame = pd.read_csv(path)
-    return frame
-
-
-class Frames:
-    """The record frames of every run of an experiment, loaded once."""
-
-    def __init__(self, result: ExperimentResult) -> None:
-        self._runs = result.runs
-        self._cache: dict[tuple[str, int, str], pd.DataFrame | None] = {}
-
-    def get(self, policy: str, replication: int, kind: str) -> pd.DataFrame | None:
-        """Return one frame of one replication (0-based) of a policy, or None."""
-        key = (policy, replication, kind)
-        if key not in self._cache:
-            self._cache[key] = _frame(self._runs[policy][replication], kind)
-        return self._cache[key]
-
-    def per_run(self, policy: str, *kinds: str) -> list[tuple[pd.DataFrame, ...]]:
-        """Return per replication of a policy its frames of these kinds (if it has them all)."""
-        out = []
-        for r in range(len(self._runs.get(policy, []))):
-            frames = [self.get(policy, r, kind) for kind in kinds]
-            if all(f is not None for f in frames):
-                out.append(tuple(f for f in frames if f is not None))
-        return out
-
-    def pooled(self, policy: str, kind: str) -> pd.DataFrame | None:
-        """Return the frames of one kind of a policy's replications, concatenated."""
-        frames = [f for (f,) in self.per_run(policy, kind) if not f.empty]
-        return pd.concat(frames, ignore_index=True) if frames else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,22 +221,6 @@ def _draw_probability(
     )
     _band_legend(ax, [warm])
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
-
-
-def driver_on_skill_scale(result: ExperimentResult) -> bool:
-    """Return whether the driving rater's ratings live on the true-skill scale.
-
-    Looked up in the rater registry; for a rater that cannot be looked up, whether its
-    ``rating_rmse`` metric has any value.
-    """
-    name = result.scenario.raters.driver.name
-    try:
-        return bool(RATERS.get(name).skill_scale)
-    except (ValueError, KeyError, AttributeError):
-        column = f"{name}.rating_rmse"
-        if column not in result.metrics.columns:
-            return False
-        return bool(np.isfinite(result.metrics[column].to_numpy(dtype=float)).any())
 
 
 def _rating_error_per_time(
@@ -465,9 +408,24 @@ def _abandonment(
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
-def write_figures(result: ExperimentResult, out_dir: Path) -> list[FigureOutcome]:
-    """Write the report's figures into ``out_dir``; return what became of each."""
+def write_figures(
+    result: ExperimentResult,
+    out_dir: Path,
+    *,
+    frames: Frames | None = None,
+    curves: pd.DataFrame | None = None,
+) -> list[FigureOutcome]:
+    """Write the report's figures into ``out_dir``; return what became of each.
+
+    The five of :data:`FIGURE_FILES`, then, only for a scenario with a player base, the
+    driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`), from
+    ``curves`` when the caller has computed them (:func:`driver_curves`).
+    """
     colours = policy_colours(result.policies)
-    frames = Frames(result)
+    frames = Frames(result) if frames is None else frames
     makers = (_queue_times, _draw_probability, _rating_error, _fairness, _abandonment)
-    return [make(result, frames, Path(out_dir), colours) for make in makers]
+    outcomes = [make(result, frames, Path(out_dir), colours) for make in makers]
+    if result.scenario.base is not None:
+        curves = driver_curves(result, frames) if curves is None else curves
+        outcomes.append(convergence_figure(result, curves, Path(out_dir), colours))
+    return outcomes

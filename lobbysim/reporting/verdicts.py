@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from lobbysim.metrics import VETERAN_GAMES, VETERANS_COUNT
+
 LOWER_IS_BETTER = "lower"
 HIGHER_IS_BETTER = "higher"
 NEUTRAL = "neither"
@@ -35,11 +37,30 @@ METRIC_MEANINGS = {
         "matches, near 1 means skill decides)"
     ),
     "win_ratio_dispersion": "mean |win ratio - 0.5| of players with at least 5 decided games",
+    VETERANS_COUNT: (
+        f"registered players with at least {VETERAN_GAMES} games who played after the warm-up "
+        "(the players of the *.kendall_tau_veterans metrics)"
+    ),
 }
 RATER_METRIC_MEANINGS = {
     "rating_rmse": "root mean squared error of rater {rater}'s final ratings against true skill",
     "kendall_tau": "Kendall's tau between rater {rater}'s final ratings and true skill",
+    "kendall_tau_veterans": (
+        f"Kendall's tau between rater {{rater}}'s final ratings and true skill, among the "
+        f"registered players with at least {VETERAN_GAMES} games ({VETERANS_COUNT} of them)"
+    ),
 }
+TENURE_PREFIXES = {
+    "newcomer_": (
+        "newcomers only: queueing spells and seats in games (one term per seat) of players with "
+        "fewer than base.newcomer_games games before them"
+    ),
+    "veteran_": (
+        "veterans only: queueing spells and seats in games (one term per seat) of players with "
+        "at least base.newcomer_games games before them"
+    ),
+}
+"""The prefixes of the metrics by tenure (runs with a player base), and whom they measure."""
 
 
 CLAIM_VERDICTS = ("supported", "not supported", "contradicted")
@@ -54,15 +75,21 @@ def better_direction(metric: str) -> str:
 
     Lower is better for queue times, the abandonment rate, the true skill gap, the win-ratio
     dispersion and a rater's RMSE; higher for games per hour, the true draw probability and a
-    rater's Kendall's tau. ``stronger_side_win_rate`` (and any unknown metric) is neutral.
+    rater's Kendall's tau (over every rated player or only the veterans). A metric by tenure
+    (``newcomer_...``, ``veteran_...``) goes the way of the metric it measures for its group.
+    ``stronger_side_win_rate``, the count of veterans (and any unknown metric) are neutral.
     """
+    for prefix in TENURE_PREFIXES:
+        if metric.startswith(prefix):
+            metric = metric.removeprefix(prefix)
+            break
     if (
         metric.startswith("queue_time_")
         or metric in LOWER_METRICS
         or metric.endswith(".rating_rmse")
     ):
         return LOWER_IS_BETTER
-    if metric in HIGHER_METRICS or metric.endswith(".kendall_tau"):
+    if metric in HIGHER_METRICS or metric.endswith((".kendall_tau", ".kendall_tau_veterans")):
         return HIGHER_IS_BETTER
     return NEUTRAL
 
@@ -109,6 +136,10 @@ def metric_meaning(metric: str) -> str:
     """Return a one-line description of a metric (empty for an unknown one)."""
     if metric in METRIC_MEANINGS:
         return METRIC_MEANINGS[metric]
+    for prefix, whom in TENURE_PREFIXES.items():
+        measured = metric.removeprefix(prefix)
+        if metric.startswith(prefix) and measured in METRIC_MEANINGS:
+            return f"{METRIC_MEANINGS[measured]}; {whom}"
     rater, _, kind = metric.rpartition(".")
     if rater and kind in RATER_METRIC_MEANINGS:
         return RATER_METRIC_MEANINGS[kind].format(rater=rater)

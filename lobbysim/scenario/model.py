@@ -135,9 +135,11 @@ class MatchmakerConfig:
 
     Attributes:
         policy: the opponent-selection policy (``point_estimate``, ``draw_chance``,
-            ``knowledge_gradient``, ``random``, ``fifo`` or a user class). 1v1 only: team and
-            free-for-all games are formed from players adjacent in rating (see
-            :mod:`lobbysim.policies.groups`), under the same threshold.
+            ``knowledge_gradient``, ``random``, ``fifo``, the references ``uniform_random``
+            and ``oracle`` (:mod:`lobbysim.policies.baselines`) or a user class). 1v1 only:
+            team and free-for-all games are formed from players adjacent in rating (see
+            :mod:`lobbysim.policies.groups`), under the same threshold; but ``oracle`` forms
+            them adjacent in true skill, and ``uniform_random`` at random.
         assignment: ``sequential`` or ``global``, with its parameters (1v1 only).
         tick: minutes between matchmaking passes (it also wakes when a player queues).
         wake_on_arrival: run a pass as soon as a player queues.
@@ -148,6 +150,20 @@ class MatchmakerConfig:
         focal_rank: instead of ids, the focal player by rank of prior mean among the players
             present at the first matchmaking pass: 1 is the highest, -1 the lowest, 25 the 25th
             (the paper's top, bottom and middle cases).
+        rematch_games: no accidental rematches: two players who played each other are not
+            matched again until each has played this many other games since (0: no such rule;
+            None, the default: 1 with a player ``base``, where the same players meet again and
+            again, and 0 without one). In team and free-for-all games it holds for any two
+            players of a group the matchmaker forms (back-filled seats are not checked). The
+            ``uniform_random`` policy, no matchmaking at all, ignores it.
+        rematch_minutes: nor within this many minutes of the end of their game (0: no such
+            rule; in team and free-for-all games, from when the later of the two left it).
+        status_quo: an A/B switch: the policy in force before ``switch_at`` (the scenario's
+            ``policy`` from then on), so that two runs differing only in ``policy`` share
+            everything up to the switch (None: no switch).
+        switch_at: when the policy switches, in minutes (>= 0 and before the horizon; default:
+            the warm-up's end). Needs ``status_quo``. The metrics start at the later of the
+            warm-up's end and the switch (:attr:`Scenario.metrics_start`).
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -162,6 +178,10 @@ class MatchmakerConfig:
         default=None, metadata={"expected": "a list of player ids (whole numbers >= 0)"}
     )
     focal_rank: int | None = None
+    rematch_games: int | None = None
+    rematch_minutes: float = 0.0
+    status_quo: PluginSpec | None = None
+    switch_at: float | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -183,6 +203,31 @@ class MatchmakerConfig:
             f"got {list(self.focal_players)!r}"
             if self.focal_players is not None and min(self.focal_players, default=0) < 0
             else None,
+            None
+            if self.rematch_games is None
+            else whole("matchmaker.rematch_games", self.rematch_games, 0),
+            non_negative("matchmaker.rematch_minutes", self.rematch_minutes),
+            None
+            if self.switch_at is None
+            else non_negative("matchmaker.switch_at", self.switch_at),
+            "matchmaker.switch_at: a switch needs matchmaker.status_quo, the policy in force "
+            f"before it (got switch_at {self.switch_at!r} without one)"
+            if self.switch_at is not None and self.status_quo is None
+            else None,
+        )
+
+    def switch_problem(self, horizon: float) -> str | None:
+        """Return what is wrong with the switch's time given the run's ``horizon``, if anything.
+
+        A switch at or after the horizon would never happen: the run would measure only the
+        status quo, under the name of the new policy.
+        """
+        at = self.switch_at
+        if at is None or not math.isfinite(at) or not math.isfinite(horizon) or at < horizon:
+            return None
+        return (
+            f"matchmaker.switch_at: {at!r} must be before the horizon ({horizon!r}): the "
+            "policy would never switch"
         )
 
 
@@ -247,6 +292,41 @@ class SweepConfig:
 
 
 @dataclass(frozen=True)
+class BaseConfig:
+    """A persistent base of registered players who visit the lobby again and again.
+
+    Without a base (the default) every arrival of ``arrivals`` is a new player who plays one
+    visit. With one, ``size`` players are registered at time 0 and each visits by the visit
+    model (a rate per day shaped by a time-of-day profile, or a user class); newcomers join the
+    base at ``newcomers_per_day`` and members leave it for good at the hazard ``leave_per_day``.
+    A member keeps one id, one true skill and every rater's belief across visits. The arrivals
+    of ``arrivals`` still come, as guests of one visit each.
+
+    Attributes:
+        size: registered players at the start (>= 1).
+        visits: the visit model (default ``daily``: see :mod:`lobbysim.visits`).
+        newcomers_per_day: new members joining per day (shaped by the visit model's profile).
+        leave_per_day: each member's hazard of leaving the base for good, per day.
+        newcomer_games: a player's first ``newcomer_games`` games count as a newcomer's in the
+            metrics by tenure (>= 1).
+    """
+
+    size: int = 1000
+    visits: PluginSpec = field(default_factory=lambda: PluginSpec("daily"))
+    newcomers_per_day: float = 0.0
+    leave_per_day: float = 0.0
+    newcomer_games: int = 20
+
+    def __post_init__(self) -> None:
+        check(
+            whole("base.size", self.size, 1),
+            non_negative("base.newcomers_per_day", self.newcomers_per_day),
+            non_negative("base.leave_per_day", self.leave_per_day),
+            whole("base.newcomer_games", self.newcomer_games, 1),
+        )
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One simulated lobby.
 
@@ -261,6 +341,8 @@ class Scenario:
         replications: replications a run makes (each with its own seed).
         sweep: an optional parameter sweep (see :class:`SweepConfig`); ``run`` and ``compare``
             ignore it.
+        base: an optional persistent player base (see :class:`BaseConfig`); without one every
+            arrival is a new player of one visit.
     """
 
     name: str = "scenario"
@@ -276,6 +358,7 @@ class Scenario:
     records: RecordsConfig = field(default_factory=RecordsConfig)
     replications: int = 1
     sweep: SweepConfig | None = None
+    base: BaseConfig | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -292,6 +375,7 @@ class Scenario:
             else None,
             whole("seed", self.seed, 0),
             replications_problem("replications", self.replications),
+            self.matchmaker.switch_problem(self.horizon),
             *self._step_problems(),
         )
 
@@ -324,6 +408,12 @@ class Scenario:
         from lobbysim.scenario.parse import to_data
 
         return to_data(self)
+
+    @property
+    def metrics_start(self) -> float:
+        """Return when the metrics start: the end of the warm-up, or the policy switch if later."""
+        switch = getattr(self.matchmaker, "switch_at", None)
+        return self.warmup if switch is None else max(self.warmup, switch)
 
     def replace(self, **changes: Any) -> Scenario:
         """Return a copy with some top-level fields replaced."""

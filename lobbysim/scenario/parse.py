@@ -175,6 +175,11 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
 # --- scenario -> plain data, and overrides --------------------------------------------------------
 
 
+#: Optional top-level sections left out of :func:`to_data` when unset, so that the plain data (and
+#: the sweep run keys hashed from it) of a scenario without them is what it was before they existed.
+OMITTED_WHEN_UNSET = ("sweep", "base")
+
+
 def to_data(scenario: Scenario) -> dict[str, Any]:
     """Return the scenario as plain data in the form :func:`build` reads (no ``sweep`` if unset)."""
 
@@ -190,8 +195,9 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
         return value
 
     result: dict[str, Any] = plain(scenario)
-    if result.get("sweep") is None:
-        result.pop("sweep", None)
+    for optional in OMITTED_WHEN_UNSET:
+        if result.get(optional) is None:
+            result.pop(optional, None)
     return result
 
 

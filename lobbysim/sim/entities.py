@@ -6,6 +6,7 @@ lobby), :mod:`lobbysim.sim.matchmaker`, :mod:`lobbysim.sim.games` and :mod:`lobb
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +20,10 @@ IdArray = NDArray[np.int64]
 
 _BUFFER = 4096  # random numbers drawn per refill of a buffered stream
 
-# Player states at the end of a run.
+# Player states at the end of a run. A member of a player base is offline between visits and
+# has left once they leave the base for good; guests end abandoned or gone.
 WAITING, PLAYING, ABANDONED, GONE = "waiting", "playing", "abandoned", "gone"
+OFFLINE, LEFT = "offline", "left"
 
 
 class Buffered:
@@ -61,6 +64,10 @@ class Player:
     wins: int = 0
     spell: int = 0  # queueing spell counter, to ignore stale patience timeouts
     unscored: int = 0  # games sat in whose records are not written yet
+    member: bool = False  # of a persistent player base: comes back visit after visit
+    visits: int = 0  # visits started (members)
+    rate: float = 0.0  # visits per day (members)
+    leaves_base_at: float = math.inf  # when a member leaves the base for good
 
 
 @dataclass

@@ -43,6 +43,7 @@ from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.sim.base import PlayerBase
 from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
 from lobbysim.sim.games import Games
@@ -50,6 +51,7 @@ from lobbysim.sim.matchmaker import Matchmaker
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
+from lobbysim.visits import VISITS, VisitModel
 
 GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned_gc
 
@@ -117,8 +119,9 @@ class LobbySimulation:
                 ``sink(kind, rows)`` with kind in ``Records.KINDS``.
 
         Raises:
-            PluginError: a plug-in cannot be built, or the policy needs belief variances that
-                the driving rater does not keep; the message names the scenario field.
+            PluginError: a plug-in cannot be built, or the policy (or the status quo) needs
+                belief variances that the driving rater does not keep; the message names the
+                scenario field.
         """
         if scenario.records.stream and sink is None:
             raise ValueError("records.stream needs a sink to write the records to")
@@ -128,14 +131,25 @@ class LobbySimulation:
         mm = scenario.matchmaker
         arrival_model: ArrivalModel = build_plugin(ARRIVALS, scenario.arrivals, "arrivals")
         policy: OpponentPolicy = build_plugin(POLICIES, mm.policy, "matchmaker.policy")
+        status_quo: OpponentPolicy | None = (
+            None
+            if mm.status_quo is None
+            else build_plugin(POLICIES, mm.status_quo, "matchmaker.status_quo")
+        )
         assignment: Assignment = build_plugin(ASSIGNMENTS, mm.assignment, "matchmaker.assignment")
         threshold = ThresholdSchedule(mm.threshold)
         self.driver, *self.shadows = build_raters(scenario)
-        if policy.needs_variance and not self.driver.has_variance:
-            raise PluginError(
-                f"matchmaker.policy: '{mm.policy.name}' needs belief variances, but the driving "
-                f"rater '{scenario.raters.driver.name}' has none"
-            )
+        for where, spec, chosen in (
+            ("matchmaker.policy", mm.policy, policy),
+            ("matchmaker.status_quo", mm.status_quo, status_quo),
+        ):
+            if spec is None or chosen is None:
+                continue
+            if chosen.needs_variance and not self.driver.has_variance:
+                raise PluginError(
+                    f"{where}: '{spec.name}' needs belief variances, but the driving "
+                    f"rater '{scenario.raters.driver.name}' has none"
+                )
         self.raters: list[tuple[str, Rater]] = [(scenario.raters.driver.name, self.driver)]
         self.raters += [
             (spec.name, r) for spec, r in zip(scenario.raters.shadows, self.shadows, strict=True)
@@ -159,6 +173,13 @@ class LobbySimulation:
             scenario.horizon,
             mm.wake_on_arrival,
         )
+        #: The persistent player base, if the scenario has one.
+        self.base: PlayerBase | None = None
+        if scenario.base is not None:
+            visits: VisitModel = build_plugin(VISITS, scenario.base.visits, "base.visits")
+            self.base = PlayerBase(
+                scenario.base, visits, clock, self.lobby, population, streams, scenario.horizon
+            )
         self.games = Games(
             scenario.game,
             clock,
@@ -184,6 +205,9 @@ class LobbySimulation:
             streams.get("ties"),
             before_pass=self.apply_pending,
             driver_name=scenario.raters.driver.name,
+            status_quo=status_quo,
+            warmup=scenario.warmup,
+            has_base=scenario.base is not None,
         )
 
     # ----------------------------------------------------------------------- set-up and run
@@ -225,7 +249,9 @@ class LobbySimulation:
             gc.set_threshold(*previous)
 
     def start_arrivals(self) -> None:
-        """Start the arrival process (players from the scenario's arrival model)."""
+        """Start the arrivals: the player base's members, then the arrival model's guests."""
+        if self.base is not None:
+            self.base.start()
         self.lobby.start_arrivals()
 
     def start_service(self) -> None:

@@ -10,16 +10,34 @@ A pass first brings the ratings up to date (the ``before_pass`` hook: finished g
 to the raters), then builds the :class:`~lobbysim.policies.assignment.Pool` of waiting players
 from the driving rater's beliefs, with the rater's own match quality and ``beta2``, and the focal
 players (a ``focal_rank`` is resolved at the first pass). 1v1: the assignment strategy, with the
-policy and the quality threshold, returns pairs of pool indices, checked here
-(:func:`check_pairs`), and the games start. Team and free-for-all: open seats of running games
-are back-filled first, then groups of players adjacent in rating are formed
-(:func:`~lobbysim.policies.groups.form_groups`). A game's predicted quality goes into its record
-and must lie in [0, 1]. A plug-in that fails or returns something else stops the run with a
-:class:`~lobbysim.registry.PluginError` naming it.
+policy and the quality threshold, returns pairs of pool indices, checked
+(:func:`~lobbysim.sim.pairing.check_pairs`), and the games start. Team and free-for-all: open
+seats of running games are back-filled first, then groups of players adjacent in rating are
+formed (:func:`~lobbysim.policies.groups.form_groups`). A game's predicted quality goes into its
+record and must lie in [0, 1]. A plug-in that fails or returns something else stops the run with
+a :class:`~lobbysim.registry.PluginError` naming it.
+
+**The policy in force.** With an A/B switch (``matchmaker.status_quo``), passes before
+``switch_at`` use the status-quo policy and passes from ``switch_at`` on the scenario's policy.
+Every random stream is named and none depends on the policy (:mod:`lobbysim.streams`), so two
+runs that differ only in the policy are identical up to the switch. A policy's capability flags
+(:mod:`lobbysim.policies.baselines`) are honoured pass by pass: ``sees_truth`` builds the pool
+from the true skills (variances zero) with the true match quality, ``exp(-(s_i - s_j)^2 /
+(4 beta2))`` for the game's ``beta2``, so the threshold and the recorded quality are the true
+ones; ``pairing = "uniform"`` bypasses the assignment and the threshold: the pool is shuffled with
+the tie-break stream and consecutive players are paired (with focal players, each focal player in
+the shuffled order takes the first free player of it); in team and free-for-all games groups of
+consecutive players are formed the same way. Teams are balanced on the pool's means (the true
+skills, for a policy that sees them); back-fill always goes by the driving rater's means.
+
+**No accidental rematches** (``matchmaker.rematch_games``, ``rematch_minutes``): the pass's
+quality function is wrapped by :class:`~lobbysim.sim.rematch.RematchRule` so that barred pairs
+never clear a threshold; uniform pairing, which reads no quality, ignores the rule.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -34,8 +52,18 @@ from lobbysim.raters import Rater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock, Doorbell
-from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.entities import ABANDONED, GONE, FloatArray, IdArray, Waiting
 from lobbysim.sim.games import Games
+from lobbysim.sim.pairing import (
+    InForce,
+    check_pairs,
+    in_force,
+    rematch_games,
+    switch_time,
+    true_quality,
+    uniform_pairs,
+)
+from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 
 IntArray = NDArray[np.intp]
@@ -58,6 +86,9 @@ class Matchmaker:
         tie_rng: the tie-break stream of the policy and the assignment.
         before_pass: run first in every pass (applies finished games to the raters).
         driver_name: the driving rater's name, for messages.
+        status_quo: the policy in force before the switch (None: no switch).
+        warmup: the scenario's warm-up, the switch's default time.
+        has_base: whether the scenario has a player base (the rematch rule's default).
     """
 
     def __init__(
@@ -75,6 +106,10 @@ class Matchmaker:
         tie_rng: np.random.Generator,
         before_pass: Callable[[], None],
         driver_name: str,
+        *,
+        status_quo: OpponentPolicy | None = None,
+        warmup: float = 0.0,
+        has_base: bool = False,
     ) -> None:
         self.env = clock.env
         self._settings = settings
@@ -84,7 +119,20 @@ class Matchmaker:
         self._lobby = lobby
         self._games = games
         self._driver = driver
-        self._policy = policy
+        self._policy = in_force(policy, settings.policy.name, "matchmaker.policy")
+        self._status_quo = None
+        if status_quo is not None:
+            name = "status_quo" if settings.status_quo is None else settings.status_quo.name
+            self._status_quo = in_force(status_quo, name, "matchmaker.status_quo")
+        #: When the scenario's policy takes over from the status quo (infinity: no switch).
+        self.switch_at = switch_time(settings, warmup) if self._status_quo else math.inf
+        games_apart = rematch_games(settings, has_base)
+        #: Who may not meet whom yet (None: no rematch rule).
+        self.rematch = (
+            RematchRule(self.env, games_apart, settings.rematch_minutes, self._gone)
+            if games_apart > 0 or settings.rematch_minutes > 0
+            else None
+        )
         self._assignment = assignment
         self._threshold = threshold
         self._tie_rng = tie_rng
@@ -138,38 +186,72 @@ class Matchmaker:
         if self._focal_rank is not None:
             self.focal = frozenset([self._player_of_rank(self._focal_rank)])
             self._focal_rank = None
+        policy = self.policy_in_force()
         waiting = list(lobby.pool.values())
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
-        mu = self._driver.means(ids)
-        variances = self._driver.variances(ids)
-        var = np.zeros_like(mu) if variances is None else variances
+        pool, quality = self._pool(waiting, ids, policy)
+        if self._rules.mode != "1v1":
+            self._group_pass(waiting, ids, pool, quality, policy)
+            return
+        if policy.uniform:
+            pairs = uniform_pairs(pool.size, self._tie_rng, pool.focal)
+        else:
+            pairs = self._pairs(pool, policy)
+        if len(pairs) == 0:
+            return
+        values = quality(pairs[:, 0], pairs[:, 1]).tolist()
+        self._check_quality(values)
+        rematch = self.rematch
+        if rematch is not None and not policy.uniform and pool.quality_fn is not quality:
+            self._check_not_barred(pairs, pool.quality_fn)
+        for (a, b), q in zip(pairs.tolist(), values, strict=True):
+            games.start_1v1(waiting[a], waiting[b], q)
+            if rematch is not None:
+                rematch.met((waiting[a], waiting[b]))
+
+    def policy_in_force(self) -> InForce:
+        """Return the policy of a pass now: the status quo before the switch, else the policy."""
+        if self._status_quo is not None and self.env.now < self.switch_at:
+            return self._status_quo
+        return self._policy
+
+    def _pool(
+        self, waiting: list[Waiting], ids: IdArray, policy: InForce
+    ) -> tuple[Pool, QualityFn]:
+        """Return the pass's pool and its match quality (the pool's own bars rematches).
+
+        The pool holds the driving rater's beliefs, or for a policy that sees the truth the
+        true skills with zero variances, the true match quality and the game's ``beta2``.
+        """
+        n = len(waiting)
+        if policy.truth:
+            mu = np.fromiter((w.player.skill for w in waiting), dtype=np.float64, count=n)
+            var = np.zeros_like(mu)
+            beta2 = self._rules.beta2
+            quality = true_quality(mu, beta2)
+        else:
+            mu = self._driver.means(ids)
+            variances = self._driver.variances(ids)
+            var = np.zeros_like(mu) if variances is None else variances
+            beta2 = self.beta2
+            quality = self._quality_fn(ids)
         now = self.env.now
-        waited = now - np.fromiter((w.since for w in waiting), dtype=np.float64, count=len(ids))
+        waited = now - np.fromiter((w.since for w in waiting), dtype=np.float64, count=n)
         focal = None
         if self.focal is not None:
             focal = np.fromiter((pid in self.focal for pid in ids.tolist()), dtype=bool)
-        games_played = np.fromiter(
-            (w.player.games for w in waiting), dtype=np.int64, count=len(ids)
-        )
+        games_played = np.fromiter((w.player.games for w in waiting), dtype=np.int64, count=n)
+        rematch = self.rematch
         pool = Pool(
             mu=mu,
             var=var,
             waited=waited,
-            beta2=self.beta2,
-            quality_fn=self._quality_fn(ids),
+            beta2=beta2,
+            quality_fn=quality if rematch is None else rematch.mask(quality, ids.tolist()),
             focal=focal,
             games_played=games_played,
         )
-        if self._rules.mode != "1v1":
-            self._group_pass(waiting, pool)
-            return
-        pairs = self._pairs(pool)
-        if len(pairs) == 0:
-            return
-        quality = pool.quality_fn(pairs[:, 0], pairs[:, 1]).tolist()
-        self._check_quality(quality)
-        for (a, b), q in zip(pairs.tolist(), quality, strict=True):
-            games.start_1v1(waiting[a], waiting[b], q)
+        return pool, quality
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""
@@ -180,43 +262,80 @@ class Matchmaker:
 
         return pool_quality
 
-    def _pairs(self, pool: Pool) -> IntArray:
+    def _pairs(self, pool: Pool, policy: InForce) -> IntArray:
         """Ask the assignment for this pass's pairs; check them (a problem names the plug-in)."""
         name = self._settings.assignment.name
         try:
             pairs = self._assignment.pairs(
-                pool, self._policy, self._threshold, self._tie_rng, self.n_passes
+                pool, policy.policy, self._threshold, self._tie_rng, self.n_passes
             )
         except PluginError:
             raise
         except Exception as exc:  # a plug-in's own bug: name it, no traceback
             raise PluginError(
                 f"matchmaker.assignment: '{name}' failed in pairs() with the policy "
-                f"'{self._settings.policy.name}': {type(exc).__name__}: {_one_line(exc)}"
+                f"'{policy.name}': {type(exc).__name__}: {_one_line(exc)}"
             ) from None
         return check_pairs(name, pairs, pool.size)
 
-    def _group_pass(self, waiting: list[Waiting], pool: Pool) -> None:
+    def _check_not_barred(self, pairs: IntArray, masked: QualityFn) -> None:
+        """Refuse a pair the rematch rule bars (an assignment that ignores the threshold)."""
+        barred = np.isneginf(masked(pairs[:, 0], pairs[:, 1]))
+        if barred.any():
+            a, b = pairs[int(np.argmax(barred))].tolist()
+            raise PluginError(
+                f"matchmaker.assignment: '{self._settings.assignment.name}' returned the pair "
+                f"{[a, b]} of players who may not meet again yet (matchmaker.rematch_games, "
+                "matchmaker.rematch_minutes): a pair must clear the quality threshold"
+            )
+
+    def _group_pass(
+        self,
+        waiting: list[Waiting],
+        ids: IdArray,
+        pool: Pool,
+        quality: QualityFn,
+        policy: InForce,
+    ) -> None:
         """Back-fill open seats of running games, then form new games from the rest."""
-        games = self._games
+        games, rematch = self._games, self.rematch
         free = np.ones(len(waiting), dtype=bool)
         if games.has_open_seats:
-            games.backfill(waiting, pool.mu, free)
+            games.backfill(waiting, self._driver.means(ids) if policy.truth else pool.mu, free)
+            if rematch is not None:
+                rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         size = self._rules.seats
         left = np.flatnonzero(free)
         if left.size < size:
             return
-        quality_fn = pool.quality_fn
+        masked = pool.quality_fn
 
         def sub_quality(i: IntArray, j: IntArray) -> FloatArray:
-            return quality_fn(left[i], left[j])
+            return quality(left[i], left[j])
 
-        groups = form_groups(pool.mu[left], pool.waited[left], size, sub_quality, self._threshold)
+        def sub_masked(i: IntArray, j: IntArray) -> FloatArray:
+            return masked(left[i], left[j])
+
+        if policy.uniform:
+            order = self._tie_rng.permutation(left.size)
+            groups = list(order[: left.size - left.size % size].reshape(-1, size))
+        else:
+            groups = form_groups(
+                pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
+            )
         for group in groups:
             members = left[group]
             q = float(sub_quality(*_all_pairs(group)).mean())
             self._check_quality([q])
-            games.start_group([waiting[i] for i in members.tolist()], pool.mu[members], q)
+            seated = [waiting[i] for i in members.tolist()]
+            games.start_group(seated, pool.mu[members], q)
+            if rematch is not None:
+                rematch.met(seated)
+
+    def _gone(self, pid: int) -> bool:
+        """Return whether player ``pid`` has left for good (written out, or a finished guest)."""
+        player = self._lobby.players[pid]
+        return player is None or player.state in (GONE, ABANDONED)
 
     def _check_quality(self, values: list[float]) -> None:
         """Check the match qualities of the games about to start (they go into the records)."""
@@ -237,54 +356,6 @@ class Matchmaker:
             )
         order = ids[np.argsort(-self._driver.means(ids), kind="stable")]
         return int(order[rank - 1] if rank > 0 else order[rank])
-
-
-def check_pairs(name: str, pairs: object, n: int) -> IntArray:
-    """Check what an assignment returned for a pool of ``n`` players.
-
-    Args:
-        name: the assignment's name, used in the error message.
-        pairs: its return value.
-        n: the number of waiting players in the pool.
-
-    Returns:
-        The pairs as an ``(n_pairs, 2)`` array of ``intp`` pool indices.
-
-    Raises:
-        PluginError: naming the assignment and the problem: not a numpy array, not of shape
-            ``(n_pairs, 2)``, not integers, an index outside the pool, a player paired with
-            themself, or a player in two pairs.
-    """
-    said = f"matchmaker.assignment: '{name}' returned"
-    if not isinstance(pairs, np.ndarray):
-        raise PluginError(f"{said} {type(pairs).__name__}, not an (n, 2) array of pool indices")
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise PluginError(f"{said} an array of shape {pairs.shape}, not (n, 2)")
-    if not np.issubdtype(pairs.dtype, np.integer):
-        raise PluginError(f"{said} an array of {pairs.dtype}, not of integer pool indices")
-    flat = pairs.ravel().tolist()
-    if not flat or (min(flat) >= 0 and max(flat) < n and len(set(flat)) == len(flat)):
-        return pairs.astype(np.intp, copy=False)
-    # something is wrong: say what, for the first pair where it shows
-    for row, (a, b) in enumerate(pairs.tolist()):
-        if not (0 <= a < n and 0 <= b < n):
-            raise PluginError(
-                f"{said} the pair {[a, b]} (row {row}) with an index outside the pool of {n} "
-                f"waiting players (0..{n - 1})"
-            )
-    seen: dict[int, int] = {}
-    for row, (a, b) in enumerate(pairs.tolist()):
-        if a == b:
-            raise PluginError(
-                f"{said} the pair {[a, b]} (row {row}): a player paired with themself"
-            )
-        for index in (a, b):
-            if index in seen:
-                raise PluginError(
-                    f"{said} the pool index {index} in two pairs (rows {seen[index]} and {row})"
-                )
-            seen[index] = row
-    raise AssertionError("unreachable: the pairs passed every check")  # pragma: no cover
 
 
 def _one_line(exc: BaseException) -> str:

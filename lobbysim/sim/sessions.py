@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.entities import (
     ABANDONED,
     GONE,
+    LEFT,
+    OFFLINE,
     PLAYING,
     WAITING,
     Buffered,
@@ -84,7 +87,9 @@ class Lobby:
         #: Players waiting or playing, in arrival order.
         self.present: dict[int, None] = {}
         self._state_counts = {ABANDONED: 0, GONE: 0}  # of players already forgotten
-        self._registered = 0  # players the raters know about (>= len(self.players))
+        self._reserved: deque[int] = deque()  # ids registered ahead, not yet arrived
+        #: Called when a member of a player base ends a visit (set by the base).
+        self.on_visit_end: Callable[[Player], None] | None = None
         self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
         self._next_renege_check = math.inf
         patience_rng = streams.get("patience")
@@ -98,17 +103,21 @@ class Lobby:
         """Start the arrival process (players from the arrival model, until the horizon)."""
         self.env.process(self._arrivals())
 
-    def register(self, batch: PlayerBatch) -> None:
-        """Tell the raters about players who will arrive next (ids in arrival order).
+    def register(self, batch: PlayerBatch) -> IdArray:
+        """Give ids to players who will arrive next and tell the raters; return the ids.
 
         The arrival process registers a whole window's players in one call, which is much cheaper
-        than one call per arrival; a rater is only ever asked about players who have arrived.
+        than one call per arrival. Ids are given in registration order; the players arrive in
+        that order too (:meth:`add_players` takes the reserved ids first in, first out), while
+        members of a player base may join in between (:meth:`join`).
         """
-        first = self._registered
+        first = len(self.players)
         ids = np.arange(first, first + len(batch), dtype=np.int64)
         for r in self._raters:
             r.add_players(ids, batch.mu0, batch.var0)
-        self._registered += len(batch)
+        self.players.extend([None] * len(batch))
+        self._reserved.extend(ids.tolist())
+        return ids
 
     def add_players(self, batch: PlayerBatch, *, registered: bool = False) -> list[int]:
         """Add players who arrive now and start their sessions; return their ids.
@@ -118,15 +127,16 @@ class Lobby:
             registered: True if :meth:`register` was already called for them.
         """
         n = len(batch)
-        first = len(self.players)
         if not registered:
-            if first != self._registered:
+            if self._reserved:
                 raise RuntimeError("players registered ahead must arrive before others are added")
             self.register(batch)
+        reserved = self._reserved
+        ids = [reserved.popleft() for _ in range(n)]
         now = self.env.now
-        for k in range(n):
+        for k, pid in enumerate(ids):
             player = Player(
-                pid=first + k,
+                pid=pid,
                 skill=float(batch.skill[k]),
                 mu0=float(batch.mu0[k]),
                 var0=float(batch.var0[k]),
@@ -134,10 +144,40 @@ class Lobby:
                 games_left=int(batch.session_games[k]),
                 leave_at=now + float(batch.session_minutes[k]),
             )
-            self.players.append(player)
-            self.present[player.pid] = None
+            self.players[pid] = player
+            self.present[pid] = None
             self.env.process(self._session(player))
-        return list(range(first, first + n))
+        return ids
+
+    def join(self, batch: PlayerBatch) -> list[Player]:
+        """Register members of a player base, offline until their first visit; return them."""
+        ids = self.register(batch).tolist()
+        for _ in ids:
+            self._reserved.pop()  # members are registered and present in the lobby at once
+        members = []
+        for k, pid in enumerate(ids):
+            player = Player(
+                pid=pid,
+                skill=float(batch.skill[k]),
+                mu0=float(batch.mu0[k]),
+                var0=float(batch.var0[k]),
+                registered=True,
+                games_left=0,
+                leave_at=self.env.now,
+                state=OFFLINE,
+                member=True,
+            )
+            self.players[pid] = player
+            members.append(player)
+        return members
+
+    def visit(self, player: Player, games: int, minutes: float) -> None:
+        """Start a visit of an offline member: a session of ``games`` games or ``minutes``."""
+        player.games_left = games
+        player.leave_at = self.env.now + minutes
+        player.visits += 1
+        self.present[player.pid] = None
+        self.env.process(self._session(player))
 
     def _arrivals(self) -> Generator[simpy.Event, Any, None]:
         env, horizon = self.env, self._horizon
@@ -178,7 +218,7 @@ class Lobby:
             if game is None:  # reneged: patience (or the session's time) ran out unmatched
                 recorder.wait(player.pid, since, env.now, "abandoned")
                 player.state = ABANDONED
-                self._depart(player)
+                self._end_session(player)
                 return
             recorder.wait(player.pid, since, env.now, "matched")
             player.state = PLAYING
@@ -186,7 +226,7 @@ class Lobby:
             player.games_left -= 1
             if player.games_left <= 0 or env.now >= player.leave_at:
                 player.state = GONE
-                self._depart(player)
+                self._end_session(player)
                 return
 
     def start_playing(self, waiting: Waiting, leave: simpy.Event) -> None:
@@ -194,15 +234,31 @@ class Lobby:
         del self.pool[waiting.pid]
         waiting.event.succeed(leave)
 
+    def _end_session(self, player: Player) -> None:
+        """End a session: a guest departs for good, a member goes offline until the next visit."""
+        if not player.member:
+            self._depart(player)
+            return
+        del self.present[player.pid]
+        player.state = OFFLINE
+        if self.on_visit_end is not None:
+            self.on_visit_end(player)
+
     def _depart(self, player: Player) -> None:
         """Note a player who has left the lobby (the recorder may write them out later)."""
         del self.present[player.pid]
         self._recorder.depart(player)
 
+    def leave_base(self, player: Player) -> None:
+        """Note an offline member who has left the player base for good."""
+        player.state = LEFT
+        self._recorder.depart(player)
+
     def forget(self, players: Sequence[Player]) -> None:
         """Drop departed players that the recorder has written out (streaming)."""
+        counts = self._state_counts
         for p in players:
-            self._state_counts[p.state] += 1
+            counts[p.state] = counts.get(p.state, 0) + 1
             self.players[p.pid] = None
 
     def present_ids(self) -> IdArray:
@@ -214,7 +270,7 @@ class Lobby:
         counts = {WAITING: 0, PLAYING: 0, **self._state_counts}
         for p in self.players:
             if p is not None:
-                counts[p.state] += 1
+                counts[p.state] = counts.get(p.state, 0) + 1
         return counts
 
     # ------------------------------------------------------------------------ reneging

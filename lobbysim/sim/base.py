@@ -1,0 +1,191 @@
+"""A persistent player base: members who join, visit again and again, and leave for good.
+
+:class:`PlayerBase` runs the ``base:`` section of a scenario (:class:`lobbysim.scenario.BaseConfig`)
+on top of the lobby of :mod:`lobbysim.sim.sessions`. At time 0 it registers ``size`` members:
+true skills and the raters' priors from the population model, a visit rate from the visit model
+(:mod:`lobbysim.visits`) and a lifetime in the base (exponential with rate ``leave_per_day``; no
+end with 0). Newcomers join at the visit model's join times and play their first visit at once.
+
+A member's visit is a session of the lobby like a guest's (its games and minutes drawn from the
+population model, its patience per queueing spell); when it ends, the member goes offline and
+the base draws their next visit from the visit model, from that moment on. A member whose next
+visit would come after their lifetime leaves the base instead. Every rater keeps a member's
+state from visit to visit: raters are told about a player once, when they join, so a returning
+member starts each visit with the belief they ended the last one with.
+
+Pending visits are one heap of ``(time, order, player)`` with a single wake-up for the earliest
+(the lobby's reneging uses the same pattern), not a process per member, so an offline member costs
+a heap entry. Randomness comes from named streams (``base``: the members and their lifetimes;
+``visits``: visit times and join times; ``sessions``: each visit's games and minutes), none of
+which the policy draws from: two runs that differ only in the policy are identical until the
+policy first matters.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import numpy as np
+import simpy
+
+from lobbysim.population import Population
+from lobbysim.scenario import BaseConfig
+from lobbysim.sim.clock import Clock
+from lobbysim.sim.entities import Buffered, Player
+from lobbysim.sim.sessions import Lobby
+from lobbysim.streams import Streams
+from lobbysim.visits import MINUTES_PER_DAY, VisitModel, check_times
+
+JOIN_WINDOW = MINUTES_PER_DAY  # minutes of newcomer joins sampled at a time
+
+
+class PlayerBase:
+    """The members of a persistent player base and their visits.
+
+    Args:
+        config: the scenario's ``base`` section.
+        model: the visit model, built from ``config.visits``.
+        clock: the run's clock.
+        lobby: the lobby the members visit; its ``on_visit_end`` is set to this base.
+        population: draws members' skills, priors and each visit's session.
+        streams: the run's random streams (``base``, ``visits``, ``sessions``).
+        horizon: the end of the run (no joins or visits after it).
+    """
+
+    def __init__(
+        self,
+        config: BaseConfig,
+        model: VisitModel,
+        clock: Clock,
+        lobby: Lobby,
+        population: Population,
+        streams: Streams,
+        horizon: float,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self._model_name = config.visits.name
+        self.env = clock.env
+        self._clock = clock
+        self._lobby = lobby
+        self._population = population
+        self._base_rng = streams.get("base")
+        self._visit_rng = streams.get("visits")
+        session_rng = streams.get("sessions")
+        self._sessions = Buffered(lambda n: _session_pairs(population, session_rng, n))
+        self._horizon = horizon
+        self._heap: list[tuple[float, int, int]] = []  # (visit time, order, player id)
+        self._order = 0
+        self._next_wake = math.inf
+        self.members = 0  # members so far (joined at any time)
+        self.left = 0  # members who have left the base
+        lobby.on_visit_end = self.visit_ended
+
+    # ------------------------------------------------------------------ joining
+    def start(self) -> None:
+        """Register the starting members, schedule their first visits, start the newcomers."""
+        self.join(self.config.size, first_visit_now=False)
+        if self.config.newcomers_per_day > 0:
+            self.env.process(self._newcomers())
+
+    def join(self, n: int, *, first_visit_now: bool) -> list[Player]:
+        """Register ``n`` new members now; their first visit is now or drawn from the model."""
+        batch = self._population.sample(self._base_rng, n)
+        members = self._lobby.join(batch)
+        rates = check_times(self._model_name, "rates", self.model.rates(self._base_rng, n), n, 0.0)
+        lifetimes = self._base_rng.standard_exponential(n)
+        now = self.env.now
+        per_day = self.config.leave_per_day
+        for player, rate, life in zip(members, rates.tolist(), lifetimes.tolist(), strict=True):
+            player.rate = rate
+            player.leaves_base_at = now + life / per_day * MINUTES_PER_DAY if per_day else math.inf
+        self.members += n
+        if first_visit_now:
+            for player in members:
+                self._start_visit(player)
+        else:
+            self._schedule(members, self._next_visits(members))
+        return members
+
+    def _schedule(self, members: Sequence[Player], times: Sequence[float]) -> None:
+        """Schedule each member's next visit, or let them leave if it comes after their lifetime."""
+        staying, when = [], []
+        for player, t in zip(members, times, strict=True):
+            if t >= player.leaves_base_at:
+                self.left += 1
+                self._lobby.leave_base(player)
+            else:
+                staying.append(player)
+                when.append(t)
+        self._push(staying, when)
+
+    def _newcomers(self) -> Generator[simpy.Event, Any, None]:
+        env, horizon = self.env, self._horizon
+        start = 0.0
+        while start < horizon:
+            end = min(start + JOIN_WINDOW, horizon)
+            raw = self.model.joins(self._visit_rng, start, end, self.config.newcomers_per_day)
+            times = check_times(self._model_name, "joins", raw, -1, start, end)
+            for t in times.tolist():
+                if t > env.now:
+                    yield self._clock.timeout_at(t)
+                self.join(1, first_visit_now=True)
+            if end > env.now:
+                yield self._clock.timeout_at(end)
+            start = end
+
+    # ------------------------------------------------------------------ visits
+    def _next_visits(self, members: Sequence[Player]) -> list[float]:
+        rates = np.array([p.rate for p in members], dtype=np.float64)
+        raw = self.model.next_visits(self._visit_rng, self.env.now, rates)
+        times = check_times(self._model_name, "next_visits", raw, len(members), self.env.now)
+        return times.tolist()
+
+    def visit_ended(self, player: Player) -> None:
+        """Schedule a member's next visit, or let them leave the base if it comes too late."""
+        self._schedule([player], self._next_visits([player]))
+
+    def _push(self, members: Sequence[Player], times: Sequence[float]) -> None:
+        heap = self._heap
+        earliest = math.inf
+        for player, t in zip(members, times, strict=True):
+            if t >= self._horizon:
+                continue  # after the run: the member stays offline
+            heapq.heappush(heap, (t, self._order, player.pid))
+            self._order += 1
+            earliest = min(earliest, t)
+        if earliest < self._next_wake:
+            self._next_wake = earliest
+            self._clock.timeout_at(earliest).callbacks.append(self._due)
+
+    def _due(self, _event: simpy.Event) -> None:
+        """Start every visit that is due; wake again at the next one."""
+        now = self.env.now
+        heap = self._heap
+        players = self._lobby.players
+        while heap and heap[0][0] <= now:
+            _, _, pid = heapq.heappop(heap)
+            player = players[pid]
+            if player is not None:
+                self._start_visit(player)
+        if heap:
+            if heap[0][0] != self._next_wake or self._next_wake <= now:
+                self._next_wake = heap[0][0]
+                self._clock.timeout_at(heap[0][0]).callbacks.append(self._due)
+        else:
+            self._next_wake = math.inf
+
+    def _start_visit(self, player: Player) -> None:
+        games, minutes = self._sessions.take()
+        self._lobby.visit(player, int(games), minutes)
+
+
+def _session_pairs(population: Population, rng: np.random.Generator, n: int) -> Any:
+    """Return ``n`` (games, minutes) sessions as an object array for :class:`Buffered`."""
+    games, minutes = population.sample_sessions(rng, n)
+    pairs = np.empty(n, dtype=object)
+    pairs[:] = list(zip(games.tolist(), minutes.tolist(), strict=True))
+    return pairs

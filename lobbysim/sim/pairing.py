@@ -1,0 +1,144 @@
+"""The parts of a matchmaking pass that need no lobby: the policy in force, the pairs it gets.
+
+* :class:`InForce`: a policy with its capability flags (:mod:`lobbysim.policies.baselines`) read
+  and checked once, and the defaults of the switch (:func:`switch_time`) and of the rematch rule
+  (:func:`rematch_games`) resolved from the scenario.
+* :func:`true_quality`: the match quality a policy that sees the truth is given.
+* :func:`uniform_pairs`: the pairs of ``pairing = "uniform"``: consecutive players of a shuffle
+  of the whole pool, no assignment and no threshold.
+* :func:`check_pairs`: what an assignment returned, checked before any game starts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.policies import OpponentPolicy, pairing_of, sees_truth
+from lobbysim.policies.assignment import QualityFn
+from lobbysim.registry import PluginError
+from lobbysim.scenario import MatchmakerConfig
+from lobbysim.sim.entities import FloatArray
+
+IntArray = NDArray[np.intp]
+
+
+class InForce(NamedTuple):
+    """A policy the matchmaker may use, with its name and its capability flags."""
+
+    policy: OpponentPolicy
+    name: str
+    uniform: bool  # pairing = "uniform": no assignment, no threshold, no rematch rule
+    truth: bool  # sees_truth: the pool holds true skills and the true match quality
+
+
+def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
+    """Return ``policy`` with its flags read and checked (a bad flag names ``field_name``)."""
+    try:
+        return InForce(policy, name, pairing_of(policy) == "uniform", sees_truth(policy))
+    except ValueError as exc:
+        raise PluginError(f"{field_name}: '{name}': {exc}") from None
+
+
+def rematch_games(settings: MatchmakerConfig, has_base: bool) -> int:
+    """Return ``settings.rematch_games``, its default resolved: 1 with a player base, else 0."""
+    if settings.rematch_games is not None:
+        return settings.rematch_games
+    return 1 if has_base else 0
+
+
+def switch_time(settings: MatchmakerConfig, warmup: float) -> float:
+    """Return when the policy switches: ``switch_at``, by default the warm-up's end; never
+    (infinity) without a status quo."""
+    if settings.status_quo is None:
+        return math.inf
+    return warmup if settings.switch_at is None else settings.switch_at
+
+
+def true_quality(skill: FloatArray, beta2: float) -> QualityFn:
+    """Return the true match quality of pool indices: TrueSkill's quality with no uncertainty,
+    ``exp(-(s_i - s_j)^2 / (4 beta2))`` for true skills ``skill`` and the game's ``beta2``."""
+
+    def pool_quality(i: IntArray, j: IntArray) -> FloatArray:
+        gap = skill[i] - skill[j]
+        return np.exp(-(gap * gap) / (4.0 * beta2))
+
+    return pool_quality
+
+
+def uniform_pairs(n: int, rng: np.random.Generator, focal: NDArray[np.bool_] | None) -> IntArray:
+    """Return uniformly random pairs of a pool of ``n``: consecutive players of a shuffle.
+
+    With focal players (``focal``), each focal player in the shuffled order takes the first free
+    player of that order: uniform among those still free, since the shuffle's order of the rest
+    is. Every call draws one permutation of ``n`` from ``rng``.
+    """
+    order = rng.permutation(n)
+    if focal is None:
+        return order[: n - n % 2].reshape(-1, 2).astype(np.intp)
+    free = np.ones(n, dtype=bool)
+    out: list[tuple[int, int]] = []
+    first = 0  # the first free position of the shuffled order never moves back
+    for i in order.tolist():
+        if not (free[i] and focal[i]):
+            continue
+        free[i] = False
+        while first < n and not free[order[first]]:
+            first += 1
+        if first == n:
+            break
+        j = int(order[first])
+        free[j] = False
+        out.append((i, j))
+    return np.array(out, dtype=np.intp).reshape(-1, 2)
+
+
+def check_pairs(name: str, pairs: object, n: int) -> IntArray:
+    """Check what an assignment returned for a pool of ``n`` players.
+
+    Args:
+        name: the assignment's name, used in the error message.
+        pairs: its return value.
+        n: the number of waiting players in the pool.
+
+    Returns:
+        The pairs as an ``(n_pairs, 2)`` array of ``intp`` pool indices.
+
+    Raises:
+        PluginError: naming the assignment and the problem: not a numpy array, not of shape
+            ``(n_pairs, 2)``, not integers, an index outside the pool, a player paired with
+            themself, or a player in two pairs.
+    """
+    said = f"matchmaker.assignment: '{name}' returned"
+    if not isinstance(pairs, np.ndarray):
+        raise PluginError(f"{said} {type(pairs).__name__}, not an (n, 2) array of pool indices")
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise PluginError(f"{said} an array of shape {pairs.shape}, not (n, 2)")
+    if not np.issubdtype(pairs.dtype, np.integer):
+        raise PluginError(f"{said} an array of {pairs.dtype}, not of integer pool indices")
+    flat = pairs.ravel().tolist()
+    if not flat or (min(flat) >= 0 and max(flat) < n and len(set(flat)) == len(flat)):
+        return pairs.astype(np.intp, copy=False)
+    # something is wrong: say what, for the first pair where it shows
+    for row, (a, b) in enumerate(pairs.tolist()):
+        if not (0 <= a < n and 0 <= b < n):
+            raise PluginError(
+                f"{said} the pair {[a, b]} (row {row}) with an index outside the pool of {n} "
+                f"waiting players (0..{n - 1})"
+            )
+    seen: dict[int, int] = {}
+    for row, (a, b) in enumerate(pairs.tolist()):
+        if a == b:
+            raise PluginError(
+                f"{said} the pair {[a, b]} (row {row}): a player paired with themself"
+            )
+        for index in (a, b):
+            if index in seen:
+                raise PluginError(
+                    f"{said} the pool index {index} in two pairs (rows {seen[index]} and {row})"
+                )
+            seen[index] = row
+    raise AssertionError("unreachable: the pairs passed every check")  # pragma: no cover
