@@ -44,6 +44,7 @@ from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin, build_raters
 from lobbysim.streams import Streams
 from lobbysim.validation import check_run_options
+from lobbysim.visits import VISITS
 
 Progress = Callable[[int, int], None]
 
@@ -94,8 +95,10 @@ def plugin_problems(data: Mapping[str, Any]) -> list[str]:
     fields: list[tuple[Registry[Any], str, Any]] = [
         (ARRIVALS, "arrivals", _at(data, "arrivals")),
         (POLICIES, "matchmaker.policy", _at(data, "matchmaker", "policy")),
+        (POLICIES, "matchmaker.status_quo", _at(data, "matchmaker", "status_quo")),
         (ASSIGNMENTS, "matchmaker.assignment", _at(data, "matchmaker", "assignment")),
         (RATERS, "raters.driver", _at(data, "raters", "driver")),
+        (VISITS, "base.visits", _at(data, "base", "visits")),
     ]
     shadows = _at(data, "raters", "shadows")
     if isinstance(shadows, list | tuple):
@@ -318,6 +321,7 @@ def plugins_text() -> str:
         ("policies (matchmaker.policy)", POLICIES),
         ("assignment strategies (matchmaker.assignment)", ASSIGNMENTS),
         ("raters (raters.driver, raters.shadows)", RATERS),
+        ("visit models (base.visits)", VISITS),
     ]
     for title, registry in families:
         lines.append(f"{title}:")

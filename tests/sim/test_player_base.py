@@ -236,3 +236,20 @@ def test_a_visit_model_returning_past_times_is_named() -> None:
     assert "visit model 'tests.sim.test_player_base:EarlyVisits': next_visits returned" in str(
         info.value
     )
+
+
+def test_validate_names_every_bad_plug_in_of_a_base_scenario_at_once(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lobbysim.cli import main
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "base: {visits: {name: daily, per_dya: 2}}\nmatchmaker: {status_quo: drawchance}\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "matchmaker.status_quo: unknown policy 'drawchance' (did you mean 'draw_chance'?)" in err
+    assert "base.visits: visit model 'daily' has no parameter 'per_dya' (did you mean" in err
+    assert "Traceback" not in err
