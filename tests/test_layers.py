@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.scenario",
             "lobbysim.arrivals",
             "lobbysim.visits",
+            "lobbysim.retention",
             "lobbysim.population",
             "lobbysim.policies",
             "lobbysim.raters",

@@ -31,6 +31,7 @@ from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.population import Population
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
+from lobbysim.retention import RETENTION
 from lobbysim.scenario import (
     GameRules,
     Scenario,
@@ -99,6 +100,7 @@ def plugin_problems(data: Mapping[str, Any]) -> list[str]:
         (ASSIGNMENTS, "matchmaker.assignment", _at(data, "matchmaker", "assignment")),
         (RATERS, "raters.driver", _at(data, "raters", "driver")),
         (VISITS, "base.visits", _at(data, "base", "visits")),
+        (RETENTION, "base.retention", _at(data, "base", "retention")),
     ]
     shadows = _at(data, "raters", "shadows")
     if isinstance(shadows, list | tuple):
@@ -322,6 +324,7 @@ def plugins_text() -> str:
         ("assignment strategies (matchmaker.assignment)", ASSIGNMENTS),
         ("raters (raters.driver, raters.shadows)", RATERS),
         ("visit models (base.visits)", VISITS),
+        ("retention models (base.retention)", RETENTION),
     ]
     for title, registry in families:
         lines.append(f"{title}:")

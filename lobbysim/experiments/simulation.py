@@ -261,7 +261,8 @@ def _metrics(
     """Return the metrics of a finished run (:mod:`lobbysim.metrics`).
 
     They count from the scenario's ``metrics_start``. The metrics by tenure are added only for
-    a scenario with a player base, so a run without one has exactly the metrics it always had.
+    a scenario with a player base, and the retention metrics only for a base with a retention
+    model, so a run without them has exactly the metrics it always had.
     """
     ids = players.player_id.to_numpy(dtype=np.int64)
     if not np.array_equal(ids, np.arange(len(ids))):
@@ -291,4 +292,6 @@ def _metrics(
             newcomer_games=scenario.base.newcomer_games,
         )
         metrics |= veteran_kendall_taus(games, participants, final, skills, registered, start=start)
+    if sim.base is not None and sim.base.retention is not None:
+        metrics |= sim.base.retention.metrics(float(sim.env.now))
     return metrics

@@ -15,8 +15,18 @@ LOWER_IS_BETTER = "lower"
 HIGHER_IS_BETTER = "higher"
 NEUTRAL = "neither"
 
-LOWER_METRICS = frozenset({"abandonment_rate", "skill_gap_true_mean", "win_ratio_dispersion"})
-HIGHER_METRICS = frozenset({"games_per_hour", "draw_prob_true_mean"})
+LOWER_METRICS = frozenset(
+    {"abandonment_rate", "skill_gap_true_mean", "win_ratio_dispersion", "churn_per_week"}
+)
+HIGHER_METRICS = frozenset(
+    {
+        "games_per_hour",
+        "draw_prob_true_mean",
+        "daily_active_players",
+        "visits_per_member_week",
+        *(f"retained_decile_{k}" for k in range(1, 11)),
+    }
+)
 
 NO_DIFFERENCE = "no significant difference"
 NO_VERDICT = "no verdict (neither direction is better)"
@@ -37,6 +47,16 @@ METRIC_MEANINGS = {
         "matches, near 1 means skill decides)"
     ),
     "win_ratio_dispersion": "mean |win ratio - 0.5| of players with at least 5 decided games",
+    "daily_active_players": "members of the base who started a visit, per day (retention on)",
+    "visits_per_member_week": "visits per member of the base and week (retention on)",
+    "churn_per_week": "share of the base's members leaving for good per week (retention on)",
+    **{
+        f"retained_decile_{k}": (
+            f"share of the members in true skill decile {k} (1 lowest) at the start of the "
+            "metrics still in the base at the end (retention on)"
+        )
+        for k in range(1, 11)
+    },
     VETERANS_COUNT: (
         f"registered players with at least {VETERAN_GAMES} games who played after the warm-up "
         "(the players of the *.kendall_tau_veterans metrics)"

@@ -309,6 +309,10 @@ class BaseConfig:
         leave_per_day: each member's hazard of leaving the base for good, per day.
         newcomer_games: a player's first ``newcomer_games`` games count as a newcomer's in the
             metrics by tenure (>= 1).
+        retention: a retention model (``experience``, or a user class: see
+            :mod:`lobbysim.retention`): after each visit, whether the member leaves for good and
+            how soon they come back depend on the visit's experience (None: only
+            ``leave_per_day``). It also adds the retention metrics.
     """
 
     size: int = 1000
@@ -316,6 +320,7 @@ class BaseConfig:
     newcomers_per_day: float = 0.0
     leave_per_day: float = 0.0
     newcomer_games: int = 20
+    retention: PluginSpec | None = None
 
     def __post_init__(self) -> None:
         check(

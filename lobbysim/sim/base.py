@@ -32,8 +32,11 @@ import numpy as np
 import simpy
 
 from lobbysim.population import Population
+from lobbysim.records import GameResult
+from lobbysim.retention import RetentionModel
 from lobbysim.scenario import BaseConfig
 from lobbysim.sim.clock import Clock
+from lobbysim.sim.engagement import Retention
 from lobbysim.sim.entities import Buffered, Player
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
@@ -53,6 +56,8 @@ class PlayerBase:
         population: draws members' skills, priors and each visit's session.
         streams: the run's random streams (``base``, ``visits``, ``sessions``).
         horizon: the end of the run (no joins or visits after it).
+        retention: the retention model, if any (built from ``config.retention``).
+        metrics_start: when the retention metrics start counting.
     """
 
     def __init__(
@@ -64,6 +69,8 @@ class PlayerBase:
         population: Population,
         streams: Streams,
         horizon: float,
+        retention: RetentionModel | None = None,
+        metrics_start: float = 0.0,
     ) -> None:
         self.config = config
         self.model = model
@@ -83,6 +90,12 @@ class PlayerBase:
         self.members = 0  # members so far (joined at any time)
         self.left = 0  # members who have left the base
         lobby.on_visit_end = self.visit_ended
+        self.retention: Retention | None = None
+        if retention is not None:
+            self.retention = Retention(
+                self, retention, config.retention.name if config.retention else "?", streams
+            )
+            self.retention.watch(lobby, metrics_start)
 
     # ------------------------------------------------------------------ joining
     def start(self) -> None:
@@ -115,8 +128,7 @@ class PlayerBase:
         staying, when = [], []
         for player, t in zip(members, times, strict=True):
             if t >= player.leaves_base_at:
-                self.left += 1
-                self._lobby.leave_base(player)
+                self.leave(player)
             else:
                 staying.append(player)
                 when.append(t)
@@ -145,8 +157,33 @@ class PlayerBase:
         return times.tolist()
 
     def visit_ended(self, player: Player) -> None:
-        """Schedule a member's next visit, or let them leave the base if it comes too late."""
+        """Schedule a member's next visit, or let them leave the base if it comes too late.
+
+        With a retention model the decision waits until every game of the visit is scored
+        (:class:`Retention`).
+        """
+        if self.retention is not None:
+            self.retention.visit_ended(player)
+            return
         self._schedule([player], self._next_visits([player]))
+
+    def observe(self, games: Sequence[GameResult]) -> None:
+        """Take note of freshly scored games (for the retention model, if any)."""
+        if self.retention is not None:
+            self.retention.observe(games)
+
+    def leave(self, player: Player) -> None:
+        """Let an offline member leave the base for good now."""
+        self.left += 1
+        self._lobby.leave_base(player)
+        if self.retention is not None:
+            self.retention.left(player)
+
+    def return_later(self, player: Player, delay: float) -> None:
+        """Schedule a member's next visit with its gap multiplied by ``delay``."""
+        (t,) = self._next_visits([player])
+        now = self.env.now
+        self._schedule([player], [now + (t - now) * delay])
 
     def _push(self, members: Sequence[Player], times: Sequence[float]) -> None:
         heap = self._heap
@@ -180,6 +217,8 @@ class PlayerBase:
 
     def _start_visit(self, player: Player) -> None:
         games, minutes = self._sessions.take()
+        if self.retention is not None:
+            self.retention.visit_started(player)
         self._lobby.visit(player, int(games), minutes)
 
 

@@ -42,6 +42,7 @@ from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSched
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.registry import PluginError, declared_parameters
+from lobbysim.retention import RETENTION
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.base import PlayerBase
 from lobbysim.sim.clock import Clock, Doorbell
@@ -177,8 +178,18 @@ class LobbySimulation:
         self.base: PlayerBase | None = None
         if scenario.base is not None:
             visits: VisitModel = build_plugin(VISITS, scenario.base.visits, "base.visits")
+            spec = scenario.base.retention
+            retention = None if spec is None else build_plugin(RETENTION, spec, "base.retention")
             self.base = PlayerBase(
-                scenario.base, visits, clock, self.lobby, population, streams, scenario.horizon
+                scenario.base,
+                visits,
+                clock,
+                self.lobby,
+                population,
+                streams,
+                scenario.horizon,
+                retention=retention,
+                metrics_start=scenario.metrics_start,
             )
         self.games = Games(
             scenario.game,
@@ -293,6 +304,8 @@ class LobbySimulation:
         if games:
             for _, rater in self.raters:
                 rater.update(games)
+            if self.base is not None:
+                self.base.observe(games)
         if self.recorder.streaming:
             self.lobby.forget(self.recorder.write_departed())
             self.recorder.flush()

@@ -90,6 +90,9 @@ class Lobby:
         self._reserved: deque[int] = deque()  # ids registered ahead, not yet arrived
         #: Called when a member of a player base ends a visit (set by the base).
         self.on_visit_end: Callable[[Player], None] | None = None
+        #: Called with (player, minutes waited, gave up) after each queueing spell (set by a base
+        #: with a retention model).
+        self.on_wait: Callable[[Player, float, bool], None] | None = None
         self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
         self._next_renege_check = math.inf
         patience_rng = streams.get("patience")
@@ -217,10 +220,14 @@ class Lobby:
             game = yield event
             if game is None:  # reneged: patience (or the session's time) ran out unmatched
                 recorder.wait(player.pid, since, env.now, "abandoned")
+                if self.on_wait is not None:
+                    self.on_wait(player, env.now - since, True)
                 player.state = ABANDONED
                 self._end_session(player)
                 return
             recorder.wait(player.pid, since, env.now, "matched")
+            if self.on_wait is not None:
+                self.on_wait(player, env.now - since, False)
             player.state = PLAYING
             yield game
             player.games_left -= 1

@@ -1,0 +1,171 @@
+"""Retention models: whether a member of a player base comes back after a visit, and how soon.
+
+With ``base.retention`` set (:class:`lobbysim.scenario.BaseConfig`), every visit of a member ends
+with a decision of the retention model, made once every game of the visit has been scored: the
+member leaves the base for good with probability ``leave_probability(visit)``, and otherwise their
+next visit comes after the visit model's gap *times* ``return_delay(visit)`` (> 0; 1: as usual).
+``visit`` is a :class:`Visit`, what the member lived through in the visit just ended and the streak
+of losses they carry. A model is a small plug-in with those two verbs; the engine checks what it
+returns (a probability in [0, 1], a finite delay > 0) and names the model in the error, as it does
+for arrival and visit models.
+
+The built-in ``experience`` model is a logistic hazard in the spirit of the engagement model of
+Chen et al., "EOMM: An Engagement Optimized Matchmaking Framework" (WWW 2017), where the chance of
+leaving depends on recent wins, losses and draws; here also on how uneven the games were and on
+time in the queue, the things a matchmaker changes::
+
+    x = intercept + loss_streak * streak + skill_gap * mean_gap + queue * mean_wait
+        + abandoned * gave_up
+    leave_probability = 1 / (1 + exp(-x))
+    return_delay = exp(delay * (x - intercept))
+
+``streak`` is the number of consecutive losses at the end of the visit (carried over from earlier
+visits when the visit had no game), ``mean_gap`` the mean true skill gap of the visit's games (in
+skill units), ``mean_wait`` the mean minutes per queueing spell, ``gave_up`` 1 if the visit ended
+with the member giving up in the queue. A visit as good as it gets (no streak, even games, no
+wait) gives the base rate ``1 / (1 + exp(-intercept))`` and the usual return time; every
+coefficient is a scenario field, and 0 switches its term off.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+from lobbysim.registry import PluginError, Registry
+from lobbysim.validation import real_parameter
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What a member lived through in one visit.
+
+    Attributes:
+        games: games played in the visit.
+        wins, losses: of those games (a draw is neither).
+        streak: consecutive losses at the end of the visit, counted across visits.
+        mean_gap: mean true skill gap of the visit's games (0 without games).
+        mean_wait: mean minutes per queueing spell of the visit.
+        gave_up: the visit ended with the member giving up in the queue.
+        skill: the member's true skill.
+        tenure: games the member has played in all, this visit's included.
+    """
+
+    games: int
+    wins: int
+    losses: int
+    streak: int
+    mean_gap: float
+    mean_wait: float
+    gave_up: bool
+    skill: float
+    tenure: int
+
+
+@runtime_checkable
+class RetentionModel(Protocol):
+    """Whether a member comes back after a visit, and how soon."""
+
+    name: ClassVar[str]
+
+    def leave_probability(self, visit: Visit) -> float:
+        """Return the probability that the member leaves the base for good now, in [0, 1]."""
+        ...
+
+    def return_delay(self, visit: Visit) -> float:
+        """Return the factor (> 0) applied to the gap before the member's next visit."""
+        ...
+
+
+RETENTION: Registry[RetentionModel] = Registry(
+    "retention model", required=("leave_probability", "return_delay")
+)
+
+
+def check_probability(model_name: str, value: object) -> float:
+    """Return a model's leave probability as a float, or raise naming the model."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PluginError(
+            f"retention model '{model_name}': leave_probability returned {value!r}, expected a "
+            "number in [0, 1]"
+        )
+    p = float(value)
+    if not 0.0 <= p <= 1.0:  # also refuses NaN
+        raise PluginError(
+            f"retention model '{model_name}': leave_probability returned {p!r}, outside [0, 1]"
+        )
+    return p
+
+
+def check_delay(model_name: str, value: object) -> float:
+    """Return a model's return delay as a float, or raise naming the model."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PluginError(
+            f"retention model '{model_name}': return_delay returned {value!r}, expected a "
+            "finite number > 0"
+        )
+    d = float(value)
+    if not (math.isfinite(d) and d > 0.0):
+        raise PluginError(
+            f"retention model '{model_name}': return_delay returned {d!r}, expected a finite "
+            "number > 0"
+        )
+    return d
+
+
+@RETENTION.register
+@dataclass(frozen=True)
+class Experience:
+    """A logistic hazard of leaving after each visit, driven by the visit's experience.
+
+    Attributes:
+        intercept: the log-odds of leaving after a visit as good as it gets (default -5.3: a
+            0.5% chance, about a hundred visits on average before leaving).
+        loss_streak: added per loss of the streak at the visit's end.
+        skill_gap: added per unit of mean true skill gap of the visit's games.
+        queue: added per minute of mean queueing time.
+        abandoned: added when the visit ended with the member giving up in the queue.
+        delay: how much a bad visit also delays the next one: the gap is multiplied by
+            ``exp(delay * (x - intercept))`` (0: not at all).
+    """
+
+    name: ClassVar[str] = "experience"
+    intercept: float = -5.3
+    loss_streak: float = 0.3
+    skill_gap: float = 0.3
+    queue: float = 0.2
+    abandoned: float = 1.0
+    delay: float = 0.5
+
+    def __post_init__(self) -> None:
+        real_parameter("intercept", self.intercept)
+        for name in ("loss_streak", "skill_gap", "queue", "abandoned", "delay"):
+            value = real_parameter(name, getattr(self, name))
+            if value < 0:
+                raise ValueError(
+                    f"{name} must be >= 0 (a worse experience never makes staying more likely), "
+                    f"got {value!r}"
+                )
+
+    def predictor(self, visit: Visit) -> float:
+        """Return the log-odds ``x`` of leaving after ``visit``."""
+        return (
+            self.intercept
+            + self.loss_streak * visit.streak
+            + self.skill_gap * visit.mean_gap
+            + self.queue * visit.mean_wait
+            + self.abandoned * float(visit.gave_up)
+        )
+
+    def leave_probability(self, visit: Visit) -> float:
+        """Return the logistic of the predictor (computed without overflow)."""
+        x = self.predictor(visit)
+        if x >= 0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+
+    def return_delay(self, visit: Visit) -> float:
+        """Return ``exp(delay * (x - intercept))``, at least 1 (capped at 1e6)."""
+        return min(math.exp(min(self.delay * (self.predictor(visit) - self.intercept), 50.0)), 1e6)

@@ -1,0 +1,179 @@
+"""Experience-driven retention: the hazard is applied exactly, visits are tallied right."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from lobbysim.experiments.simulation import simulate
+from lobbysim.registry import PluginError
+from lobbysim.retention import RETENTION, Experience, Visit
+from lobbysim.scenario import Scenario
+from lobbysim.sim import LobbySimulation
+from lobbysim.sim.entities import LEFT
+from lobbysim.streams import Streams
+
+DAY = 1440.0
+SEEN: list[tuple[float, int, Visit]] = []
+
+
+def scenario(retention: Any, days: float = 3.0, size: int = 200, **matchmaker: Any) -> Scenario:
+    return Scenario.from_dict(
+        {
+            "name": "retention",
+            "horizon": days * DAY,
+            "warmup": min(DAY, days * DAY / 2),
+            "arrivals": {"name": "none"},
+            "population": {"session_games_mean": 4, "patience_mean": 3},
+            "game": {"length": 10},
+            "matchmaker": {
+                "policy": "draw_chance",
+                "tick": 1.0,
+                "wake_on_arrival": False,
+                "threshold": [[0, 0.6], [2, 0.0]],
+                **matchmaker,
+            },
+            "records": {"ratings_every": 720},
+            "base": {
+                "size": size,
+                "visits": {"name": "daily", "per_day": 3.0},
+                "retention": retention,
+            },
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Recording(Experience):
+    """The experience model, remembering every visit it is asked about."""
+
+    name: ClassVar[str] = "recording"
+
+    def leave_probability(self, visit: Visit) -> float:
+        SEEN.append((math.nan, -1, visit))
+        return super().leave_probability(visit)
+
+
+def test_the_experience_hazard_is_the_logistic_of_its_predictor() -> None:
+    model = Experience(intercept=-3.0, loss_streak=0.5, skill_gap=0.2, queue=0.1, abandoned=1.0)
+    visit = Visit(
+        games=4, wins=1, losses=3, streak=2, mean_gap=1.5, mean_wait=2.0, gave_up=True,
+        skill=0.0, tenure=40,
+    )  # fmt: skip
+    x = -3.0 + 0.5 * 2 + 0.2 * 1.5 + 0.1 * 2.0 + 1.0
+    assert model.leave_probability(visit) == pytest.approx(1 / (1 + math.exp(-x)), rel=1e-15)
+    assert model.return_delay(visit) == pytest.approx(math.exp(0.5 * (x + 3.0)), rel=1e-15)
+    calm = Visit(0, 0, 0, 0, 0.0, 0.0, False, 0.0, 0)
+    assert model.return_delay(calm) == 1.0
+    assert model.leave_probability(calm) == pytest.approx(1 / (1 + math.exp(3.0)))
+
+
+def test_each_decision_uses_the_next_uniform_of_the_retention_stream() -> None:
+    sim = LobbySimulation(scenario({"name": "experience", "intercept": -2.0}), Streams(4))
+    retention = sim.base.retention
+    retention.decisions = []
+    sim.run()
+    decisions = retention.decisions
+    assert len(decisions) > 300
+    uniforms = Streams(4).get("retention").random(len(decisions))
+    for (_, _pid, p, delay, left), u in zip(decisions, uniforms, strict=True):
+        assert left == (u < p)
+        assert (delay is None) == left
+    left_ids = {pid for _, pid, _, _, left in decisions if left}
+    for pid in left_ids:
+        assert sim.players[pid].state == LEFT
+    # The base rate of about 12% a visit, and worse visits more: the leavers' mean p is higher.
+    ps = np.array([d[2] for d in decisions])
+    leavers = np.array([d[4] for d in decisions])
+    assert ps.min() >= 1 / (1 + math.exp(2.0)) - 1e-12
+    assert ps[leavers].mean() > ps[~leavers].mean()
+
+
+def test_a_visit_is_tallied_from_what_the_records_show() -> None:
+    SEEN.clear()
+    spec = {"name": "tests.sim.test_retention:Recording", "intercept": -20.0}
+    sim = LobbySimulation(scenario(spec, days=1.5), Streams(2))
+    sim.run()
+    result_games = sum(v.games for _, _, v in SEEN)
+    assert result_games > 300
+    for _, _, visit in SEEN:
+        assert visit.wins + visit.losses <= visit.games
+        assert visit.games == 0 or visit.mean_gap >= 0
+        assert visit.mean_wait >= 0
+    # Every member game of a decided visit was tallied once: with no one leaving (intercept
+    # -20), the games tallied plus those of visits not yet decided are every member seat.
+    seats = sum(p.games for p in sim.players if p is not None)
+    assert result_games <= seats
+    assert seats - result_games <= 8 * len(sim.lobby.present) + 8 * 200
+
+
+def test_under_random_pairs_a_losing_streak_model_loses_the_weakest_players_first() -> None:
+    # Only losing streaks count: with random opponents the weakest lose most, so they leave
+    # most; the retention metrics by skill decile must show it.
+    model = {"name": "experience", "intercept": -3.5, "loss_streak": 1.0, "skill_gap": 0.0,
+             "queue": 0.0, "abandoned": 0.0}  # fmt: skip
+    run = scenario(model, days=5.0, size=600, policy="uniform_random")
+    metrics = simulate(run, 1).metrics
+    low = np.mean([metrics[f"retained_decile_{k}"] for k in (1, 2, 3)])
+    high = np.mean([metrics[f"retained_decile_{k}"] for k in (8, 9, 10)])
+    assert low < high - 0.1, (low, high)
+    assert metrics["churn_per_week"] > 0
+    assert metrics["daily_active_players"] > 100
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"loss_streak": -1}, "loss_streak must be >= 0"),
+        ({"intercept": math.inf}, "intercept"),
+        ({"delay": "x"}, "delay"),
+    ],
+)
+def test_bad_coefficients_are_named(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(PluginError) as info:
+        LobbySimulation(scenario({"name": "experience", **params}), Streams(0))
+    assert str(info.value).startswith("base.retention: ")
+    assert message in str(info.value)
+
+
+@dataclass(frozen=True)
+class Garbage(Experience):
+    """A retention model returning a probability above 1."""
+
+    name: ClassVar[str] = "garbage"
+
+    def leave_probability(self, visit: Visit) -> float:
+        return 1.5
+
+
+@dataclass(frozen=True)
+class NoDelay(Experience):
+    """A retention model returning a delay of 0."""
+
+    name: ClassVar[str] = "nodelay"
+
+    def return_delay(self, visit: Visit) -> float:
+        return 0.0
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        ("Garbage", "leave_probability returned 1.5, outside [0, 1]"),
+        ("NoDelay", "return_delay returned 0.0, expected a finite number > 0"),
+    ],
+)
+def test_a_retention_model_returning_garbage_is_named(cls: str, message: str) -> None:
+    name = f"tests.sim.test_retention:{cls}"
+    with pytest.raises(PluginError) as info:
+        LobbySimulation(scenario({"name": name}, days=1.0), Streams(0)).run()
+    assert str(info.value) == f"retention model '{name}': {message}"
+
+
+def test_retention_is_registered_with_its_defaults() -> None:
+    model = RETENTION.create("experience", {})
+    assert model.leave_probability(Visit(0, 0, 0, 0, 0.0, 0.0, False, 0.0, 0)) < 0.01
