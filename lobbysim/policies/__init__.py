@@ -3,7 +3,8 @@
 ``POLICIES.create(name, params)`` builds one; ``policy.score(decision)`` scores the candidates and
 ``choose(scores, rng)`` picks the best with random tie-breaking. The reference points
 ``uniform_random`` (no matchmaking) and ``oracle`` (true skill) carry capability flags the lobby's
-matchmaker honours (:mod:`lobbysim.policies.baselines`).
+matchmaker honours (:mod:`lobbysim.policies.baselines`); so does ``engagement``, which pairs for
+the least predicted churn (:mod:`lobbysim.policies.engagement`).
 """
 
 from lobbysim.policies.base import POLICIES, Decision, OpponentPolicy, choose
@@ -13,11 +14,13 @@ from lobbysim.policies.simple import DrawChance, FirstComeFirstServed, PointEsti
 # isort: split
 # the reference points are registered (and listed) after the paper's policies and baselines
 from lobbysim.policies.baselines import Oracle, UniformRandom, pairing_of, sees_truth
+from lobbysim.policies.engagement import Engagement
 
 __all__ = [
     "POLICIES",
     "Decision",
     "DrawChance",
+    "Engagement",
     "FirstComeFirstServed",
     "KnowledgeGradient",
     "OpponentPolicy",

@@ -31,8 +31,9 @@ import numpy as np
 from lobbysim.policies.base import POLICIES, Decision, FloatArray
 
 #: The ways a policy's players can be paired: by the scenario's assignment (the default), or
-#: uniformly at random over the whole pool (the assignment and the threshold bypassed).
-PAIRINGS = ("assignment", "uniform")
+#: uniformly at random over the whole pool (the assignment and the threshold bypassed), or by the
+#: least predicted churn (:mod:`lobbysim.policies.engagement`).
+PAIRINGS = ("assignment", "uniform", "engagement")
 
 
 def pairing_of(policy: object) -> str:

@@ -21,16 +21,17 @@ churn per week and, by true skill decile of the cohort, the share still in the b
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import networkx as nx
 import numpy as np
 import simpy
 
 from lobbysim.records import GameResult
 from lobbysim.retention import RetentionModel, Visit, check_delay, check_probability
-from lobbysim.sim.entities import LEFT, Player
+from lobbysim.sim.entities import LEFT, Player, Waiting
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
 
@@ -169,6 +170,38 @@ class Retention:
         if player.state == LEFT:
             self._streaks.pop(player.pid, None)
 
+    def churn_risk(
+        self, player: Player, p_win: float, gap: float, waited: float, belief: float
+    ) -> float:
+        """Return the predicted chance that ``player`` leaves after one more game.
+
+        The model's leave probability of a visit ending with that game, averaged over the game's
+        outcome: with ``p_win`` a win (the losing streak ends), else a loss (it grows by one);
+        the game's gap is ``gap`` and its queueing time ``waited`` (the visit so far counts).
+        The prediction sees the player's rating mean ``belief``, never their true skill.
+        """
+        tally = self._tallies.get(player.pid) or Tally()
+        games = tally.games + 1
+        spells = tally.spells + 1
+        mean_gap = (tally.gaps + gap) / games
+        mean_wait = (tally.waits + waited) / spells
+        streak = self._streaks.get(player.pid, 0)
+        risks = []
+        for won in (True, False):
+            visit = Visit(
+                games=games,
+                wins=tally.wins + won,
+                losses=tally.losses + (not won),
+                streak=0 if won else streak + 1,
+                mean_gap=mean_gap,
+                mean_wait=mean_wait,
+                gave_up=False,
+                skill=belief,
+                tenure=player.games + 1,
+            )
+            risks.append(check_probability(self._name, self.model.leave_probability(visit)))
+        return p_win * risks[0] + (1.0 - p_win) * risks[1]
+
     # ------------------------------------------------------------------ metrics
     def _take_cohort(self, _event: simpy.Event) -> None:
         members = [p for p in self._players if p is not None and p.member and p.state != LEFT]
@@ -256,3 +289,55 @@ def _seat_outcomes(
         )
         for seat in seats
     ]
+
+
+def engagement_pairs(
+    retention: Retention,
+    waiting: Sequence[Waiting],
+    ids: np.ndarray,
+    mu: np.ndarray,
+    waited: np.ndarray,
+    win_probability: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    allowed: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    candidates: int,
+) -> np.ndarray:
+    """Return the pairs (pool indices) of least total predicted churn: a max-weight matching.
+
+    Each player's candidates are the ``candidates`` others nearest in rating mean; a pair the
+    rematch rule bars (``allowed`` is -inf for it) is left out. The weight of a pair is
+    ``2 - risk_a - risk_b``, positive, and the matching pairs as many players as it can
+    (``maxcardinality``), so it never leaves two compatible players waiting to lower the risk.
+    """
+    n = len(waiting)
+    if n < 2:
+        return np.empty((0, 2), dtype=np.intp)
+    order = np.argsort(mu, kind="stable")
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    edges = set()
+    half = max(1, candidates // 2)
+    for i in range(n):
+        r = int(rank[i])
+        for s in range(max(0, r - half), min(n, r + half + 1)):
+            j = int(order[s])
+            if j != i:
+                edges.add((min(i, j), max(i, j)))
+    if not edges:
+        return np.empty((0, 2), dtype=np.intp)
+    pairs = np.array(sorted(edges), dtype=np.intp)
+    a, b = pairs[:, 0], pairs[:, 1]
+    keep = np.isfinite(allowed(a, b))
+    a, b = a[keep], b[keep]
+    if a.size == 0:
+        return np.empty((0, 2), dtype=np.intp)
+    p = np.asarray(win_probability(ids[a], ids[b]), dtype=np.float64)
+    gap = np.abs(mu[a] - mu[b])
+    graph = nx.Graph()
+    for k in range(a.size):
+        i, j = int(a[k]), int(b[k])
+        risk = retention.churn_risk(waiting[i].player, p[k], gap[k], waited[i], mu[i])
+        risk += retention.churn_risk(waiting[j].player, 1.0 - p[k], gap[k], waited[j], mu[j])
+        graph.add_edge(i, j, weight=2.0 - risk)
+    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    out = sorted((min(i, j), max(i, j)) for i, j in matching)
+    return np.array(out, dtype=np.intp).reshape(-1, 2)

@@ -52,6 +52,7 @@ from lobbysim.raters import Rater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.engagement import Retention, engagement_pairs
 from lobbysim.sim.entities import ABANDONED, GONE, FloatArray, IdArray, Waiting
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import (
@@ -133,6 +134,9 @@ class Matchmaker:
             if games_apart > 0 or settings.rematch_minutes > 0
             else None
         )
+        #: The retention model's churn predictions, for a policy that pairs for engagement (set
+        #: by the lobby when the base has a retention model).
+        self.engagement: Retention | None = None
         self._assignment = assignment
         self._threshold = threshold
         self._tie_rng = tie_rng
@@ -195,6 +199,17 @@ class Matchmaker:
             return
         if policy.uniform:
             pairs = uniform_pairs(pool.size, self._tie_rng, pool.focal)
+        elif policy.engagement and self.engagement is not None:
+            pairs = engagement_pairs(
+                self.engagement,
+                waiting,
+                ids,
+                pool.mu,
+                pool.waited,
+                self._driver.win_probability,
+                pool.quality_fn,
+                int(getattr(policy.policy, "candidates", 16)),
+            )
         else:
             pairs = self._pairs(pool, policy)
         if len(pairs) == 0:

@@ -33,12 +33,16 @@ class InForce(NamedTuple):
     name: str
     uniform: bool  # pairing = "uniform": no assignment, no threshold, no rematch rule
     truth: bool  # sees_truth: the pool holds true skills and the true match quality
+    engagement: bool = False  # pairing = "engagement": least predicted churn, no threshold
 
 
 def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
     """Return ``policy`` with its flags read and checked (a bad flag names ``field_name``)."""
     try:
-        return InForce(policy, name, pairing_of(policy) == "uniform", sees_truth(policy))
+        pairing = pairing_of(policy)
+        return InForce(
+            policy, name, pairing == "uniform", sees_truth(policy), pairing == "engagement"
+        )
     except ValueError as exc:
         raise PluginError(f"{field_name}: '{name}': {exc}") from None
 

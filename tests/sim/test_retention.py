@@ -177,3 +177,89 @@ def test_a_retention_model_returning_garbage_is_named(cls: str, message: str) ->
 def test_retention_is_registered_with_its_defaults() -> None:
     model = RETENTION.create("experience", {})
     assert model.leave_probability(Visit(0, 0, 0, 0, 0.0, 0.0, False, 0.0, 0)) < 0.01
+
+
+# --- the engagement policy ---------------------------------------------------------------------
+
+
+def engagement_setup(streaks: dict[int, int]) -> tuple[Any, list[Any]]:
+    """A lobby with a retention model and four waiting members, with given losing streaks."""
+    import simpy
+
+    from lobbysim.sim.entities import Waiting
+
+    retention = {"name": "experience", "intercept": -3.0, "loss_streak": 0.6, "skill_gap": 0.4}
+    sim = LobbySimulation(scenario(retention, policy="engagement"), Streams(0))
+    sim.base.start()
+    members = [p for p in sim.players if p is not None][:4]
+    sim.base.retention._streaks.update({members[k].pid: s for k, s in streaks.items()})
+    env: simpy.Environment = sim.env
+    waiting = [Waiting(p.pid, p, 0.0, env.event(), 1) for p in members]
+    return sim, waiting
+
+
+def test_engagement_pairs_are_the_matching_of_least_total_predicted_churn() -> None:
+    import itertools
+
+    from lobbysim.sim.engagement import engagement_pairs
+
+    sim, waiting = engagement_setup({0: 5, 2: 1})
+    retention = sim.base.retention
+    ids = np.array([w.pid for w in waiting])
+    mu = np.array([0.0, -2.0, 2.0, 0.3])
+    waited = np.array([0.5, 0.0, 1.0, 2.0])
+    index = {int(pid): k for k, pid in enumerate(ids)}
+
+    def p_win(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d = mu[[index[int(x)] for x in a]] - mu[[index[int(x)] for x in b]]
+        return 1 / (1 + np.exp(-d))
+
+    def allowed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.ones(len(a))
+
+    pairs = engagement_pairs(retention, waiting, ids, mu, waited, p_win, allowed, 16)
+
+    def risk(i: int, j: int) -> float:
+        p = float(p_win(ids[[i]], ids[[j]])[0])
+        gap = abs(mu[i] - mu[j])
+        return retention.churn_risk(
+            waiting[i].player, p, gap, waited[i], mu[i]
+        ) + retention.churn_risk(waiting[j].player, 1 - p, gap, waited[j], mu[j])
+
+    matchings = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))]
+    totals = {m: sum(risk(*pair) for pair in m) for m in matchings}
+    best = min(totals, key=totals.__getitem__)
+    assert sorted(map(tuple, pairs.tolist())) == sorted(best)
+    # The player on a five-game losing streak gets the opponent they most likely beat.
+    assert best[0] == (0, 1)
+    assert len(set(itertools.chain(*pairs.tolist()))) == 4
+
+
+def test_engagement_keeps_the_rematch_rule_and_runs_a_lobby() -> None:
+    retention = {"name": "experience", "intercept": -3.0}
+    result = simulate(scenario(retention, days=1.5, policy="engagement"), 3)
+    assert len(result.games) > 100
+    assert "churn_per_week" in result.metrics
+    seats = result.participants.merge(result.games[["game_id", "start"]], on="game_id")
+    seats = seats.sort_values(["start", "game_id"])
+    opponents = seats.groupby("game_id").player_id.apply(list)
+    last: dict[int, int] = {}
+    for a, b in opponents:
+        assert last.get(a) != b and last.get(b) != a  # rematch_games defaults to 1 with a base
+        last[a], last[b] = b, a
+
+
+def test_engagement_needs_a_retention_model_and_1v1() -> None:
+    plain = scenario({"name": "experience"}, policy="engagement").to_dict()
+    del plain["base"]["retention"]
+    with pytest.raises(PluginError) as info:
+        LobbySimulation(Scenario.from_dict(plain), Streams(0))
+    assert str(info.value) == (
+        "matchmaker.policy: 'engagement' predicts churn with the retention model of a player "
+        "base: it needs base.retention"
+    )
+    team = scenario({"name": "experience"}, policy="engagement").to_dict()
+    team["game"] = {"length": 10, "mode": "team", "team_size": 2}
+    with pytest.raises(PluginError) as info:
+        LobbySimulation(Scenario.from_dict(team), Streams(0))
+    assert "pairs players for 1v1 games only, got game.mode team" in str(info.value)
