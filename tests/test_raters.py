@@ -22,7 +22,7 @@ import lobbysim.raters.sph_elo as sph_elo_rater_module
 from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater
 from lobbysim.raters.base import EvenMatchQuality, PlayerTable, waves
 from lobbysim.records import GameResult, Seat
-from lobbysim.registry import PluginError
+from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
 from lobbysim.skill.sph_elo import Participant, SPHParams, rate_game, rating_changes
 
@@ -640,7 +640,7 @@ def test_sph_elo_unknown_player_id() -> None:
 
 
 def test_registry_names_and_parameter_errors() -> None:
-    assert RATERS.names() == ["bayesian", "sph_elo"]
+    assert RATERS.names() == ["bayesian", "sph_elo", "glicko2", "openskill"]
     with pytest.raises(PluginError, match="beta2"):
         RATERS.create("bayesian", {"beta2": 0})
     with pytest.raises(PluginError, match=r"tau2.*-1"):
@@ -661,6 +661,9 @@ def test_every_rater_conforms(name: str) -> None:
     rater.add_players(np.array([2]), np.array([20.0]), np.array([8.0]))
     before = rater.means(np.arange(3)).copy()
     rater.update([duel(0, 0, 2, winner=0, score_a=10.0, score_b=2.0)])
+    if "period" in declared_parameters(type(rater)):  # rated in periods: a later game closes it
+        later = (seat(0, 0, 1.0, 1e4, 1e4 + 20), seat(2, 1, 0.0, 1e4, 1e4 + 20))
+        rater.update([GameResult(1, "1v1", 1e4, 1e4 + 20, later, 0)])
     after = rater.means(np.arange(3))
     assert after[0] > before[0] and after[2] < before[2] and after[1] == before[1]
     variances = rater.variances(np.arange(3))

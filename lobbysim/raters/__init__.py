@@ -8,7 +8,7 @@ split into maximal *waves* of consecutive games with no rated player in common: 
 game reads what another writes, so each wave is computed with a few vectorised numpy calls.
 An update is all or nothing: if any game is rejected, no rating changes.
 
-Two raters are registered in :data:`RATERS`, in this order:
+Four raters are registered in :data:`RATERS`, in this order:
 
 * ``bayesian`` (:class:`BayesianRater`, :mod:`lobbysim.raters.bayesian`): the Gaussian beliefs of
   the paper (DESIGN.md 3.1, the corrected TrueSkill form of
@@ -17,10 +17,15 @@ Two raters are registered in :data:`RATERS`, in this order:
 * ``sph_elo`` (:class:`SPHEloRater`, :mod:`lobbysim.raters.sph_elo`): the ZoneStats
   score-per-hour Elo of :mod:`lobbysim.skill.sph_elo` (DESIGN.md 3.3); SPH decides every game,
   ``1v1`` included.
+* ``glicko2`` (:class:`Glicko2Rater`, :mod:`lobbysim.raters.glicko2`): Glickman's Glicko-2,
+  applied in rating periods of simulated time; team and ffa games as 1v1 results per pair.
+* ``openskill`` (:class:`OpenSkillRater`, :mod:`lobbysim.raters.openskill`): an adapter for the
+  optional ``openskill`` package's Weng-Lin models, on the true-skill scale (needs
+  ``pip install 'lobbysim[openskill]'``; the package is imported only when the rater is built).
 
-The protocol, the registry and the machinery both raters share (the player table, batch checks,
+The protocol, the registry and the machinery the raters share (the player table, batch checks,
 waves, exact SPH comparison) live in :mod:`lobbysim.raters.base`. Importing this package
-registers both raters.
+registers every rater.
 
 Raters are SimPy-free and do no I/O. Player ids are non-negative ints; an unknown id of a rated
 (registered) seat, or in :meth:`Rater.means`, is a :class:`KeyError` naming the id.
@@ -30,4 +35,9 @@ from lobbysim.raters.base import RATERS, Rater
 from lobbysim.raters.bayesian import BayesianRater
 from lobbysim.raters.sph_elo import SPHEloRater
 
-__all__ = ["RATERS", "BayesianRater", "Rater", "SPHEloRater"]
+# isort: split
+# Registered after the two above (the registry keeps the order of registration).
+from lobbysim.raters.glicko2 import Glicko2Rater
+from lobbysim.raters.openskill import OpenSkillRater
+
+__all__ = ["RATERS", "BayesianRater", "Glicko2Rater", "OpenSkillRater", "Rater", "SPHEloRater"]
