@@ -29,8 +29,11 @@ import networkx as nx
 import numpy as np
 import simpy
 
+from lobbysim.policies import POLICIES, pairing_of
 from lobbysim.records import GameResult
+from lobbysim.registry import PluginError
 from lobbysim.retention import RetentionModel, Visit, check_delay, check_probability
+from lobbysim.scenario import Scenario
 from lobbysim.sim.entities import LEFT, Player, Waiting
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
@@ -289,6 +292,34 @@ def _seat_outcomes(
         )
         for seat in seats
     ]
+
+
+def engagement_of(scenario: Scenario, base: PlayerBase | None) -> Retention | None:
+    """Return the retention model's predictions for the matchmaker (None without a model).
+
+    Raises:
+        PluginError: an engagement policy (as the policy or the status quo) without a base with a
+            retention model, or outside 1v1 games.
+    """
+    retention = base.retention if base is not None else None
+    mm = scenario.matchmaker
+    for field_name, spec in (
+        ("matchmaker.policy", mm.policy),
+        ("matchmaker.status_quo", mm.status_quo),
+    ):
+        if spec is None or pairing_of(POLICIES.get(spec.name)) != "engagement":
+            continue
+        if retention is None:
+            raise PluginError(
+                f"{field_name}: '{spec.name}' predicts churn with the retention model of a "
+                "player base: it needs base.retention"
+            )
+        if scenario.game.mode != "1v1":
+            raise PluginError(
+                f"{field_name}: '{spec.name}' pairs players for 1v1 games only, got game.mode "
+                f"{scenario.game.mode}"
+            )
+    return retention
 
 
 def engagement_pairs(

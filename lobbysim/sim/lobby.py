@@ -37,7 +37,7 @@ import numpy as np
 import simpy
 
 from lobbysim.arrivals import ARRIVALS, ArrivalModel
-from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
+from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
@@ -46,6 +46,7 @@ from lobbysim.retention import RETENTION
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.base import PlayerBase
 from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.engagement import engagement_of
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
 from lobbysim.sim.games import Games
 from lobbysim.sim.matchmaker import Matchmaker
@@ -220,34 +221,7 @@ class LobbySimulation:
             warmup=scenario.warmup,
             has_base=scenario.base is not None,
         )
-        self._wire_engagement(scenario)
-
-    def _wire_engagement(self, scenario: Scenario) -> None:
-        """Give the matchmaker the retention model's predictions, for an engagement policy.
-
-        Raises:
-            PluginError: an engagement policy without a base with a retention model, or outside
-                1v1 games.
-        """
-        retention = self.base.retention if self.base is not None else None
-        self.matchmaker.engagement = retention
-        mm = scenario.matchmaker
-        for field_name, spec in (
-            ("matchmaker.policy", mm.policy),
-            ("matchmaker.status_quo", mm.status_quo),
-        ):
-            if spec is None or pairing_of(POLICIES.get(spec.name)) != "engagement":
-                continue
-            if retention is None:
-                raise PluginError(
-                    f"{field_name}: '{spec.name}' predicts churn with the retention model of a "
-                    "player base: it needs base.retention"
-                )
-            if scenario.game.mode != "1v1":
-                raise PluginError(
-                    f"{field_name}: '{spec.name}' pairs players for 1v1 games only, got game.mode "
-                    f"{scenario.game.mode}"
-                )
+        self.matchmaker.engagement = engagement_of(scenario, self.base)
 
     # ----------------------------------------------------------------------- set-up and run
     def run(self, until: float | None = None) -> None:
