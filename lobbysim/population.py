@@ -4,7 +4,9 @@
 batches, struct-of-arrays: each player's true skill s (hidden from policies and raters), the
 system's prior belief (mu0, var0) about that player, a registered/guest flag and the length of the
 session (in games, and optionally in minutes). Patience is drawn per queueing spell with
-:meth:`Population.sample_patience`.
+:meth:`Population.sample_patience`. The population also says how true skills change once players
+play (a drift per day, a learning curve for newcomers); the lobby applies that
+(:mod:`lobbysim.sim.skills`), drawing nothing from the population's stream.
 
 Randomness comes only from the injected generator, and every call consumes a fixed number of
 variates for a given ``n``, whatever the parameters (e.g. whether sessions have a time limit), so
@@ -67,7 +69,8 @@ def _count(n: object) -> int:
 
 @dataclass(frozen=True)
 class Population:
-    """Who the players are: skills, prior beliefs, guests, session lengths and patience.
+    """Who the players are: skills, prior beliefs, guests, session lengths, patience, and how
+    skills change.
 
     Args:
         skill_mean: mean of the true skills in the population.
@@ -92,6 +95,13 @@ class Population:
             the true skills (and everything else) change: the paper's study, which fixes its 50
             players' priors and draws their skills per sample path. The priors are the paper
             engine's (:func:`lobbysim.paper.draw_priors`) for the same seed, before its reordering.
+        skill_drift_per_day: variance a true skill gains per day (>= 0; 0: skills never
+            change): a Gaussian random walk, applied lazily and exactly by the lobby
+            (:mod:`lobbysim.sim.skills`; docs/model.md, "Skill dynamics").
+        learning_deficit: how far below their skill a player plays in their first game
+            (>= 0; 0: no learning curve). In a game after n others a player's effective skill
+            is ``skill - learning_deficit * exp(-n / learning_games)``.
+        learning_games: games over which the deficit shrinks by a factor e (> 0).
     """
 
     skill_mean: float = 0.0
@@ -104,6 +114,9 @@ class Population:
     session_minutes_mean: float | None = None
     patience_mean: float | None = 5.0
     prior_seed: int | None = None
+    skill_drift_per_day: float = 0.0
+    learning_deficit: float = 0.0
+    learning_games: float = 20.0
     _prior_rng: np.random.Generator | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -147,6 +160,10 @@ class Population:
                 raise ValueError("prior_seed needs prior: informative (other priors are all equal)")
             seq = np.random.SeedSequence(int(self.prior_seed), spawn_key=(0,))
             put("_prior_rng", np.random.default_rng(seq))
+        drift = real_parameter("skill_drift_per_day", self.skill_drift_per_day, ge=0.0)
+        put("skill_drift_per_day", drift)
+        put("learning_deficit", real_parameter("learning_deficit", self.learning_deficit, ge=0.0))
+        put("learning_games", real_parameter("learning_games", self.learning_games, gt=0.0))
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None = None) -> Population:

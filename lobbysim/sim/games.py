@@ -16,6 +16,12 @@
   drawn for all games finished since the last call in one call; a team game is won by the higher
   total score. The true draw density, skill gap and whether the stronger side won go into the
   game's record with the scores (:class:`~lobbysim.sim.recorder.Recorder`).
+* **Skill dynamics** (:mod:`lobbysim.sim.skills`, off by default). The truth of a game is each
+  player's effective skill when they start it: their skill brought up to date for the drift,
+  less the learning deficit; it is kept per game and is what its record's truth is computed
+  from. Before each pass (:meth:`Games.score_finished` is the lobby's before-pass hook) the
+  skills of the waiting players are brought up to date, so the oracle's pool reads current
+  skills; at the horizon everybody still in the lobby or the base is, for the final records.
 
 With timed passes only, a game's end on the tick grid is fired by the ticker just before that
 tick's pass (:meth:`lobbysim.sim.clock.Clock.event_at`).
@@ -23,7 +29,6 @@ tick's pass (:meth:`lobbysim.sim.clock.Clock.event_at`).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -32,6 +37,7 @@ import simpy
 from numpy.typing import NDArray
 
 from lobbysim.policies.groups import balance_teams
+from lobbysim.population import Population
 from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import GameRules
@@ -47,6 +53,7 @@ from lobbysim.sim.entities import (
 )
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
+from lobbysim.sim.skills import SkillDynamics, game_truth
 from lobbysim.streams import Streams
 
 
@@ -60,9 +67,13 @@ class Games:
         lobby: hands the chosen waiting players over to their games.
         recorder: gets every scored game.
         driver: the driving rater (a leaver's mean is the target for back-filling the seat).
-        streams: the run's random streams (``performance``, ``quits``, ``scores``).
+        streams: the run's random streams (``performance``, ``quits``, ``scores``, and
+            ``drift`` with a skill drift).
         skill_mean, skill_sd: the population's skill distribution, the scale of performances
             for scores.
+
+    The skill dynamics and the horizon are the lobby's population's and horizon's (the lobby
+    is built with both).
     """
 
     def __init__(
@@ -76,6 +87,8 @@ class Games:
         streams: Streams,
         skill_mean: float,
         skill_sd: float,
+        population: Population | None = None,
+        horizon: float = math.inf,
     ) -> None:
         self.env = clock.env
         self.rules = rules
@@ -98,13 +111,44 @@ class Games:
             streams.get("quits").standard_exponential
         ).take
         self._score_rng = streams.get("scores")
-        # eq. (14): the true draw density is exp(-(s_a - s_b)^2 / (4 beta2)) / sqrt(4 pi beta2)
-        self._draw_norm = 1.0 / math.sqrt(4.0 * math.pi * rules.beta2)
+        # the truth of each running or unscored game: its stints' effective skills, in order
+        self._truths: dict[int, list[float]] = {}
+        #: The skill dynamics of the run (None: skills never change, or no population given).
+        self.dynamics = None if population is None else SkillDynamics.of(population, streams)
+        self._horizon = horizon
 
     @property
     def has_open_seats(self) -> bool:
         """Whether a running group game has a seat to back-fill."""
         return bool(self._open_games)
+
+    # ------------------------------------------------------------------------ the truth
+    def _truth_of(self, waiting: Waiting) -> float:
+        """Return a waiting player's effective skill in a game they start now (drift applied)."""
+        dynamics, player = self.dynamics, waiting.player
+        if dynamics is None:
+            return player.skill
+        dynamics.bring_up_to_date(player, self.env.now, waiting.since)
+        return dynamics.effective(player)
+
+    def true_skills(self, waiting: Sequence[Waiting]) -> FloatArray:
+        """Return the effective skills of waiting players now: what a policy that sees the
+        truth should match on (their skills brought up to date, less the learning deficit)."""
+        if self.dynamics is None:
+            return np.fromiter((w.player.skill for w in waiting), np.float64, len(waiting))
+        return np.array([self._truth_of(w) for w in waiting], dtype=np.float64)
+
+    def _bring_truth_up_to_date(self) -> None:
+        """With a drift, bring the waiting players' skills up to now (the oracle's pool reads
+        them), and at the horizon everybody's still in the lobby or the base (the records)."""
+        dynamics = self.dynamics
+        if dynamics is None or not dynamics.drifts:
+            return
+        now = self.env.now
+        for waiting in self._lobby.pool.values():
+            dynamics.bring_up_to_date(waiting.player, now, waiting.since)
+        if now >= self._horizon:
+            dynamics.finish(self._lobby.players, now)
 
     # ------------------------------------------------------------- team and free-for-all
     def backfill(self, waiting: list[Waiting], mu: FloatArray, free: NDArray[np.bool_]) -> None:
@@ -146,6 +190,7 @@ class Games:
         end = self._clock.snap_to_tick(env.now + rules.length)
         game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
+        self._truths[game.game_id] = []
         game.end_event.callbacks.append(self._make_group_finish(game))
         for member, team in zip(members, teams, strict=True):
             self._seat(game, member, team)
@@ -154,8 +199,10 @@ class Games:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
         env, rules = self.env, self.rules
         player = member.player
+        truth = self._truth_of(member)
+        self._truths[game.game_id].append(truth)
         player.unscored += 1
-        stint = Stint(player, team, env.now, math.nan, self._perf(player.skill), False)
+        stint = Stint(player, team, env.now, math.nan, self._perf(truth), False)
         game.stints.append(stint)
         game.seated[player.pid] = stint
         game.been.add(player.pid)
@@ -219,10 +266,11 @@ class Games:
         """Start a 1v1 game of two waiting players, with the predicted match ``quality``."""
         env, rules = self.env, self.rules
         pa, pb = wa.player, wb.player
+        truth = [self._truth_of(wa), self._truth_of(wb)]
         pa.unscored += 1
         pb.unscored += 1
         start = env.now
-        perf_a, perf_b = self._perf(pa.skill), self._perf(pb.skill)
+        perf_a, perf_b = self._perf(truth[0]), self._perf(truth[1])
         end = self._clock.snap_to_tick(start + rules.length)
         quitter: Player | None = None
         if rules.quit_rate > 0:
@@ -238,6 +286,7 @@ class Games:
         winner = 1 if loser_is_a else 0
         game_id = self.n_games
         self.n_games += 1
+        self._truths[game_id] = truth
         end_event = self._clock.event_at(end)
         done = self._make_finish(
             game_id, start, (pa, pb), (perf_a, perf_b), quitter, winner, quality
@@ -269,12 +318,13 @@ class Games:
     # ------------------------------------------------------------------ scores and truth
     def score_finished(self) -> list[GameResult]:
         """Draw the scores of every game finished since the last call, record the games, and
-        return them as the raters get them.
+        return them as the raters get them (the skills are brought up to date first).
 
         Scores are Poisson counts over each stint's minutes with rate ``score_rate *
         exp(score_gain * z)``, z the performance in population standard deviations; all of them
         are drawn in one vectorised call, in the order the games finished.
         """
+        self._bring_truth_up_to_date()
         if not self._finished:
             return []
         finished, self._finished = self._finished, []
@@ -305,7 +355,8 @@ class Games:
                 k += 1
             result = self._result(g, tuple(seats))
             players = [st.player for st in g.stints]
-            truth = self._truth(g.mode, result.seats, [p.skill for p in players], result.winner)
+            skills = self._truths.pop(g.game_id)
+            truth = game_truth(g.mode, result.seats, skills, result.winner, rules.beta2)
             self._recorder.game(result, g.quality, truth, players)
             results.append(result)
         return results
@@ -318,48 +369,6 @@ class Games:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
         return GameResult(g.game_id, g.mode, g.start, g.end, seats, winner)
-
-    def _truth(
-        self, mode: str, seats: tuple[Seat, ...], skill: Sequence[float], winner: int | None
-    ) -> tuple[float, float, bool | None]:
-        """Return the true draw density (eq. 14), true skill gap and whether the stronger won.
-
-        1v1 and team: between the two sides' mean true skills (a team's mean is weighted by each
-        stint's minutes); free-for-all: the means over every pair of stints, and whether the most
-        skilled player had the highest score per hour.
-
-        Args:
-            mode: the game's mode.
-            seats: its seats, scored.
-            skill: the true skill of each seat's player.
-            winner: the winning side, if any.
-        """
-        beta2 = self.rules.beta2
-        if mode == "ffa":
-            pairs = list(itertools.combinations(range(len(seats)), 2))
-            if not pairs:
-                return math.nan, math.nan, None
-            gaps = [abs(skill[i] - skill[j]) for i, j in pairs]
-            draw = sum(math.exp(-(d * d) / (4.0 * beta2)) for d in gaps) / len(gaps)
-            timed = [k for k, seat in enumerate(seats) if seat.minutes > 0]
-            best_sph = max(timed, key=lambda k: seats[k].score / seats[k].minutes, default=None)
-            best_skill = max(timed, key=lambda k: skill[k], default=None)
-            won = None if best_sph is None else best_sph == best_skill
-            return draw * self._draw_norm, sum(gaps) / len(gaps), won
-        side_skill = []
-        for team in (0, 1):
-            weights = [seat.minutes for seat in seats if seat.team == team]
-            values = [sk for sk, seat in zip(skill, seats, strict=True) if seat.team == team]
-            total = sum(weights)
-            side_skill.append(
-                sum(w * v for w, v in zip(weights, values, strict=True)) / total
-                if total > 0
-                else sum(values) / len(values)
-            )
-        s_a, s_b = side_skill
-        draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * self._draw_norm
-        stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
-        return draw, abs(s_a - s_b), stronger_won
 
 
 def _median(values: list[float]) -> float:

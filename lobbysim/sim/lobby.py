@@ -202,6 +202,8 @@ class LobbySimulation:
             streams,
             float(population.skill_mean),
             float(population.skill_sd),
+            population=population,
+            horizon=scenario.horizon,
         )
         self.matchmaker = Matchmaker(
             mm,

@@ -240,7 +240,7 @@ class Matchmaker:
         """
         n = len(waiting)
         if policy.truth:
-            mu = np.fromiter((w.player.skill for w in waiting), dtype=np.float64, count=n)
+            mu = self._games.true_skills(waiting)  # less a newcomer's learning deficit
             var = np.zeros_like(mu)
             beta2 = self._rules.beta2
             quality = true_quality(mu, beta2)
