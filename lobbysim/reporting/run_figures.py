@@ -31,6 +31,7 @@ from lobbysim.metrics import (
 )
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
+from lobbysim.reporting.retention_figures import retention_figure
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 
@@ -419,7 +420,8 @@ def write_figures(
 
     The five of :data:`FIGURE_FILES`, then, only for a scenario with a player base, the
     driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`), from
-    ``curves`` when the caller has computed them (:func:`driver_curves`).
+    ``curves`` when the caller has computed them (:func:`driver_curves`), and with a retention
+    model the retained share by skill decile (:mod:`lobbysim.reporting.retention_figures`).
     """
     colours = policy_colours(result.policies)
     frames = Frames(result) if frames is None else frames
@@ -428,4 +430,6 @@ def write_figures(
     if result.scenario.base is not None:
         curves = driver_curves(result, frames) if curves is None else curves
         outcomes.append(convergence_figure(result, curves, Path(out_dir), colours))
+        if result.scenario.base.retention is not None:
+            outcomes.append(retention_figure(result, Path(out_dir), colours))
     return outcomes

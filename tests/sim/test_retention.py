@@ -263,3 +263,23 @@ def test_engagement_needs_a_retention_model_and_1v1() -> None:
     with pytest.raises(PluginError) as info:
         LobbySimulation(Scenario.from_dict(team), Streams(0))
     assert "pairs players for 1v1 games only, got game.mode team" in str(info.value)
+
+
+def test_the_report_shows_retention_by_skill_decile(tmp_path: Any) -> None:
+    from lobbysim.experiments import run_experiment
+    from lobbysim.reporting.retention_figures import RETENTION_FIGURE_FILE
+    from lobbysim.reporting.run import write_report
+
+    retention = {"name": "experience", "intercept": -3.0}
+    run = scenario(retention, days=1.0)
+    result = run_experiment(run, policies=["draw_chance", "uniform_random"], replications=2)
+    written = {p.name for p in write_report(result, tmp_path)}
+    assert RETENTION_FIGURE_FILE in written
+    assert (tmp_path / RETENTION_FIGURE_FILE).read_bytes().startswith(b"\x89PNG")
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert f"]({RETENTION_FIGURE_FILE})" in text and "| retained_decile_1 | higher |" in text
+    no_retention = run.to_dict()
+    del no_retention["base"]["retention"]
+    plain = run_experiment(Scenario.from_dict(no_retention), replications=1)
+    (tmp_path / "b").mkdir()
+    assert RETENTION_FIGURE_FILE not in {p.name for p in write_report(plain, tmp_path / "b")}
