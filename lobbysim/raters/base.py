@@ -115,6 +115,35 @@ class EvenMatchQuality:
         return 1.0 - np.abs(2.0 * self.win_probability(ids_a, ids_b) - 1.0)
 
 
+class GaussianBeliefs:
+    """Mixin: Gaussian beliefs ``N(mu, sigma^2)`` per player in a two-column :class:`PlayerTable`.
+
+    The class sets ``self._table = PlayerTable(name, 2)`` (columns: means, variances) and gets
+    :meth:`add_players`, :meth:`means` and :meth:`variances`; the Bayesian rater and the
+    openskill adapter share them.
+    """
+
+    name: ClassVar[str]
+    _table: PlayerTable
+
+    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
+        """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
+        size = np.asarray(ids).size
+        mu = float_array("mu0", mu0, size, self.name)
+        var = float_array("var0", var0, size, self.name)
+        if (var <= 0).any():
+            raise ValueError(f"rater '{self.name}': var0 must be > 0, got {var[var <= 0][0]}")
+        self._table.add(ids, [mu, var])
+
+    def means(self, ids: IdArray) -> FloatArray:
+        """Return the belief means of ``ids``."""
+        return self._table.columns[0][self._table.index(ids)]
+
+    def variances(self, ids: IdArray) -> FloatArray:
+        """Return the belief variances of ``ids``."""
+        return self._table.columns[1][self._table.index(ids)]
+
+
 class PlayerTable:
     """Float columns indexed by player id, grown by doubling, with an undo journal.
 

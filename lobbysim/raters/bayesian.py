@@ -43,12 +43,12 @@ import numpy as np
 from lobbysim.raters.base import (
     RATERS,
     FloatArray,
+    GaussianBeliefs,
     IdArray,
     PlayerTable,
     check_seats,
     compare_sph,
     duel_sides,
-    float_array,
     game_error,
     waves,
 )
@@ -73,7 +73,7 @@ def _pairs(k: int) -> tuple[tuple[int, int], ...]:
 
 @RATERS.register
 @dataclass(frozen=True, eq=False)
-class BayesianRater:
+class BayesianRater(GaussianBeliefs):
     """Gaussian beliefs N(mu, var) per player, updated as in the paper (see the module docstring).
 
     Args:
@@ -103,23 +103,6 @@ class BayesianRater:
         if not (_is_finite_real(self.tau2) and self.tau2 >= 0):
             raise ValueError(f"tau2 must be a finite number >= 0, got {self.tau2!r}")
         object.__setattr__(self, "_table", PlayerTable(self.name, 2))
-
-    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
-        """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
-        size = np.asarray(ids).size
-        mu = float_array("mu0", mu0, size, self.name)
-        var = float_array("var0", var0, size, self.name)
-        if (var <= 0).any():
-            raise ValueError(f"rater '{self.name}': var0 must be > 0, got {var[var <= 0][0]}")
-        self._table.add(ids, [mu, var])
-
-    def means(self, ids: IdArray) -> FloatArray:
-        """Return the belief means of ``ids``."""
-        return self._table.columns[0][self._table.index(ids)]
-
-    def variances(self, ids: IdArray) -> FloatArray:
-        """Return the belief variances of ``ids``."""
-        return self._table.columns[1][self._table.index(ids)]
 
     def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
         """Return P(a beats b) = Phi((mu_a - mu_b) / c) per pair, under the current beliefs."""

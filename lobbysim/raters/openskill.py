@@ -51,11 +51,11 @@ import numpy as np
 from lobbysim.raters.base import (
     RATERS,
     FloatArray,
+    GaussianBeliefs,
     IdArray,
     PlayerTable,
     check_seats,
     duel_sides,
-    float_array,
     game_error,
 )
 from lobbysim.records import GameResult, Seat
@@ -103,7 +103,7 @@ def sph(seat: Seat) -> Fraction:
 
 @RATERS.register
 @dataclass(frozen=True, eq=False)
-class OpenSkillRater:
+class OpenSkillRater(GaussianBeliefs):
     """Beliefs N(mu, sigma^2) updated by an ``openskill`` model (see the module docstring).
 
     Args:
@@ -138,23 +138,6 @@ class OpenSkillRater:
         built = cls(mu=0.0, sigma=1.0, beta=math.sqrt(beta2), tau=math.sqrt(tau2))
         object.__setattr__(self, "_model", built)
         object.__setattr__(self, "_table", PlayerTable(self.name, 2))
-
-    def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
-        """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
-        size = np.asarray(ids).size
-        mu = float_array("mu0", mu0, size, self.name)
-        var = float_array("var0", var0, size, self.name)
-        if (var <= 0).any():
-            raise ValueError(f"rater '{self.name}': var0 must be > 0, got {var[var <= 0][0]}")
-        self._table.add(ids, [mu, var])
-
-    def means(self, ids: IdArray) -> FloatArray:
-        """Return the belief means ``mu`` of ``ids``."""
-        return self._table.columns[0][self._table.index(ids)]
-
-    def variances(self, ids: IdArray) -> FloatArray:
-        """Return the belief variances ``sigma^2`` of ``ids``."""
-        return self._table.columns[1][self._table.index(ids)]
 
     def _beliefs(self, ids: IdArray) -> tuple[FloatArray, FloatArray]:
         """Return the belief means and variances of ``ids`` (one id check for both)."""
