@@ -218,14 +218,7 @@ class Population:
             skill = self.skill_mean + self.skill_sd * z_skill
 
         registered = u_registered < self.registered_fraction
-        if self.session_games_mean is None:
-            session_games = np.full(n, UNLIMITED_GAMES, dtype=np.int64)
-        else:
-            session_games = _geometric(1.0 / self.session_games_mean, u_games)
-        if self.session_minutes_mean is None:
-            session_minutes = np.full(n, math.inf)
-        else:
-            session_minutes = self.session_minutes_mean * e_minutes
+        session_games, session_minutes = self._sessions(u_games, e_minutes)
         return PlayerBatch(skill, mu0, var0, registered, session_games, session_minutes)
 
     def sample_sessions(self, rng: np.random.Generator, n: int) -> tuple[IntArray, FloatArray]:
@@ -237,12 +230,16 @@ class Population:
         n = _count(n)
         u_games = rng.random(n)
         e_minutes = rng.standard_exponential(n)
+        return self._sessions(u_games, e_minutes)
+
+    def _sessions(self, u_games: FloatArray, e_minutes: FloatArray) -> tuple[IntArray, FloatArray]:
+        """Map uniforms and standard exponentials to session games (geometric) and minutes."""
         if self.session_games_mean is None:
-            games = np.full(n, UNLIMITED_GAMES, dtype=np.int64)
+            games = np.full(u_games.shape, UNLIMITED_GAMES, dtype=np.int64)
         else:
             games = _geometric(1.0 / self.session_games_mean, u_games)
         if self.session_minutes_mean is None:
-            minutes = np.full(n, math.inf)
+            minutes = np.full(e_minutes.shape, math.inf)
         else:
             minutes = self.session_minutes_mean * e_minutes
         return games, minutes

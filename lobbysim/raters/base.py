@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from lobbysim.records import GameResult, Seat
 from lobbysim.registry import Registry
+from lobbysim.skill import gaussian
 
 FloatArray = NDArray[np.float64]
 IdArray = NDArray[np.int64]
@@ -118,12 +119,14 @@ class EvenMatchQuality:
 class GaussianBeliefs:
     """Mixin: Gaussian beliefs ``N(mu, sigma^2)`` per player in a two-column :class:`PlayerTable`.
 
-    The class sets ``self._table = PlayerTable(name, 2)`` (columns: means, variances) and gets
-    :meth:`add_players`, :meth:`means` and :meth:`variances`; the Bayesian rater and the
-    openskill adapter share them.
+    The class sets ``self._table = PlayerTable(name, 2)`` (columns: means, variances) and a
+    ``beta2``, and gets :meth:`add_players`, :meth:`means`, :meth:`variances` and the Gaussian
+    :meth:`win_probability` and :meth:`quality` (:mod:`lobbysim.skill.gaussian`); the Bayesian
+    rater and the openskill adapter share them.
     """
 
     name: ClassVar[str]
+    beta2: float
     _table: PlayerTable
 
     def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
@@ -142,6 +145,24 @@ class GaussianBeliefs:
     def variances(self, ids: IdArray) -> FloatArray:
         """Return the belief variances of ``ids``."""
         return self._table.columns[1][self._table.index(ids)]
+
+    def _beliefs(self, ids: IdArray) -> tuple[FloatArray, FloatArray]:
+        """Return the belief means and variances of ``ids`` (one id check for both)."""
+        idx = self._table.index(ids)
+        mu, var = self._table.columns
+        return mu[idx], var[idx]
+
+    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return P(a beats b) = Phi((mu_a - mu_b) / c) per pair, under the current beliefs."""
+        mu_a, var_a = self._beliefs(ids_a)
+        mu_b, var_b = self._beliefs(ids_b)
+        return gaussian.win_probability(mu_a, var_a, mu_b, var_b, self.beta2)
+
+    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return TrueSkill's match quality per pair: sqrt(2 beta2 / c^2) exp(-d^2 / (2 c^2))."""
+        mu_a, var_a = self._beliefs(ids_a)
+        mu_b, var_b = self._beliefs(ids_b)
+        return gaussian.match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
 
 
 class PlayerTable:

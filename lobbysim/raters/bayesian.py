@@ -42,9 +42,7 @@ import numpy as np
 
 from lobbysim.raters.base import (
     RATERS,
-    FloatArray,
     GaussianBeliefs,
-    IdArray,
     PlayerTable,
     check_seats,
     compare_sph,
@@ -53,7 +51,7 @@ from lobbysim.raters.base import (
     waves,
 )
 from lobbysim.records import GameResult
-from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
+from lobbysim.skill.gaussian import update_1v1
 
 
 def _is_finite_real(value: object) -> bool:
@@ -103,24 +101,6 @@ class BayesianRater(GaussianBeliefs):
         if not (_is_finite_real(self.tau2) and self.tau2 >= 0):
             raise ValueError(f"tau2 must be a finite number >= 0, got {self.tau2!r}")
         object.__setattr__(self, "_table", PlayerTable(self.name, 2))
-
-    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
-        """Return P(a beats b) = Phi((mu_a - mu_b) / c) per pair, under the current beliefs."""
-        mu_a, var_a = self._beliefs(ids_a)
-        mu_b, var_b = self._beliefs(ids_b)
-        return win_probability(mu_a, var_a, mu_b, var_b, self.beta2)
-
-    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
-        """Return TrueSkill's match quality per pair: sqrt(2 beta2 / c^2) exp(-d^2 / (2 c^2))."""
-        mu_a, var_a = self._beliefs(ids_a)
-        mu_b, var_b = self._beliefs(ids_b)
-        return match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
-
-    def _beliefs(self, ids: IdArray) -> tuple[FloatArray, FloatArray]:
-        """Return the belief means and variances of ``ids`` (one id check for both)."""
-        idx = self._table.index(ids)
-        mu, var = self._table.columns
-        return mu[idx], var[idx]
 
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games in order (as if one at a time), wave by wave.

@@ -50,9 +50,7 @@ import numpy as np
 
 from lobbysim.raters.base import (
     RATERS,
-    FloatArray,
     GaussianBeliefs,
-    IdArray,
     PlayerTable,
     check_seats,
     duel_sides,
@@ -60,7 +58,6 @@ from lobbysim.raters.base import (
 )
 from lobbysim.records import GameResult, Seat
 from lobbysim.registry import did_you_mean
-from lobbysim.skill.gaussian import match_quality, win_probability
 from lobbysim.validation import real_parameter
 
 MODELS = (
@@ -138,24 +135,6 @@ class OpenSkillRater(GaussianBeliefs):
         built = cls(mu=0.0, sigma=1.0, beta=math.sqrt(beta2), tau=math.sqrt(tau2))
         object.__setattr__(self, "_model", built)
         object.__setattr__(self, "_table", PlayerTable(self.name, 2))
-
-    def _beliefs(self, ids: IdArray) -> tuple[FloatArray, FloatArray]:
-        """Return the belief means and variances of ``ids`` (one id check for both)."""
-        idx = self._table.index(ids)
-        mu, var = self._table.columns
-        return mu[idx], var[idx]
-
-    def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
-        """Return ``Phi((mu_a - mu_b) / c)`` per pair: the library's 1v1 ``predict_win``."""
-        mu_a, var_a = self._beliefs(ids_a)
-        mu_b, var_b = self._beliefs(ids_b)
-        return win_probability(mu_a, var_a, mu_b, var_b, self.beta2)
-
-    def quality(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
-        """Return TrueSkill's match quality per pair on these beliefs, in [0, 1]."""
-        mu_a, var_a = self._beliefs(ids_a)
-        mu_b, var_b = self._beliefs(ids_b)
-        return match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
 
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games in order, one ``model.rate`` call per game that rates anyone.
