@@ -1,51 +1,66 @@
-"""The retention figure of a run with a retention model: who stays, by true skill decile.
+"""The retention figure of a run with a retention model: who stays and who plays, by skill decile.
 
-One line per policy: the share of the members of each true skill decile (of the base when the
-metrics start) still in the base at the end, the metrics ``retained_decile_1`` (lowest) to
-``retained_decile_10`` of :mod:`lobbysim.sim.engagement`, as the mean over replications with its
-95% interval. Next to fairness and queue time it answers the question of Activision's 2024 white
-paper on skill in matchmaking: does looser skill matching lose the weaker players?
+Three panels, one line per policy, by true skill decile of the members in the base when the
+metrics start (the cohort of :mod:`lobbysim.sim.engagement`): the share still in the base at the
+end (``retained_decile_1`` lowest to ``retained_decile_10``), the churn per week, which is
+``(1 - retained_decile_k) / weeks`` of the same replication, and the visits per member and week
+(``visits_per_member_week_decile_k``); each the mean over replications with its 95% interval.
+Next to fairness and queue time it answers the question of Activision's 2024 white paper on
+skill in matchmaking: does looser skill matching lose the weaker players?
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE, interval
 from lobbysim.reporting.document import FigureOutcome
-from lobbysim.reporting.figures import marker, new_axes, save_figure, style_axes
+from lobbysim.reporting.figures import marker, save_figure, style_axes
 
 RETENTION_FIGURE_FILE = "retention_by_skill_decile.png"
 DECILES = range(1, 11)
+MINUTES_PER_WEEK = 7 * 1440.0
+
+Panel = tuple[str, Callable[[pd.DataFrame, int], np.ndarray]]
 
 
-def retention_figure(
-    result: ExperimentResult, out_dir: Path, colours: dict[str, str]
-) -> FigureOutcome:
-    """Draw the retained share by true skill decile, one line per policy, with intervals."""
-    title = "Members still in the base at the end, by true skill decile"
-    caption = (
-        "Of the members in the base when the metrics start, the share of each true skill decile "
-        "(1: the weakest tenth) who have not left for good by the end; the mean over "
-        f"replications with its {CONFIDENCE:.0%} confidence interval. The policies share the "
-        "replication seeds, so the metrics table's paired differences are sharper than the "
-        "overlap of these intervals suggests."
-    )
-    columns = [f"retained_decile_{k}" for k in DECILES]
-    metrics = result.metrics
-    if not set(columns) <= set(metrics.columns):
-        reason = "the scenario has no retention model (base.retention)"
-        return FigureOutcome(RETENTION_FIGURE_FILE, title, caption, skipped=reason)
-    fig, ax = new_axes()
+def _panels(weeks: float) -> list[Panel]:
+    """Return each panel's y label and how it reads decile k's values from the metrics rows."""
+
+    def retained(rows: pd.DataFrame, k: int) -> np.ndarray:
+        return rows[f"retained_decile_{k}"].to_numpy(dtype=float)
+
+    def churn(rows: pd.DataFrame, k: int) -> np.ndarray:
+        return (1.0 - retained(rows, k)) / weeks
+
+    def visits(rows: pd.DataFrame, k: int) -> np.ndarray:
+        return rows[f"visits_per_member_week_decile_{k}"].to_numpy(dtype=float)
+
+    return [
+        ("share still in the base at the end", retained),
+        ("share leaving for good per week", churn),
+        ("visits per member and week", visits),
+    ]
+
+
+def _draw_panel(
+    ax: Axes, result: ExperimentResult, panel: Panel, colours: dict[str, str], *, last: bool
+) -> None:
+    """Draw one panel: a line with interval bars per policy, the policies side by side."""
+    label, values = panel
     x = np.array(list(DECILES), dtype=float)
     width = 0.6 / max(len(result.policies), 1)
     for index, policy in enumerate(result.policies):
-        rows = metrics[metrics.policy == policy]
-        stats = [interval(rows[c].to_numpy(dtype=float)) for c in columns]
+        rows = result.metrics[result.metrics.policy == policy]
+        stats = [interval(values(rows, k)) for k in DECILES]
         mean = np.array([s[0] for s in stats])
         low = np.array([s[3] for s in stats])
         high = np.array([s[4] for s in stats])
@@ -59,20 +74,45 @@ def retention_figure(
             capsize=2,
             label=policy,
         )
-    replications = len(result.seeds)
-    style_axes(
-        ax,
-        title=(
-            f'{title}\nscenario "{result.scenario.name}", {replications} '
-            f"replication{'s' if replications != 1 else ''} per policy"
-        ),
-        xlabel="true skill decile at the start of the metrics (1: weakest)",
-        ylabel="share still in the base at the end",
-    )
+    xlabel = "true skill decile at the start of the metrics (1: weakest)" if last else None
+    style_axes(ax, title=label, xlabel=xlabel)
     ax.set_xticks(x, [str(k) for k in DECILES])
-    handles, _ = ax.get_legend_handles_labels()
+
+
+def retention_figure(
+    result: ExperimentResult, out_dir: Path, colours: dict[str, str]
+) -> FigureOutcome:
+    """Draw retention, churn and visits by true skill decile, one line per policy."""
+    title = "Retention, churn and visits by true skill decile"
+    caption = (
+        "Of the members in the base when the metrics start, by true skill decile (1: the "
+        "weakest tenth): the share who have not left for good by the end, the share leaving per "
+        "week, and their visits per week; the mean over replications with its "
+        f"{CONFIDENCE:.0%} confidence interval. The policies share the replication seeds, so "
+        "the metrics table's paired differences are sharper than the overlap of these "
+        "intervals suggests."
+    )
+    columns = [
+        f"{m}_{k}" for m in ("retained_decile", "visits_per_member_week_decile") for k in DECILES
+    ]
+    if not set(columns) <= set(result.metrics.columns):
+        reason = "the scenario has no retention model (base.retention)"
+        return FigureOutcome(RETENTION_FIGURE_FILE, title, caption, skipped=reason)
+    scenario = result.scenario
+    weeks = (scenario.horizon - scenario.metrics_start) / MINUTES_PER_WEEK
+    fig = Figure(figsize=(8.0, 9.0), layout="constrained")
+    axes = fig.subplots(3, 1, sharex=True)
+    panels = _panels(weeks)
+    for index, (ax, panel) in enumerate(zip(axes, panels, strict=True)):
+        _draw_panel(ax, result, panel, colours, last=index == len(panels) - 1)
+    replications = len(result.seeds)
+    fig.suptitle(
+        f'{title}\nscenario "{scenario.name}", {replications} '
+        f"replication{'s' if replications != 1 else ''} per policy"
+    )
+    handles, _ = axes[0].get_legend_handles_labels()
     bars = f"error bars: {CONFIDENCE:.0%} CI over replications"
     handles.append(Line2D([], [], color="grey", marker="|", linestyle="none", label=bars))
-    ax.legend(handles=handles, fontsize="small", loc="lower right")
+    axes[0].legend(handles=handles, fontsize="small", loc="lower right")
     path = save_figure(fig, out_dir / RETENTION_FIGURE_FILE)
     return FigureOutcome(RETENTION_FIGURE_FILE, title, caption, path=path)

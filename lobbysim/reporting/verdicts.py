@@ -24,7 +24,9 @@ HIGHER_METRICS = frozenset(
         "draw_prob_true_mean",
         "daily_active_players",
         "visits_per_member_week",
+        "retained",
         *(f"retained_decile_{k}" for k in range(1, 11)),
+        *(f"visits_per_member_week_decile_{k}" for k in range(1, 11)),
     }
 )
 
@@ -50,10 +52,21 @@ METRIC_MEANINGS = {
     "daily_active_players": "members of the base who started a visit, per day (retention on)",
     "visits_per_member_week": "visits per member of the base and week (retention on)",
     "churn_per_week": "share of the base's members leaving for good per week (retention on)",
+    "retained": (
+        "share of the members in the base at the start of the metrics still in it at the end "
+        "(retention on)"
+    ),
     **{
         f"retained_decile_{k}": (
             f"share of the members in true skill decile {k} (1 lowest) at the start of the "
             "metrics still in the base at the end (retention on)"
+        )
+        for k in range(1, 11)
+    },
+    **{
+        f"visits_per_member_week_decile_{k}": (
+            f"visits per week of the members in true skill decile {k} (1 lowest) at the start of "
+            "the metrics (retention on)"
         )
         for k in range(1, 11)
     },
@@ -81,6 +94,15 @@ TENURE_PREFIXES = {
     ),
 }
 """The prefixes of the metrics by tenure (runs with a player base), and whom they measure."""
+
+RETENTION_TENURE = {
+    "newcomer_": "members with fewer than base.newcomer_games games when the metrics start",
+    "veteran_": "members with at least base.newcomer_games games when the metrics start",
+}
+"""Whom the retention metrics by tenure measure (the tenure at the start of the metrics)."""
+RETENTION_METRICS = frozenset(
+    {"daily_active_players", "visits_per_member_week", "churn_per_week", "retained"}
+)
 
 
 CLAIM_VERDICTS = ("supported", "not supported", "contradicted")
@@ -159,6 +181,8 @@ def metric_meaning(metric: str) -> str:
     for prefix, whom in TENURE_PREFIXES.items():
         measured = metric.removeprefix(prefix)
         if metric.startswith(prefix) and measured in METRIC_MEANINGS:
+            if measured in RETENTION_METRICS:
+                whom = RETENTION_TENURE[prefix]
             return f"{METRIC_MEANINGS[measured]}; {whom}"
     rater, _, kind = metric.rpartition(".")
     if rater and kind in RATER_METRIC_MEANINGS:

@@ -15,7 +15,10 @@ mean true skills (1v1, team), or the mean gap to the other players (free-for-all
 
 It also measures retention from ``metrics_start`` on: the members in the base then are the
 cohort; :meth:`Retention.metrics` gives the daily active players, visits per member and week,
-churn per week and, by true skill decile of the cohort, the share still in the base at the end.
+churn per week and the share still in the base at the end, for the whole cohort, by tenure group
+(``newcomer_``: fewer than ``base.newcomer_games`` games at the start, ``veteran_``: the rest)
+and, for the share retained and the visits, by true skill decile of the cohort. The churn per
+week of a decile is ``(1 - retained_decile_k) / weeks``: the share retained says it already.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ if TYPE_CHECKING:
 
 MINUTES_PER_DAY = 1440.0
 DECILES = 10
+TENURE_PREFIXES = ("newcomer_", "veteran_")
+"""The tenure groups of the cohort: fewer than ``base.newcomer_games`` games at the start, and
+the rest (the prefixes of the metrics by tenure of :mod:`lobbysim.metrics`)."""
 
 
 @dataclass(slots=True)
@@ -85,6 +91,9 @@ class Retention:
         self._last_day: dict[int, int] = {}
         self._active: dict[int, int] = {}  # day -> members who started a visit that day
         self._visits = 0  # visits started from the start on
+        self._member_visits: dict[int, int] = {}  # cohort member -> visits from the start on
+        self._group: dict[int, int] = {}  # cohort member -> tenure group (0 newcomer, 1 veteran)
+        self._group_active: list[dict[int, int]] = [{}, {}]  # per group: day -> active members
         #: Every decision, for traces: (time, player, leave probability, delay or None, left).
         self.decisions: list[tuple[float, int, float, float | None, bool]] | None = None
 
@@ -211,6 +220,8 @@ class Retention:
         ids = np.array([p.pid for p in members], dtype=np.int64)
         skills = np.array([p.skill for p in members], dtype=np.float64)
         self._cohort = (ids, skills)
+        newcomer_games = self._base.config.newcomer_games
+        self._group = {p.pid: int(p.games >= newcomer_games) for p in members}
 
     def visit_started(self, player: Player) -> None:
         """Count a visit for the activity metrics (from the start on)."""
@@ -218,10 +229,17 @@ class Retention:
         if now < self._start:
             return
         self._visits += 1
+        pid = player.pid
+        group = self._group.get(pid)
+        if group is not None:
+            self._member_visits[pid] = self._member_visits.get(pid, 0) + 1
         day = int((now - self._start) // MINUTES_PER_DAY)
-        if self._last_day.get(player.pid) != day:
-            self._last_day[player.pid] = day
+        if self._last_day.get(pid) != day:
+            self._last_day[pid] = day
             self._active[day] = self._active.get(day, 0) + 1
+            if group is not None:
+                active = self._group_active[group]
+                active[day] = active.get(day, 0) + 1
 
     def left(self, player: Player) -> None:
         """Note when a member left the base."""
@@ -233,29 +251,46 @@ class Retention:
         ``daily_active_players``: mean over the days of the window (whole days; the last part
         day too if the window is shorter than a day) of the members who started a visit that
         day; ``visits_per_member_week``: visits per cohort member and week; ``churn_per_week``:
-        the share of the cohort leaving per week; ``retained_decile_k`` (k = 1 lowest to 10
-        highest true skill): the share of the cohort's k-th skill decile still in the base at
-        the end.
+        the share of the cohort leaving per week; ``retained``: the share of the cohort still in
+        the base at the end. The same four for each tenure group of the cohort
+        (``newcomer_...``, ``veteran_...``; the overall daily active players and visits also
+        count members who joined after the start, the groups only the cohort's), and by true
+        skill decile of the cohort (k = 1 lowest to 10 highest) ``retained_decile_k`` and
+        ``visits_per_member_week_decile_k``.
         """
-        nan = math.nan
         ids, skills = self._cohort if self._cohort is not None else (np.empty(0), np.empty(0))
         weeks = (horizon - self._start) / (7 * MINUTES_PER_DAY)
-        days = (horizon - self._start) / MINUTES_PER_DAY
-        whole = max(int(days), 1)
+        whole = max(int((horizon - self._start) / MINUTES_PER_DAY), 1)
+        id_list = ids.tolist()
+        stayed = np.array([pid not in self._left_at for pid in id_list], dtype=bool)
+        visits = np.array([self._member_visits.get(pid, 0) for pid in id_list], dtype=np.float64)
+        groups = np.array([self._group.get(pid, 0) for pid in id_list], dtype=np.int64)
         out = {
             "daily_active_players": sum(self._active.get(d, 0) for d in range(whole)) / whole,
-            "visits_per_member_week": self._visits / ids.size / weeks if ids.size else nan,
-            "churn_per_week": (
-                sum(1 for pid in ids.tolist() if pid in self._left_at) / ids.size / weeks
-                if ids.size
-                else nan
-            ),
+            "visits_per_member_week": self._visits / ids.size / weeks if ids.size else math.nan,
+            "churn_per_week": _mean(~stayed) / weeks,
+            "retained": _mean(stayed),
         }
-        stayed = np.array([pid not in self._left_at for pid in ids.tolist()], dtype=bool)
+        for group, prefix in enumerate(TENURE_PREFIXES):
+            part = groups == group
+            active = self._group_active[group]
+            out |= {
+                f"{prefix}daily_active_players": sum(active.get(d, 0) for d in range(whole))
+                / whole,
+                f"{prefix}visits_per_member_week": _mean(visits[part]) / weeks,
+                f"{prefix}churn_per_week": _mean(~stayed[part]) / weeks,
+                f"{prefix}retained": _mean(stayed[part]),
+            }
         order = np.argsort(skills, kind="stable")
         for k, part in enumerate(np.array_split(order, DECILES), start=1):
-            out[f"retained_decile_{k}"] = float(stayed[part].mean()) if part.size else nan
+            out[f"retained_decile_{k}"] = _mean(stayed[part])
+            out[f"visits_per_member_week_decile_{k}"] = _mean(visits[part]) / weeks
         return out
+
+
+def _mean(values: np.ndarray) -> float:
+    """Return the mean of ``values`` (NaN when empty)."""
+    return float(values.mean()) if values.size else math.nan
 
 
 def _seat_outcomes(

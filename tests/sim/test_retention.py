@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -123,6 +124,71 @@ def test_under_random_pairs_a_losing_streak_model_loses_the_weakest_players_firs
     assert low < high - 0.1, (low, high)
     assert metrics["churn_per_week"] > 0
     assert metrics["daily_active_players"] > 100
+
+
+def test_retention_by_tenure_and_skill_decile_is_what_the_decisions_say() -> None:
+    # The cohort (members in the base when the metrics start), who of it left (the decision
+    # trace) and its split by tenure and skill decile, recomputed outside the metrics.
+    model = {"name": "experience", "intercept": -3.0, "loss_streak": 0.8}
+    run = scenario(model, days=4.0, size=400, policy="uniform_random")
+    run = run.replace(base=dataclasses.replace(run.base, newcomer_games=6))
+    sim = LobbySimulation(run, Streams(3))
+    retention = sim.base.retention
+    retention.decisions = []
+    sim.run()
+    start, horizon = run.metrics_start, run.horizon
+    metrics = retention.metrics(horizon)
+    weeks = (horizon - start) / (7 * DAY)
+    left_before = {pid for t, pid, _, _, left in retention.decisions if left and t < start}
+    left_after = {pid for t, pid, _, _, left in retention.decisions if left and t >= start}
+    cohort = [
+        p for p in sim.players
+        if p is not None and p.member and p.registered <= start and p.pid not in left_before
+    ]  # fmt: skip
+    ids = np.array([p.pid for p in cohort])
+    assert np.array_equal(np.sort(ids), np.sort(retention._cohort[0]))
+    stayed = np.array([pid not in left_after for pid in ids])
+    assert 0.2 < stayed.mean() < 0.95
+    assert metrics["retained"] == stayed.mean()
+    assert metrics["churn_per_week"] == pytest.approx((1 - stayed.mean()) / weeks, rel=1e-12)
+    groups = np.array([retention._group[pid] for pid in ids])
+    assert 0 < groups.sum() < groups.size  # both tenure groups are there
+    # A game is scored at the first pass (every tick, 1 minute) after its end: the games a
+    # member had at the start lie between those ended a tick before it and those ended by it.
+    ends = {row[0]: row[3] for row in sim.records.games}
+    surely, maybe = np.zeros(len(sim.players), int), np.zeros(len(sim.players), int)
+    for row in sim.records.participants:
+        surely[row[1]] += ends[row[0]] <= start - 1.0
+        maybe[row[1]] += ends[row[0]] <= start
+    assert np.all(groups[maybe[ids] < 6] == 0) and np.all(groups[surely[ids] >= 6] == 1)
+    assert (maybe[ids] < 6).sum() > 20 and (surely[ids] >= 6).sum() > 20
+    for group, prefix in enumerate(("newcomer_", "veteran_")):
+        part = stayed[groups == group]
+        assert metrics[f"{prefix}retained"] == pytest.approx(part.mean(), rel=1e-12)
+        assert metrics[f"{prefix}churn_per_week"] == pytest.approx(
+            (1 - part.mean()) / weeks, rel=1e-12
+        )
+    skills = np.array([p.skill for p in cohort])
+    order = np.argsort(skills, kind="stable")
+    sizes = [part.size for part in np.array_split(order, 10)]
+    for k, part in enumerate(np.array_split(order, 10), start=1):
+        assert metrics[f"retained_decile_{k}"] == pytest.approx(stayed[part].mean(), rel=1e-12)
+    # The cohort's visits: by decile and by tenure group, the same total.
+    by_decile = sum(
+        size * metrics[f"visits_per_member_week_decile_{k}"] for k, size in enumerate(sizes, 1)
+    )
+    by_group = sum(
+        int((groups == g).sum()) * metrics[f"{prefix}visits_per_member_week"]
+        for g, prefix in enumerate(("newcomer_", "veteran_"))
+    )
+    assert by_decile == pytest.approx(by_group, rel=1e-12)
+    assert by_decile > 0
+    # The overall visits and daily actives also count members who joined after the start.
+    assert metrics["visits_per_member_week"] * ids.size >= by_group - 1e-9
+    assert (
+        metrics["newcomer_daily_active_players"] + metrics["veteran_daily_active_players"]
+        <= metrics["daily_active_players"]
+    )
 
 
 @pytest.mark.parametrize(
