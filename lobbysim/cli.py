@@ -36,13 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parsers(subparsers)
     _add_sweep_parser(subparsers)
     _add_paper_parser(subparsers)
+    _add_init_parser(subparsers)
     return parser
 
 
 def _scenario_options() -> argparse.ArgumentParser:
     """Return the parent parser of the options every command running a scenario file shares."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("scenario", type=Path, help="the scenario YAML file")
+    common.add_argument(
+        "scenario",
+        type=Path,
+        help="the scenario YAML file, or a bundled scenario's name (lobbysim init --list)",
+    )
     common.add_argument(
         "--replications",
         type=int,
@@ -107,7 +112,9 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         help="check scenario files without running them",
         description="Check scenario files: one line per problem, exit status 2 if any.",
     )
-    validate.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
+    validate.add_argument(
+        "scenarios", type=Path, nargs="+", help="scenario YAML files or bundled scenarios' names"
+    )
     validate.set_defaults(handler=_validate)
     plugins = subparsers.add_parser(
         "plugins",
@@ -188,6 +195,52 @@ def _validate(args: argparse.Namespace) -> int:
         for path in args.scenarios:
             print(f"{path}: ok")
     return 2 if problems else 0
+
+
+def _add_init_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lobbysim init``: copy a bundled scenario out to edit it, or list them."""
+    init = subparsers.add_parser(
+        "init",
+        help="copy a bundled scenario into a file of your own to edit (no name: list them)",
+        description=(
+            "Copy the bundled scenario NAME to ./NAME.yaml (or --to), with any plug-in file it "
+            "needs, never overwriting a file. Without NAME, or with --list, list the bundled "
+            "scenarios."
+        ),
+    )
+    init.add_argument("name", nargs="?", default=None, help="a bundled scenario's name")
+    init.add_argument(
+        "--to",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="the file to write, or a folder to write NAME.yaml into (default: ./NAME.yaml)",
+    )
+    init.add_argument("--list", action="store_true", help="list the bundled scenarios")
+    init.set_defaults(handler=_init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim init``."""
+    import shlex
+
+    from lobbysim.commands.init import InitError, bundled_list, init_scenario
+
+    if args.name is None or args.list:
+        scenarios = bundled_list()
+        width = max(len(name) for name, _ in scenarios)
+        print("bundled scenarios (lobbysim run NAME runs one; lobbysim init NAME copies it):")
+        for name, headline in scenarios:
+            print(f"  {name:<{width}}  {headline}".rstrip())
+        return 0
+    try:
+        written = init_scenario(args.name, args.to)
+    except InitError as exc:
+        raise UserError(f"init: {exc}") from None
+    for path in written:
+        print(f"wrote {path}")
+    print(f"run it: lobbysim run {shlex.quote(str(written[0]))}")
+    return 0
 
 
 def _plugins(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "lobbysim.skill",
             "lobbysim.scenario",
+            "lobbysim.scenarios",  # bundled scenario files and the example plug-in they name
             "lobbysim.arrivals",
             "lobbysim.visits",
             "lobbysim.retention",

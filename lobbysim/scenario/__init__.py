@@ -2,9 +2,11 @@
 
 :mod:`lobbysim.scenario.model` holds the sections (every field has a default, each section checks
 its own ranges); :mod:`lobbysim.scenario.parse` reads them from YAML files, plain data and
-``key.path=value`` overrides by their type hints, and writes them back as plain data.
+``key.path=value`` overrides by their type hints, and writes them back as plain data;
+:mod:`lobbysim.scenario.bundled` finds the scenarios shipped with the package by name.
 """
 
+from lobbysim.scenario.bundled import bundled_scenarios, find_scenario
 from lobbysim.scenario.model import (
     MAX_HORIZON,
     MAX_NAME,
@@ -47,6 +49,8 @@ __all__ = [
     "ScenarioError",
     "SweepConfig",
     "apply_overrides",
+    "bundled_scenarios",
+    "find_scenario",
     "folder_label",
     "load_scenario",
     "name_problem",

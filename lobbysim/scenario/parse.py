@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.bundled import find_scenario, resolve_plugin_files
 from lobbysim.scenario.model import PluginSpec, Scenario
 from lobbysim.validation import ScenarioError, is_number, is_whole
 from lobbysim.yaml_input import YamlInputError, load_yaml, read_yaml_file
@@ -38,14 +39,21 @@ def load_scenario(path: str | Path) -> Scenario:
 def read_scenario_data(path: str | Path) -> dict[str, Any]:
     """Read a scenario file's YAML as plain data (not yet validated).
 
+    ``path`` is a file, or the name of a bundled scenario (``quickstart``) when no such file
+    exists (:func:`lobbysim.scenario.bundled.find_scenario`). A plug-in file the scenario names
+    that is not found from the current folder is looked up from the scenario file's folder
+    (:func:`lobbysim.scenario.bundled.resolve_plugin_files`).
+
     Raises:
-        ScenarioError: the file cannot be read, is too large or not UTF-8, has a YAML syntax
-            error (with its line and column), a duplicate key or an alias chain (see
-            :mod:`lobbysim.yaml_input`), holds no fields, or is not a mapping.
+        ScenarioError: a bare name that is neither a file nor a bundled scenario; the file cannot
+            be read, is too large or not UTF-8, has a YAML syntax error (with its line and
+            column), a duplicate key or an alias chain (see :mod:`lobbysim.yaml_input`), holds no
+            fields, or is not a mapping.
     """
+    file = find_scenario(path)
     path = Path(path)
     try:
-        data = read_yaml_file(path)
+        data = read_yaml_file(file)
     except YamlInputError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
     if data is None:
@@ -55,7 +63,7 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
         )
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    return dict(data)
+    return dict(resolve_plugin_files(dict(data), file.parent))
 
 
 # --- plain data -> scenario -----------------------------------------------------------------------

@@ -181,4 +181,6 @@ def update_1v1(
     # in (0, 1] without cancellation (capped at 1 against a last-bit rounding up).
     var_w_new = var_w * np.minimum(((var_l + two_beta2) + var_w * one_minus_w) / c2, 1.0)
     var_l_new = var_l * np.minimum(((var_w + two_beta2) + var_l * one_minus_w) / c2, 1.0)
-    return np.broadcast_arrays(mu_w_new, var_w_new, mu_l_new, var_l_new)  # type: ignore[return-value]
+    # a tuple with every numpy (before 2.0, broadcast_arrays returns a list)
+    arrays = np.broadcast_arrays(mu_w_new, var_w_new, mu_l_new, var_l_new)
+    return tuple(arrays)  # type: ignore[return-value]

@@ -1,0 +1,123 @@
+"""The scenarios shipped inside the package, found by name, and the plug-in files they name.
+
+The bundled scenarios are the ``*.yaml`` files of ``lobbysim/scenarios/`` (the repository's
+top-level ``scenarios`` links there), read with :mod:`importlib.resources`, so that an installed
+lobbysim runs ``lobbysim run quickstart`` from any folder. :func:`find_scenario` turns what a user
+typed into a file: an existing path always wins; otherwise a bundled scenario's name (``quickstart``
+or ``quickstart.yaml``). A plug-in file a scenario names (``examples/custom_arrivals.py:Evenings``)
+is found relative to the current folder, as always, and failing that relative to the scenario
+file's own folder (:func:`resolve_plugin_files`), which is how a bundled scenario finds the
+example it ships with (``lobbysim/scenarios/examples/``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from lobbysim.registry import did_you_mean
+from lobbysim.validation import ScenarioError
+from lobbysim.yaml_input import YamlInputError, read_yaml_file
+
+#: ``path/to/file.py:Class``: a plug-in class in a file rather than an installed module.
+_PLUGIN_FILE = re.compile(r"^(?P<file>[^:]+\.py):(?P<name>[A-Za-z_][\w.]*)$")
+_SUFFIXES = (".yaml", ".yml")
+
+
+def bundled_folder() -> Path:
+    """Return the folder of the bundled scenarios (inside the installed package)."""
+    return Path(str(files("lobbysim").joinpath("scenarios")))
+
+
+def bundled_scenarios() -> dict[str, Path]:
+    """Return every bundled scenario's file by name (its file name without ``.yaml``), sorted."""
+    folder = bundled_folder()
+    return {path.stem: path for path in sorted(folder.glob("*.yaml")) if path.is_file()}
+
+
+def find_scenario(name_or_path: str | Path) -> Path:
+    """Return the scenario file a user means: an existing path, else a bundled scenario's file.
+
+    A name is a bundled scenario's, with or without ``.yaml``; a file that exists always wins
+    over a name, so a ``quickstart.yaml`` of your own in the current folder is the one read (a
+    folder of a bundled scenario's name does not).
+
+    Raises:
+        ScenarioError: neither a file nor a bundled scenario's name, when the argument is a bare
+            name (no folder part); one line listing the bundled names. A missing file given with
+            a folder is returned as it is, for the reader to report.
+    """
+    path = Path(name_or_path)
+    if (path.exists() and not path.is_dir()) or len(path.parts) != 1:
+        return path
+    bundled = bundled_scenarios()
+    stem = path.stem if path.suffix in _SUFFIXES else path.name
+    if stem in bundled:
+        return bundled[stem]  # a folder of that name is not a scenario: the name is meant
+    if path.exists():
+        return path  # a folder: for the reader to report
+    raise ScenarioError(
+        f"{name_or_path}: no such file, and no bundled scenario of that name"
+        f"{did_you_mean(stem, list(bundled))}; bundled scenarios: {', '.join(bundled)}"
+    )
+
+
+def scenario_headline(path: Path) -> str:
+    """Return a scenario file's one-line summary: its first line if that reads
+    ``# <name>: <summary>`` (as in every bundled scenario), else its ``description`` on one line
+    (empty if it has neither or cannot be read)."""
+    text = path.read_text(encoding="utf-8")
+    first = text.splitlines()[0] if text else ""
+    match = re.match(rf"#\s*{re.escape(path.stem)}:\s*(.+)", first)
+    if match:
+        return match.group(1).strip()
+    try:
+        data = read_yaml_file(path)
+    except YamlInputError:
+        return ""
+    description = data.get("description") if isinstance(data, dict) else None
+    return " ".join(str(description).split()) if description else ""
+
+
+def _plugin_files(data: Any) -> Iterator[str]:
+    """Yield every relative ``file.py`` named by a ``file.py:Class`` string in scenario data."""
+    if isinstance(data, str):
+        match = _PLUGIN_FILE.match(data)
+        if match and not Path(match.group("file")).is_absolute():
+            yield match.group("file")
+    elif isinstance(data, dict):
+        for value in data.values():
+            yield from _plugin_files(value)
+    elif isinstance(data, list | tuple):
+        for value in data:
+            yield from _plugin_files(value)
+
+
+def plugin_files(data: Any) -> list[str]:
+    """Return the relative plug-in files (``examples/custom_arrivals.py``) scenario data names."""
+    return list(dict.fromkeys(_plugin_files(data)))
+
+
+def resolve_plugin_files(data: Any, folder: Path) -> Any:
+    """Return scenario data whose relative plug-in files, when not found from the current folder
+    but found from ``folder`` (the scenario file's), are named by their absolute path instead.
+
+    A file found from the current folder is left as it is, so runs from the repository's folder
+    are unchanged; one found nowhere is left for the plug-in loader to report.
+    """
+    if isinstance(data, str):
+        match = _PLUGIN_FILE.match(data)
+        if match is None:
+            return data
+        file = Path(match.group("file"))
+        if file.is_absolute() or file.is_file() or not (folder / file).is_file():
+            return data
+        return f"{(folder / file).absolute()}:{match.group('name')}"
+    if isinstance(data, dict):
+        return {key: resolve_plugin_files(value, folder) for key, value in data.items()}
+    if isinstance(data, list):
+        return [resolve_plugin_files(value, folder) for value in data]
+    return data
