@@ -14,8 +14,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from lobbysim import __version__
+from lobbysim.progress import Progress
 
 
 class UserError(Exception):
@@ -38,6 +40,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_paper_parser(subparsers)
     _add_init_parser(subparsers)
     return parser
+
+
+class _SetField(argparse.Action):
+    """An option standing for ``--set FIELD=VALUE``: appended to ``sets`` in command-line order."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, field: str, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.field = field
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        sets = [*getattr(namespace, self.dest, []), f"{self.field}={values}"]
+        setattr(namespace, self.dest, sets)
 
 
 def _scenario_options() -> argparse.ArgumentParser:
@@ -72,12 +92,35 @@ def _scenario_options() -> argparse.ArgumentParser:
         help="override a scenario field, e.g. --set matchmaker.tick=0.5 (repeatable)",
     )
     common.add_argument(
+        "--records-format",
+        dest="sets",
+        action=_SetField,
+        field="records.format",
+        choices=["csv", "parquet"],
+        default=argparse.SUPPRESS,
+        help="the format of the record files, csv or parquet (needs pip install "
+        "'lobbysim[parquet]'); the same as --set records.format=FORMAT (default: the "
+        "scenario's records.format, which is csv unless set)",
+    )
+    common.add_argument(
         "--jobs",
         type=int,
         default=None,
         help="worker processes (default: the CPUs available); the results do not depend on it",
     )
+    _add_quiet(common)
     return common
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    """Add ``--quiet``: no progress (a bar on a terminal, else a line every 10 s)."""
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="show no progress (by default: a bar on a terminal, else a line every 10 s on "
+        "standard error)",
+    )
 
 
 def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,7 +147,12 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         ),
     )
     compare.add_argument(
-        "--policies", required=True, help="comma-separated policy names; the first is the baseline"
+        "--policies",
+        default=None,
+        help="comma-separated policies, each a name or a spec with parameters, e.g. "
+        "'draw_chance,knowledge_gradient(gamma=0.95)'; the first is the reference of the paired "
+        "differences (default: the scenario's compare: section, else its own policy and the "
+        "baselines uniform_random and oracle)",
     )
     compare.set_defaults(handler=_run)
     validate = subparsers.add_parser(
@@ -123,25 +171,31 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     plugins.set_defaults(handler=_plugins)
 
 
+def _display(args: argparse.Namespace) -> Progress:
+    """Return the progress display of a command: a bar on a terminal, a line every 10 s
+    otherwise (``$LOBBYSIM_PROGRESS_EVERY`` seconds), nothing with ``--quiet``."""
+    return Progress(enabled=not getattr(args, "quiet", False))
+
+
 @contextmanager
-def _progress_bar(desc: str, unit: str) -> Iterator[Callable[[int, int], None]]:
-    """Yield a ``progress(done, total)`` callback drawing a bar on a terminal (quiet otherwise)."""
-    from tqdm import tqdm
-
-    with tqdm(desc=desc, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-        yield progress
+def _progress_bar(
+    args: argparse.Namespace, desc: str, unit: str
+) -> Iterator[Callable[[int, int], None]]:
+    """Yield a ``progress(done, total)`` callback of one stage of :func:`_display`."""
+    with _display(args).stage(desc, unit) as update:
+        yield update
 
 
 def _policy_names(option: str | None) -> list[str]:
-    """Return the names of a ``--policies a,b,c`` option (empty if it was not given)."""
-    names = [p.strip() for p in option.split(",")] if option else []
+    """Return the specs of a ``--policies a,b(x=1),c`` option (empty if it was not given)."""
+    from lobbysim.scenario.specs import split_specs
+
+    names = split_specs(option) if option else []
     if option is not None and not all(names):
-        raise UserError(f"--policies: expected comma-separated names, got {option!r}")
+        raise UserError(
+            f"--policies: expected comma-separated policies (name or name(key=value, ...)), "
+            f"got {option!r}"
+        )
     return names
 
 
@@ -149,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
 
-    from lobbysim.commands.run import RunError, run
+    from lobbysim.commands.run import RunError, run, run_summary
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.scenario import ScenarioError
@@ -157,28 +211,24 @@ def _run(args: argparse.Namespace) -> int:
     policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     command = "lobbysim " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
-    with _progress_bar(args.command, "run") as progress:
-        try:
-            out, result = run(
-                args.scenario,
-                seed=args.seed,
-                replications=args.replications,
-                policies=policies,
-                out=args.out,
-                sets=args.sets,
-                jobs=jobs,
-                progress=progress,
-                command=command,
-            )
-        except (RunError, ScenarioError, PluginError) as exc:
-            raise UserError(str(exc)) from None
-    print(f"wrote {out}")
-    summary = result.summary
-    for metric in ("queue_time_p90", "draw_prob_true_mean", "abandonment_rate"):
-        for row in summary[summary.metric == metric].itertuples(index=False):
-            print(
-                f"{row.policy:>20} {metric}: {row.mean:.4g} [{row.ci_low:.4g}, {row.ci_high:.4g}]"
-            )
+    try:
+        out, result = run(
+            args.scenario,
+            seed=args.seed,
+            replications=args.replications,
+            policies=policies,
+            out=args.out,
+            sets=args.sets,
+            jobs=jobs,
+            progress=_display(args),
+            command=command,
+            compare=args.command == "compare",
+            note=lambda line: print(line, flush=True),
+        )
+    except (RunError, ScenarioError, PluginError) as exc:
+        raise UserError(str(exc)) from None
+    print(f"wrote {out}\n")
+    print(run_summary(result, out))
     return 0
 
 
@@ -275,7 +325,11 @@ def _add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "replaces the file's sweep.grid)",
     )
     sweep.add_argument(
-        "--policies", default=None, help="comma-separated policy names (default: the file's)"
+        "--policies",
+        default=None,
+        help="comma-separated policies, each a name or a spec with parameters, e.g. "
+        "'draw_chance,knowledge_gradient(gamma=0.95)' (default: the file's sweep.policies, else "
+        "its own policy)",
     )
     sweep.add_argument(
         "--executor",
@@ -304,6 +358,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     start = time.perf_counter()
+    display = _display(args)
     try:
         sweep = build_sweep(
             args.scenario,
@@ -312,17 +367,17 @@ def _run_sweep(args: argparse.Namespace) -> int:
             replications=args.replications,
             seed=args.seed,
             sets=args.sets,
+            progress=display,
         )
         folder = args.out if args.out is not None else default_folder(sweep)
-        with _progress_bar("sweep", "run") as progress:
-            outcome = run_sweep(
-                sweep,
-                folder,
-                executor=args.executor,
-                jobs=jobs,
-                scheduler=args.scheduler,
-                progress=progress,
-            )
+        outcome = run_sweep(
+            sweep,
+            folder,
+            executor=args.executor,
+            jobs=jobs,
+            scheduler=args.scheduler,
+            progress=display,
+        )
     except (SweepError, RunError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None
     cells, runs = len(sweep.cells), outcome.total
@@ -392,6 +447,7 @@ def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         default=None,
         help="output folder, new or empty (default: outputs/paper-<case>[-equal]-<UTC time>)",
     )
+    _add_quiet(paper)
     paper.set_defaults(handler=_run_paper)
 
 
@@ -404,7 +460,7 @@ def _run_paper(args: argparse.Namespace) -> int:
     from lobbysim.reporting.paper import format_estimate
 
     policies = [name.strip() for name in args.policies.split(",")]
-    with _progress_bar("paper study", "block") as progress:
+    with _progress_bar(args, "paper study", "blocks") as progress:
         try:
             out = run_paper(
                 args.case,

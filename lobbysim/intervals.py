@@ -1,8 +1,14 @@
 """Confidence intervals and standard errors: the one place lobbysim computes them.
 
-Used by :mod:`lobbysim.experiments.replications` (summaries and paired differences), the
-sweep report (per cell and per swept value), the run report's figures (±1 standard-error
-bands) and the paper report's claims (paired standard errors). Imports nothing from lobbysim.
+Used by :mod:`lobbysim.experiments.replications` (summaries and paired differences with their
+p-values and the Benjamini-Hochberg correction), the sweep report (per cell and per swept
+value), the run report's figures (±1 standard-error bands) and the paper report's claims
+(paired standard errors). Imports nothing from lobbysim.
+
+An interval can be cut to the support of what it estimates (``support=(low, high)``, for
+example ``(0, inf)`` for a queue time or ``(0, 1)`` for a share): a Student-t interval is
+symmetric around the mean, so with few replications it can reach past a bound that no value can
+cross (a negative queue time); the cut interval keeps the same mean and sd and ends at the bound.
 """
 
 from __future__ import annotations
@@ -15,12 +21,25 @@ from scipy import stats
 CONFIDENCE = 0.95
 """The level of every confidence interval in the reports."""
 
+FDR_LEVEL = 1 - CONFIDENCE
+"""The false discovery rate at which a paired difference counts as significant: its
+Benjamini-Hochberg adjusted p-value (:func:`benjamini_hochberg`) must be below it."""
+
 INTERVAL_COLUMNS = ("mean", "sd", "n", "ci_low", "ci_high")
 """The columns of :func:`interval_columns`, in order."""
 
+UNBOUNDED = (-math.inf, math.inf)
+"""The support of a quantity that can take any value: its intervals are not cut."""
 
-def interval(values: np.ndarray) -> tuple[float, float, int, float, float]:
-    """Return ``(mean, sd, n, ci_low, ci_high)`` of finite values (95% Student t interval)."""
+
+def interval(
+    values: np.ndarray, support: tuple[float, float] = UNBOUNDED
+) -> tuple[float, float, int, float, float]:
+    """Return ``(mean, sd, n, ci_low, ci_high)`` of finite values (95% Student t interval).
+
+    ``ci_low`` and ``ci_high`` are cut to ``support`` (``(low, high)``, the values the
+    quantity can take), never past the mean; the mean and sd are not cut.
+    """
     values = values[np.isfinite(values)]
     n = int(values.size)
     if n == 0:
@@ -30,17 +49,61 @@ def interval(values: np.ndarray) -> tuple[float, float, int, float, float]:
         return mean, math.nan, 1, math.nan, math.nan
     sd = float(values.std(ddof=1))
     half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * sd / math.sqrt(n)
-    return mean, sd, n, mean - half, mean + half
+    # cut at the support, but never past the mean (which values outside the support can move)
+    low = min(max(mean - half, support[0]), mean)
+    high = max(min(mean + half, support[1]), mean)
+    return mean, sd, n, low, high
 
 
-def interval_columns(values: np.ndarray) -> dict[str, float | int]:
+def interval_columns(
+    values: np.ndarray, support: tuple[float, float] = UNBOUNDED
+) -> dict[str, float | int]:
     """Return :func:`interval` as the columns of :data:`INTERVAL_COLUMNS`."""
-    return dict(zip(INTERVAL_COLUMNS, interval(values), strict=True))
+    return dict(zip(INTERVAL_COLUMNS, interval(values, support), strict=True))
 
 
-def excludes_zero(columns: dict[str, float | int]) -> bool:
-    """Return whether an interval of :func:`interval_columns` (of >= 2 values) excludes 0."""
-    return bool(columns["n"] > 1 and (columns["ci_low"] > 0 or columns["ci_high"] < 0))
+def difference_support(support: tuple[float, float]) -> tuple[float, float]:
+    """Return the support of a difference of two quantities of ``support``: (lo - hi, hi - lo)."""
+    low, high = support
+    return low - high, high - low
+
+
+def paired_p_value(differences: np.ndarray) -> float:
+    """Return the two-sided p-value of a paired t-test that the mean difference is 0.
+
+    Over the finite paired differences: NaN with fewer than 2; with no spread (every difference
+    equal), 1 when they are all 0 and 0 otherwise (the limit of the t statistic); otherwise
+    ``2 P(T > |t|)`` for ``t = mean / (sd / sqrt(n))`` and T Student's t with n - 1 degrees of
+    freedom (``scipy.stats.ttest_1samp``'s value, computed with the sd of :func:`interval`, so
+    that p < 1 - CONFIDENCE exactly when the interval excludes 0).
+    """
+    values = differences[np.isfinite(differences)]
+    n = values.size
+    if n < 2:
+        return math.nan
+    if np.ptp(values) == 0:
+        return 1.0 if values[0] == 0 else 0.0
+    t = float(values.mean()) / (float(values.std(ddof=1)) / math.sqrt(n))
+    return float(2 * stats.t.sf(abs(t), n - 1))
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Return the Benjamini-Hochberg adjusted p-values (the false discovery rate correction).
+
+    The family is the finite p-values (m of them; NaN stays NaN): the i-th smallest becomes
+    ``min over j >= i of p_(j) m / j``, at most 1. A test is significant at false discovery rate
+    q when its adjusted p-value is below q; equal to ``scipy.stats.false_discovery_control``.
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    m = finite.size
+    if m == 0:
+        return out
+    order = finite[np.argsort(p[finite], kind="stable")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    return out
 
 
 def standard_error(values: np.ndarray) -> float:

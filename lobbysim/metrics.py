@@ -372,3 +372,52 @@ def metric_names(rater_names: Sequence[str], *, base: bool = False) -> list[str]
     for rater in rater_names:
         names += [f"{rater}.rating_rmse", f"{rater}.kendall_tau"]
     return [*names, *tenure_metric_names(rater_names)] if base else names
+
+
+# --------------------------------------------------------------------------------------------
+# The values each metric can take
+
+UNIT_INTERVAL_METRICS = frozenset(
+    {"abandonment_rate", "draw_prob_true_mean", "stronger_side_win_rate", "retained"}
+)
+"""Shares and probabilities: their values lie in [0, 1] (and ``retained_decile_k``)."""
+
+NON_NEGATIVE_METRICS = frozenset(
+    {
+        "games_per_hour",
+        "skill_gap_true_mean",
+        "daily_active_players",
+        "visits_per_member_week",
+        "churn_per_week",
+        VETERANS_COUNT,
+    }
+)
+"""Metrics that cannot be negative (and queue times, ``visits_per_member_week_decile_k``
+and every ``<rater>.rating_rmse``); churn per week is a share per week, which can pass 1 in a
+window shorter than a week."""
+
+
+def metric_support(metric: str) -> tuple[float, float]:
+    """Return ``(low, high)``, the values a metric can take; ``(-inf, inf)`` for an unknown one.
+
+    [0, 1] for shares and probabilities, [0, 0.5] for the win-ratio dispersion, [-1, 1] for a
+    Kendall's tau, [0, inf) for queue times, counts, rates, skill gaps and RMSEs. A metric by
+    tenure (``newcomer_...``, ``veteran_...``) has the support of the metric it measures. The
+    reports cut the confidence intervals of a metric to its support
+    (:func:`lobbysim.intervals.interval`).
+    """
+    for group in TENURE_GROUPS:
+        metric = metric.removeprefix(f"{group}_")
+    if metric.endswith((".kendall_tau", ".kendall_tau_veterans")):
+        return -1.0, 1.0
+    if metric in UNIT_INTERVAL_METRICS or metric.startswith("retained_decile_"):
+        return 0.0, 1.0
+    if metric == "win_ratio_dispersion":
+        return 0.0, 0.5
+    if (
+        metric in NON_NEGATIVE_METRICS
+        or metric.startswith(("queue_time_", "visits_per_member_week_decile_"))
+        or metric.endswith(".rating_rmse")
+    ):
+        return 0.0, math.inf
+    return -math.inf, math.inf

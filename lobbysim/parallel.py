@@ -4,17 +4,52 @@ Replications, policy comparisons and the paper study's blocks are independent: :
 runs them in this process (``jobs == 1``) or on a local process pool, reports progress as tasks
 finish, and returns the results in task order, so that the outcome never depends on the number of
 workers or on which worker finished first.
+
+With ``partial=True`` a task may also report how far it is (:func:`task_progress`, a fraction),
+in this process or from a worker (through a queue read by a thread here), and the progress
+callback then gets the finished tasks plus the fractions of those in flight.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Where :func:`task_progress` reports to, while a task runs with ``partial=True``.
+_report: Callable[[float], None] | None = None
+#: In a worker process of a partial run: the queue to the parent.
+_queue: Any = None
+
+
+def task_progress(fraction: float) -> None:
+    """Report that the running task is ``fraction`` (0 to 1) done; nothing if nobody listens."""
+    report = _report
+    if report is not None:
+        report(min(max(float(fraction), 0.0), 1.0))
+
+
+def _init_worker(channel: Any) -> None:
+    global _queue
+    _queue = channel
+
+
+def _call_reporting(fn: Callable[[T], R], index: int, task: T) -> R:
+    """Run ``fn(task)`` in a worker with :func:`task_progress` sent to the parent's queue."""
+    global _report
+    channel = _queue
+    _report = None if channel is None else (lambda f: channel.put((index, f)))
+    try:
+        return fn(task)
+    finally:
+        _report = None
 
 
 def run_tasks(
@@ -22,6 +57,8 @@ def run_tasks(
     tasks: Sequence[T],
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    partial: bool = False,
 ) -> list[R]:
     """Return ``[fn(task) for task in tasks]``, computed on ``jobs`` worker processes.
 
@@ -30,23 +67,86 @@ def run_tasks(
         tasks: its arguments, one task each.
         jobs: worker processes; 1 runs everything in this process.
         progress: called as ``progress(done, total)`` each time a task finishes.
+        partial: also call ``progress`` as tasks report their own progress
+            (:func:`task_progress`); ``done`` is then a float: the finished tasks plus the
+            fractions of those running.
     """
+    global _report
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     total = len(tasks)
+    partial = partial and progress is not None
     if jobs == 1 or total <= 1:
         results = []
         for i, task in enumerate(tasks):
-            results.append(fn(task))
+            if partial and progress is not None:
+                _report = lambda f, i=i: progress(i + f, total)  # noqa: E731
+            try:
+                results.append(fn(task))
+            finally:
+                _report = None
             if progress is not None:
                 progress(i + 1, total)
         return results
+    if partial and progress is not None:
+        return _run_reporting(fn, tasks, min(jobs, total), progress)
     with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool, stopping_on_error(pool):
         futures = [pool.submit(fn, task) for task in tasks]
         for i, _ in enumerate(as_completed(futures)):
             if progress is not None:
                 progress(i + 1, total)
         return [future.result() for future in futures]
+
+
+def _run_reporting(
+    fn: Callable[[T], R],
+    tasks: Sequence[T],
+    workers: int,
+    progress: Callable[[Any, int], None],
+) -> list[R]:
+    """:func:`run_tasks` on a pool whose tasks report their fractions through a queue."""
+    total = len(tasks)
+    channel: Any = multiprocessing.Queue()
+    lock = threading.Lock()
+    running: dict[int, float] = {}
+    finished: set[int] = set()
+    stop = threading.Event()
+
+    def show() -> None:
+        progress(len(finished) + sum(running.values()), total)
+
+    def drain() -> None:
+        while not stop.is_set():
+            try:
+                index, fraction = channel.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            except (EOFError, OSError, ValueError):  # the queue broke (workers killed)
+                return
+            with lock:
+                if index not in finished:
+                    running[index] = fraction
+                    show()
+
+    reader = threading.Thread(target=drain, name="lobbysim-progress", daemon=True)
+    reader.start()
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(channel,))
+    try:
+        with pool, stopping_on_error(pool):
+            futures: dict[Future[R], int] = {
+                pool.submit(_call_reporting, fn, i, task): i for i, task in enumerate(tasks)
+            }
+            for future in as_completed(futures):
+                with lock:
+                    finished.add(futures[future])
+                    running.pop(futures[future], None)
+                    show()
+            return [future.result() for future in futures]
+    finally:
+        stop.set()
+        reader.join(timeout=1.0)
+        channel.cancel_join_thread()
+        channel.close()
 
 
 @contextmanager

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 MODES = ("1v1", "team", "ffa")
 
+#: The formats of record files (``records.format``, ``--records-format``) and the default.
+RECORD_FORMATS = ("csv", "parquet")
+DEFAULT_RECORD_FORMAT = "csv"
+
 
 @dataclass(frozen=True, slots=True)
 class Seat:
@@ -66,3 +70,58 @@ class GameResult:
     def length(self) -> float:
         """Return the game's length in minutes."""
         return self.end - self.start
+
+
+#: Every record kind of a run with its columns in order and their pandas dtypes: the one schema of
+#: the record frames in memory and of their files (:mod:`lobbysim.record_files` reads and writes
+#: them; a new kind is one more entry here). ``Int64`` and ``boolean`` are pandas' nullable dtypes
+#: (a free-for-all has no teams and no winner, a game no stronger side when skills are equal);
+#: ``str`` is pandas' default string dtype (``object`` before pandas 3).
+RECORD_COLUMNS: dict[str, dict[str, str]] = {
+    "games": {
+        "game_id": "int64",
+        "mode": "str",
+        "start": "float64",
+        "end": "float64",
+        "draw_prob_true": "float64",
+        "skill_gap_true": "float64",
+        "quality_predicted": "float64",
+        "stronger_side_won": "boolean",
+        "winner": "Int64",
+    },
+    "participants": {
+        "game_id": "int64",
+        "player_id": "int64",
+        "team": "Int64",
+        "joined": "float64",
+        "left": "float64",
+        "minutes": "float64",
+        "score": "float64",
+        "registered": "bool",
+        "quit": "bool",
+    },
+    "waits": {
+        "player_id": "int64",
+        "enqueued": "float64",
+        "left_queue": "float64",
+        "outcome": "str",
+        "wait": "float64",
+    },
+    "ratings": {
+        "time": "float64",
+        "rater": "str",
+        "player_id": "int64",
+        "rating": "float64",
+        "variance": "float64",
+    },
+    "players": {
+        "player_id": "int64",
+        "skill": "float64",
+        "mu0": "float64",
+        "var0": "float64",
+        "registered": "bool",
+        "games": "int64",
+        "wins": "int64",
+        "state": "str",
+    },
+}

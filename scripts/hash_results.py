@@ -27,10 +27,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import pandas as pd  # noqa: E402
+
 from lobbysim.experiments.simulation import simulate  # noqa: E402
 from lobbysim.scenario import load_scenario  # noqa: E402
 
 KINDS = ("games", "participants", "waits", "ratings", "players")
+
+
+def legacy_text_form(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with each nullable integer column holding a missing value as floats.
+
+    Before the records had one schema (``lobbysim.records.RECORD_COLUMNS``), such a column
+    (a team game's ``winner`` with a drawn game) was float64 and written ``1.0``; now it is
+    ``Int64``, written ``1``. Hashing the old text form keeps hashes saved before comparable: the
+    values are the same.
+    """
+    legacy = {
+        c: "float64"
+        for c in frame.columns
+        if isinstance(frame[c].dtype, pd.Int64Dtype) and frame[c].hasnans
+    }
+    return frame.astype(legacy) if legacy else frame
 
 
 def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, float]]:
@@ -49,7 +67,7 @@ def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, floa
     result = simulate(scenario, scenario.seed)
     records = hashlib.sha256()
     for kind in KINDS:
-        frame = getattr(result, kind)
+        frame = legacy_text_form(getattr(result, kind))
         records.update(kind.encode())
         records.update(frame.to_csv(index=False).encode())
     metrics = {k: float(v) for k, v in result.metrics.items()}

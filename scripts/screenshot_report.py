@@ -5,6 +5,8 @@ Needs Debian's Chromium (``apt-get install chromium``). Example:
     lobbysim compare scenarios/quickstart.yaml \
         --policies point_estimate,draw_chance,knowledge_gradient --out outputs/qs
     python scripts/screenshot_report.py outputs/qs/report.html docs/report-screenshot.png
+    python scripts/screenshot_report.py outputs/qs/report.html docs/report-first-screen.png \
+        --size 1280,800     # the first screen: the headline and the trade-off figure
 
 Exits non-zero with a message if Chromium is missing or writes no image.
 """

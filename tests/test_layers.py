@@ -25,9 +25,11 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.registry",
             "lobbysim.streams",
             "lobbysim.records",
+            "lobbysim.record_files",  # the record files: CSV or Parquet, read back typed
             "lobbysim.outputs",
             "lobbysim.parallel",
             "lobbysim.intervals",  # the statistics behind every interval: no imports
+            "lobbysim.progress",  # progress bars and lines: tqdm, imported when shown
         },
     ),
     (
@@ -48,9 +50,16 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("engines", {"lobbysim.sim", "lobbysim.paper"}),
     ("experiments", {"lobbysim.experiments"}),
     ("reporting", {"lobbysim.reporting"}),
-    ("commands", {"lobbysim.commands"}),
+    ("commands", {"lobbysim.commands", "lobbysim.api"}),  # api: the notebook-shaped functions
     ("cli", {"lobbysim.cli", "lobbysim.__main__"}),
 ]
+
+
+#: The package's lazy public API: ``lobbysim.simulate`` and the rest of :mod:`lobbysim.api` are
+#: loaded by the package's module ``__getattr__`` on first use, so that ``import lobbysim`` (and
+#: every module below that imports ``RESULTS_VERSION`` from it) never loads them. Only that import,
+#: inside a function, is allowed to go up from the package itself.
+FACADE = ("lobbysim", "lobbysim.api")
 
 
 def layer_of(module: str) -> int:
@@ -83,7 +92,9 @@ def violations(sources: Mapping[str, str]) -> list[str]:
     for module, source in sources.items():
         here = layer_of(module)
         package = module if module == "lobbysim" else module.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(source)):
+        tree = ast.parse(source)
+        top_level = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
             targets: list[tuple[str, list[str]]] = []
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
@@ -96,7 +107,8 @@ def violations(sources: Mapping[str, str]) -> list[str]:
             for target, names in targets:
                 if target != "lobbysim" and not target.startswith("lobbysim."):
                     continue
-                if layer_of(target) > here:
+                lazy_facade = (module, target) == FACADE and id(node) not in top_level
+                if layer_of(target) > here and not lazy_facade:
                     found.append(
                         f"{module} (layer {LAYERS[here][0]}) imports {target} "
                         f"(layer {LAYERS[layer_of(target)][0]}) at line {node.lineno}"
@@ -142,6 +154,15 @@ def test_the_contract_catches_an_upward_or_private_import(
 ) -> None:
     found = violations({module: source})
     assert len(found) == 1 and found[0].startswith(expected)
+
+
+def test_the_package_loads_its_api_only_lazily() -> None:
+    lazy = "def __getattr__(name):\n    import lobbysim.api\n"
+    assert violations({"lobbysim": lazy}) == []
+    (found,) = violations({"lobbysim": "import lobbysim.api\n"})
+    assert found.startswith("lobbysim (layer foundations) imports lobbysim.api (layer commands)")
+    (found,) = violations({"lobbysim": "def f():\n    import lobbysim.cli\n"})
+    assert "imports lobbysim.cli (layer cli)" in found
 
 
 def test_a_module_outside_every_layer_is_named() -> None:

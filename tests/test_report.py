@@ -14,9 +14,10 @@ import pytest
 
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.intervals import mean_and_se
-from lobbysim.reporting.document import format_interval, format_number
+from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.run import differences_table, write_report
 from lobbysim.reporting.run_figures import FIGURE_FILES, driver_on_skill_scale
+from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -65,6 +66,7 @@ def report(result: ExperimentResult, tmp_path_factory: pytest.TempPathFactory) -
     out = tmp_path_factory.mktemp("report")
     written = write_report(result, out, command=COMMAND)
     assert written == [
+        out / TRADEOFF_FIGURE_FILE,
         *(out / name for name in FIGURE_FILES),
         out / "report.md",
         out / "report.html",
@@ -91,7 +93,12 @@ def _table_rows(section: str) -> list[list[str]]:
 
 
 def test_every_file_is_written(report: Path) -> None:
-    assert {p.name for p in report.iterdir()} == {*FIGURE_FILES, "report.md", "report.html"}
+    assert {p.name for p in report.iterdir()} == {
+        TRADEOFF_FIGURE_FILE,
+        *FIGURE_FILES,
+        "report.md",
+        "report.html",
+    }
 
 
 @pytest.mark.parametrize("name", FIGURE_FILES)
@@ -148,10 +155,11 @@ def test_which_policy_is_better_has_one_row_per_metric(
     metrics = list(result.summary["metric"].unique())
     assert [row[0] for row in rows] == metrics
     differences = result.differences.set_index("metric")
-    for metric, pair, cell, said in rows:
+    for metric, pair, cell, p, adjusted, said in rows:
         d = differences.loc[metric]
         assert pair == "draw_chance - point_estimate"
         assert cell == format_interval(d["mean"], d["ci_low"], d["ci_high"], signed=True)
+        assert (p, adjusted) == (format_p_value(d["p_value"]), format_p_value(d["p_adjusted"]))
         expected = verdict(
             metric,
             d["mean"],
@@ -161,7 +169,7 @@ def test_which_policy_is_better_has_one_row_per_metric(
             n=int(d["n"]),
         )
         assert said == expected
-    assert dict((row[0], row[3]) for row in rows)["stronger_side_win_rate"] == NO_VERDICT
+    assert dict((row[0], row[5]) for row in rows)["stronger_side_win_rate"] == NO_VERDICT
 
 
 def test_markdown_explains_the_intervals_and_embeds_the_figures(report: Path) -> None:
@@ -218,7 +226,7 @@ def test_html_is_balanced_standalone_and_links_the_figures(report: Path) -> None
     assert checker.errors == [] and checker.stack == []
     assert {"table", "style", "figure"} <= checker.tags
     assert "script" not in checker.tags and checker.external == []
-    assert sorted(checker.images) == sorted(FIGURE_FILES)
+    assert sorted(checker.images) == sorted([TRADEOFF_FIGURE_FILE, *FIGURE_FILES])
     assert all((report / src).is_file() for src in checker.images)
     assert page.count("<table>") == 2
     # Text is escaped: the scenario name has <, > and &.
@@ -232,7 +240,12 @@ def test_html_is_balanced_standalone_and_links_the_figures(report: Path) -> None
 
 def test_single_policy_report_has_no_comparison(single: ExperimentResult, tmp_path: Path) -> None:
     written = write_report(single, tmp_path)
-    assert {p.name for p in written} == {*FIGURE_FILES, "report.md", "report.html"}
+    assert {p.name for p in written} == {
+        TRADEOFF_FIGURE_FILE,
+        *FIGURE_FILES,
+        "report.md",
+        "report.html",
+    }
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Which policy is better" not in text and "Which policy is better" not in page
@@ -353,16 +366,46 @@ def test_differences_table_on_a_hand_made_frame() -> None:
             "n": [5, 5, 5, 5],
             "ci_low": [-0.37, -0.0125, 0.038, -0.0104],
             "ci_high": [-0.13, -0.0075, 0.062, 0.0144],
+            "p_value": [0.004, 0.0001, 0.0002, 0.6],
+            "p_adjusted": [0.005, 0.0004, 0.0004, 0.6],
             "significant": [True, True, True, False],
         }
     )
     header, rows = differences_table(frame)
-    assert header == ["metric", "policy vs baseline", "difference [95% CI]", "verdict"]
+    assert header == [
+        "metric",
+        "policy vs baseline",
+        "difference [95% CI]",
+        "p",
+        "adjusted p",
+        "verdict",
+    ]
     assert rows == [
-        ["queue_time_p90", "kg - pe", "-0.250 [-0.370, -0.130]", "kg better"],
-        ["draw_prob_true_mean", "kg - pe", "-0.0100 [-0.0125, -0.00750]", "pe better"],
-        ["stronger_side_win_rate", "kg - pe", "+0.0500 [+0.0380, +0.0620]", NO_VERDICT],
-        ["bayesian.rating_rmse", "dc - pe", "+0.00200 [-0.0104, +0.0144]", NO_DIFFERENCE],
+        ["queue_time_p90", "kg - pe", "-0.250 [-0.370, -0.130]", "0.004", "0.005", "kg better"],
+        [
+            "draw_prob_true_mean",
+            "kg - pe",
+            "-0.0100 [-0.0125, -0.00750]",
+            "< 0.001",
+            "< 0.001",
+            "pe better",
+        ],
+        [
+            "stronger_side_win_rate",
+            "kg - pe",
+            "+0.0500 [+0.0380, +0.0620]",
+            "< 0.001",
+            "< 0.001",
+            NO_VERDICT,
+        ],
+        [
+            "bayesian.rating_rmse",
+            "dc - pe",
+            "+0.00200 [-0.0104, +0.0144]",
+            "0.6",
+            "0.6",
+            NO_DIFFERENCE,
+        ],
     ]
 
 

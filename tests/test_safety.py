@@ -102,7 +102,7 @@ def _fails_cleanly(
     ("name", "shown"),
     [
         ("../../escaped", "got '../../escaped'"),
-        ("{tmp}/absolute", "/absolute'"),
+        ("{tmp}/absolute", "got '/"),  # shortened if the temporary folder's path is long
         ("n" * 300, "... (300 characters)"),
     ],
 )

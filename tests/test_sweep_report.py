@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from lobbysim.metrics import metric_names
+from lobbysim.metrics import metric_names, metric_support
 from lobbysim.reporting.document import format_interval
 from lobbysim.reporting.sweep import write_sweep_report
 from lobbysim.reporting.sweep_summary import (
@@ -418,8 +418,13 @@ def _frontier_expectation(
 
 
 def _formatted(results: pd.DataFrame, cell: int, policy: str, metric: str) -> str:
+    """Return the cell's interval as the report shows it: cut to the metric's support."""
     mine = results[(results["cell"] == cell) & (results["policy"] == policy)]
-    return format_interval(*_t_interval(mine[metric].to_numpy(dtype=float)))
+    mean, low, high = _t_interval(mine[metric].to_numpy(dtype=float))
+    bottom, top = metric_support(metric)
+    if math.isfinite(low):  # never past the mean (the synthetic values can leave the support)
+        low, high = min(max(low, bottom), mean), max(min(high, top), mean)
+    return format_interval(mean, low, high)
 
 
 @pytest.mark.parametrize(

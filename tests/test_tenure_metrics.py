@@ -29,6 +29,7 @@ from lobbysim.metrics import (
 from lobbysim.reporting.run import write_report
 from lobbysim.reporting.run_figures import FIGURE_FILES
 from lobbysim.reporting.tenure_figures import TENURE_FIGURE_FILE, trueskill_games_needed
+from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction
 from lobbysim.scenario import Scenario, load_scenario
 
@@ -306,6 +307,7 @@ def test_the_convergence_figure_is_written_with_a_base(tmp_path: Path) -> None:
     result = run_experiment(scenario, policies=["draw_chance", "point_estimate"], replications=2)
     written = write_report(result, tmp_path)
     assert [p.name for p in written] == [
+        TRADEOFF_FIGURE_FILE,
         *FIGURE_FILES,
         TENURE_FIGURE_FILE,
         "report.md",

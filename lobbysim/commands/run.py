@@ -5,16 +5,21 @@ arguments. A run's folder holds everything needed to understand and repeat it: t
 scenario (``scenario.yaml``, loadable as it is), the metrics of every replication
 (``replications.csv``), the summary with 95% intervals (``summary.csv``), for a comparison the
 paired differences from the baseline (``differences.csv``), the record frames of each policy's first
-replication (``records/<policy>/``, Parquet where pyarrow is installed, CSV otherwise; with
-``records.stream``, every replication's CSV files under ``records/<policy>/rep-<r>/``) and the
+replication (``records/<policy>/``; with ``records.stream``, every replication's, under
+``records/<policy>/rep-<r>/``), one file per kind in the scenario's ``records.format``: CSV by
+default, or Parquet (``--records-format``; :mod:`lobbysim.record_files`), and the
 report (``report.md``, ``report.html`` and figures). It is written atomically
 (:mod:`lobbysim.outputs`).
+
+Policies are names or specs with parameters, ``knowledge_gradient(gamma=0.95)``
+(:mod:`lobbysim.scenario.specs`); each goes by its spec's text in the tables, and its records
+folder is that label made a safe folder name (``records/knowledge_gradient-gamma=0.95/``).
+:func:`compare_policies` says what ``compare`` runs without ``--policies``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,16 +29,28 @@ import numpy as np
 import yaml
 
 from lobbysim.arrivals import ARRIVALS
-from lobbysim.experiments.replications import ExperimentResult, run_experiment, with_policy
+from lobbysim.experiments.replications import (
+    ORACLE_POLICY,
+    UNIFORM_POLICY,
+    ExperimentResult,
+    policy_scenarios,
+    run_experiment,
+    with_policy,
+)
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.population import Population
+from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.raters import RATERS
+from lobbysim.record_files import format_problem, write_frames
+from lobbysim.records import RECORD_COLUMNS
 from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.retention import RETENTION
 from lobbysim.scenario import (
+    CompareConfig,
     GameRules,
+    PluginSpec,
     Scenario,
     ScenarioError,
     apply_overrides,
@@ -41,13 +58,13 @@ from lobbysim.scenario import (
     plugin_spec,
     read_scenario_data,
 )
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.specs import policy_spec, record_folders, resolve_policies, spec_label
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin, build_raters
 from lobbysim.streams import Streams
 from lobbysim.validation import check_run_options
 from lobbysim.visits import VISITS
-
-Progress = Callable[[int, int], None]
 
 
 class RunError(ValueError):
@@ -130,11 +147,22 @@ def plugin_problems(data: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
+def check_scenario(
+    scenario: Scenario,
+    policies: Sequence[str | PluginSpec] = (),
+    *,
+    variants: Mapping[str, Scenario] | None = None,
+) -> None:
     """Build every plug-in, then the simulation once per policy, so that every plug-in problem
-    and impossible combination is reported now, all at once (one line each)."""
+    and impossible combination is reported now, all at once (one line each); a records format
+    whose library is not installed (Parquet without pyarrow) is one too.
+
+    The policies are names or specs (:func:`~lobbysim.experiments.replications.policy_scenarios`),
+    or ``variants``, each policy's scenario by label, if given.
+    """
     mm = scenario.matchmaker
     problems = plugin_problems(scenario.to_dict())
+    problems += filter(None, [format_problem(scenario.records.format)])
     rank, arrivals = mm.focal_rank, scenario.arrivals
     size = arrivals.params.get("size")
     if (
@@ -148,14 +176,96 @@ def check_scenario(scenario: Scenario, policies: Sequence[str] = ()) -> None:
             f"(1..{size} or -1..-{size}), got {rank}"
         )
     if not problems:
-        for name in policies or [mm.policy.name]:
-            checked = with_policy(scenario, name) if policies else scenario
-            try:
-                LobbySimulation(checked, Streams(0), sink=lambda kind, rows: None)  # never runs
-            except PluginError as exc:
-                problems.append(str(exc))
+        if variants is None:
+            variants = policy_scenarios(scenario, policies)
+        for label, checked in variants.items():
+            problem = build_problem(checked)
+            if problem is not None:
+                named = label != checked.matchmaker.policy.name  # a spec with parameters
+                problems.append(f"{label}: {problem}" if named else problem)
     if problems:
         raise PluginError("\n".join(problems))
+
+
+def build_problem(scenario: Scenario) -> str | None:
+    """Return why the lobby of ``scenario`` cannot be built (a plug-in problem), or None."""
+    try:
+        LobbySimulation(scenario, Streams(0), sink=lambda kind, rows: None)  # never runs
+    except PluginError as exc:
+        return str(exc)
+    return None
+
+
+#: The reference policies a comparison adds by default: no matchmaking, and matching on truth.
+BASELINES = (UNIFORM_POLICY, ORACLE_POLICY)
+
+
+def policy_problems(specs: Sequence[PluginSpec], where: str) -> list[str]:
+    """Return one line per policy spec the registry refuses: an unknown policy (with a "did
+    you mean"), an unknown parameter or a value the policy rejects; a spec with parameters is
+    named in its line."""
+    problems = []
+    for spec in specs:
+        try:
+            POLICIES.create(spec.name, spec.params)
+        except PluginError as exc:
+            named = f"{spec_label(spec)}: " if spec.params else ""
+            problems.append(f"{where}: {named}{exc}")
+    return problems
+
+
+def compare_policies(
+    scenario: Scenario,
+    policies: Sequence[str | PluginSpec | Mapping[str, Any]] = (),
+    where: str = "--policies",
+) -> tuple[list[PluginSpec], str]:
+    """Return the policies a comparison of ``scenario`` runs, and a line saying why those.
+
+    ``policies`` (``--policies``, or what ``where`` names in errors) if given; else the
+    scenario's ``compare:`` section; else the scenario's own policy, the reference, and the
+    baselines :data:`BASELINES` that its lobby can run (one that cannot, say for its game mode,
+    is left out and the line says why).
+
+    Raises:
+        RunError: a spec of ``policies`` that cannot be read or that the registry refuses.
+        ScenarioError: the same for the ``compare:`` section.
+    """
+    own = scenario.matchmaker.policy
+    if policies:
+        try:
+            specs = resolve_policies(own, policies, where)
+        except ScenarioError as exc:
+            raise RunError(str(exc)) from None
+        problems = policy_problems(specs, where)
+        if problems:
+            raise RunError("\n".join(problems))
+        return specs, f"compare: {', '.join(spec_label(s) for s in specs)} ({where})"
+    if scenario.compare is not None:
+        specs = resolve_policies(own, scenario.compare.policies, "compare.policies")
+        problems = policy_problems(specs, "compare.policies")
+        if problems:
+            raise ScenarioError(problems)
+        labels = ", ".join(spec_label(s) for s in specs)
+        return specs, f"compare: {labels}, from the scenario's compare: section"
+    specs = [own]
+    left_out = []
+    for name in BASELINES:
+        spec = PluginSpec(name)
+        if spec in specs:
+            continue
+        problem = build_problem(with_policy(scenario, spec))
+        if problem is None:
+            specs.append(spec)
+        else:
+            left_out.append(f"{name} is left out: {problem}")
+    what = {UNIFORM_POLICY: "no matchmaking", ORACLE_POLICY: "matching on true skill"}
+    chosen = [f"{spec_label(s)} ({what[s.name]})" for s in specs[1:]]
+    why = (
+        f"compare: {spec_label(own)} (the scenario's policy, the reference of the differences)"
+        + (f" against the baselines {' and '.join(chosen)}" if chosen else "")
+        + "; choose others with --policies or a compare: section"
+    )
+    return specs, "; ".join([why, *left_out])
 
 
 def newcomer_threshold_warning(scenario: Scenario) -> str | None:
@@ -217,42 +327,60 @@ def validate(paths: Sequence[str | Path]) -> list[str]:
 
 
 def run(
-    path: str | Path,
+    path: str | Path | Scenario,
     *,
     seed: int | None = None,
     replications: int | None = None,
-    policies: Sequence[str] = (),
+    policies: Sequence[str | PluginSpec] = (),
     out: str | Path | None = None,
     sets: Sequence[str] = (),
     jobs: int = 1,
-    progress: Progress | None = None,
+    progress: ProgressLike = None,
     command: str | None = None,
+    compare: bool = False,
+    report: bool = True,
+    note: Callable[[str], None] | None = None,
 ) -> tuple[Path, ExperimentResult]:
-    """Run (or, with ``policies``, compare) a scenario and write its folder; return both.
+    """Run (or, with ``policies`` or ``compare``, compare) a scenario and write its folder;
+    return both.
 
     Args:
-        path: the scenario file.
+        path: the scenario file, a bundled scenario's name, or a :class:`Scenario`.
         seed: replaces the scenario's seed.
         replications: replaces the scenario's replications.
-        policies: compare these policies on common random numbers (the first is the baseline).
+        policies: compare these policies on common random numbers (the first is the baseline):
+            names or specs with parameters (:mod:`lobbysim.scenario.specs`).
         out: the output folder (default ``outputs/<scenario name>-<UTC time>``); must be new or
             empty.
         sets: ``key.path=value`` overrides.
         jobs: worker processes.
-        progress: called as ``progress(done, total)``.
+        progress: a :class:`lobbysim.progress.Progress` (the runs, the simulated time inside
+            them, the records and the report), or a callback ``progress(done, total)`` of the
+            finished runs.
         command: the command line, recorded in the report.
+        compare: without ``policies``, compare the policies of :func:`compare_policies`.
+        report: write the report (``report.md``, ``report.html``, figures) too.
+        note: called with one line saying which policies a comparison without ``policies``
+            runs, and why.
     """
     check_run_options(seed=seed, replications=replications, jobs=jobs)
-    scenario = load_run_scenario(path, sets)
+    if isinstance(path, Scenario):
+        scenario = as_scenario(path, list(sets)) if sets else path
+        path = f"scenario {path.name!r}"
+    else:
+        scenario = load_run_scenario(path, sets)
     if seed is not None:
         scenario = scenario.replace(seed=seed)
-    for name in policies:
+    specs: list[PluginSpec] = []
+    if policies or compare:
         try:
-            POLICIES.get(name)
-        except PluginError as exc:
-            raise RunError(f"--policies: {exc}") from None
+            specs, why = compare_policies(scenario, policies)
+        except ScenarioError as exc:
+            raise ScenarioError([f"{path}: {line}" for line in exc.problems]) from None
+        if note is not None and not policies:
+            note(why)
     try:
-        check_scenario(scenario, policies)
+        check_scenario(scenario, specs)
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
     out_path = (
@@ -263,18 +391,27 @@ def run(
         raise RunError(f"--out: {problem}")
     holder: list[ExperimentResult] = []
 
+    display = as_progress(progress)
+
     def run_and_write(tmp: Path) -> None:
         # streamed records go straight into the temporary folder's records/
-        result = run_experiment(
-            scenario,
-            policies or None,
-            replications,
-            jobs=jobs,
-            progress=progress,
-            records_root=tmp / "records" if scenario.records.stream else None,
+        what = "compare" if len(specs) > 1 else "run"
+        total = max(len(specs), 1) * (
+            scenario.replications if replications is None else replications
         )
+        decimals = 1 if display.fine else 0
+        with display.stage(what, "runs", total, decimals=decimals) as update:
+            result = run_experiment(
+                scenario,
+                specs or None,
+                replications,
+                jobs=jobs,
+                progress=update,
+                records_root=tmp / "records" if scenario.records.stream else None,
+                partial=display.fine,
+            )
         holder.append(result)
-        write_run_folder(result, tmp, command)
+        write_run_folder(result, tmp, command, report=report, progress=display)
 
     try:
         write_atomically(out_path, run_and_write)
@@ -283,11 +420,29 @@ def run(
     return out_path, holder[0]
 
 
-def write_run_folder(result: ExperimentResult, folder: Path, command: str | None) -> None:
-    """Write a run's files into ``folder`` (see the module docstring)."""
+def write_run_folder(
+    result: ExperimentResult,
+    folder: Path,
+    command: str | None,
+    *,
+    report: bool = True,
+    progress: ProgressLike = None,
+) -> None:
+    """Write a run's files into ``folder`` (see the module docstring); ``report=False`` leaves
+    out the report, ``progress`` shows the records and the report being written.
+
+    The records of a policy go to ``records/<folder>/``, its label made a safe folder name
+    (:func:`lobbysim.scenario.specs.record_folders`). A comparison's ``scenario.yaml`` lists
+    its policies in a ``compare:`` section, so that ``lobbysim compare scenario.yaml`` repeats
+    it.
+    """
     from lobbysim.reporting.run import write_report
 
+    display = as_progress(progress)
     scenario = result.scenario.replace(replications=len(result.seeds))
+    if len(result.policies) > 1:
+        compared = tuple(policy_spec(label) for label in result.policies)
+        scenario = scenario.replace(compare=CompareConfig(compared))
     (folder / "scenario.yaml").write_text(
         "# The resolved scenario of this run: lobbysim run scenario.yaml repeats it.\n"
         + yaml.safe_dump(scenario.to_dict(), sort_keys=False),
@@ -297,22 +452,34 @@ def write_run_folder(result: ExperimentResult, folder: Path, command: str | None
     result.summary.to_csv(folder / "summary.csv", index=False)
     if len(result.policies) > 1:
         result.differences.to_csv(folder / "differences.csv", index=False)
-    parquet = importlib.util.find_spec("pyarrow") is not None
-    for policy in result.policies:
-        first = result.runs[policy][0]
-        if first.records_dir is not None:
-            continue  # streamed: already under records/<policy>/rep-<r>/
-        target = folder / "records" / policy
-        target.mkdir(parents=True)
-        for kind in ("games", "participants", "waits", "ratings", "players"):
-            frame = getattr(first, kind)
-            if frame is None:
-                continue
-            if parquet:
-                frame.to_parquet(target / f"{kind}.parquet", index=False)
-            else:
-                frame.to_csv(target / f"{kind}.csv", index=False)
-    write_report(result, folder, command=command)
+    folders = record_folders(result.policies)
+    with display.stage("records", "policies", len(result.policies)) as update:
+        for done, policy in enumerate(result.policies, start=1):
+            first = result.runs[policy][0]
+            if first.records_dir is None:  # streamed: already under records/<folder>/rep-<r>/
+                target = folder / "records" / folders[policy]
+                target.mkdir(parents=True)
+                frames = {kind: getattr(first, kind, None) for kind in RECORD_COLUMNS}
+                kept = {kind: frame for kind, frame in frames.items() if frame is not None}
+                write_frames(kept, target, result.scenario.records.format)
+            update(done)
+    if report:
+        with display.stage("report", "steps") as update:
+            write_report(result, folder, command=command, progress=update)
+
+
+def run_summary(result: ExperimentResult, folder: Path) -> str:
+    """Return what ``lobbysim run`` and ``compare`` print once ``folder`` is written.
+
+    The headline (per headline metric the best policy with its paired difference, interval and
+    adjusted p-value, or the values of a single run), a table of the headline metrics with
+    units, and where the tables and ``report.html`` are
+    (:func:`lobbysim.reporting.headline.terminal_summary`); "n/a" where one replication gives no
+    interval.
+    """
+    from lobbysim.reporting.headline import terminal_summary
+
+    return terminal_summary(result, folder)
 
 
 def plugins_text() -> str:

@@ -35,6 +35,7 @@ import contextlib
 import copy
 import dataclasses
 import itertools
+import math
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,7 +45,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lobbysim.commands.run import RunError, check_scenario, load_run_scenario
+from lobbysim.commands.run import RunError, check_scenario, load_run_scenario, policy_problems
 from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
 from lobbysim.experiments.replications import replication_seeds, with_policy
 from lobbysim.experiments.store import RunStore, check_folder, claim_folder, write_text
@@ -57,14 +58,18 @@ from lobbysim.experiments.sweeps import (
     run_key,
 )
 from lobbysim.metrics import metric_names
-from lobbysim.policies import POLICIES
+from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.record_files import format_problem
 from lobbysim.registry import PluginError
 from lobbysim.scenario import (
+    PluginSpec,
     Scenario,
     ScenarioError,
     SweepConfig,
     set_path,
 )
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.specs import resolve_policies, spec_label
 from lobbysim.validation import check_run_options
 from lobbysim.yaml_input import YamlInputError, load_yaml
 
@@ -102,42 +107,57 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def build_sweep(
-    path: str | Path,
+    path: str | Path | Scenario,
     *,
-    grid: Sequence[str] = (),
-    policies: Sequence[str] = (),
+    grid: Sequence[str] | Mapping[str, Any] = (),
+    policies: Sequence[str | PluginSpec | Mapping[str, Any]] = (),
     replications: int | None = None,
     seed: int | None = None,
     sets: Sequence[str] = (),
+    progress: ProgressLike = None,
 ) -> Sweep:
     """Load a scenario and expand its sweep into runs, checking every cell first.
 
     Args:
-        path: the scenario file.
-        grid: ``key.path=v1,v2`` options; if given they replace the file's ``sweep.grid``.
-        policies: the policies (default: the file's ``sweep.policies``, else its own policy).
+        path: the scenario file, a bundled scenario's name, or a :class:`Scenario`.
+        grid: ``key.path=v1,v2`` options, or a mapping of field paths (dotted, or nested
+            mappings) to lists of values; if given it replaces the file's ``sweep.grid``.
+        policies: the policies, names or specs with parameters (:mod:`lobbysim.scenario.specs`;
+            default: the file's ``sweep.policies``, else its own policy). Each goes by its label
+            in the tables; the scenario's own policy is each cell's own.
         replications: per cell and policy (default: the scenario's).
         seed: replaces the scenario's master seed.
         sets: ``key.path=value`` overrides applied before the grid.
+        progress: a :class:`lobbysim.progress.Progress`: the cells being checked.
 
     Raises:
         SweepError, ScenarioError, PluginError: every problem found, one line each.
     """
     check_run_options(seed=seed, replications=replications)
-    base = load_run_scenario(path, sets)
+    if isinstance(path, Scenario):
+        base = as_scenario(path, list(sets)) if sets else path
+        path = f"scenario {path.name!r}"
+    else:
+        base = load_run_scenario(path, sets)
     if seed is not None:
         base = base.replace(seed=seed)
     config = base.sweep or SweepConfig()
     grid_map = _grid(path, grid, config)
-    names = list(dict.fromkeys(policies or config.policies or [base.matchmaker.policy.name]))
-    for name in names:
-        try:
-            POLICIES.get(name)
-        except PluginError as exc:
-            raise SweepError(f"--policies: {exc}") from None
+    where = "--policies" if policies else "sweep.policies"
+    own = base.matchmaker.policy
+    try:
+        specs = resolve_policies(own, policies or config.policies or [own], where)
+    except ScenarioError as exc:
+        raise SweepError(str(exc)) from None
+    problems = policy_problems(specs, where)
+    if problems:
+        raise SweepError("\n".join(problems))
+    labelled = {spec_label(spec): spec for spec in specs}
+    names = list(labelled)
     replications = base.replications if replications is None else replications
     base = base.replace(sweep=None)
-    cells, scenarios = _cells(path, base, grid_map, names)
+    with as_progress(progress).stage("sweep set-up", "cells") as update:
+        cells, scenarios = _cells(path, base, grid_map, labelled, update)
     seeds = replication_seeds(base.seed, replications)
     runs = [
         SweepRun(
@@ -155,10 +175,15 @@ def build_sweep(
     return Sweep(base, grid_map, tuple(names), replications, tuple(cells), tuple(runs))
 
 
-def _grid(path: str | Path, grid: Sequence[str], config: SweepConfig) -> dict[str, tuple[Any, ...]]:
-    """Return the grid: the ``--grid`` options if any, else the file's; refuse an empty one."""
+def _grid(
+    path: str | Path, grid: Sequence[str] | Mapping[str, Any], config: SweepConfig
+) -> dict[str, tuple[Any, ...]]:
+    """Return the grid: the ``--grid`` options (or a mapping) if any, else the file's; refuse an
+    empty one."""
     grid_map: dict[str, tuple[Any, ...]] = dict(config.grid)
-    if grid:
+    if isinstance(grid, Mapping):
+        grid_map = grid_mapping(grid) if grid else grid_map
+    elif grid:
         grid_map = {}
         for item in grid:
             key, values = parse_grid_option(item)
@@ -173,18 +198,49 @@ def _grid(path: str | Path, grid: Sequence[str], config: SweepConfig) -> dict[st
     return grid_map
 
 
+def grid_mapping(grid: Mapping[str, Any], prefix: str = "") -> dict[str, tuple[Any, ...]]:
+    """Return a grid given as a mapping: field paths, dotted or as nested mappings, to
+    non-empty lists of values (``{"matchmaker": {"tick": [0.25, 1]}, "arrivals.rate": [2, 4]}``).
+
+    Raises:
+        SweepError: a key that is not a field name, or values that are not a non-empty list.
+    """
+    out: dict[str, tuple[Any, ...]] = {}
+    for key, values in grid.items():
+        if not isinstance(key, str) or not key or any(not p for p in key.split(".")):
+            raise SweepError(f"grid: expected field paths as keys, got {key!r}")
+        path = f"{prefix}{key}"
+        if isinstance(values, Mapping):
+            out.update(grid_mapping(values, f"{path}."))
+            continue
+        if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+            raise SweepError(f"grid {path}: expected a non-empty list of values, got {values!r}")
+        if len(set(map(repr, values))) != len(values):
+            raise SweepError(f"grid {path}: a value is repeated in {list(values)!r}")
+        out[path] = tuple(values)
+    return out
+
+
 def _cells(
     path: str | Path,
     base: Scenario,
     grid_map: Mapping[str, Sequence[Any]],
-    names: Sequence[str],
+    specs: Mapping[str, PluginSpec],
+    progress: Callable[..., None],
 ) -> tuple[list[Cell], dict[tuple[int, str], Scenario]]:
-    """Return the cells of the grid and each cell's scenario per policy, every cell checked.
+    """Return the cells of the grid and each cell's scenario per policy (by label), every cell
+    checked; ``progress(done, total)`` after each cell.
 
     Raises:
-        SweepError: one line per problem, each naming its cell.
+        SweepError: one line per problem, each naming its cell (a records format that cannot be
+            written here: one line for the sweep).
     """
+    unwritable = format_problem(base.records.format)
+    if unwritable is not None and base.records.format not in grid_map.get("records.format", ()):
+        raise SweepError(f"{path}: {unwritable}")
     base_data = base.to_dict()
+    own = base.matchmaker.policy
+    total = math.prod(len(values) for values in grid_map.values())
     cells: list[Cell] = []
     scenarios: dict[tuple[int, str], Scenario] = {}
     problems: list[str] = []
@@ -196,12 +252,18 @@ def _cells(
             for key, value in cell.values.items():
                 set_path(data, key, value, "--grid")
             scenario = Scenario.from_dict(data)
-            for name in names:
-                same = name == scenario.matchmaker.policy.name
-                scenarios[(number, name)] = scenario if same else with_policy(scenario, name)
-            check_scenario(scenario, names)
+            # the scenario's own policy is the cell's (a grid may set its parameters), unless
+            # the grid replaces it with another policy
+            same = scenario.matchmaker.policy.name == own.name
+            variants = {
+                label: scenario if same and spec == own else with_policy(scenario, spec)
+                for label, spec in specs.items()
+            }
+            scenarios.update({(number, label): s for label, s in variants.items()})
+            check_scenario(scenario, variants=variants)
         except (RunError, ScenarioError, PluginError) as exc:
             problems += [f"cell {number} ({cell.label()}): {line}" for line in str(exc).split("\n")]
+        progress(number, total)
     if problems:
         raise SweepError("\n".join(f"{path}: {line}" for line in problems))
     return cells, scenarios
@@ -214,7 +276,7 @@ def run_sweep(
     executor: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressLike = None,
     write_report: bool = True,
 ) -> SweepOutcome:
     """Run every run of ``sweep`` that ``folder`` has no result for, then write the tables.
@@ -225,9 +287,12 @@ def run_sweep(
         executor: ``local``, ``dask`` (needs ``scheduler``) or ``dask-local``.
         jobs: local worker processes, or the LocalCluster's workers.
         scheduler: a Dask scheduler address, for ``executor="dask"``.
-        progress: called as ``progress(done, total)`` (runs already there count as done).
+        progress: a :class:`lobbysim.progress.Progress` (the runs, then the tables and the
+            report), or a callback ``progress(done, total)`` of the runs (runs already there
+            count as done).
         write_report: also write the trade-off report.
     """
+    display = as_progress(progress)
     if executor not in EXECUTORS:
         raise SweepError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
     if executor == "dask" and not scheduler:
@@ -248,21 +313,23 @@ def run_sweep(
         skipped = len(sweep.runs) - len(todo)
         counts = {"ran": 0, "failed": 0}
         total = len(sweep.runs)
-        if progress is not None:
-            progress(skipped, total)
+        progress = stack.enter_context(display.stage("sweep", "runs", total))
+        progress(skipped, total)
 
         def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
             store.write(run, metrics, error)
             counts["failed" if error is not None else "ran"] += 1
-            if progress is not None:
-                progress(skipped + counts["ran"] + counts["failed"], total)
+            progress(skipped + counts["ran"] + counts["failed"], total)
 
         if session is not None:
             session.run(todo, on_done)
         elif todo:
             run_local(todo, jobs, on_done)
-    results, failures = collect(sweep, store)
-    _write_tables(sweep, folder, results, failures, write_report)
+    with display.stage("sweep tables and report", "steps", 2) as update:
+        results, failures = collect(sweep, store)
+        update(1)
+        _write_tables(sweep, folder, results, failures, write_report)
+        update(2)
     return SweepOutcome(folder, total, skipped, counts["ran"], counts["failed"], results, failures)
 
 

@@ -7,9 +7,14 @@ replications run on a local process pool; results are gathered in a fixed order,
 does not depend on the number of workers.
 
 Summaries: per policy and metric, the mean over replications with a 95% Student-t confidence
-interval; for a comparison, per other policy and metric, the paired difference from the baseline
-(the first policy) with its interval, called significant when the interval excludes 0. The
-intervals are computed by :mod:`lobbysim.intervals`. When a comparison holds both reference
+interval, cut to the values the metric can take (:func:`lobbysim.metrics.metric_support`: no
+negative queue time, no share above 1); for a comparison, per other policy and metric, the paired
+difference from the baseline (the first policy) with its interval and the p-value of a paired
+t-test, and the p-values adjusted for false discoveries (Benjamini-Hochberg) over the whole
+family of the comparison, every metric of every other policy: a difference is called significant
+when its adjusted p-value is below 0.05. (Significant implies that the interval excludes 0, but
+an interval can exclude 0 without the adjusted p-value being below 0.05.) The intervals and
+p-values are computed by :mod:`lobbysim.intervals`. When a comparison holds both reference
 policies ``uniform_random`` and ``oracle``, :func:`oracle_shares` says how much of the oracle's
 gain over uniformly random matching each other policy captures.
 """
@@ -18,17 +23,28 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.intervals import excludes_zero, interval, interval_columns
-from lobbysim.parallel import run_tasks
+from lobbysim.intervals import (
+    FDR_LEVEL,
+    benjamini_hochberg,
+    difference_support,
+    interval,
+    interval_columns,
+    paired_p_value,
+)
+from lobbysim.metrics import metric_support
+from lobbysim.parallel import run_tasks, task_progress
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
 
 
 def replication_seeds(seed: int, replications: int) -> list[int]:
@@ -39,12 +55,25 @@ def replication_seeds(seed: int, replications: int) -> list[int]:
     ]
 
 
-def with_policy(scenario: Scenario, policy: str) -> Scenario:
-    """Return the scenario with its matchmaking policy replaced (default parameters)."""
-    matchmaker: MatchmakerConfig = dataclasses.replace(
-        scenario.matchmaker, policy=PluginSpec(policy)
-    )
+def with_policy(scenario: Scenario, policy: str | PluginSpec) -> Scenario:
+    """Return the scenario with its matchmaking policy replaced: a name (default parameters)
+    or a :class:`PluginSpec` with its parameters."""
+    spec = policy if isinstance(policy, PluginSpec) else PluginSpec(policy)
+    matchmaker: MatchmakerConfig = dataclasses.replace(scenario.matchmaker, policy=spec)
     return scenario.replace(matchmaker=matchmaker)
+
+
+def policy_scenarios(
+    scenario: Scenario, policies: Sequence[str | PluginSpec | Mapping[str, Any]] | None
+) -> dict[str, Scenario]:
+    """Return the scenario of each policy to run, by label, in order (see
+    :func:`lobbysim.scenario.specs.resolve_policies`): the scenario's own policy when
+    ``policies`` is empty, and the scenario itself wherever its own policy is meant."""
+    own = scenario.matchmaker.policy
+    specs = resolve_policies(own, policies or [own], "policies")
+    return {
+        spec_label(spec): scenario if spec == own else with_policy(scenario, spec) for spec in specs
+    }
 
 
 @dataclass
@@ -57,9 +86,11 @@ class ExperimentResult:
         seeds: the replication seeds, shared by every policy.
         runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r.
         metrics: one row per policy and replication: ``policy, replication, seed`` and every metric.
-        summary: one row per policy and metric: ``mean, sd, n, ci_low, ci_high``.
+        summary: one row per policy and metric: ``mean, sd, n, ci_low, ci_high`` (the interval
+            cut to the metric's support).
         differences: one row per non-baseline policy and metric: the paired difference
-            ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, significant``.
+            ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, p_value, p_adjusted,
+            significant`` (:data:`DIFFERENCE_COLUMNS`, see :func:`paired_differences`).
     """
 
     scenario: Scenario
@@ -76,31 +107,48 @@ class ExperimentResult:
         return self.policies[0]
 
 
-def _run_one(args: tuple[Scenario, int, Path | None]) -> SimulationResult:
-    scenario, seed, records_dir = args
-    return simulate(scenario, seed, records_dir=records_dir)
+def _fraction_done(now: float, horizon: float) -> None:
+    task_progress(now / horizon if horizon > 0 else 1.0)
+
+
+def _run_one(args: tuple[Scenario, int, Path | None, bool]) -> SimulationResult:
+    scenario, seed, records_dir, report = args
+    progress = _fraction_done if report else None
+    return simulate(scenario, seed, records_dir=records_dir, progress=progress)
 
 
 def run_experiment(
-    scenario: Scenario,
-    policies: Sequence[str] | None = None,
+    scenario: Scenario | str | Path | Mapping[str, Any],
+    policies: Sequence[str | PluginSpec | Mapping[str, Any]] | None = None,
     replications: int | None = None,
     *,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     records_root: Path | None = None,
+    partial: bool = False,
 ) -> ExperimentResult:
     """Run ``scenario`` for each policy on the same replication seeds.
 
     Args:
-        scenario: the scenario; its own policy is used when ``policies`` is None.
-        policies: registered policy names to compare (each with default parameters).
+        scenario: the scenario, a YAML file's path, a bundled scenario's name or plain data
+            (:func:`lobbysim.scenario.inputs.as_scenario`); its own policy is used when
+            ``policies`` is None.
+        policies: the policies to compare: names (default parameters; the scenario's own
+            policy's name means it as the scenario gives it), specs with parameters
+            (``"knowledge_gradient(gamma=0.95)"``), mappings or :class:`PluginSpec` values
+            (:mod:`lobbysim.scenario.specs`). Each goes by its label, the spec's canonical text,
+            in every output; the first is the baseline of the paired differences.
         replications: replications per policy (default: the scenario's ``replications``).
         jobs: worker processes (1: in this process).
         progress: called as ``progress(done, total)`` after each finished run.
         records_root: with ``records.stream``, replication r of a policy streams its records
-            to ``records_root/<policy>/rep-<r>`` (required then).
+            to ``records_root/<folder>/rep-<r>``, the folder the label's
+            (:func:`lobbysim.scenario.specs.record_folders`; required then).
+        partial: also call ``progress`` as each run advances in simulated time, with ``done``
+            counting the fractions of the runs in flight.
     """
+    if not isinstance(scenario, Scenario):
+        scenario = as_scenario(scenario)
     if scenario.records.stream and records_root is None:
         raise ValueError("records.stream is set: run_experiment() needs records_root")
     replications = scenario.replications if replications is None else replications
@@ -108,24 +156,23 @@ def run_experiment(
         raise ValueError(f"replications must be >= 1, got {replications}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    names = [scenario.matchmaker.policy.name] if not policies else list(dict.fromkeys(policies))
-    scenarios = {
-        name: scenario if name == scenario.matchmaker.policy.name else with_policy(scenario, name)
-        for name in names
-    }
+    scenarios = policy_scenarios(scenario, policies)
+    names = list(scenarios)
+    folders = record_folders(names)
     seeds = replication_seeds(scenario.seed, replications)
+    report = partial and progress is not None
 
     def records_dir(name: str, r: int) -> Path | None:
         if not scenario.records.stream or records_root is None:
             return None
-        return records_root / name / f"rep-{r + 1}"
+        return records_root / folders[name] / f"rep-{r + 1}"
 
     tasks = [
-        (scenarios[name], seed, records_dir(name, r))
+        (scenarios[name], seed, records_dir(name, r), report)
         for name in names
         for r, seed in enumerate(seeds)
     ]
-    results = run_tasks(_run_one, tasks, jobs, progress)
+    results = run_tasks(_run_one, tasks, jobs, progress, partial=report)
     runs = {
         name: results[k * replications : (k + 1) * replications] for k, name in enumerate(names)
     }
@@ -147,17 +194,47 @@ def metric_columns(metrics: pd.DataFrame) -> list[str]:
 
 
 def summarise(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Return per policy and metric the mean over replications and its 95% interval."""
+    """Return per policy and metric the mean over replications and its 95% interval.
+
+    The interval is cut to the metric's support (:func:`lobbysim.metrics.metric_support`), so
+    ``ci_low`` and ``ci_high`` are what the report shows; the uncut Student-t interval is
+    ``mean -+ t sd / sqrt(n)``.
+    """
     rows = []
     for policy, group in metrics.groupby("policy", sort=False):
         for metric in metric_columns(metrics):
             values = group[metric].to_numpy(dtype=float)
-            rows.append({"policy": policy, "metric": metric, **interval_columns(values)})
+            columns = interval_columns(values, metric_support(metric))
+            rows.append({"policy": policy, "metric": metric, **columns})
     return pd.DataFrame(rows)
 
 
+DIFFERENCE_COLUMNS = [
+    "policy",
+    "baseline",
+    "metric",
+    "mean",
+    "sd",
+    "n",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "significant",
+]
+"""The columns of :func:`paired_differences` (and of a comparison's ``differences.csv``)."""
+
+
 def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Return per other policy and metric the paired difference from ``baseline``."""
+    """Return per other policy and metric the paired difference from ``baseline``.
+
+    Per replication r, ``policy_r - baseline_r``: their mean with its 95% interval (cut to the
+    differences the metric allows), ``p_value`` the two-sided paired t-test's
+    (:func:`lobbysim.intervals.paired_p_value`: NaN with fewer than 2 pairs), ``p_adjusted``
+    the Benjamini-Hochberg adjustment over every row with a p-value (every metric of every other
+    policy: one family per comparison), and ``significant`` whether ``p_adjusted`` is below
+    :data:`lobbysim.intervals.FDR_LEVEL`. Columns :data:`DIFFERENCE_COLUMNS`.
+    """
     base = metrics[metrics.policy == baseline].set_index("replication")
     rows = []
     for policy, group in metrics.groupby("policy", sort=False):
@@ -166,31 +243,20 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
         other = group.set_index("replication")
         for metric in metric_columns(metrics):
             diff = (other[metric] - base[metric]).to_numpy(dtype=float)
-            columns = interval_columns(diff)
-            significant = excludes_zero(columns)
+            support = difference_support(metric_support(metric))
             rows.append(
                 {
                     "policy": policy,
                     "baseline": baseline,
                     "metric": metric,
-                    **columns,
-                    "significant": significant,
+                    **interval_columns(diff, support),
+                    "p_value": paired_p_value(diff),
                 }
             )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "policy",
-            "baseline",
-            "metric",
-            "mean",
-            "sd",
-            "n",
-            "ci_low",
-            "ci_high",
-            "significant",
-        ],
-    )
+    frame = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
+    frame["p_adjusted"] = benjamini_hochberg(frame["p_value"].to_numpy(dtype=float))
+    frame["significant"] = (frame["p_adjusted"] < FDR_LEVEL).astype(bool)
+    return frame
 
 
 UNIFORM_POLICY = "uniform_random"

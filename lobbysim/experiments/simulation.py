@@ -2,50 +2,38 @@
 
 It builds one :class:`lobbysim.sim.LobbySimulation` on the scenario's random streams, runs it to the
 horizon and turns its records into pandas frames (``games``, ``participants``, ``waits``,
-``ratings``) and a metrics dict (:mod:`lobbysim.metrics`).
+``ratings``, ``players``, typed by :data:`lobbysim.records.RECORD_COLUMNS`) and a metrics dict
+(:mod:`lobbysim.metrics`). With ``records.stream`` the records go to files in the scenario's
+``records.format`` instead (CSV by default, or Parquet: :mod:`lobbysim.record_files`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lobbysim.metrics import compute_metrics, tenure_metrics, veteran_kendall_taus
-from lobbysim.scenario import Scenario, load_scenario
+from lobbysim.record_files import CsvSink as CsvSink  # the streaming CSV sink, where it was
+from lobbysim.record_files import RecordFileSink, open_sink, read_records, record_frame
+from lobbysim.records import RECORD_COLUMNS
+from lobbysim.scenario import Scenario
+from lobbysim.scenario.inputs import as_scenario
 from lobbysim.sim.lobby import LobbySimulation
 from lobbysim.sim.recorder import player_row
 from lobbysim.streams import Streams
 
-GAME_COLUMNS = [
-    "game_id",
-    "mode",
-    "start",
-    "end",
-    "draw_prob_true",
-    "skill_gap_true",
-    "quality_predicted",
-    "stronger_side_won",
-    "winner",
-]
-PARTICIPANT_COLUMNS = [
-    "game_id",
-    "player_id",
-    "team",
-    "joined",
-    "left",
-    "minutes",
-    "score",
-    "registered",
-    "quit",
-]
-WAIT_COLUMNS = ["player_id", "enqueued", "left_queue", "outcome", "wait"]
-RATING_COLUMNS = ["time", "rater", "player_id", "rating", "variance"]
-PLAYER_COLUMNS = ["player_id", "skill", "mu0", "var0", "registered", "games", "wins", "state"]
+# The columns of each record kind (the schema with their dtypes: lobbysim.records.RECORD_COLUMNS).
+GAME_COLUMNS = list(RECORD_COLUMNS["games"])
+PARTICIPANT_COLUMNS = list(RECORD_COLUMNS["participants"])
+WAIT_COLUMNS = list(RECORD_COLUMNS["waits"])
+RATING_COLUMNS = list(RECORD_COLUMNS["ratings"])
+PLAYER_COLUMNS = list(RECORD_COLUMNS["players"])
 
 
 @dataclass
@@ -65,8 +53,8 @@ class SimulationResult:
             rater started from, registered, games, wins, final state. With the games and
             participants, the priors make any run's ratings replayable from its records.
         metrics: see :mod:`lobbysim.metrics`.
-        records_dir: with streamed records, the folder of their CSV files (the frames above
-            are then None).
+        records_dir: with streamed records, the folder of their files (the frames above are
+            then None; :func:`lobbysim.record_files.read_records` reads them back).
     """
 
     scenario: Scenario
@@ -81,108 +69,45 @@ class SimulationResult:
 
 
 def simulate(
-    scenario: Scenario | str | Path,
+    scenario: Scenario | str | Path | Mapping[str, Any],
     seed: int | None = None,
     *,
     records_dir: str | Path | None = None,
+    progress: Callable[[float, float], None] | None = None,
 ) -> SimulationResult:
-    """Run one replication of ``scenario`` (an object or a YAML path) with ``seed``.
+    """Run one replication of ``scenario`` with ``seed``.
 
     Args:
-        scenario: the scenario, or the path of a YAML file.
+        scenario: the scenario, the path of a YAML file, a bundled scenario's name or plain
+            data (:func:`lobbysim.scenario.inputs.as_scenario`).
         seed: the master seed (default: the scenario's own). The same scenario and seed give
             identical frames.
-        records_dir: with ``records.stream``, the folder the record CSV files are written to
-            (``games.csv``, ``participants.csv``, ``waits.csv``, ``ratings.csv``,
-            ``players.csv``); required then, and the result's frames are left unloaded (None):
-            read the files with pandas. The metrics are computed from the files.
+        records_dir: with ``records.stream``, the folder the record files are written to, one
+            per kind in the scenario's ``records.format`` (``games.csv``, ``participants.csv``,
+            ``waits.csv``, ``ratings.csv``, ``players.csv``, or ``.parquet``); required then,
+            and the result's frames are left unloaded (None): read the files with
+            :func:`lobbysim.record_files.read_records`. The metrics are computed from the files.
+        progress: called as ``progress(now, horizon)`` in simulated minutes, a hundred times
+            over the run (:meth:`LobbySimulation.run`); it changes no result.
     """
     if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario)
+        scenario = as_scenario(scenario)
     seed = scenario.seed if seed is None else seed
     if not scenario.records.stream:
         sim = LobbySimulation(scenario, Streams(seed))
         with sim.tuned_gc():
-            sim.run()
+            sim.run(progress=progress)
             return collect(sim, seed)
     if records_dir is None:
         raise ValueError("records.stream is set: simulate() needs records_dir to write them to")
-    sink = CsvSink(Path(records_dir))
-    sim = LobbySimulation(scenario, Streams(seed), sink=sink)
-    with sim.tuned_gc():
-        sim.run()
-        return collect_streamed(sim, seed, sink)
-
-
-class CsvSink:
-    """Appends streamed record rows to one CSV file per kind in ``folder``."""
-
-    COLUMNS: ClassVar[dict[str, list[str]]] = {
-        "games": GAME_COLUMNS,
-        "participants": PARTICIPANT_COLUMNS,
-        "waits": WAIT_COLUMNS,
-        "ratings": RATING_COLUMNS,
-        "players": PLAYER_COLUMNS,
-    }
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        for kind, columns in self.COLUMNS.items():
-            pd.DataFrame(columns=columns).to_csv(self.path(kind), index=False)
-
-    def path(self, kind: str) -> Path:
-        """Return the CSV file of a record kind."""
-        return self.folder / f"{kind}.csv"
-
-    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        text = _csv_text(rows, len(self.COLUMNS[kind]))
-        if text is not None:
-            with self.path(kind).open("a", encoding="utf-8", newline="") as file:
-                file.write(text)
-            return
-        frame = pd.DataFrame.from_records(rows, columns=self.COLUMNS[kind])
-        frame.to_csv(self.path(kind), mode="a", header=False, index=False)
-
-
-_NONE = type(None)
-_FLOAT_KINDS = ({float}, {float, int}, {int, _NONE}, {float, _NONE}, {float, int, _NONE})
-_CSV_SPECIAL = frozenset(',"\r\n')
-
-
-def _csv_text(rows: list[tuple[Any, ...]], n_columns: int) -> str | None:
-    """Return the CSV lines pandas' ``DataFrame.from_records(rows).to_csv(header=False,
-    index=False)`` writes for ``rows``, byte for byte, or ``None`` if a column holds values this
-    shortcut does not format the way pandas would (the caller then asks pandas).
-
-    pandas infers one dtype per column from the Python types in it; the cases handled are the
-    ones the records hold: ints (``str``), bools (``True``/``False``), plain strings, and
-    float64 columns (floats, or ints mixed with floats or ``None``), written as the shortest
-    round-trip ``repr`` of the float, as numpy's ``astype(str)`` does, with ``None``/NaN as the
-    empty field; object columns of bools or strings with ``None`` give an empty field for
-    ``None``. This is several times faster than building a frame for every flush.
-    """
-    if not rows or any(len(row) != n_columns for row in rows):
-        return None
-    columns: list[list[str]] = []
-    for values in zip(*rows, strict=True):
-        kinds = set(map(type, values))
-        if kinds <= {int} or kinds <= {bool}:
-            columns.append(list(map(str, values)))
-        elif kinds == {float}:
-            fields = list(map(float.__repr__, values))
-            if "nan" in fields:
-                fields = ["" if field == "nan" else field for field in fields]
-            columns.append(fields)
-        elif kinds in _FLOAT_KINDS:
-            columns.append(["" if v is None or v != v else repr(float(v)) for v in values])
-        elif kinds <= {str, _NONE} or kinds <= {bool, _NONE}:
-            if any(v == "" or not _CSV_SPECIAL.isdisjoint(v) for v in values if type(v) is str):
-                return None
-            columns.append(["" if v is None else str(v) for v in values])
-        else:
-            return None
-    return "\n".join(map(",".join, zip(*columns, strict=True))) + "\n"
+    sink = open_sink(Path(records_dir), scenario.records.format)
+    try:
+        sim = LobbySimulation(scenario, Streams(seed), sink=sink)
+        with sim.tuned_gc():
+            sim.run(progress=progress)
+            return collect_streamed(sim, seed, sink)
+    finally:
+        sink.close()
 
 
 def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
@@ -199,31 +124,33 @@ def collect(sim: LobbySimulation, seed: int) -> SimulationResult:
     """Turn a finished simulation's in-memory records into a :class:`SimulationResult`."""
     sim.sample_ratings(everyone=True)
     records = sim.records
-    games = pd.DataFrame.from_records(records.games, columns=GAME_COLUMNS)
-    games = games.astype({"stronger_side_won": "boolean"})
-    participants = pd.DataFrame.from_records(records.participants, columns=PARTICIPANT_COLUMNS)
+    games = record_frame("games", records.games)
+    participants = record_frame("participants", records.participants)
     waiting, player_rows = _final_rows(sim)
-    waits = pd.DataFrame.from_records(records.waits + waiting, columns=WAIT_COLUMNS)
-    ratings = pd.DataFrame.from_records(records.ratings, columns=RATING_COLUMNS)
-    players = pd.DataFrame.from_records(player_rows, columns=PLAYER_COLUMNS)
+    waits = record_frame("waits", records.waits + waiting)
+    ratings = record_frame("ratings", records.ratings)
+    players = record_frame("players", player_rows)
     metrics = _metrics(sim, games, participants, waits, players)
     return SimulationResult(
         sim.scenario, seed, games, participants, waits, ratings, players, metrics
     )
 
 
-def collect_streamed(sim: LobbySimulation, seed: int, sink: CsvSink) -> SimulationResult:
-    """Write a streamed run's last records, then compute its metrics from the files."""
+def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> SimulationResult:
+    """Write a streamed run's last records, close the sink, then compute its metrics from the
+    files (read back with the schema's dtypes, every float exactly as it was written)."""
     sim.sample_ratings(everyone=True)
     sim.apply_pending()
     waiting, player_rows = _final_rows(sim)
     sim.records.waits.extend(waiting)
     sim.records.players.extend(player_rows)
     sim.records.flush(force=True)
-    # Only the columns the metrics need are read back.
-    games = pd.read_csv(
-        sink.path("games"),
-        usecols=[
+    sink.close()
+    # Only the columns the metrics need are read back; the metrics by tenure (with a base) also
+    # need who waited and when each seat was taken.
+    by_tenure = sim.scenario.base is not None
+    columns = {
+        "games": [
             "game_id",
             "start",
             "draw_prob_true",
@@ -231,20 +158,13 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: CsvSink) -> Simulati
             "stronger_side_won",
             "winner",
         ],
-        dtype={"stronger_side_won": "boolean"},
-    )
-    # The metrics by tenure (with a base) also need who waited and when each seat was taken.
-    by_tenure = sim.scenario.base is not None
-    participants = pd.read_csv(
-        sink.path("participants"),
-        usecols=["game_id", "player_id", "team", *(["joined"] if by_tenure else [])],
-    )
-    waits = pd.read_csv(
-        sink.path("waits"),
-        usecols=[*(["player_id"] if by_tenure else []), "enqueued", "outcome", "wait"],
-    )
-    players = pd.read_csv(sink.path("players"), usecols=["player_id", "skill", "registered"])
-    players = players.sort_values("player_id", ignore_index=True)
+        "participants": ["game_id", "player_id", "team", *(["joined"] if by_tenure else [])],
+        "waits": [*(["player_id"] if by_tenure else []), "enqueued", "outcome", "wait"],
+        "players": ["player_id", "skill", "registered"],
+    }
+    frames = read_records(sink.folder, columns, columns=columns, fmt=sink.format)
+    games, participants, waits = frames["games"], frames["participants"], frames["waits"]
+    players = frames["players"].sort_values("player_id", ignore_index=True)
     metrics = _metrics(sim, games, participants, waits, players)
     result = SimulationResult(sim.scenario, seed, None, None, None, None, None, metrics)
     result.records_dir = sink.folder

@@ -32,7 +32,7 @@ from lobbysim.scenario import (
 )
 
 # Fields that cannot change one run's result: left out of the run's key.
-NOT_IN_KEY = ("name", "description", "replications", "seed", "sweep")
+NOT_IN_KEY = ("name", "description", "replications", "seed", "sweep", "compare")
 
 
 class SweepError(ValueError):

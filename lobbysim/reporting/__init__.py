@@ -12,7 +12,9 @@ Shared parts:
 The reports:
 
 - :mod:`~lobbysim.reporting.run` (figures in :mod:`~lobbysim.reporting.run_figures`): the report
-  of a run or a policy comparison;
+  of a run or a policy comparison, opening with its headline
+  (:mod:`~lobbysim.reporting.headline`, also printed by ``lobbysim run`` and ``compare``) and
+  the trade-off figure (:mod:`~lobbysim.reporting.tradeoff_figure`);
 - :mod:`~lobbysim.reporting.sweep` (data in :mod:`~lobbysim.reporting.sweep_summary`, figures in
   :mod:`~lobbysim.reporting.sweep_figures`): the trade-off report of a parameter sweep;
 - :mod:`lobbysim.reporting.paper`: the report of the paper's simulation study (its command,

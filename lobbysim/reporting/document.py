@@ -97,6 +97,15 @@ def format_interval(mean: float, low: float, high: float, *, signed: bool = Fals
     return f"{centre} [{format_number(low, signed=signed)}, {format_number(high, signed=signed)}]"
 
 
+def format_p_value(p: float) -> str:
+    """Return a p-value to 2 significant digits (``"< 0.001"`` below that, ``"n/a"`` for NaN)."""
+    if not math.isfinite(p):
+        return "n/a"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.2g}"
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -130,15 +139,16 @@ def render_markdown(blocks: Sequence[Block]) -> str:
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 62rem;
-       margin: 2rem auto; padding: 0 1rem; color: #222; line-height: 1.5; }
-h1 { border-bottom: 2px solid #ccc; padding-bottom: 0.3rem; }
+       margin: 1rem auto; padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { border-bottom: 2px solid #ccc; padding-bottom: 0.2rem; margin: 0 0 0.5rem; }
+p, ul { margin: 0.5rem 0; }
 h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; }
 th { background: #f2f2f2; }
 tr:nth-child(even) td { background: #fafafa; }
 pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
-figure { margin: 1.5rem 0; }
+figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-style: italic; color: #555; }
 .skipped { color: #a33; }

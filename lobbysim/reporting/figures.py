@@ -47,6 +47,12 @@ def new_axes(width: float = 8.0, height: float = 5.0) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+def new_panels(count: int, width: float, height: float) -> tuple[Figure, list[Axes]]:
+    """Return a new constrained-layout figure of this size (inches) with ``count`` axes in a row."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, list(fig.subplots(1, count, squeeze=False)[0])
+
+
 def save_figure(fig: Figure, path: Path) -> Path:
     """Save ``fig`` as a PNG at :data:`DPI` (no software stamp in the metadata); return path."""
     fig.savefig(path, dpi=DPI, metadata={"Software": None})

@@ -8,7 +8,10 @@ Reporting only: this module runs no simulation. :func:`write_report` takes the r
   (:mod:`lobbysim.reporting.run_figures`), each skipped with a note in the report when it has no
   data; with a persistent player base, a sixth: the driving rater's error by games played
   (:mod:`lobbysim.reporting.tenure_figures`);
-- ``report.md``: when the policies include both ``uniform_random`` and ``oracle``, the share of
+- ``report.md``: first what was run, the headline (per headline metric the best policy with its
+  paired difference from the baseline, :mod:`lobbysim.reporting.headline`) and the trade-off of
+  queue time against fairness (:mod:`lobbysim.reporting.tradeoff_figure`); then the details:
+  when the policies include both ``uniform_random`` and ``oracle``, the share of
   the oracle's gain each other policy captures; the set-up, a table of every metric per policy
   (mean and 95% interval over replications), for a comparison a table of the paired
   differences from the baseline with a verdict per metric
@@ -24,7 +27,7 @@ result: writing the same result twice gives identical text.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -35,13 +38,14 @@ from lobbysim.experiments.replications import (
     ExperimentResult,
     oracle_shares,
 )
-from lobbysim.intervals import CONFIDENCE
+from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
 from lobbysim.metrics import VETERAN_GAMES
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
     format_interval,
     format_number,
+    format_p_value,
     md_code,
     md_figure,
     md_heading,
@@ -50,9 +54,11 @@ from lobbysim.reporting.document import (
     md_text,
     write_documents,
 )
+from lobbysim.reporting.headline import experiment_headline, headline_blocks
 from lobbysim.reporting.run_figures import write_figures
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.reporting.tenure_figures import convergence_table, driver_curves, reference_text
+from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
 from lobbysim.scenario import BaseConfig
 
@@ -90,9 +96,11 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
     """Return the header and rows of the "Which policy is better" table.
 
     One row per non-baseline policy and metric, in the order of ``differences``: the paired
-    difference ``policy - baseline`` with its 95% interval, and the :func:`verdict`.
+    difference ``policy - baseline`` with its 95% interval, the paired t-test's p-value, the
+    Benjamini-Hochberg adjusted p-value, and the :func:`verdict`, which follows the adjusted
+    p-value (the ``significant`` column).
     """
-    header = ["metric", "policy vs baseline", "difference [95% CI]", "verdict"]
+    header = ["metric", "policy vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
     rows = []
     for _, row in differences.iterrows():
         policy, baseline, metric = str(row["policy"]), str(row["baseline"]), str(row["metric"])
@@ -102,6 +110,8 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
                 metric,
                 f"{policy} - {baseline}",
                 format_interval(mean, float(row["ci_low"]), float(row["ci_high"]), signed=True),
+                format_p_value(float(row["p_value"])),
+                format_p_value(float(row["p_adjusted"])),
                 verdict(
                     metric,
                     mean,
@@ -213,7 +223,17 @@ INTERVALS_TEXT = (
     "policy sees the same arrivals, players and skills), so the noise both share cancels: the "
     "interval of a difference is much narrower than the two separate intervals in the Metrics "
     "table would suggest, and two overlapping intervals there can still give a significant "
-    "difference. 'Significant' means the difference's interval excludes 0. With few "
+    "difference. An interval of a metric that cannot be negative (queue times, rates, skill "
+    "gaps, RMSEs) is cut at 0, one of a share or probability at 0 and 1, one of a Kendall's tau "
+    "at -1 and 1: a Student-t interval is symmetric around the mean, and with few replications "
+    "it can reach past a value no replication can take. summary.csv holds the intervals as cut "
+    "and shown here (its mean and sd are not cut). Each paired difference also has the p-value "
+    "of a two-sided paired t-test, below 0.05 exactly when its interval excludes 0; because a "
+    "comparison tests every metric of every policy at once, the p-values are adjusted for false "
+    "discoveries (Benjamini-Hochberg, over all the comparison's differences), and 'significant', "
+    f"the verdicts and the headline use the adjusted p-value: below {FDR_LEVEL:.2g}. So a "
+    "difference whose interval excludes 0 can still be 'no significant difference' after the "
+    "adjustment; both are in the table and in differences.csv. With few "
     "replications the intervals are wide (and a metric with no data in a replication, shown as "
     "n/a when no replication has any, is left out of its interval); run more replications to "
     "narrow them."
@@ -284,22 +304,13 @@ def report_blocks(
     """
     scenario = result.scenario
     comparison = len(result.policies) >= 2
-    blocks = [md_heading(f"Lobby report: {scenario.name}", level=1)]
+    blocks = _opening_blocks(result, figures)
+    blocks += _oracle_blocks(result)
+    blocks.append(md_heading("Set-up"))
     description = " ".join(scenario.description.split())
     if description:
         blocks.append(md_text(description))
-    if comparison:
-        blocks.append(
-            md_text(
-                f"A comparison of {len(result.policies)} matchmaking policies "
-                f"({', '.join(result.policies)}) against the baseline {result.baseline}."
-            )
-        )
-    else:
-        blocks.append(md_text(f"A run of the matchmaking policy {result.baseline}."))
-
-    blocks += _oracle_blocks(result)
-    blocks += [md_heading("Set-up"), md_items(_setup_items(result))]
+    blocks.append(md_items(_setup_items(result)))
     if command:
         blocks += [md_text("Reproduce with:"), md_code(command)]
 
@@ -308,7 +319,8 @@ def report_blocks(
         md_heading("Metrics"),
         md_text(
             f"Per metric and policy: the mean over replications [{CONFIDENCE:.0%} confidence "
-            "interval]; 'better' says which way the metric is better. n/a: no data (for "
+            "interval, cut at the values the metric can take]; 'better' says which way the "
+            "metric is better. n/a: no data (for "
             "example the RMSE of a rater that is not on the skill scale); [n/a]: no interval "
             "(fewer than 2 replications with data)."
         ),
@@ -324,8 +336,11 @@ def report_blocks(
             md_heading("Which policy is better"),
             md_text(
                 "Per metric, the paired difference policy - baseline (mean over replications "
-                f"[{CONFIDENCE:.0%} confidence interval]) and the verdict: the better policy when "
-                "the interval excludes 0, otherwise no significant difference. "
+                f"[{CONFIDENCE:.0%} confidence interval]), the p-value of the paired t-test, the "
+                "p-value adjusted for false discoveries (Benjamini-Hochberg, over every row of "
+                "this table with a p-value) and the verdict: the better policy when the adjusted "
+                "p-value is "
+                f"below {FDR_LEVEL:.2g}, otherwise no significant difference. "
                 "stronger_side_win_rate has no better direction, so it gets no verdict."
             ),
             md_table(header, rows),
@@ -334,12 +349,40 @@ def report_blocks(
     blocks += _tenure_blocks(result, curves)
     blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
     blocks.append(md_heading("Figures"))
-    blocks += [md_figure(f) for f in figures]
+    blocks += [md_figure(f) for f in figures if f.file != TRADEOFF_FIGURE_FILE]
+    return blocks
+
+
+def _what_was_run(result: ExperimentResult) -> str:
+    """Return the report's one line on what was run."""
+    n = len(result.seeds)
+    runs = f"{n} replication{'s' if n != 1 else ''} of {_minutes(float(result.scenario.horizon))}"
+    if len(result.policies) < 2:
+        return f"A run of the matchmaking policy {result.baseline}: {runs}."
+    return (
+        f"A comparison of {len(result.policies)} matchmaking policies "
+        f"({', '.join(result.policies)}) against the baseline {result.baseline}: {runs} "
+        "per policy, on common random numbers."
+    )
+
+
+def _opening_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
+    """Return the report's first screen: title, what was run, headline, trade-off figure."""
+    blocks = [
+        md_heading(f"Lobby report: {result.scenario.name}", level=1),
+        md_text(_what_was_run(result)),
+    ]
+    blocks += headline_blocks(experiment_headline(result))
+    blocks += [md_figure(f) for f in figures if f.file == TRADEOFF_FIGURE_FILE]
     return blocks
 
 
 def write_report(
-    result: ExperimentResult, out_dir: Path, *, command: str | None = None
+    result: ExperimentResult,
+    out_dir: Path,
+    *,
+    command: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
     """Write the report of an experiment (a run or a policy comparison) into ``out_dir``.
 
@@ -347,16 +390,28 @@ def write_report(
         result: what :func:`~lobbysim.experiments.replications.run_experiment` returned.
         out_dir: an existing folder to write into.
         command: the command that reproduces the run, quoted in the set-up if given.
+        progress: called as ``progress(done, total)`` after each figure and at the end (the
+            documents are the last step).
 
     Returns:
-        The files written: the figures that had data (of
+        The files written: the figures that had data (the trade-off figure,
+        :data:`~lobbysim.reporting.tradeoff_figure.TRADEOFF_FIGURE_FILE`, then those of
         :data:`~lobbysim.reporting.run_figures.FIGURE_FILES`, in that order),
         then ``report.md`` and ``report.html``.
     """
     out_dir = Path(out_dir)
     frames = Frames(result)
     curves = driver_curves(result, frames) if result.scenario.base is not None else None
-    figures = write_figures(result, out_dir, frames=frames, curves=curves)
+    steps = {"total": 1}
+
+    def figure_done(done: int, total: int) -> None:
+        steps["total"] = total + 1
+        if progress is not None:
+            progress(done, total + 1)
+
+    figures = write_figures(result, out_dir, frames=frames, curves=curves, progress=figure_done)
     blocks = report_blocks(result, figures, command=command, curves=curves)
     markdown, page = write_documents(blocks, out_dir, f"Lobby report: {result.scenario.name}")
+    if progress is not None:
+        progress(steps["total"], steps["total"])
     return [*(f.path for f in figures if f.path is not None), markdown, page]

@@ -1,11 +1,12 @@
 """The figures of the run and compare report, drawn from the record frames of every replication.
 
-Five PNG figures pooled over each policy's replications: queue times, true draw probability over
-time, the driving rater's error over time, fairness by skill band and abandonment over time, each
-skipped (with the reason, for the report to say) when it has no data; with a player base, a
-sixth: the driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`). The
-per-run statistics come from :mod:`lobbysim.metrics`, the ±1 standard-error bands from
-:mod:`lobbysim.intervals`.
+First the trade-off of queue time against fairness, one point per policy
+(:mod:`lobbysim.reporting.tradeoff_figure`), then five PNG figures pooled over each policy's
+replications: queue times, true draw probability over time, the driving rater's error over
+time, fairness by skill band and abandonment over time, each skipped (with the reason, for the
+report to say) when it has no data; with a player base, a sixth: the driving rater's error by
+games played (:mod:`lobbysim.reporting.tenure_figures`). The per-run statistics come from
+:mod:`lobbysim.metrics`, the ±1 standard-error bands from :mod:`lobbysim.intervals`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, st
 from lobbysim.reporting.retention_figures import retention_figure
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
+from lobbysim.reporting.tradeoff_figure import tradeoff_figure
 
 TIME_BINS = 30
 """Bins of simulated time in the over-time figures."""
@@ -415,21 +417,36 @@ def write_figures(
     *,
     frames: Frames | None = None,
     curves: pd.DataFrame | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FigureOutcome]:
     """Write the report's figures into ``out_dir``; return what became of each.
 
-    The five of :data:`FIGURE_FILES`, then, only for a scenario with a player base, the
+    First the trade-off of queue time against fairness, one point per policy
+    (:data:`~lobbysim.reporting.tradeoff_figure.TRADEOFF_FIGURE_FILE`, drawn from the summary),
+    then the five of :data:`FIGURE_FILES`, then, only for a scenario with a player base, the
     driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`), from
     ``curves`` when the caller has computed them (:func:`driver_curves`), and with a retention
     model the retained share by skill decile (:mod:`lobbysim.reporting.retention_figures`).
+    ``progress(done, total)`` is called after each figure.
     """
     colours = policy_colours(result.policies)
     frames = Frames(result) if frames is None else frames
     makers = (_queue_times, _draw_probability, _rating_error, _fairness, _abandonment)
-    outcomes = [make(result, frames, Path(out_dir), colours) for make in makers]
-    if result.scenario.base is not None:
+    base = result.scenario.base
+    count = 1 + len(makers) + (0 if base is None else 1 + (base.retention is not None))
+
+    def done(outcome: FigureOutcome) -> None:
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(len(outcomes), count)
+
+    outcomes: list[FigureOutcome] = []
+    done(tradeoff_figure(result, Path(out_dir), colours))
+    for make in makers:
+        done(make(result, frames, Path(out_dir), colours))
+    if base is not None:
         curves = driver_curves(result, frames) if curves is None else curves
-        outcomes.append(convergence_figure(result, curves, Path(out_dir), colours))
-        if result.scenario.base.retention is not None:
-            outcomes.append(retention_figure(result, Path(out_dir), colours))
+        done(convergence_figure(result, curves, Path(out_dir), colours))
+        if base.retention is not None:
+            done(retention_figure(result, Path(out_dir), colours))
     return outcomes

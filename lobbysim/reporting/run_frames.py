@@ -1,14 +1,12 @@
 """The record frames of an experiment's runs, loaded once for the run report's figures.
 
 Shared by :mod:`lobbysim.reporting.run_figures` and :mod:`lobbysim.reporting.tenure_figures`:
-:class:`Frames` reads each frame of each replication once (from its CSV file when the records
-were streamed), and :func:`driver_on_skill_scale` says whether the driving rater's error is an
-RMSE.
+:class:`Frames` reads each frame of each replication once (from its file when the records were
+streamed, with the schema's dtypes: :func:`lobbysim.record_files.read_records`), and
+:func:`driver_on_skill_scale` says whether the driving rater's error is an RMSE.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,15 +14,15 @@ import pandas as pd
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.experiments.simulation import SimulationResult
 from lobbysim.raters import RATERS
+from lobbysim.record_files import read_records
 
 
 def _frame(run: SimulationResult, kind: str) -> pd.DataFrame | None:
-    """Return one record frame of a run, read back from its CSV file if it was streamed."""
+    """Return one record frame of a run, read back from its file if it was streamed."""
     frame: pd.DataFrame | None = getattr(run, kind)
     if frame is None and run.records_dir is not None:
-        path = Path(run.records_dir) / f"{kind}.csv"
-        if path.exists():
-            frame = pd.read_csv(path)
+        fmt = run.scenario.records.format
+        frame = read_records(run.records_dir, [kind], fmt=fmt).get(kind)
     return frame
 
 

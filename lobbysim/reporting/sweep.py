@@ -290,7 +290,8 @@ def _cells_blocks(
         md_text(
             f"Per cell and policy: the grid values, the successful replications (runs) and "
             f"the headline metrics as the mean over replications [{CONFIDENCE:.0%} "
-            "confidence interval]. n/a: no data; [n/a]: no interval (fewer than 2 "
+            "confidence interval, cut at the values the metric can take: no queue time below "
+            "0, no probability above 1]. n/a: no data; [n/a]: no interval (fewer than 2 "
             f"replications with data). Every metric of every cell is in {CELLS_FILE}."
         ),
         md_table(header, rows),

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.intervals import INTERVAL_COLUMNS, interval_columns
+from lobbysim.metrics import metric_support
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
 
 ID_COLUMNS = ("cell", "policy", "replication", "seed")
@@ -125,7 +126,8 @@ def summarise_cells(results: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataF
     Returns:
         One row per (cell, policy, metric): ``cell``, the grid keys (the cell's values),
         ``policy``, ``metric`` and ``mean, sd, n, ci_low, ci_high`` from
-        :func:`lobbysim.intervals.interval` over the replications with a value. Rows are
+        :func:`lobbysim.intervals.interval` over the replications with a value, the interval cut
+        to the metric's support (:func:`lobbysim.metrics.metric_support`). Rows are
         ordered by cell number, then policy in first-appearance order in ``results``, then
         metric in the column order of ``results``.
 
@@ -147,7 +149,8 @@ def summarise_cells(results: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataF
             if group is None:
                 continue
             for metric in metrics:
-                stats = interval_columns(group[metric].to_numpy(dtype=float))
+                column = group[metric].to_numpy(dtype=float)
+                stats = interval_columns(column, metric_support(metric))
                 rows.append(
                     {"cell": int(cell), **values, "policy": policy, "metric": metric, **stats}
                 )
@@ -306,6 +309,7 @@ def by_key_summary(
             if pooled.empty:
                 continue
             per_replication = pooled.groupby("replication", sort=True)[metric].mean()
-            stats = interval_columns(per_replication.to_numpy(dtype=float))
+            values = per_replication.to_numpy(dtype=float)
+            stats = interval_columns(values, metric_support(metric))
             rows.append({"policy": policy, "value": value, **stats})
     return pd.DataFrame(rows, columns=["policy", "value", *SUMMARY_COLUMNS])

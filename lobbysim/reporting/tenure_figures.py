@@ -116,7 +116,7 @@ def convergence_curves(result: ExperimentResult, frames: Frames, rater: str) -> 
         for b, edge in enumerate(TENURE_BIN_EDGES):
             if samples[b] == 0:
                 continue
-            mean, _, n, low, high = interval(matrix[:, b])
+            mean, _, n, low, high = interval(matrix[:, b], (0.0, math.inf))  # an RMSE
             upper = TENURE_BIN_EDGES[b + 1] if b + 1 < len(TENURE_BIN_EDGES) else math.inf
             rows.append([policy, edge, upper, mean, low, high, n, int(samples[b])])
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)

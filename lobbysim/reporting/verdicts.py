@@ -150,7 +150,8 @@ def verdict(
     Args:
         metric: the metric's name (its direction comes from :func:`better_direction`).
         difference: the mean paired difference ``policy - baseline``.
-        significant: whether its confidence interval excludes 0.
+        significant: whether it is significant: its Benjamini-Hochberg adjusted p-value is
+            below 0.05 (:func:`lobbysim.experiments.replications.paired_differences`).
         policy: the policy compared with the baseline.
         baseline: the baseline policy.
         n: the number of paired replications behind the difference.

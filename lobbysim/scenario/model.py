@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
 from lobbysim.validation import (
+    ScenarioError,
     check,
     finite,
     non_negative,
@@ -248,20 +250,29 @@ class RecordsConfig:
 
     Attributes:
         ratings_every: minutes between samples of every rater's rating of every player.
-        stream: write the records to disk as the run goes (CSV files in the run's records
+        stream: write the records to disk as the run goes (files in the run's records
             folder) instead of keeping them in memory, so that memory stays flat however long
             the run; departed players are written out and forgotten too.
         flush_rows: with ``stream``, rows buffered per record kind before they are written.
+        format: the format of the record files, streamed or written at the end of a run:
+            ``csv`` (the default) or ``parquet`` (needs pyarrow: ``pip install
+            'lobbysim[parquet]'``); see :mod:`lobbysim.record_files`. Left out of the scenario's
+            plain data when ``csv``, so that the sweep run keys of scenarios without it stay.
     """
 
     ratings_every: float = 60.0
     stream: bool = False
     flush_rows: int = 50_000
+    format: str = DEFAULT_RECORD_FORMAT
 
     def __post_init__(self) -> None:
         check(
             positive("records.ratings_every", self.ratings_every),
             whole("records.flush_rows", self.flush_rows, 1),
+            None
+            if self.format in RECORD_FORMATS
+            else f"records.format: expected {' or '.join(RECORD_FORMATS)}, got {self.format!r}"
+            + did_you_mean(str(self.format), list(RECORD_FORMATS)),
         )
 
 
@@ -289,6 +300,41 @@ class SweepConfig:
                 if not values
             )
         )
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """The policies ``lobbysim compare`` runs when ``--policies`` is not given.
+
+    Attributes:
+        policies: each a name (``draw_chance``), a spec with parameters
+            (``"knowledge_gradient(gamma=0.95)"``) or a mapping (``{name: knowledge_gradient,
+            gamma: 0.95}``), read by :func:`lobbysim.scenario.specs.policy_spec` into
+            :class:`PluginSpec` values; the first is the reference of the paired differences.
+    """
+
+    policies: tuple[Any, ...] = field(
+        default=(),
+        metadata={
+            "expected": "a non-empty list of policies: names, name(key=value, ...) or "
+            "mappings with a name"
+        },
+    )
+
+    def __post_init__(self) -> None:
+        from lobbysim.scenario.specs import policy_spec
+
+        specs: list[PluginSpec] = []
+        problems: list[str | None] = []
+        for i, value in enumerate(self.policies):
+            try:
+                specs.append(policy_spec(value, f"compare.policies[{i}]"))
+            except ScenarioError as exc:
+                problems += exc.problems
+        if not self.policies:
+            problems.append("compare.policies: expected a non-empty list of policies, got []")
+        check(*problems)
+        object.__setattr__(self, "policies", tuple(specs))
 
 
 @dataclass(frozen=True)
@@ -348,6 +394,8 @@ class Scenario:
             ignore it.
         base: an optional persistent player base (see :class:`BaseConfig`); without one every
             arrival is a new player of one visit.
+        compare: the policies ``lobbysim compare`` runs without ``--policies`` (see
+            :class:`CompareConfig`); ``run`` and ``sweep`` ignore it.
     """
 
     name: str = "scenario"
@@ -364,6 +412,7 @@ class Scenario:
     replications: int = 1
     sweep: SweepConfig | None = None
     base: BaseConfig | None = None
+    compare: CompareConfig | None = None
 
     def __post_init__(self) -> None:
         check(

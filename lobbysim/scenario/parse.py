@@ -185,7 +185,9 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
 
 #: Optional top-level sections left out of :func:`to_data` when unset, so that the plain data (and
 #: the sweep run keys hashed from it) of a scenario without them is what it was before they existed.
-OMITTED_WHEN_UNSET = ("sweep", "base")
+OMITTED_WHEN_UNSET = ("sweep", "base", "compare")
+#: Fields left out of :func:`to_data` at their default, for the same reason: (section, field).
+OMITTED_AT_DEFAULT = (("records", "format"),)
 
 
 def to_data(scenario: Scenario) -> dict[str, Any]:
@@ -206,6 +208,10 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
     for optional in OMITTED_WHEN_UNSET:
         if result.get(optional) is None:
             result.pop(optional, None)
+    for section, name in OMITTED_AT_DEFAULT:
+        fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
+        if result[section].get(name) == fields[name].default:
+            del result[section][name]
     return result
 
 

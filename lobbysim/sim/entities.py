@@ -15,6 +15,8 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
+from lobbysim.records import RECORD_COLUMNS
+
 FloatArray = NDArray[np.float64]
 IdArray = NDArray[np.int64]
 
@@ -145,7 +147,7 @@ class Records:
     sink: RecordSink | None = None
     flush_rows: int = 50_000
 
-    KINDS = ("games", "participants", "waits", "ratings", "players")
+    KINDS = tuple(RECORD_COLUMNS)  # every kind of the schema, lobbysim.records.RECORD_COLUMNS
 
     def flush(self, force: bool = False) -> None:
         """Hand full buffers (all non-empty ones with ``force``) to the sink."""

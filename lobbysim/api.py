@@ -1,0 +1,444 @@
+"""lobbysim from Python, shaped for a notebook: ``import lobbysim`` and go.
+
+Every function takes the scenario as a YAML file's path, a bundled scenario's name
+(``"quickstart"``), plain data (a dict, as in a YAML file) or a :class:`Scenario`, and overrides
+as nested dicts (``{"matchmaker": {"tick": 1.0}}``), dotted keys (``{"matchmaker.tick": 1.0}``)
+or, in :func:`simulate` and :func:`load_scenario`, keyword arguments (``horizon=120``;
+``matchmaker__tick=1.0`` for a dotted path), merged onto the scenario as ``--set`` does
+(:mod:`lobbysim.scenario.inputs`)::
+
+    import lobbysim
+
+    run = lobbysim.simulate("quickstart", seed=1, horizon=120)       # one replication
+    run.metrics["draw_prob_true_mean"], run.games.head()
+    result = lobbysim.compare(
+        "quickstart", ["draw_chance", "knowledge_gradient(gamma=0.95)"], replications=3
+    )
+    result.summary, result.differences                                # pandas frames
+    folder = lobbysim.load_run("outputs/quickstart-...")              # a finished run's folder
+
+* :func:`simulate`: one replication, a :class:`~lobbysim.experiments.SimulationResult` (record
+  frames and metrics).
+* :func:`compare`: replications of several policies on common random numbers, an
+  :class:`~lobbysim.experiments.ExperimentResult` (``summary``, ``differences``, ``metrics``);
+  with ``out`` or ``report=True`` it also writes the folder and report of ``lobbysim compare``.
+  Policies are names or specs with parameters (:mod:`lobbysim.scenario.specs`); by default the
+  scenario's ``compare:`` section, else its own policy and the baselines, as the command does.
+* :func:`sweep`: a grid of settings (a dict of field paths to lists of values) for several
+  policies, resumable, as ``lobbysim sweep``: a :class:`~lobbysim.experiments.sweeps.SweepOutcome`.
+* :func:`load_scenario`: the scenario itself, checked; :func:`load_run`: a run folder written by
+  ``lobbysim run`` or ``compare`` (or :func:`compare`) read back as a :class:`RunFolder`.
+
+Progress (:mod:`lobbysim.progress`) shows as a widget bar in a Jupyter notebook (``tqdm.auto``),
+a bar on a terminal and a plain line every 10 s otherwise; ``progress=False`` turns it off. It
+never changes a result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lobbysim.commands.run import (
+    check_scenario,
+    compare_policies,
+    load_run_scenario,
+)
+from lobbysim.commands.run import run as run_command
+from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
+from lobbysim.experiments.replications import ExperimentResult, run_experiment
+from lobbysim.experiments.simulation import SimulationResult
+from lobbysim.experiments.simulation import simulate as simulate_one
+from lobbysim.experiments.sweeps import SweepOutcome
+from lobbysim.progress import CallbackProgress, Progress
+from lobbysim.record_files import read_records
+from lobbysim.records import RECORD_COLUMNS
+from lobbysim.registry import did_you_mean
+from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.scenario import load_scenario as load_scenario_file
+from lobbysim.scenario.inputs import Overrides, as_scenario
+from lobbysim.scenario.specs import record_folders, split_specs
+from lobbysim.validation import MAX_REPLICATIONS, is_whole
+
+__all__ = [
+    "RunFolder",
+    "Scenario",
+    "compare",
+    "load_run",
+    "load_scenario",
+    "simulate",
+    "sweep",
+]
+
+PolicyList = str | Sequence[str | PluginSpec | Mapping[str, Any]] | None
+ProgressOption = bool | Progress | Callable[[int, int], None] | None
+
+
+def _display(progress: ProgressOption) -> Progress:
+    """Return the progress display the ``progress`` argument asks for."""
+    if progress is None or progress is True:
+        return Progress(notebook=True)
+    if progress is False:
+        return Progress(enabled=False)
+    if isinstance(progress, Progress):
+        return progress
+    if callable(progress):
+        return CallbackProgress(progress)
+    raise TypeError(
+        f"progress: expected True, False, None or a lobbysim.progress.Progress, got {progress!r}"
+    )
+
+
+def _whole(name: str, value: Any, low: int, high: int | None = None) -> None:
+    """Refuse ``value`` unless it is a whole number in [low, high] (None passes)."""
+    if value is None:
+        return
+    if not is_whole(value):
+        raise TypeError(f"{name}: expected a whole number, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"from {low} to {high:,}"
+        raise ValueError(f"{name}: expected a whole number {bound}, got {value!r}")
+
+
+def _merged(overrides: Overrides, overrides_kw: Mapping[str, Any]) -> Overrides:
+    """Return ``overrides`` with keyword overrides (``a__b=1`` for ``a.b``) merged after them."""
+    if not overrides_kw:
+        return overrides
+    keywords = {key.replace("__", "."): value for key, value in overrides_kw.items()}
+    if overrides is None:
+        return keywords
+    if isinstance(overrides, Mapping):
+        return {**overrides, **keywords}
+    raise TypeError(
+        "overrides: give keyword overrides with a mapping of overrides, not a list of texts"
+    )
+
+
+def load_scenario(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
+    *,
+    overrides: Overrides = None,
+    **overrides_kw: Any,
+) -> Scenario:
+    """Return a scenario, checked, with overrides merged onto it.
+
+    Args:
+        scenario: a YAML file's path, a bundled scenario's name (``"quickstart"``), plain data
+            or a :class:`Scenario`.
+        overrides: nested dicts or dotted keys (``{"matchmaker": {"tick": 1.0}}``), or
+            ``key.path=value`` texts.
+        overrides_kw: more overrides as keywords: ``horizon=120``, ``matchmaker__tick=1.0``.
+
+    Raises:
+        TypeError: ``scenario`` or ``overrides`` of the wrong type, naming the argument.
+        lobbysim.scenario.ScenarioError: a ValueError, one line per problem of the scenario.
+    """
+    merged = _merged(overrides, overrides_kw)
+    if isinstance(scenario, str | os.PathLike):
+        return as_scenario(load_run_scenario(Path(scenario)), merged, source=str(scenario))
+    return as_scenario(scenario, merged)
+
+
+def simulate(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
+    seed: int | None = None,
+    *,
+    overrides: Overrides = None,
+    progress: ProgressOption = None,
+    records_dir: str | os.PathLike[str] | None = None,
+    **overrides_kw: Any,
+) -> SimulationResult:
+    """Run one replication and return its record frames and metrics.
+
+    Args:
+        scenario: see :func:`load_scenario`.
+        seed: the master seed (default: the scenario's); the same scenario and seed give
+            identical frames, the same as ``lobbysim.experiments.simulate`` gives.
+        overrides, overrides_kw: see :func:`load_scenario` (``horizon=120`` shortens the run).
+        progress: None or True: simulated minutes as a bar (a widget in a notebook) or, when
+            standard error is not a terminal, a line every 10 s; False: nothing.
+        records_dir: where a scenario with ``records.stream`` writes its record files.
+
+    Returns:
+        A :class:`~lobbysim.experiments.SimulationResult`: ``games``, ``participants``,
+        ``waits``, ``ratings`` and ``players`` frames and the ``metrics`` dict.
+    """
+    chosen = load_scenario(scenario, overrides=overrides, **overrides_kw)
+    _whole("seed", seed, 0)
+    display = _display(progress)
+    if chosen.records.stream and records_dir is None:
+        raise ValueError(
+            "records_dir: the scenario streams its records (records.stream: true); give "
+            "records_dir, the folder to write them to"
+        )
+    with display.stage(f"simulate {chosen.name}", "min", chosen.horizon) as update:
+        folder = None if records_dir is None else Path(records_dir)
+        return simulate_one(chosen, seed, records_dir=folder, progress=update)
+
+
+def _policy_list(policies: PolicyList) -> list[str | PluginSpec | Mapping[str, Any]]:
+    """Return ``policies`` as a list: a text is split on its top-level commas."""
+    if policies is None:
+        return []
+    if isinstance(policies, str):
+        return list(split_specs(policies))
+    if isinstance(policies, Mapping | PluginSpec) or not isinstance(policies, Sequence):
+        raise TypeError(
+            "policies: expected a list of policies (names, 'name(key=value, ...)' specs, "
+            f"mappings with a name) or one comma-separated text, got {policies!r}"
+        )
+    return list(policies)
+
+
+def compare(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
+    policies: PolicyList = None,
+    *,
+    replications: int | None = None,
+    seed: int | None = None,
+    jobs: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    report: bool | None = None,
+    progress: ProgressOption = None,
+    overrides: Overrides = None,
+) -> ExperimentResult:
+    """Compare policies on common random numbers, as ``lobbysim compare`` does.
+
+    Args:
+        scenario: see :func:`load_scenario`.
+        policies: names or specs with parameters (``"knowledge_gradient(gamma=0.95)"``),
+            mappings (``{"name": "knowledge_gradient", "gamma": 0.95}``), or one
+            comma-separated text; the first is the reference of the paired differences. Each
+            goes by its label, the spec's text, in the frames. Default: the scenario's
+            ``compare:`` section, else its own policy and the baselines ``uniform_random`` and
+            ``oracle`` (those its lobby can run), said in a line on standard error.
+        replications: per policy (default: the scenario's).
+        seed: the master seed (default: the scenario's).
+        jobs: worker processes (the results do not depend on it).
+        out: also write the folder ``lobbysim compare`` writes (tables, records, report), here
+            (new or empty).
+        report: with ``out``, write the report too (default); True without ``out`` writes the
+            folder under ``outputs/`` as the command does; False without ``out``: nothing.
+        progress: as in :func:`simulate`: the runs, counted with their fractions.
+        overrides: see :func:`load_scenario`.
+
+    Returns:
+        An :class:`~lobbysim.experiments.ExperimentResult`: ``summary`` (per policy and
+        metric, the mean with a 95% interval), ``differences`` (each policy minus the first,
+        paired) and ``metrics`` (every replication), and ``runs`` (the frames of each).
+    """
+    chosen = load_scenario(scenario, overrides=overrides)
+    _whole("replications", replications, 1, MAX_REPLICATIONS)
+    _whole("seed", seed, 0)
+    _whole("jobs", jobs, 1)
+    display = _display(progress)
+    if seed is not None:
+        chosen = chosen.replace(seed=seed)
+    given = _policy_list(policies)
+    specs, why = compare_policies(chosen, given, "policies")
+    if not given:
+        display.note(why)
+    if out is not None or report:
+        folder, result = run_command(
+            chosen,
+            replications=replications,
+            policies=specs,
+            out=None if out is None else Path(out),
+            jobs=jobs,
+            progress=display,
+            report=report is not False,
+        )
+        display.note(f"wrote {folder}")
+        return result
+    if chosen.records.stream:
+        raise ValueError(
+            "out: the scenario streams its records (records.stream: true); give out, the "
+            "folder to write them to"
+        )
+    check_scenario(chosen, specs)
+    with display.stage("compare", "runs", decimals=1 if display.fine else 0) as update:
+        return run_experiment(
+            chosen, specs, replications, jobs=jobs, progress=update, partial=display.fine
+        )
+
+
+def sweep(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
+    grid: Mapping[str, Any] | None = None,
+    policies: PolicyList = None,
+    *,
+    replications: int | None = None,
+    seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    jobs: int = 1,
+    executor: str = "local",
+    scheduler: str | None = None,
+    report: bool = True,
+    progress: ProgressOption = None,
+    overrides: Overrides = None,
+) -> SweepOutcome:
+    """Run a parameter sweep, as ``lobbysim sweep`` does, and return its tables.
+
+    Args:
+        scenario: see :func:`load_scenario`.
+        grid: field paths to lists of values, ``{"matchmaker.tick": [0.25, 1.0],
+            "arrivals.rate": [2, 4]}`` (nested dicts work too); default: the scenario's
+            ``sweep:`` section.
+        policies: as in :func:`compare` (default: the ``sweep:`` section's, else the
+            scenario's own policy).
+        replications, seed, jobs: as in :func:`compare`.
+        out: the sweep's folder (default ``outputs/<name>-sweep-<hash>``); running the same
+            sweep into it again resumes it.
+        executor, scheduler: ``local``, ``dask`` (with a scheduler address) or ``dask-local``.
+        report: write the trade-off report too.
+        progress: as in :func:`simulate`: the set-up's cells, then the runs.
+        overrides: see :func:`load_scenario`.
+
+    Returns:
+        A :class:`~lobbysim.experiments.sweeps.SweepOutcome`: ``results`` (one row per run),
+        ``failures``, ``folder`` and the counts of runs done now and before.
+    """
+    chosen = load_scenario(scenario, overrides=overrides)
+    _whole("replications", replications, 1, MAX_REPLICATIONS)
+    _whole("seed", seed, 0)
+    _whole("jobs", jobs, 1)
+    if grid is not None and not isinstance(grid, Mapping):
+        raise TypeError(f"grid: expected a mapping of field paths to lists of values, got {grid!r}")
+    display = _display(progress)
+    definition = build_sweep(
+        chosen,
+        grid=grid or {},
+        policies=_policy_list(policies),
+        replications=replications,
+        seed=seed,
+        progress=display,
+    )
+    folder = Path(out) if out is not None else default_folder(definition)
+    return run_sweep(
+        definition,
+        folder,
+        executor=executor,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=display,
+        write_report=report,
+    )
+
+
+@dataclass
+class RunFolder:
+    """A finished run's folder (``lobbysim run`` or ``compare``), read back.
+
+    Attributes:
+        folder: the folder.
+        scenario: its ``scenario.yaml``, the resolved scenario as run.
+        replications: ``replications.csv``, every metric of every replication.
+        summary: ``summary.csv``, per policy and metric the mean with a 95% interval.
+        differences: ``differences.csv``, each policy minus the first, paired (None for a run
+            of one policy).
+        policies: the policies' labels, the first being the reference.
+    """
+
+    folder: Path
+    scenario: Scenario
+    replications: pd.DataFrame
+    summary: pd.DataFrame
+    differences: pd.DataFrame | None
+    policies: list[str]
+    _cache: dict[tuple[str, int], dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
+
+    @property
+    def report(self) -> Path | None:
+        """Return the report's HTML page, if the folder has one."""
+        page = self.folder / "report.html"
+        return page if page.exists() else None
+
+    def records(
+        self, policy: str | None = None, kind: str | None = None, *, replication: int = 1
+    ) -> pd.DataFrame | dict[str, pd.DataFrame]:
+        """Return the record frames of a policy, read on first use (then kept).
+
+        Args:
+            policy: a policy's label (default: the first, the reference).
+            kind: ``games``, ``participants``, ``waits``, ``ratings`` or ``players``; default:
+                every kind there is, by kind.
+            replication: which replication, for records streamed (``records.stream``), which
+                keeps every replication's; otherwise only the first's are kept.
+
+        Raises:
+            KeyError: an unknown policy or kind, or records that the folder does not hold.
+        """
+        label = self.policies[0] if policy is None else policy
+        if label not in self.policies:
+            raise KeyError(
+                f"policy: {label!r} is not in this run{did_you_mean(label, self.policies)}; "
+                f"its policies: {', '.join(self.policies)}"
+            )
+        if kind is not None and kind not in RECORD_COLUMNS:
+            raise KeyError(f"kind: expected one of {', '.join(RECORD_COLUMNS)}, got {kind!r}")
+        key = (label, replication)
+        if key not in self._cache:
+            where = self.folder / "records" / record_folders(self.policies)[label]
+            streamed = where / f"rep-{replication}"
+            if streamed.is_dir():
+                where = streamed
+            elif replication != 1:
+                raise KeyError(
+                    f"replication: only the first replication's records are kept unless the "
+                    f"scenario streams them (records.stream), got {replication}"
+                )
+            self._cache[key] = read_records(where)
+            if not self._cache[key]:
+                del self._cache[key]
+                raise KeyError(f"no record files in {where}")
+        frames = self._cache[key]
+        if kind is None:
+            return dict(frames)
+        if kind not in frames:
+            raise KeyError(f"kind: no {kind} records in this run's folder")
+        return frames[kind]
+
+
+def load_run(folder: str | os.PathLike[str]) -> RunFolder:
+    """Read a folder written by ``lobbysim run``/``compare`` (or :func:`compare` with ``out``).
+
+    Returns:
+        A :class:`RunFolder`: the scenario, the replications, summary and differences frames
+        (as :func:`compare` returned them), and ``records(policy, kind)`` for the record frames.
+
+    Raises:
+        TypeError: ``folder`` is not a path.
+        ValueError: the folder is not a finished run's folder.
+    """
+    if not isinstance(folder, str | os.PathLike):
+        raise TypeError(f"folder: expected a path, got {type(folder).__name__}")
+    path = Path(folder)
+    missing = [
+        name
+        for name in ("scenario.yaml", "replications.csv", "summary.csv")
+        if not (path / name).is_file()
+    ]
+    if missing:
+        raise ValueError(
+            f"folder: {path} is not the folder of a finished lobbysim run or compare (no "
+            f"{', '.join(missing)})"
+        )
+
+    def table(name: str) -> pd.DataFrame:
+        return pd.read_csv(path / name)
+
+    replications = table("replications.csv")
+    differences = table("differences.csv") if (path / "differences.csv").is_file() else None
+    return RunFolder(
+        folder=path,
+        scenario=load_scenario_file(path / "scenario.yaml"),
+        replications=replications,
+        summary=table("summary.csv"),
+        differences=differences,
+        policies=[str(p) for p in dict.fromkeys(replications["policy"])],
+    )

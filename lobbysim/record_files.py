@@ -1,0 +1,390 @@
+"""The record files of a run: CSV by default or Parquet, written whole or streamed, read back typed.
+
+The format is the scenario's ``records.format``: ``csv`` (the default) or ``parquet``, also set by
+``--records-format {csv,parquet}`` of ``lobbysim run``, ``compare`` and ``sweep``. It applies to
+the frames of a run kept in memory and written at its end (:func:`write_frames`, a run folder's
+``records/<policy>/``) and to records streamed to disk as the run goes (``records.stream``: the
+sinks :class:`CsvSink` and :class:`ParquetSink`). Each record kind is one file, ``<kind>.csv`` or
+``<kind>.parquet``. Parquet needs pyarrow: ``pip install 'lobbysim[parquet]'``; without it, a
+scenario asking for Parquet stops before anything runs (:func:`format_problem`).
+
+Every kind has one schema, :data:`lobbysim.records.RECORD_COLUMNS` (its columns and their pandas
+dtypes). :func:`record_frame` builds the in-memory frames with it and :func:`read_records` reads
+either format back with it, so a frame read from a file equals the frame the run kept in memory,
+dtypes included (``winner`` and ``team`` as nullable ``Int64``, ids as ``int64``), and every float
+is read back exactly as written.
+
+CSV is written as pandas writes a frame of the schema's dtypes (``DataFrame.to_csv(index=False)``),
+byte for byte. Streamed rows are formatted column by column (:func:`csv_text`): ints and bools as
+``str`` does, floats as their shortest round-trip ``repr`` as pandas does for ``float64``, a missing
+value as the empty field. Text that needs quoting, and values of another type than their column's,
+go through the standard library's :mod:`csv` writer instead (:func:`csv_rows` converts the values;
+the writer quotes as pandas does, which uses it too). In a running lobby the column formatter
+writes a flush slightly faster than the :mod:`csv` writer with the checks that writer needs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_COLUMNS, RECORD_FORMATS
+
+FORMATS = RECORD_FORMATS
+DEFAULT_FORMAT = DEFAULT_RECORD_FORMAT
+PARQUET_INSTALL = "pip install 'lobbysim[parquet]'"
+
+_NONE = type(None)
+# pandas 3.1 reads every float exactly (and deprecates the option); before it, only the
+# round-trip parser does (pandas 2.1's default one may be off in the last digit)
+_PANDAS = tuple(int(part) for part in pd.__version__.split(".")[:2])
+_EXACT_FLOATS: dict[str, Any] = {} if _PANDAS >= (3, 1) else {"float_precision": "round_trip"}
+# The Python types a column of each dtype may hold as they are: its text is then what pandas
+# writes for the value; any other value is converted first.
+_AS_IS: dict[str, frozenset[type]] = {
+    "float64": frozenset({float}),
+    "int64": frozenset({int}),
+    "Int64": frozenset({int, _NONE}),
+    "bool": frozenset({bool}),
+    "boolean": frozenset({bool, _NONE}),
+    "str": frozenset({str}),
+}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value != value  # None or NaN
+
+
+def _to_float(value: Any) -> float | None:
+    return None if _missing(value) else float(value)
+
+
+def _to_int(value: Any) -> int | None:
+    return None if _missing(value) else int(value)
+
+
+def _to_bool(value: Any) -> bool | None:
+    return None if _missing(value) else bool(value)
+
+
+_FLOAT_OR_INT = frozenset({float, int})
+_FLOAT_INT_NONE = frozenset({float, int, _NONE})
+_CSV_SPECIAL = frozenset(',"\r\n')  # a field holding one of these is quoted
+_CONVERT: dict[str, Any] = {
+    "float64": _to_float,
+    "int64": int,
+    "Int64": _to_int,
+    "bool": bool,
+    "boolean": _to_bool,
+    "str": str,
+}
+
+
+def _arrow_types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    return {
+        "float64": pa.float64(),
+        "int64": pa.int64(),
+        "Int64": pa.int64(),
+        "bool": pa.bool_(),
+        "boolean": pa.bool_(),
+        "str": pa.string(),
+    }
+
+
+def format_problem(fmt: str, field: str = "records.format") -> str | None:
+    """Return why records cannot be written in format ``fmt`` here (one line), or None.
+
+    The format itself is checked by the scenario (``csv`` or ``parquet``); this says whether
+    Parquet's library, pyarrow, is installed.
+    """
+    if fmt != "parquet":
+        return None
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return f"{field}: parquet needs pyarrow, which is not installed: {PARQUET_INSTALL}"
+    return None
+
+
+def _require(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"records.format: expected csv or parquet, got {fmt!r}")
+    problem = format_problem(fmt)
+    if problem is not None:
+        raise ImportError(problem)
+
+
+def record_path(folder: str | Path, kind: str, fmt: str) -> Path:
+    """Return the file of one record kind in ``folder``: ``<kind>.csv`` or ``<kind>.parquet``."""
+    return Path(folder) / f"{kind}.{fmt}"
+
+
+def with_dtypes(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with the schema's dtype for each of its columns of record kind ``kind``."""
+    schema = RECORD_COLUMNS[kind]
+    return frame.astype({c: schema[c] for c in frame.columns if c in schema})
+
+
+def record_frame(kind: str, rows: Iterable[Sequence[Any]]) -> pd.DataFrame:
+    """Return the rows of record kind ``kind`` (tuples in column order) as a typed frame."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    frame = pd.DataFrame.from_records(rows, columns=list(RECORD_COLUMNS[kind]))
+    return with_dtypes(kind, frame)
+
+
+def csv_rows(kind: str, rows: Sequence[Sequence[Any]]) -> Iterable[Sequence[Any]]:
+    """Return rows of kind ``kind`` whose :mod:`csv` text is what pandas writes for them.
+
+    That is, ``record_frame(kind, rows).to_csv(header=False, index=False)``: the rows as they
+    are when every value already has its column's type (no NaN in a float column), else with
+    the columns that need it converted (ints in a float column to floats, NaN and ``None`` to
+    ``None``, the empty field).
+
+    Raises:
+        ValueError: a row has not one value per column.
+    """
+    dtypes = list(RECORD_COLUMNS[kind].values())
+    if not rows:
+        return rows
+    try:
+        # One sweep over the rows, then every check runs over a column (cheaper than a sweep
+        # over the rows per column: the rows of a long run are spread over a large heap).
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+    except ValueError:
+        columns = []
+    if len(columns) != len(dtypes):
+        raise ValueError(f"{kind} records have {len(dtypes)} columns; a row has another number")
+    changed = False
+    for i, dtype in enumerate(dtypes):
+        column = columns[i]
+        kinds = set(map(type, column))
+        if kinds <= _AS_IS[dtype]:
+            if dtype != "float64":
+                continue
+            total = sum(column)  # NaN only if a value is NaN (or +inf meets -inf)
+            if total == total:
+                continue
+            columns[i] = [None if v != v else v for v in column]
+        elif dtype == "float64" and kinds <= _FLOAT_OR_INT and _no_nan(column):
+            columns[i] = list(map(float, column))  # ints in a float column, as at time 0
+        else:
+            columns[i] = list(map(_CONVERT[dtype], column))
+        changed = True
+    return zip(*columns, strict=True) if changed else rows
+
+
+def _column_texts(dtype: str, column: Sequence[Any]) -> Sequence[str] | None:
+    """Return the CSV fields of one column as pandas writes them, or None if a value needs
+    the :mod:`csv` writer (text to quote, a value of another type than the column's)."""
+    kinds = set(map(type, column))
+    if dtype == "float64":
+        if kinds == _AS_IS["float64"]:
+            texts = list(map(float.__repr__, column))
+            return ["" if t == "nan" else t for t in texts] if "nan" in texts else texts
+        if kinds <= _FLOAT_INT_NONE:
+            return ["" if v is None or v != v else repr(float(v)) for v in column]
+        return None
+    if dtype == "str":
+        if kinds <= _AS_IS["str"] and all(v and _CSV_SPECIAL.isdisjoint(v) for v in column):
+            return column
+        return None
+    if not kinds <= _AS_IS[dtype]:
+        return None
+    if _NONE in kinds:
+        return ["" if v is None else str(v) for v in column]
+    return list(map(str, column))
+
+
+def csv_text(kind: str, rows: Sequence[Sequence[Any]]) -> str:
+    """Return the CSV lines of rows of kind ``kind``: what pandas writes for them, byte for byte
+    (``record_frame(kind, rows).to_csv(header=False, index=False)``).
+
+    Column by column where every value has its column's type and no text needs quoting, else
+    through the :mod:`csv` writer (:func:`csv_rows`).
+
+    Raises:
+        ValueError: a row has not one value per column.
+    """
+    dtypes = list(RECORD_COLUMNS[kind].values())
+    if not rows:
+        return ""
+    try:
+        columns = list(zip(*rows, strict=True))
+    except ValueError:
+        columns = []
+    if len(columns) != len(dtypes):
+        raise ValueError(f"{kind} records have {len(dtypes)} columns; a row has another number")
+    fields = []
+    for dtype, column in zip(dtypes, columns, strict=True):
+        texts = _column_texts(dtype, column)
+        if texts is None:
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerows(csv_rows(kind, rows))
+            return out.getvalue()
+        fields.append(texts)
+    return "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
+
+
+def _no_nan(column: Sequence[float]) -> bool:
+    total = sum(column)
+    return bool(total == total)
+
+
+class RecordFileSink:
+    """A sink of streamed records: one file per kind in ``folder`` (see the subclasses).
+
+    Called as ``sink(kind, rows)`` by the lobby's records (:class:`lobbysim.sim.entities.Records`)
+    with rows in the schema's column order; :meth:`close` once the last rows are in.
+    """
+
+    format = DEFAULT_FORMAT
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def path(self, kind: str) -> Path:
+        """Return the file of a record kind."""
+        return record_path(self.folder, kind, self.format)
+
+    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Finish the files (the Parquet footers); calling it again does nothing."""
+
+
+class CsvSink(RecordFileSink):
+    """Appends streamed record rows to one CSV file per kind in ``folder`` (header first)."""
+
+    format = "csv"
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        for kind, columns in RECORD_COLUMNS.items():
+            with self.path(kind).open("w", encoding="utf-8", newline="") as file:
+                csv.writer(file, lineterminator="\n").writerow(columns)
+
+    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        text = csv_text(kind, rows)
+        with self.path(kind).open("a", encoding="utf-8", newline="") as file:
+            file.write(text)
+
+
+class ParquetSink(RecordFileSink):
+    """Writes streamed record rows to one Parquet file per kind in ``folder``, a row group per
+    flush; the files are complete once :meth:`close` has written their footers."""
+
+    format = "parquet"
+
+    def __init__(self, folder: Path) -> None:
+        _require("parquet")
+        import pyarrow.parquet as pq
+
+        super().__init__(folder)
+        self._writers = {
+            kind: pq.ParquetWriter(self.path(kind), arrow_schema(kind)) for kind in RECORD_COLUMNS
+        }
+
+    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        self._writers[kind].write_table(arrow_table(kind, record_frame(kind, rows)))
+
+    def close(self) -> None:
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            writer.close()
+
+
+def open_sink(folder: str | Path, fmt: str = DEFAULT_FORMAT) -> RecordFileSink:
+    """Return the sink streaming records to ``folder`` in format ``fmt``.
+
+    Raises:
+        ImportError: ``parquet`` without pyarrow installed (the message says how to install it).
+    """
+    _require(fmt)
+    return ParquetSink(Path(folder)) if fmt == "parquet" else CsvSink(Path(folder))
+
+
+def arrow_schema(kind: str) -> Any:
+    """Return the pyarrow schema of a record kind (needs pyarrow)."""
+    import pyarrow as pa
+
+    types = _arrow_types()
+    return pa.schema([(c, types[t]) for c, t in RECORD_COLUMNS[kind].items()])
+
+
+def arrow_table(kind: str, frame: pd.DataFrame) -> Any:
+    """Return a typed frame of a record kind as a pyarrow table of :func:`arrow_schema`."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, schema=arrow_schema(kind), preserve_index=False)
+
+
+def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> None:
+    """Write record frames (by kind) into ``folder`` (made if need be), a file each, as ``fmt``."""
+    _require(fmt)
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind, frame in frames.items():
+        path = record_path(folder, kind, fmt)
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(arrow_table(kind, with_dtypes(kind, frame)), path)
+
+
+def read_records(
+    folder: str | Path,
+    kinds: Iterable[str] | None = None,
+    *,
+    columns: Mapping[str, Sequence[str]] | None = None,
+    fmt: str | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Read a run's record files back as frames with the schema's dtypes, by kind.
+
+    Args:
+        folder: the folder of the files (a run folder's ``records/<policy>/``, or where
+            ``records.stream`` wrote them).
+        kinds: the kinds to read (default: every kind of the schema); a kind without a file is
+            left out of the result.
+        columns: per kind, only these columns (in the schema's order); default: all.
+        fmt: ``csv`` or ``parquet``; default: whichever file of the kind is there (CSV first).
+
+    Raises:
+        KeyError: a kind or column the schema does not have.
+    """
+    out = {}
+    for kind in RECORD_COLUMNS if kinds is None else kinds:
+        schema = RECORD_COLUMNS[kind]
+        wanted = None if columns is None or kind not in columns else set(columns[kind])
+        if wanted is not None and not wanted <= schema.keys():
+            raise KeyError(f"{kind} records have no column {sorted(wanted - schema.keys())[0]!r}")
+        names = [c for c in schema if wanted is None or c in wanted]
+        formats = FORMATS if fmt is None else (fmt,)
+        path = next(
+            (p for p in (record_path(folder, kind, f) for f in formats) if p.exists()), None
+        )
+        if path is None:
+            continue
+        if path.suffix == ".csv":
+            frame = pd.read_csv(
+                path,
+                usecols=names,
+                dtype={c: schema[c] for c in names},
+                keep_default_na=False,  # only the empty field is missing, and not in text
+                na_values={c: [""] for c in names if schema[c] != "str"},
+                **_EXACT_FLOATS,  # every float exactly as written
+            )
+        else:
+            _require("parquet")
+            frame = with_dtypes(kind, pd.read_parquet(path, columns=names, engine="pyarrow"))
+        out[kind] = frame[names]
+    return out

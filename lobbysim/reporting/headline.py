@@ -1,0 +1,405 @@
+"""The headline of a run or comparison: per headline metric, which policy is best, and by how much.
+
+The answer to "which policy, at what queue-time cost", read from the frames the experiment
+wrote (:class:`~lobbysim.experiments.replications.ExperimentResult`: ``differences.csv`` and
+``summary.csv``). For each headline metric (:func:`headline_metrics`: the queue time p90, the
+true draw probability, the true skill gap, the driving rater's Kendall's tau and, with a
+retention model, the daily active players and the churn per week):
+
+- a policy is *better* than the baseline (the first policy) when its paired difference from the
+  baseline goes the metric's better way (:func:`~lobbysim.reporting.verdicts.better_direction`)
+  and is significant, i.e. its Benjamini-Hochberg adjusted p-value is below 0.05
+  (:func:`~lobbysim.experiments.replications.paired_differences`); the best is the better policy
+  with the largest improvement, shown with its difference, 95% interval and adjusted p-value,
+  the very numbers of its row in ``differences.csv``;
+- when no policy is better but some are significantly worse, the baseline is best;
+- otherwise no policy differs significantly from the baseline on that metric; the difference
+  closest to significance (the smallest adjusted p-value) is shown for its size.
+
+With one replication there is no interval and no verdict, only the values. :func:`build_headline`
+returns the structured :class:`Headline`; :func:`headline_blocks` renders it for the report's
+document model (:mod:`lobbysim.reporting.document`) and :func:`headline_text` and
+:func:`terminal_summary` as plain text for the terminal, every number with its unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
+from lobbysim.reporting.document import (
+    HTML_FILE,
+    Block,
+    format_interval,
+    format_number,
+    format_p_value,
+    md_items,
+    md_text,
+)
+from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, NEUTRAL, better_direction
+
+BETTER = "better"
+"""Outcome: some policy is significantly better than the baseline; ``best`` is the best one."""
+BASELINE_BEST = "baseline best"
+"""Outcome: no policy is better than the baseline, and some are significantly worse."""
+NO_DIFFERENCE = "no difference"
+"""Outcome: no policy differs significantly from the baseline."""
+NO_INTERVAL = "no interval"
+"""Outcome: fewer than 2 replications, so no interval and no verdict (only the values)."""
+NO_DATA = "no data"
+"""Outcome: the metric has no value."""
+LEVEL = "level"
+"""Outcome of a run of one policy: its value with its interval, nothing to compare."""
+
+RETENTION_HEADLINE = ("daily_active_players", "churn_per_week")
+"""The headline metrics of a run with a retention model (when its metrics have them)."""
+
+TERMINAL_EXTRA = ("abandonment_rate", "games_per_hour")
+"""Metrics the terminal's table shows besides the headline metrics."""
+
+_LABELS = {
+    "queue_time_mean": "mean queue time",
+    "queue_time_p50": "queue time p50",
+    "queue_time_p90": "queue time p90",
+    "queue_time_p99": "queue time p99",
+    "abandonment_rate": "abandonment rate",
+    "games_per_hour": "games per hour",
+    "draw_prob_true_mean": "true draw probability",
+    "skill_gap_true_mean": "true skill gap",
+    "daily_active_players": "daily active players",
+    "churn_per_week": "churn per week",
+}
+
+_UNITS = {
+    "abandonment_rate": "share of spells",
+    "games_per_hour": "games/h",
+    "draw_prob_true_mean": "probability",
+    "skill_gap_true_mean": "skill points",
+    "stronger_side_win_rate": "share of games",
+    "win_ratio_dispersion": "win ratio",
+    "daily_active_players": "players/day",
+    "visits_per_member_week": "visits/week",
+    "churn_per_week": "share/week",
+    "retained": "share",
+}
+
+_DIMENSIONLESS = frozenset({"probability", "share", "share of spells", "share of games", "tau"})
+"""Units not written after a number (the label says what the number is)."""
+
+
+def metric_unit(metric: str) -> str:
+    """Return a metric's unit: ``min`` for queue times, ``probability``, ``tau``, ..."""
+    for prefix in ("newcomer_", "veteran_"):
+        metric = metric.removeprefix(prefix)
+    if metric.startswith("queue_time_"):
+        return "min"
+    if metric.endswith(".rating_rmse"):
+        return "skill points"
+    if metric.endswith((".kendall_tau", ".kendall_tau_veterans")):
+        return "tau"
+    if metric.startswith("retained_decile_"):
+        return "share"
+    if metric.startswith("visits_per_member_week"):
+        return "visits/week"
+    if metric.startswith("veterans_"):
+        return "players"
+    return _UNITS.get(metric, "")
+
+
+def metric_label(metric: str) -> str:
+    """Return a metric's name in words (``queue time p90``, ``bayesian's Kendall's tau``)."""
+    rater, _, kind = metric.rpartition(".")
+    if rater and kind == "kendall_tau":
+        return f"{rater}'s Kendall's tau"
+    return _LABELS.get(metric, metric)
+
+
+def with_unit(text: str, metric: str) -> str:
+    """Return a formatted number or interval followed by the metric's unit (if it has one)."""
+    unit = metric_unit(metric)
+    return text if not unit or unit in _DIMENSIONLESS or text == "n/a" else f"{text} {unit}"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its 95% interval (``low`` and ``high`` NaN: no interval)."""
+
+    mean: float
+    low: float
+    high: float
+
+    def text(self, *, signed: bool = False) -> str:
+        """Return ``"mean [low, high]"``, or the mean alone without an interval."""
+        if math.isfinite(self.mean) and not math.isfinite(self.low):
+            return format_number(self.mean, signed=signed)
+        return format_interval(self.mean, self.low, self.high, signed=signed)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One policy's paired difference from the baseline: a row of ``differences.csv``."""
+
+    policy: str
+    estimate: Estimate
+    p_value: float
+    p_adjusted: float
+
+
+@dataclass(frozen=True)
+class HeadlineItem:
+    """The headline on one metric (``outcome`` is :data:`BETTER`, :data:`BASELINE_BEST`, ...).
+
+    ``best`` is the best policy (with :data:`BETTER` the policy, with :data:`BASELINE_BEST` the
+    baseline), ``difference`` the best policy's difference from the baseline (with
+    :data:`NO_DIFFERENCE` the difference closest to significance: the smallest adjusted
+    p-value), ``worse`` the
+    policies significantly worse than the baseline (with :data:`BASELINE_BEST`), ``levels`` per
+    policy its mean over replications with its interval (from ``summary.csv``).
+    """
+
+    metric: str
+    outcome: str
+    best: str | None = None
+    difference: Difference | None = None
+    worse: tuple[Difference, ...] = ()
+    levels: Mapping[str, Estimate] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Return the metric in words with its unit and better direction."""
+        direction = better_direction(self.metric)
+        parts = [metric_unit(self.metric)]
+        if direction != NEUTRAL:
+            parts.append(f"{direction} is better")
+        return f"{metric_label(self.metric)} ({', '.join(p for p in parts if p)})"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The headline of an experiment: one :class:`HeadlineItem` per headline metric."""
+
+    baseline: str
+    policies: tuple[str, ...]
+    replications: int
+    tests: int
+    items: tuple[HeadlineItem, ...]
+
+
+def headline_metrics(columns: Sequence[str], driver: str) -> list[str]:
+    """Return the headline metrics among a run's metric columns, in headline order."""
+    wanted = [
+        "queue_time_p90",
+        "draw_prob_true_mean",
+        "skill_gap_true_mean",
+        f"{driver}.kendall_tau",
+        *RETENTION_HEADLINE,
+    ]
+    return [m for m in wanted if m in columns]
+
+
+def _estimate(row: pd.Series) -> Estimate:
+    return Estimate(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
+
+
+def _difference(row: pd.Series) -> Difference:
+    p_value, p_adjusted = float(row["p_value"]), float(row["p_adjusted"])
+    return Difference(str(row["policy"]), _estimate(row), p_value, p_adjusted)
+
+
+def _improvement(difference: Difference, metric: str) -> float:
+    """Return how much better than the baseline a difference is (negative: worse)."""
+    mean = difference.estimate.mean
+    return mean if better_direction(metric) == HIGHER_IS_BETTER else -mean
+
+
+def headline_item(
+    metric: str, differences: pd.DataFrame, levels: Mapping[str, Estimate], replications: int
+) -> HeadlineItem:
+    """Return the headline on one metric from the comparison's paired differences.
+
+    ``differences`` holds the rows of ``differences.csv`` (any metrics: this one's are used);
+    empty for a run of one policy.
+    """
+    rows = differences[differences["metric"] == metric]
+    if not any(math.isfinite(e.mean) for e in levels.values()):
+        return HeadlineItem(metric, NO_DATA, levels=levels)
+    if rows.empty:
+        return HeadlineItem(metric, LEVEL, levels=levels)
+    if replications < 2:
+        return HeadlineItem(metric, NO_INTERVAL, levels=levels)
+    candidates = [_difference(row) for _, row in rows.iterrows()]
+    significant = [
+        d
+        for d, flag in zip(candidates, rows["significant"], strict=True)
+        if bool(flag) and better_direction(metric) != NEUTRAL
+    ]
+    better = [d for d in significant if _improvement(d, metric) > 0]
+    if better:
+        best = max(better, key=lambda d: _improvement(d, metric))
+        return HeadlineItem(metric, BETTER, best.policy, best, levels=levels)
+    worse = tuple(d for d in significant if _improvement(d, metric) < 0)
+    if worse:
+        baseline = str(rows["baseline"].iloc[0])
+        return HeadlineItem(metric, BASELINE_BEST, baseline, worse=worse, levels=levels)
+    tested = [d for d in candidates if math.isfinite(d.p_adjusted)]
+    closest = min(tested, key=lambda d: d.p_adjusted) if tested else None
+    return HeadlineItem(metric, NO_DIFFERENCE, difference=closest, levels=levels)
+
+
+def build_headline(
+    differences: pd.DataFrame,
+    summary: pd.DataFrame,
+    policies: Sequence[str],
+    metrics: Sequence[str],
+    replications: int,
+) -> Headline:
+    """Return the headline of an experiment on ``metrics`` (see the module docstring).
+
+    Args:
+        differences: the paired differences (``differences.csv``; empty for one policy).
+        summary: per policy and metric the mean and interval (``summary.csv``).
+        policies: the policies, the baseline first.
+        metrics: the headline metrics (:func:`headline_metrics`).
+        replications: the replications per policy.
+    """
+    items = []
+    for metric in metrics:
+        rows = summary[summary["metric"] == metric].set_index("policy")
+        levels = {p: _estimate(rows.loc[p]) for p in policies if p in rows.index}
+        items.append(headline_item(metric, differences, levels, replications))
+    tests = int(differences["p_value"].notna().sum()) if len(differences) else 0
+    return Headline(policies[0], tuple(policies), replications, tests, tuple(items))
+
+
+def experiment_headline(result: ExperimentResult) -> Headline:
+    """Return the headline of an experiment's result."""
+    driver = result.scenario.raters.driver.name
+    metrics = headline_metrics(list(result.summary["metric"].unique()), driver)
+    return build_headline(
+        result.differences, result.summary, result.policies, metrics, len(result.seeds)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Wording
+
+
+def _difference_text(difference: Difference, metric: str, against: str = "") -> str:
+    """Return ``"+0.1 [0.05, 0.15] min<against> (adjusted p 0.01)"``."""
+    estimate = with_unit(difference.estimate.text(signed=True), metric)
+    return f"{estimate}{against} (adjusted p {format_p_value(difference.p_adjusted)})"
+
+
+def _levels_text(item: HeadlineItem) -> str:
+    return ", ".join(
+        f"{policy} {with_unit(estimate.text(), item.metric)}"
+        for policy, estimate in item.levels.items()
+    )
+
+
+def item_sentence(item: HeadlineItem, baseline: str) -> str:
+    """Return the headline on one metric as one sentence, numbers with units."""
+    if item.outcome == BETTER and item.difference is not None:
+        against = f" against {baseline}"
+        return f"{item.best} is best: {_difference_text(item.difference, item.metric, against)}"
+    if item.outcome == BASELINE_BEST:
+        worse = "; ".join(f"{d.policy} {_difference_text(d, item.metric)}" for d in item.worse)
+        return f"no policy beats {baseline}; worse: {worse}"
+    if item.outcome == NO_DIFFERENCE:
+        text = f"no policy differs significantly from {baseline}"
+        closest = item.difference
+        if closest is None or closest.estimate.mean == 0:
+            return text
+        estimate = with_unit(closest.estimate.text(signed=True), item.metric)
+        p_value = format_p_value(closest.p_adjusted)
+        return f"{text} (closest: {closest.policy} {estimate}, adjusted p {p_value})"
+    if item.outcome == NO_INTERVAL:
+        return f"{_levels_text(item)}; n/a (1 replication): no verdict"
+    if item.outcome == LEVEL:
+        return _levels_text(item)
+    return "no data"
+
+
+def headline_lead(headline: Headline) -> str:
+    """Return the sentence that says what the headline compares and by which rule."""
+    n = headline.replications
+    runs = f"{n} replication{'s' if n != 1 else ''} per policy"
+    if len(headline.policies) < 2:
+        what = f"mean [{CONFIDENCE:.0%} CI] over {n} replications" if n > 1 else "1 replication"
+        return f"Headline: {headline.baseline}, {what}" + (": no interval." if n < 2 else ".")
+    if n < 2:
+        return (
+            f"Headline: each policy against {headline.baseline}, 1 replication: no interval and "
+            "no verdict (run 2 or more replications)."
+        )
+    return (
+        f"Headline: each policy minus {headline.baseline}, paired over {runs}, mean "
+        f"[{CONFIDENCE:.0%} CI]; significant: Benjamini-Hochberg adjusted p < {FDR_LEVEL:.2g} "
+        f"over all {headline.tests} differences."
+    )
+
+
+def headline_blocks(headline: Headline) -> list[Block]:
+    """Return the headline as report blocks: the lead sentence and one item per metric."""
+    items = [(item.label, item_sentence(item, headline.baseline)) for item in headline.items]
+    return [md_text(headline_lead(headline)), md_items(items)] if items else []
+
+
+def headline_text(headline: Headline) -> str:
+    """Return the headline as terminal text: the lead, then one indented line per metric."""
+    lines = [headline_lead(headline)]
+    for item in headline.items:
+        lines.append(f"  {item.label}: {item_sentence(item, headline.baseline)}")
+    return "\n".join(lines)
+
+
+def _metrics_rows(result: ExperimentResult, metrics: Sequence[str]) -> list[list[str]]:
+    summary = result.summary.set_index(["policy", "metric"])
+    rows = []
+    for metric in metrics:
+        cells = [metric, metric_unit(metric) or "-"]
+        for policy in result.policies:
+            found = (policy, metric) in summary.index
+            estimate = _estimate(summary.loc[(policy, metric)]) if found else None
+            cells.append(estimate.text() if estimate is not None else "n/a")
+        rows.append(cells)
+    return rows
+
+
+def metrics_text(result: ExperimentResult) -> str:
+    """Return the terminal's table of the headline metrics and a few more, with units."""
+    columns = list(result.summary["metric"].unique())
+    driver = result.scenario.raters.driver.name
+    headline = headline_metrics(columns, driver)
+    metrics = [*headline[:1], *(m for m in TERMINAL_EXTRA if m in columns), *headline[1:]]
+    n = len(result.seeds)
+    what = (
+        f"mean [{CONFIDENCE:.0%} CI] over {n} replications"
+        if n > 1
+        else "the value of the 1 replication: no interval"
+    )
+    rows = [["metric", "unit", *result.policies], *_metrics_rows(result, metrics)]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    lines = [f"Metrics ({what}):"]
+    lines += [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def terminal_summary(result: ExperimentResult, folder: Path) -> str:
+    """Return what ``lobbysim run`` and ``compare`` print: headline, metrics, the report's path."""
+    files = "summary.csv" + (", differences.csv" if len(result.policies) > 1 else "")
+    return "\n\n".join(
+        [
+            headline_text(experiment_headline(result)),
+            metrics_text(result),
+            f"Every metric: {files} in {folder}\nReport: {folder / HTML_FILE}",
+        ]
+    )
