@@ -320,7 +320,7 @@ def rating_error_by_tenure(
         One row per bin: ``games_from``, ``games_to`` (exclusive; inf for the last),
         ``rmse`` (NaN for an empty bin) and ``samples``.
     """
-    edges = np.asarray(edges, dtype=np.int64)
+    lower = np.asarray(edges, dtype=np.int64)
     samples = ratings[(ratings["rater"] == rater) & (ratings["time"] >= start)]
     columns = [c for c in ("player_id", "skill", "registered", "state") if c in players.columns]
     samples = samples.merge(players[columns], on="player_id")
@@ -339,15 +339,15 @@ def rating_error_by_tenure(
     )
     error = samples["rating"].to_numpy(dtype=float) - samples["skill"].to_numpy(dtype=float)
     keep = np.isfinite(error)
-    index = np.searchsorted(edges, tenure[keep], side="right") - 1
-    counts = np.bincount(index, minlength=edges.size)
-    sums = np.bincount(index, weights=error[keep] ** 2, minlength=edges.size)
-    mse = np.full(edges.size, np.nan)
+    index = np.searchsorted(lower, tenure[keep], side="right") - 1
+    counts = np.bincount(index, minlength=lower.size)
+    sums = np.bincount(index, weights=error[keep] ** 2, minlength=lower.size)
+    mse = np.full(lower.size, np.nan)
     np.divide(sums, counts, out=mse, where=counts > 0)
     return pd.DataFrame(
         {
-            "games_from": edges,
-            "games_to": np.r_[edges[1:].astype(float), math.inf],
+            "games_from": lower,
+            "games_to": np.r_[lower[1:].astype(float), math.inf],
             "rmse": np.sqrt(mse),
             "samples": counts,
         }

@@ -128,7 +128,7 @@ def check_run_options(
 def replications_problem(where: str, value: object) -> str | None:
     """Return what is wrong with a number of replications, if anything."""
     problem = whole(where, value, 1)
-    if problem is None and is_whole(value) and value > MAX_REPLICATIONS:
+    if problem is None and isinstance(value, numbers.Integral) and int(value) > MAX_REPLICATIONS:
         return (
             f"{where}: at most {MAX_REPLICATIONS:,} replications, got {value:,}; intervals "
             "narrow with the square root of the replications, so a few dozen usually suffice"

@@ -57,7 +57,7 @@ class _Loader(yaml.SafeLoader):
                 raise YamlInputError(
                     f"nested more than {MAX_DEPTH} levels deep at line {mark.line + 1}"
                 )
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
@@ -77,7 +77,7 @@ class _Loader(yaml.SafeLoader):
                     f"the key {key!r} is given twice (lines {first} and {line}); remove one"
                 )
             seen[key] = line
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))

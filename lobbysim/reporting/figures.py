@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -70,7 +71,7 @@ def style_axes(
     title: str,
     xlabel: str | None = None,
     ylabel: str | None = None,
-    grid: str = "both",
+    grid: Literal["both", "x", "y"] = "both",
 ) -> None:
     """Set an axes' title and labels and draw its light grid (``grid``: both, x or y)."""
     if xlabel is not None:
@@ -78,7 +79,4 @@ def style_axes(
     if ylabel is not None:
         ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if grid == "both":
-        ax.grid(True, alpha=0.3)
-    else:
-        ax.grid(True, axis=grid, alpha=0.3)
+    ax.grid(True, axis=grid, alpha=0.3)

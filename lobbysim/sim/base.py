@@ -82,7 +82,9 @@ class PlayerBase:
         self._base_rng = streams.get("base")
         self._visit_rng = streams.get("visits")
         session_rng = streams.get("sessions")
-        self._sessions = Buffered(lambda n: _session_pairs(population, session_rng, n))
+        self._sessions: Buffered[tuple[int, float]] = Buffered(
+            lambda n: _session_pairs(population, session_rng, n)
+        )
         self._horizon = horizon
         self._heap: list[tuple[float, int, int]] = []  # (visit time, order, player id)
         self._order = 0

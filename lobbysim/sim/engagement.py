@@ -258,10 +258,11 @@ class Retention:
         skill decile of the cohort (k = 1 lowest to 10 highest) ``retained_decile_k`` and
         ``visits_per_member_week_decile_k``.
         """
-        ids, skills = self._cohort if self._cohort is not None else (np.empty(0), np.empty(0))
+        empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+        ids, skills = self._cohort if self._cohort is not None else empty
         weeks = (horizon - self._start) / (7 * MINUTES_PER_DAY)
         whole = max(int((horizon - self._start) / MINUTES_PER_DAY), 1)
-        id_list = ids.tolist()
+        id_list: list[int] = [int(pid) for pid in ids]
         stayed = np.array([pid not in self._left_at for pid in id_list], dtype=bool)
         visits = np.array([self._member_visits.get(pid, 0) for pid in id_list], dtype=np.float64)
         groups = np.array([self._group.get(pid, 0) for pid in id_list], dtype=np.int64)
@@ -316,7 +317,7 @@ def _seat_outcomes(
         return out
     sides: dict[int, list[float]] = {}
     for seat in seats:
-        sides.setdefault(int(seat.team), []).append(skill(seat.player_id))
+        sides.setdefault(int(seat.team or 0), []).append(skill(seat.player_id))
     means = {team: sum(v) / len(v) for team, v in sides.items()}
     gap = abs(max(means.values()) - min(means.values())) if len(means) > 1 else 0.0
     return [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import simpy
@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from lobbysim.records import RECORD_COLUMNS
 
 FloatArray = NDArray[np.float64]
+T = TypeVar("T")
 IdArray = NDArray[np.int64]
 
 _BUFFER = 4096  # random numbers drawn per refill of a buffered stream
@@ -28,19 +29,19 @@ WAITING, PLAYING, ABANDONED, GONE = "waiting", "playing", "abandoned", "gone"
 OFFLINE, LEFT = "offline", "left"
 
 
-class Buffered:
+class Buffered(Generic[T]):
     """Draws from one generator in blocks; yields the same sequence as one draw at a time.
 
     Args:
-        draw: draws ``n`` numbers, e.g. ``rng.standard_normal``.
+        draw: draws ``n`` values as an array, e.g. ``rng.standard_normal`` (``Buffered[float]``).
     """
 
-    def __init__(self, draw: Callable[[int], FloatArray]) -> None:
+    def __init__(self, draw: Callable[[int], np.ndarray]) -> None:
         self._draw = draw
-        self._values: list[float] = []
+        self._values: list[T] = []
         self._next = 0
 
-    def take(self) -> float:
+    def take(self) -> T:
         """Return the next number of the stream (drawing the next block when one runs out)."""
         if self._next == len(self._values):
             self._values = self._draw(_BUFFER).tolist()

@@ -103,7 +103,7 @@ class Games:
         self._finished: list[FinishedGame] = []  # finished games not yet scored
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
-        perf = Buffered(streams.get("performance").standard_normal)
+        perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
         self._perf = lambda skill: skill + beta * perf.take()
         #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
         #: replace it to script a trace.

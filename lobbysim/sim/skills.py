@@ -75,7 +75,9 @@ class SkillDynamics:
         self.learning_games = learning_games
         self.drifts = drift_per_day > 0
         self._per_minute = drift_per_day / MINUTES_PER_DAY
-        self._normal = Buffered(streams.get("drift").standard_normal) if self.drifts else None
+        self._normal: Buffered[float] | None = (
+            Buffered(streams.get("drift").standard_normal) if self.drifts else None
+        )
 
     @classmethod
     def of(cls, population: Population, streams: Streams) -> SkillDynamics | None:
