@@ -69,7 +69,7 @@ from lobbysim.scenario import (
     set_path,
 )
 from lobbysim.scenario.inputs import as_scenario
-from lobbysim.scenario.specs import resolve_policies, spec_label
+from lobbysim.scenario.specs import resolve_policies, spec_label, split_specs
 from lobbysim.validation import check_run_options
 from lobbysim.yaml_input import YamlInputError, load_yaml
 
@@ -81,7 +81,7 @@ def parse_grid_option(item: str) -> tuple[str, tuple[Any, ...]]:
     if not sep or not key or not raw.strip():
         raise SweepError(f"--grid: expected key.path=v1,v2,..., got {item!r}")
     values = []
-    for text in _split_top_level(raw):
+    for text in split_specs(raw):
         try:
             values.append(load_yaml(text))
         except YamlInputError as exc:
@@ -89,21 +89,6 @@ def parse_grid_option(item: str) -> tuple[str, tuple[Any, ...]]:
     if len(set(map(repr, values))) != len(values):
         raise SweepError(f"--grid {key}: a value is repeated in {raw!r}")
     return key, tuple(values)
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas that are not inside brackets or braces."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
 
 
 def build_sweep(

@@ -40,7 +40,8 @@ def split_specs(text: str) -> list[str]:
     """Split a comma-separated list of specs on the commas outside brackets and quotes.
 
     ``"draw_chance,knowledge_gradient(gamma=0.95, rule=discounted)"`` gives the two specs; each
-    part is stripped (an empty part stays, for the caller to refuse).
+    part is stripped (an empty part stays, for the caller to refuse). A sweep's ``--grid`` values
+    (``[[0, 0.5]],[[0, 0.3]]``) are split the same way.
     """
     parts, depth, quote, start = [], 0, "", 0
     for i, char in enumerate(text):
