@@ -494,6 +494,25 @@ def test_bayesian_result_ignores_seat_order_and_matches_the_pair_rule(
     np.testing.assert_allclose(results[0][1], [exp_var[i] for i in ids], rtol=1e-12)
 
 
+def test_an_overlap_too_short_for_a_positive_weight_still_makes_opponents() -> None:
+    # Found by the property test above: 5e-324 minutes together over a 2-minute game gives a
+    # weight that underflows to 0.0, yet the two met: both get the dynamics variance (their
+    # equal scores are a draw, no update), as the pair rule says; the bystanders get nothing.
+    stints = [Seat(0, None, 0.0, 1.0, 0.0, True, False, 0.0),
+              Seat(1, None, 0.0, 5e-324, 0.0, True, False, 0.0),
+              Seat(2, None, 0.0, 0.0, 0.0, True, False, 0.0)]  # fmt: skip
+    g = GameResult(0, "ffa", 0.0, 2.0, tuple(stints), None)
+    rater = bayesian([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], tau2=0.1)
+    rater.update([g])
+    _, var = state(rater, 3)
+    mu, exp_var, weights = pair_rule(
+        g, dict.fromkeys(range(3), 0.0), dict.fromkeys(range(3), 1.0), 2.5, 0.1
+    )
+    assert set(weights) == {(0, 1), (1, 0)} and mu == dict.fromkeys(range(3), 0.0)
+    np.testing.assert_allclose(var, [exp_var[i] for i in range(3)], rtol=1e-15)
+    assert var.tolist() == pytest.approx([1.1, 1.1, 1.0], rel=1e-15)
+
+
 def test_bayesian_rejects_malformed_team_games() -> None:
     rater = bayesian([0.0, 0.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="player 1 has team None"):

@@ -191,7 +191,9 @@ class BayesianRater(GaussianBeliefs):
         overlap = np.minimum(end[a], end[b]) - np.maximum(start[a], start[b])
         w = np.divide(overlap, glen, out=np.zeros_like(overlap), where=glen > 0)
         w = np.minimum(w, 1.0)
-        keep = (sides[a] != sides[b]) & (w > 0)
+        # overlap, not w: a positive overlap too short for w to be a positive float (w underflows
+        # to 0) still makes the pair opponents, as the documented rule counts them
+        keep = (sides[a] != sides[b]) & (overlap > 0) & (glen > 0)
         a, b, w = a[keep], b[keep], w[keep]
         n_seats = len(pid)
         n_opp = np.bincount(a, minlength=n_seats) + np.bincount(b, minlength=n_seats)
