@@ -367,7 +367,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
-    (work / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 3000"))
+    # long enough (minutes of work on a loaded machine) that it is still running when signalled
+    (work / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 30000"))
     process = subprocess.Popen(
         _cli("run", "long.yaml", "--jobs", "2", "--replications", "4", "--out", "o"),
         cwd=work,

@@ -364,7 +364,7 @@ def test_a_sweep_runs_on_an_existing_cluster_by_its_scheduler_address(
     sweep = build_sweep(scenario_file, grid=["matchmaker.tick=0.25,1"], replications=1)
     local = run_sweep(sweep, tmp_path / "local", write_report=False)
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         argv = ["sweep", str(scenario_file), "--grid", "matchmaker.tick=0.25,1"]
         argv += ["--replications", "1", "--executor", "dask"]

@@ -107,7 +107,7 @@ class DaskSession:
                     n_workers=jobs,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    dashboard_address=":0",  # a free port: never a clash with another cluster
                     silence_logs=50,
                 )
             self.client = Client(self.cluster)
