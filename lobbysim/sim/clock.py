@@ -11,6 +11,8 @@ it started. Neither decides anything: the lobby, the games and the matchmaker us
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import simpy
 
@@ -31,8 +33,8 @@ class Clock:
         self.env = env
         self.tick = tick
         self.timed_only = timed_only
-        # timed passes only: events the ticker fires at tick k, just before waking the matchmaker
-        self._tick_events: dict[int, list[simpy.Event]] = {}
+        # timed passes only: the moments the ticker fires at tick k, before waking the matchmaker
+        self._tick_moments: dict[int, list[Moment]] = {}
 
     def timeout_at(self, t: float) -> simpy.Timeout:
         """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
@@ -63,26 +65,62 @@ class Clock:
         on_grid = round(end / self.tick) * self.tick
         return on_grid if abs(on_grid - end) <= TICK_SNAP * on_grid else end
 
-    def event_at(self, t: float) -> simpy.Event:
+    def event_at(self, t: float) -> simpy.Event | Moment:
         """Return an event that fires at time ``t`` (> now), e.g. a game's end.
 
-        With timed passes only, at the time of a future tick the ticker fires the event itself,
-        just before that tick's pass, so whoever it releases is in the pool for the pass. A
-        timeout could not promise that: from now < t / 2, ``now + delay`` can miss ``t`` (see
+        With timed passes only, at the time of a future tick the ticker fires it, just before
+        that tick's pass, so whoever it releases is in the pool for the pass: the event is then
+        a :class:`Moment`, and all the moments of a tick are fired by one SimPy event, in the
+        order they were made (as their own events would have been processed). A timeout could
+        not promise that: from now < t / 2, ``now + delay`` can miss ``t`` (see
         :meth:`timeout_at`). Elsewhere the event is a timeout at ``t``.
         """
         if self.timed_only and t > self.env.now:
             k = round(t / self.tick)
             if k * self.tick == t:
-                event = self.env.event()
-                self._tick_events.setdefault(k, []).append(event)
-                return event
+                moment = Moment()
+                self._tick_moments.setdefault(k, []).append(moment)
+                return moment
         return self.timeout_at(t)
 
     def fire_tick(self, k: int) -> None:
-        """Fire the events due at tick ``k`` (the ticker calls this at ``k * tick``)."""
-        for event in self._tick_events.pop(k, ()):
+        """Fire the moments due at tick ``k`` (the ticker calls this at ``k * tick``).
+
+        One event is scheduled for them all; processing it runs each moment's callbacks, moment
+        by moment in the order they were made.
+        """
+        moments = self._tick_moments.pop(k, None)
+        if moments:
+            event = self.env.event()
+            event.callbacks.append(_Fire(moments))
             event.succeed()
+
+
+class Moment:
+    """A point in simulated time that callbacks wait on, fired by the ticker with others.
+
+    It stands for a SimPy event where only ``callbacks`` are used: each is called with the SimPy
+    event that fires the moment (so ``event.env.now`` is the time).
+    """
+
+    __slots__ = ("callbacks",)
+
+    def __init__(self) -> None:
+        self.callbacks: list[Callable[[Any], None]] = []
+
+
+class _Fire:
+    """The callback of a tick's event: fires its moments in order."""
+
+    __slots__ = ("_moments",)
+
+    def __init__(self, moments: list[Moment]) -> None:
+        self._moments = moments
+
+    def __call__(self, event: simpy.Event) -> None:
+        for moment in self._moments:
+            for callback in moment.callbacks:
+                callback(event)
 
 
 class Doorbell:

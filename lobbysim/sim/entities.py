@@ -16,6 +16,7 @@ import simpy
 from numpy.typing import NDArray
 
 from lobbysim.records import RECORD_COLUMNS
+from lobbysim.sim.clock import Moment
 
 FloatArray = NDArray[np.float64]
 T = TypeVar("T")
@@ -76,15 +77,18 @@ class Player:
     skill_time: float = math.nan
 
 
-@dataclass
+@dataclass(slots=True)
 class Waiting:
-    """A player's place in the queue: one queueing spell."""
+    """A player's place in the queue: one queueing spell.
+
+    ``leave`` is set when the player is handed a game: the event that ends their stint.
+    """
 
     pid: int
     player: Player
     since: float
-    event: simpy.Event
     spell: int
+    leave: Any = None
 
 
 @dataclass(slots=True)
@@ -121,7 +125,7 @@ class GroupGame:
     start: float
     end: float
     quality: float
-    end_event: simpy.Event
+    end_event: simpy.Event | Moment
     stints: list[Stint] = field(default_factory=list)
     seated: dict[int, Stint] = field(default_factory=dict)
     # (team, the leaver's rating mean) of each seat left open by a quitter

@@ -41,7 +41,7 @@ from lobbysim.population import Population
 from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import GameRules
-from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.clock import Clock, Doorbell, Moment
 from lobbysim.sim.entities import (
     Buffered,
     FinishedGame,
@@ -206,7 +206,7 @@ class Games:
         game.stints.append(stint)
         game.seated[player.pid] = stint
         game.been.add(player.pid)
-        leave: simpy.Event = game.end_event
+        leave: simpy.Event | Moment = game.end_event
         if rules.quit_rate > 0:
             behind = self._behind(game, stint)
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import cast
 
 import numpy as np
 import simpy
@@ -105,14 +104,14 @@ class RematchRule:
     def met(self, members: Sequence[Waiting]) -> None:
         """Note a game the matchmaker has just started: every two of ``members`` have met.
 
-        Each member must have been handed to the game already: their queue entry's event holds
-        the event that ends their stint (:meth:`lobbysim.sim.sessions.Lobby.start_playing`).
+        Each member must have been handed to the game already: their queue entry's ``leave``
+        holds the event that ends their stint (:meth:`lobbysim.sim.sessions.Lobby.start_playing`).
         """
         lefts = []
         for member in members:
             entry = self._played(member.pid)
             left = _Left()
-            stint_end = cast(simpy.Event, member.event.value)
+            stint_end = member.leave
             stint_end.callbacks.append(left)
             lefts.append((entry, left))
         pids = [member.pid for member in members]

@@ -2,12 +2,17 @@
 
 :class:`Lobby` owns the players of a run and where each one is. A process asks the arrival model
 for the arrivals of each window of ``ARRIVAL_WINDOW`` minutes, samples those players from the
-population model in one call, tells the raters about them, and starts one session process per
-player at its arrival time. A session queues the player (an entry of :attr:`Lobby.pool`), waits
-until the games hand it a game (:meth:`Lobby.start_playing`) or its patience runs out (it then
-reneges, counted as abandoned), plays, and queues again until the session's games or minutes are
-used up. Reneging is one heap of deadlines for the whole lobby, not a timeout per queueing spell.
-With ``wake_on_arrival``, queueing rings the matchmaker's doorbell.
+population model in one call, tells the raters about them, and starts each player's session at
+its arrival time. A session queues the player (an entry of :attr:`Lobby.pool`), until the games
+hand it a game (:meth:`Lobby.start_playing`) or its patience runs out (it then reneges, counted
+as abandoned), plays, and queues again until the session's games or minutes are used up.
+
+A session costs no SimPy event of its own: it is a chain of callbacks, run where the plain model
+(a process per session waiting on an event for its match and then on its game) would have
+resumed, in the same order, so the records are the same bit for bit (the plain model is kept in
+``tests/sim/test_event_batching.py``). Reneging is one heap of deadlines for the whole lobby
+with one wake-up pending, for the earliest deadline that was live when it was set. With
+``wake_on_arrival``, queueing rings the matchmaker's doorbell.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -149,7 +155,7 @@ class Lobby:
             )
             self.players[pid] = player
             self.present[pid] = None
-            self.env.process(self._session(player))
+            self._queue(player)
         return ids
 
     def join(self, batch: PlayerBatch) -> list[Player]:
@@ -180,7 +186,7 @@ class Lobby:
         player.leave_at = self.env.now + minutes
         player.visits += 1
         self.present[player.pid] = None
-        self.env.process(self._session(player))
+        self._queue(player)
 
     def _arrivals(self) -> Generator[simpy.Event, Any, None]:
         env, horizon = self.env, self._horizon
@@ -203,43 +209,51 @@ class Lobby:
             start = end
 
     # ------------------------------------------------------------------------ sessions
-    def _session(self, player: Player) -> Generator[simpy.Event, Any, None]:
-        env = self.env
-        recorder = self._recorder
-        while True:
-            player.spell += 1
-            player.state = WAITING
-            since = env.now
-            event = env.event()
-            self.pool[player.pid] = Waiting(player.pid, player, since, event, player.spell)
-            patience = min(self.draw_patience(), player.leave_at - since)
-            if math.isfinite(patience):
-                self._add_deadline(since + max(patience, 0.0), player.pid, player.spell)
-            if self._wake_on_arrival:
-                self._doorbell.ring()
-            game = yield event
-            if game is None:  # reneged: patience (or the session's time) ran out unmatched
-                recorder.wait(player.pid, since, env.now, "abandoned")
-                if self.on_wait is not None:
-                    self.on_wait(player, env.now - since, True)
-                player.state = ABANDONED
-                self._end_session(player)
-                return
-            recorder.wait(player.pid, since, env.now, "matched")
-            if self.on_wait is not None:
-                self.on_wait(player, env.now - since, False)
-            player.state = PLAYING
-            yield game
-            player.games_left -= 1
-            if player.games_left <= 0 or env.now >= player.leave_at:
-                player.state = GONE
-                self._end_session(player)
-                return
+    def _queue(self, player: Player) -> None:
+        """Put a player into the queue now, with a patience deadline (a new queueing spell)."""
+        player.spell += 1
+        player.state = WAITING
+        since = self.env.now
+        self.pool[player.pid] = Waiting(player.pid, player, since, player.spell)
+        patience = min(self.draw_patience(), player.leave_at - since)
+        if math.isfinite(patience):
+            self._add_deadline(since + max(patience, 0.0), player.pid, player.spell)
+        if self._wake_on_arrival:
+            self._doorbell.ring()
 
-    def start_playing(self, waiting: Waiting, leave: simpy.Event) -> None:
-        """Take a waiting player out of the queue into a game they leave when ``leave`` fires."""
+    def start_playing(self, waiting: Waiting, leave: Any) -> None:
+        """Take a waiting player out of the queue into a game they leave when ``leave`` fires.
+
+        ``leave`` is the SimPy event (or the :class:`~lobbysim.sim.clock.Moment`) that ends the
+        player's stint; it is kept on the queue entry (``waiting.leave``).
+        """
         del self.pool[waiting.pid]
-        waiting.event.succeed(leave)
+        waiting.leave = leave
+        player, now = waiting.player, self.env.now
+        self._recorder.wait(player.pid, waiting.since, now, "matched")
+        if self.on_wait is not None:
+            self.on_wait(player, now - waiting.since, False)
+        player.state = PLAYING
+        leave.callbacks.append(partial(self._stint_over, player))
+
+    def _stint_over(self, player: Player, _event: object) -> None:
+        """A player's stint has ended: they queue again, or their session ends."""
+        player.games_left -= 1
+        if player.games_left <= 0 or self.env.now >= player.leave_at:
+            player.state = GONE
+            self._end_session(player)
+        else:
+            self._queue(player)
+
+    def _renege(self, waiting: Waiting) -> None:
+        """Take a waiting player out of the queue: patience (or the session's time) ran out."""
+        del self.pool[waiting.pid]
+        player, now = waiting.player, self.env.now
+        self._recorder.wait(player.pid, waiting.since, now, "abandoned")
+        if self.on_wait is not None:
+            self.on_wait(player, now - waiting.since, True)
+        player.state = ABANDONED
+        self._end_session(player)
 
     def _end_session(self, player: Player) -> None:
         """End a session: a guest departs for good, a member goes offline until the next visit."""
@@ -296,26 +310,38 @@ class Lobby:
         self._clock.timeout_at(deadline).callbacks.append(self._renege_due)
 
     def _renege_due(self, _event: simpy.Event) -> None:
-        """Remove every player whose patience has run out; wake again at the next deadline.
+        """Remove every player whose patience has run out; wake again at the next live deadline.
 
-        One heap of (deadline, player, spell) replaces a timeout per queueing spell: entries of
-        players matched meanwhile are skipped when they come up, and only one wake-up is pending
-        for the earliest deadline at a time (plus, rarely, an earlier one pushed meanwhile).
+        One heap of (deadline, player, spell) replaces a timeout per queueing spell. Entries of
+        players matched meanwhile are stale: they are dropped from the top of the heap here, so
+        the one wake-up pending is for a deadline that was live when it was set (plus, rarely,
+        an earlier one pushed meanwhile); most players are matched long before their patience
+        runs out, and their deadlines then cost no wake-up.
         """
         now = self.env.now
-        heap = self._deadlines
+        heap, pool = self._deadlines, self.pool
         while heap and heap[0][0] <= now:
             _, pid, spell = heapq.heappop(heap)
-            waiting = self.pool.get(pid)
+            waiting = pool.get(pid)
             if waiting is not None and waiting.spell == spell:
-                del self.pool[pid]
-                waiting.event.succeed(None)
+                self._renege(waiting)
+        self._drop_stale()
         if heap:
             if heap[0][0] != self._next_renege_check or self._next_renege_check <= now:
                 self._next_renege_check = heap[0][0]
                 self._renege_check_at(heap[0][0])
         else:
             self._next_renege_check = math.inf
+
+    def _drop_stale(self) -> None:
+        """Pop deadlines of queueing spells that are over from the top of the heap."""
+        heap, pool = self._deadlines, self.pool
+        while heap:
+            _, pid, spell = heap[0]
+            waiting = pool.get(pid)
+            if waiting is not None and waiting.spell == spell:
+                return
+            heapq.heappop(heap)
 
 
 def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:

@@ -133,8 +133,7 @@ def test_one_deadline_heap_reneges_as_a_timeout_per_queueing_spell() -> None:
                 def renege(_event: object) -> None:
                     waiting = lobby.pool.get(pid)
                     if waiting is not None and waiting.spell == spell:
-                        del lobby.pool[pid]
-                        waiting.event.succeed(None)
+                        lobby._renege(waiting)
 
                 clock.timeout_at(deadline).callbacks.append(renege)
 
