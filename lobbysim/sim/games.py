@@ -6,12 +6,13 @@
   exponential time (hazard ``quit_rate``, times ``quit_behind_multiplier`` for the player with the
   lower performance); the game ends at its scheduled length or at the first quit, and a quitter
   loses; otherwise the higher performance wins, as in the paper. A game is one event whose first
-  callback notes the game as finished; both players' sessions wait on that same event.
+  callback notes the game as finished; both players' sessions wait on that same event (with
+  timed passes only, the games that end at one tick share one SimPy event).
 * **Team and free-for-all games.** Teams are balanced by the driving rater's means. Each stint
-  ends at the player's own quit time or at the game's end; a quit opens the seat (and rings the
-  matchmaker), and the next pass back-fills it from the queue (never with somebody who already
-  played in that game) while enough of the game remains, so minutes in the game differ between
-  players.
+  ends at the player's own quit time or at the game's end; a quit opens the seat and asks the
+  matchmaker for a back-fill pass, which fills it from the queue at once (never with somebody who
+  already played in that game) while enough of the game remains, or a later pass does; so minutes
+  in the game differ between players.
 * **Scores** are Poisson counts over each stint's minutes with a rate rising with performance,
   drawn for all games finished since the last call in one call; a team game is won by the higher
   total score. The true draw density, skill gap and whether the stronger side won go into the
@@ -63,7 +64,8 @@ class Games:
     Args:
         rules: the game's rules (``scenario.game``).
         clock: exact-time events and the tick grid.
-        doorbell: rung when a quit opens a seat to back-fill.
+        backfill_bell: rung when a quit opens a seat to back-fill (the matchmaker then runs a
+            back-fill pass).
         lobby: hands the chosen waiting players over to their games.
         recorder: gets every scored game.
         driver: the driving rater (a leaver's mean is the target for back-filling the seat).
@@ -80,7 +82,7 @@ class Games:
         self,
         rules: GameRules,
         clock: Clock,
-        doorbell: Doorbell,
+        backfill_bell: Doorbell,
         lobby: Lobby,
         recorder: Recorder,
         driver: Rater,
@@ -93,7 +95,7 @@ class Games:
         self.env = clock.env
         self.rules = rules
         self._clock = clock
-        self._doorbell = doorbell
+        self._backfill_bell = backfill_bell
         self._lobby = lobby
         self._recorder = recorder
         self._driver = driver
@@ -243,7 +245,7 @@ class Games:
                 mean = float(self._driver.means(np.array([stint.player.pid]))[0])
                 game.open_seats.append((stint.team, mean))
                 self._open_games[game.game_id] = game
-                self._doorbell.ring()
+                self._backfill_bell.ring()
 
         return quit_game
 

@@ -161,6 +161,7 @@ class LobbySimulation:
 
         self.clock = clock = Clock(self.env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(self.env)
+        backfill_bell = Doorbell(self.env)  # rung by a quit that opens a seat
         records = Records(
             sink=sink if scenario.records.stream else None, flush_rows=scenario.records.flush_rows
         )
@@ -196,7 +197,7 @@ class LobbySimulation:
         self.games = Games(
             scenario.game,
             clock,
-            doorbell,
+            backfill_bell,
             self.lobby,
             self.recorder,
             self.driver,
@@ -219,6 +220,7 @@ class LobbySimulation:
             threshold,
             streams.get("ties"),
             before_pass=self.apply_pending,
+            backfill_bell=backfill_bell,
             driver_name=scenario.raters.driver.name,
             status_quo=status_quo,
             warmup=scenario.warmup,

@@ -6,6 +6,14 @@
 pool before the pass runs. With timed passes only, the events due at a tick (games ending on the
 grid) are fired just before its pass, so their players make it.
 
+**Back-fill passes.** A quit that opens a seat of a team or free-for-all game rings a second
+doorbell, answered by :meth:`Matchmaker.backfill_pass`: the ratings are brought up to date and
+open seats are filled from the queue as a full pass fills them, but no new game is formed; new
+games form at the passes above (so with timed passes only, on the tick grid). Until lobbysim's
+results version 3 a quit rang for a full pass, which in a large free-for-all lobby meant a full
+pass per quit (tests/sim/test_group_games.py keeps that as the reference and shows the two agree
+where no game could form at a quit).
+
 A pass first brings the ratings up to date (the ``before_pass`` hook: finished games are applied
 to the raters), then builds the :class:`~lobbysim.policies.assignment.Pool` of waiting players
 from the driving rater's beliefs, with the rater's own match quality and ``beta2``, and the focal
@@ -86,6 +94,8 @@ class Matchmaker:
         threshold: the minimum match quality by time waited.
         tie_rng: the tie-break stream of the policy and the assignment.
         before_pass: run first in every pass (applies finished games to the raters).
+        backfill_bell: rung when a quit opens a seat: answered by a back-fill pass (None: a
+            quit opens no seat to fill before the next pass).
         driver_name: the driving rater's name, for messages.
         status_quo: the policy in force before the switch (None: no switch).
         warmup: the scenario's warm-up, the switch's default time.
@@ -108,6 +118,7 @@ class Matchmaker:
         before_pass: Callable[[], None],
         driver_name: str,
         *,
+        backfill_bell: Doorbell | None = None,
         status_quo: OpponentPolicy | None = None,
         warmup: float = 0.0,
         has_base: bool = False,
@@ -149,13 +160,19 @@ class Matchmaker:
         #: first pass.
         self.focal = None if settings.focal_players is None else frozenset(settings.focal_players)
         self._focal_rank = settings.focal_rank
+        self._backfill_bell = backfill_bell
+        #: Passes run so far (passes with too few players waiting not counted).
         self.n_passes = 0
+        #: Back-fill passes run so far (with an open seat and somebody waiting).
+        self.n_backfill_passes = 0
 
     # ------------------------------------------------------------------------ processes
     def start(self) -> None:
         """Start the matchmaker's process and its tick process."""
         self.env.process(self._wake_ups())
         self.env.process(self._ticker())
+        if self._backfill_bell is not None:
+            self.env.process(self._backfill_wake_ups())
 
     def _wake_ups(self) -> Generator[simpy.Event, Any, None]:
         doorbell = self._doorbell
@@ -163,6 +180,14 @@ class Matchmaker:
             yield doorbell.rung()
             doorbell.answer()
             self.run_pass()
+
+    def _backfill_wake_ups(self) -> Generator[simpy.Event, Any, None]:
+        bell = self._backfill_bell
+        assert bell is not None
+        while True:
+            yield bell.rung()
+            bell.answer()
+            self.backfill_pass()
 
     def _ticker(self) -> Generator[simpy.Event, Any, None]:
         """Ring at tick k = 1, 2, ... at exactly the float time ``k * tick``.
@@ -223,6 +248,25 @@ class Matchmaker:
             games.start_1v1(waiting[a], waiting[b], q)
             if rematch is not None:
                 rematch.met((waiting[a], waiting[b]))
+
+    def backfill_pass(self) -> None:
+        """Bring the ratings up to date, then fill open seats of running games from the queue.
+
+        A quit that opens a seat asks for this pass rather than a full one: it seats players as
+        a full pass's back-fill would (by the driving rater's means), but forms no new game,
+        and costs a look at the queue, not a pool with its policy and quality threshold.
+        """
+        self.before_pass()
+        lobby, games = self._lobby, self._games
+        if not games.has_open_seats or not lobby.pool:
+            return
+        self.n_backfill_passes += 1
+        waiting = list(lobby.pool.values())
+        ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
+        free = np.ones(len(waiting), dtype=bool)
+        games.backfill(waiting, self._driver.means(ids), free)
+        if self.rematch is not None:
+            self.rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
 
     def policy_in_force(self) -> InForce:
         """Return the policy of a pass now: the status quo before the switch, else the policy."""

@@ -181,3 +181,72 @@ def test_each_mode_gets_its_size_and_seats(
 ) -> None:
     rules = Scenario.from_dict({"game": game}).game
     assert (rules.seats, rules.team_size, rules.ffa_size) == (seats, team_size, ffa_size)
+
+
+def timed_ffa(wake_on_arrival: bool) -> Scenario:
+    return Scenario.from_dict(
+        {
+            "horizon": 240,
+            "warmup": 0,
+            "seed": 3,
+            "arrivals": {"name": "poisson", "rate": 6.0},
+            "population": {"patience_mean": 4.0, "session_games_mean": 3},
+            "game": {"mode": "ffa", "ffa_size": 4, "length": 8, "quit_rate": 0.06},
+            "matchmaker": {
+                "tick": 0.25,
+                "wake_on_arrival": wake_on_arrival,
+                "threshold": [[0, 0.6], [1, 0.0]],
+            },
+        }
+    )
+
+
+def full_pass_on_quit(sim: Any) -> None:
+    """The reference: a quit rings the matchmaker for a full pass (back-fill, then new games)."""
+    sim.games._backfill_bell = sim.matchmaker._doorbell
+
+
+def run_records(scenario: Scenario, reference: bool) -> Any:
+    from lobbysim.sim import LobbySimulation
+    from lobbysim.streams import Streams
+
+    sim = LobbySimulation(scenario, Streams(scenario.seed))
+    if reference:
+        full_pass_on_quit(sim)
+    sim.run()
+    return sim, collect(sim, scenario.seed)
+
+
+def test_a_quit_asks_for_a_back_fill_pass_that_forms_no_new_game() -> None:
+    """With timed passes only, new games start on the tick grid; back-fills at the quits.
+
+    The reference (a quit rings a full pass) also starts games at quit times, off the grid: the
+    documented change of the lobby speed issue.
+    """
+    scenario = timed_ffa(wake_on_arrival=False)
+    sim, result = run_records(scenario, reference=False)
+    starts = result.games.start.to_numpy()
+    assert np.all(np.round(starts / 0.25) * 0.25 == starts)
+    parts = result.participants
+    late = parts[parts.joined > parts.game_id.map(result.games.set_index("game_id").start)]
+    assert len(late) > 20  # back-fills happen ...
+    quits = set(parts.left[parts.quit])
+    for joined in late.joined:  # ... at a quit (in any game), or at a later pass on the grid
+        assert joined in quits or round(joined / 0.25) * 0.25 == joined
+    assert sim.matchmaker.n_backfill_passes > 20
+    _, reference = run_records(scenario, reference=True)
+    ref_starts = reference.games.start.to_numpy()
+    assert np.any(np.round(ref_starts / 0.25) * 0.25 != ref_starts)
+
+
+def test_a_back_fill_pass_seats_whom_a_full_passs_back_fill_would() -> None:
+    """Where no new game could form at a quit (passes on every arrival take the groups), the
+    back-fill pass gives the reference's records bit for bit."""
+    scenario = timed_ffa(wake_on_arrival=True)
+    _, fast = run_records(scenario, reference=False)
+    _, reference = run_records(scenario, reference=True)
+    parts = fast.participants
+    late = parts.joined > parts.game_id.map(fast.games.set_index("game_id").start)
+    assert late.sum() > 20
+    for kind in ("games", "participants", "waits", "players"):
+        assert getattr(fast, kind).equals(getattr(reference, kind)), kind
