@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import simpy
@@ -54,7 +55,7 @@ from lobbysim.sim.entities import (
 )
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
-from lobbysim.sim.skills import SkillDynamics, game_truth
+from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1
 from lobbysim.streams import Streams
 
 
@@ -102,7 +103,8 @@ class Games:
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
         self.n_games = 0
-        self._finished: list[FinishedGame] = []  # finished games not yet scored
+        # finished games not yet scored (1v1: see _Finish1v1)
+        self._finished: list[Any] = []
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
@@ -286,36 +288,18 @@ class Games:
         # A quitter loses; otherwise the higher performance wins (side 0 is a, side 1 is b).
         loser_is_a = quitter is pa if quitter is not None else not perf_a > perf_b
         winner = 1 if loser_is_a else 0
+        quit_side = -1 if quitter is None else (0 if quitter is pa else 1)
         game_id = self.n_games
         self.n_games += 1
-        self._truths[game_id] = truth
         end_event = self._clock.event_at(end)
-        done = self._make_finish(
-            game_id, start, (pa, pb), (perf_a, perf_b), quitter, winner, quality
+        end_event.callbacks.append(
+            _Finish1v1(
+                self,
+                (game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, *truth),
+            )
         )
-        end_event.callbacks.append(done)
         self._lobby.start_playing(wa, end_event)
         self._lobby.start_playing(wb, end_event)
-
-    def _make_finish(
-        self,
-        game_id: int,
-        start: float,
-        players: tuple[Player, Player],
-        perfs: tuple[float, float],
-        quitter: Player | None,
-        winner: int,
-        quality: float,
-    ) -> Callable[[simpy.Event], None]:
-        def finish(_: simpy.Event) -> None:
-            end = self.env.now
-            stints = [
-                Stint(p, side, start, end, perfs[side], p is quitter)
-                for side, p in enumerate(players)
-            ]
-            self._finished.append(FinishedGame(game_id, "1v1", start, end, stints, winner, quality))
-
-        return finish
 
     # ------------------------------------------------------------------ scores and truth
     def score_finished(self) -> list[GameResult]:
@@ -330,6 +314,8 @@ class Games:
         if not self._finished:
             return []
         finished, self._finished = self._finished, []
+        if self.rules.mode == "1v1":
+            return self._score_1v1(finished)
         rules = self.rules
         z = np.array([st.performance for g in finished for st in g.stints])
         minutes = np.array([st.left - st.joined for g in finished for st in g.stints])
@@ -363,6 +349,38 @@ class Games:
             results.append(result)
         return results
 
+    def _score_1v1(self, finished: list[Any]) -> list[GameResult]:
+        """:meth:`score_finished` for 1v1 games (entries of :class:`_Finish1v1`), bit for bit.
+
+        Both stints of a 1v1 game last from its start to its end; the truth is
+        :func:`~lobbysim.sim.skills.truth_1v1` of the two players' effective skills.
+        """
+        rules = self.rules
+        perf: list[float] = []
+        minutes: list[float] = []
+        for end, g in finished:
+            perf += (g[4], g[5])
+            length = end - g[1]
+            minutes += (length, length)
+        z = (np.array(perf) - self._skill_mean) / self._skill_sd
+        lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
+        scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        beta2 = rules.beta2
+        record = self._recorder.game
+        results = []
+        k = 0
+        for end, game in finished:
+            game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = game
+            seats = (
+                Seat(pa.pid, 0, start, end, scores[k], pa.registered, quit_side == 0, perf_a),
+                Seat(pb.pid, 1, start, end, scores[k + 1], pb.registered, quit_side == 1, perf_b),
+            )
+            k += 2
+            result = GameResult(game_id, "1v1", start, end, seats, winner)
+            record(result, quality, truth_1v1(end - start, ta, tb, winner, beta2), (pa, pb))
+            results.append(result)
+        return results
+
     @staticmethod
     def _result(g: FinishedGame, seats: tuple[Seat, ...]) -> GameResult:
         """Return a scored game as the raters get it; a team game is won on total score."""
@@ -384,3 +402,21 @@ def _median(values: list[float]) -> float:
     if len(ordered) % 2:
         return ordered[mid]
     return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+class _Finish1v1:
+    """The end event's callback of a 1v1 game: notes the game as finished, with its end.
+
+    A finished game is ``(end, game)``, ``game`` the tuple (id, start, player a, player b, their
+    performances, the side that quit or -1, the winning side, the predicted quality, their
+    effective skills) that :meth:`Games._score_1v1` reads.
+    """
+
+    __slots__ = ("_games", "_game")
+
+    def __init__(self, games: Games, game: tuple[Any, ...]) -> None:
+        self._games = games
+        self._game = game
+
+    def __call__(self, event: Any) -> None:
+        self._games._finished.append((event.env.now, self._game))

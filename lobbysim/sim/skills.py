@@ -179,3 +179,21 @@ def game_truth(
     draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * draw_norm
     stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
     return draw, abs(s_a - s_b), stronger_won
+
+
+def truth_1v1(
+    minutes: float, skill_a: float, skill_b: float, winner: int | None, beta2: float
+) -> tuple[float, float, bool | None]:
+    """Return :func:`game_truth` of a 1v1 game whose two stints last ``minutes``, bit for bit.
+
+    Each side is one stint, so its mean skill is ``(minutes * skill) / minutes`` (or the skill
+    itself for a game of 0 minutes), computed as :func:`game_truth` computes it.
+    """
+    if minutes > 0:
+        s_a = minutes * skill_a / minutes
+        s_b = minutes * skill_b / minutes
+    else:
+        s_a, s_b = skill_a / 1, skill_b / 1
+    draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * (1.0 / math.sqrt(4.0 * math.pi * beta2))
+    stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
+    return draw, abs(s_a - s_b), stronger_won

@@ -146,3 +146,22 @@ def test_one_deadline_heap_reneges_as_a_timeout_per_queueing_spell() -> None:
     assert (fast["waits"].outcome == "abandoned").sum() > 100
     for kind, frame in fast.items():
         assert frame.to_csv() == plain[kind].to_csv(), kind
+
+
+def test_the_truth_of_a_1v1_game_is_game_truths_bit_for_bit() -> None:
+    """truth_1v1 (the lobby's 1v1 scoring) against game_truth over two seats."""
+    from lobbysim.sim.skills import game_truth, truth_1v1
+
+    rng = random.Random(15)
+    for _ in range(20_000):
+        start = rng.choice([0.0, rng.uniform(0, 1e4)])
+        end = rng.choice([start, start + rng.uniform(0, 30), start + 1e-300])
+        skills = [rng.gauss(0, 3), rng.gauss(0, 3)]
+        if rng.random() < 0.05:
+            skills[1] = skills[0]
+        winner = rng.choice([0, 1, None])
+        beta2 = rng.choice([2.5, rng.uniform(0.1, 10)])
+        seats = [Seat(k, k, start, end, 0.0, True, False, 0.0) for k in (0, 1)]
+        expected = game_truth("1v1", seats, skills, winner, beta2)
+        got = truth_1v1(end - start, skills[0], skills[1], winner, beta2)
+        assert repr(got) == repr(expected)
