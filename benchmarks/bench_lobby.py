@@ -7,8 +7,10 @@ The number of concurrent players is set by the arrival rate (players in the lobb
 length); a warm-up fills the lobby and is not timed.
 
 Records are streamed to CSV files in a temporary folder (``records.stream``,
-the sink :func:`lobbysim.experiments.simulation.simulate` uses), as the issue asks; the timed
-part includes writing them (the final flush too). ``--no-stream`` keeps them in memory instead.
+the sink :func:`lobbysim.experiments.simulation.simulate` uses: a writer process where one can
+run, :func:`lobbysim.record_files.open_sink`), as the issue asks; the timed part includes
+writing them (the final flush too, and waiting for the writer to finish). ``--no-writer`` writes
+them in the simulation's process; ``--no-stream`` keeps them in memory instead.
 
 Targets (the lobby issue): >= 10,000 games/s at ~10,000 concurrent players, and the cost per game
 at ~100,000 within 2x of that at ~10,000. Each size runs in a fresh process, ``--repeats`` times;
@@ -16,7 +18,7 @@ the figures are medians, and the peak RSS is the child process's ``ru_maxrss`` f
 ``resource.getrusage`` (the largest of the repeats; it includes the warm-up and the interpreter).
 
     python benchmarks/bench_lobby.py [--sizes 1000,10000,100000] [--minutes 60] [--repeats 3]
-        [--wake-on-arrival] [--no-stream]
+        [--wake-on-arrival] [--no-stream] [--no-writer]
 """
 
 from __future__ import annotations
@@ -66,26 +68,29 @@ def scenario_for(
     )
 
 
-def child(concurrent: int, minutes: float, wake_on_arrival: bool, stream: bool) -> None:
+def child(
+    concurrent: int, minutes: float, wake_on_arrival: bool, stream: bool, writer: bool = True
+) -> None:
     """Run one size once (warm-up untimed) and print its figures as JSON."""
-    from lobbysim.experiments.simulation import CsvSink
+    from lobbysim.record_files import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 
     scenario = scenario_for(concurrent, minutes, wake_on_arrival, stream)
     with tempfile.TemporaryDirectory() as folder:
-        sink = CsvSink(Path(folder)) if stream else None
-        sim = LobbySimulation(scenario, Streams(1), sink=sink)
+        sink = open_sink(Path(folder), "csv", background=None if writer else False)
+        sim = LobbySimulation(scenario, Streams(1), sink=sink if stream else None)
         sim.start_service()
         sim.start_arrivals()
         sim.advance(scenario.warmup)
         games_before, players = sim.n_games, len(sim.players)
         in_lobby = len(sim.present)
         start = time.perf_counter()
-        with sim.tuned_gc():  # as in LobbySimulation.run: the final records too
+        with sim.tuned():  # as in LobbySimulation.run: the final records too
             sim.advance(scenario.horizon)
             sim.apply_pending()
             sim.records.flush(force=True)
+            sink.close()  # every row written
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -115,13 +120,21 @@ def main() -> None:
         default=True,
         help="stream the records to CSV files (default) or keep them in memory",
     )
+    parser.add_argument(
+        "--writer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="streamed records written by a writer process where available (default), as "
+        "simulate() does, or in the simulation's process (--no-writer)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(int(args.sizes), args.minutes, args.wake_on_arrival, args.stream)
+        child(int(args.sizes), args.minutes, args.wake_on_arrival, args.stream, args.writer)
         return
     print(
-        f"records {'streamed to CSV' if args.stream else 'kept in memory'}, "
+        f"records {'streamed to CSV' if args.stream else 'kept in memory'}"
+        f"{' by a writer process' if args.stream and args.writer else ''}, "
         f"wake on arrival {'on' if args.wake_on_arrival else 'off'}, "
         f"{args.minutes:g} timed minutes, median of {args.repeats} run(s) per size; "
         "peak RSS = ru_maxrss of the run's process"
@@ -132,6 +145,7 @@ def main() -> None:
         command += ["--minutes", str(args.minutes)]
         command += ["--wake-on-arrival"] if args.wake_on_arrival else []
         command += ["--stream" if args.stream else "--no-stream"]
+        command += ["--writer" if args.writer else "--no-writer"]
         runs = [
             json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
             for _ in range(args.repeats)

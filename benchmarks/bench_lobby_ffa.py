@@ -83,22 +83,21 @@ def scenario_for(concurrent: int, minutes: float, wake_on_arrival: bool = False)
 
 def child(concurrent: int, minutes: float, wake_on_arrival: bool) -> dict[str, Any]:
     """Run one size once (warm-up untimed); return its figures."""
-    from lobbysim.experiments.simulation import CsvSink
+    from lobbysim.record_files import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 
     written = {"games": 0, "participants": 0}
-
-    class CountingSink(CsvSink):
-        """The CSV sink, counting the game and participant rows it writes."""
-
-        def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-            written[kind] = written.get(kind, 0) + len(rows)
-            super().__call__(kind, rows)
-
     scenario = scenario_for(concurrent, minutes, wake_on_arrival)
     with tempfile.TemporaryDirectory() as folder:
-        sim = LobbySimulation(scenario, Streams(1), sink=CountingSink(Path(folder)))
+        sink = open_sink(Path(folder), "csv")  # as simulate() opens it
+
+        def counting(kind: str, rows: list[tuple[Any, ...]]) -> None:
+            """The sink, counting the game and participant rows it writes."""
+            written[kind] = written.get(kind, 0) + len(rows)
+            sink(kind, rows)
+
+        sim = LobbySimulation(scenario, Streams(1), sink=counting)
         sim.start_service()
         sim.start_arrivals()
         sim.advance(scenario.warmup)
@@ -107,10 +106,11 @@ def child(concurrent: int, minutes: float, wake_on_arrival: bool) -> dict[str, A
         seats_before = written["participants"] + len(sim.records.participants)
         in_lobby, arrived = len(sim.present), len(sim.players)
         start = time.perf_counter()
-        with sim.tuned_gc():  # as in LobbySimulation.run: the final records too
+        with sim.tuned():  # as in LobbySimulation.run: the final records too
             sim.advance(scenario.horizon)
             sim.apply_pending()
             sim.records.flush(force=True)
+            sink.close()  # every row written
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {

@@ -14,7 +14,7 @@ in fresh processes, alternating which goes first; the figures are medians, and t
 of the medians.
 
     python benchmarks/bench_minimal_lobby.py [--size 10000] [--minutes 60] [--repeats 3]
-        [--no-stream]
+        [--no-stream] [--no-writer]
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def minimal(concurrent: int, minutes: float, seed: int = 1) -> dict[str, float]:
     return {"games": games[0] - before, "seconds": elapsed}
 
 
-def lobbysim(concurrent: int, minutes: float, stream: bool) -> dict[str, float]:
+def lobbysim(concurrent: int, minutes: float, stream: bool, writer: bool) -> dict[str, float]:
     """Run lobbysim's lobby as :mod:`bench_lobby` does and return its timed figures."""
     out = subprocess.run(
         [
@@ -102,6 +102,7 @@ def lobbysim(concurrent: int, minutes: float, stream: bool) -> dict[str, float]:
             "--minutes",
             str(minutes),
             "--stream" if stream else "--no-stream",
+            "--writer" if writer else "--no-writer",
         ],
         check=True,
         capture_output=True,
@@ -122,6 +123,13 @@ def main() -> None:
         default=True,
         help="lobbysim streams its records to CSV files (default) or keeps them in memory",
     )
+    parser.add_argument(
+        "--writer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="lobbysim's streamed records written by a writer process where available "
+        "(default, as simulate() does) or in the simulation's process",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -137,7 +145,7 @@ def main() -> None:
                 out = subprocess.run(minimal_command, check=True, capture_output=True, text=True)
                 run = json.loads(out.stdout)
             else:
-                run = lobbysim(args.size, args.minutes, args.stream)
+                run = lobbysim(args.size, args.minutes, args.stream, args.writer)
             rates[which].append(run["games"] / run["seconds"])
             print(
                 f"repeat {repeat + 1} {which:>8}: {run['games']:,} games in "
@@ -145,11 +153,13 @@ def main() -> None:
                 flush=True,
             )
     medians = {name: statistics.median(values) for name, values in rates.items()}
+    records = "streamed" if args.stream else "in memory"
+    records += " by a writer process" if args.stream and args.writer else ""
     ratio = medians["lobbysim"] / medians["minimal"]
     verdict = "MET" if ratio >= TARGET_RATIO else "MISSED"
     print(
         f"~{args.size:,} concurrent, {args.minutes:g} timed minutes, records "
-        f"{'streamed' if args.stream else 'in memory'}: minimal SimPy lobby "
+        f"{records}: minimal SimPy lobby "
         f"{medians['minimal']:,.0f} games/s, lobbysim {medians['lobbysim']:,.0f} games/s; "
         f"lobbysim / minimal = {ratio:.2f} (target >= {TARGET_RATIO}): {verdict}"
     )

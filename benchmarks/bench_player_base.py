@@ -64,23 +64,25 @@ def scenario_for(size: int, per_day: float, days: float) -> Scenario:
 
 def child(size: int, per_day: float, days: float) -> None:
     """Run one length once and print its figures as JSON."""
-    from lobbysim.experiments.simulation import CsvSink
+    from lobbysim.record_files import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 
     scenario = scenario_for(size, per_day, days)
     online: list[int] = []
     with tempfile.TemporaryDirectory() as folder:
-        sim = LobbySimulation(scenario, Streams(1), sink=CsvSink(Path(folder)))
+        sink = open_sink(Path(folder), "csv")  # as simulate() opens it
+        sim = LobbySimulation(scenario, Streams(1), sink=sink)
         start = time.perf_counter()
         sim.start_service()
         sim.start_arrivals()
-        with sim.tuned_gc():
+        with sim.tuned():
             for hour in range(1, int(days * 24) + 1):
                 sim.advance(min(hour * 60.0, scenario.horizon))
                 online.append(len(sim.present))
             sim.apply_pending()
             sim.records.flush(force=True)
+            sink.close()  # every row written
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     base = sim.base

@@ -269,7 +269,11 @@ class _Bar:
             except ImportError:
                 self.bar = None
         if self.bar is None:
-            self.bar = tqdm(desc=desc, unit=unit, total=total, file=file, leave=True)
+            # no monitor thread (tqdm's default starts one): the bar is redrawn by update(), and
+            # a process without threads may fork its record writer (lobbysim.record_files)
+            self.bar = _without_monitor(tqdm)(
+                desc=desc, unit=unit, total=total, file=file, leave=True
+            )
         self.decimals = decimals
         self.last = 0.0
         self.lock = threading.Lock()
@@ -291,3 +295,8 @@ class _Bar:
         with self.lock:
             self.bar.refresh()
             self.bar.close()
+
+
+def _without_monitor(bar: type) -> Any:
+    """Return the bar class ``bar`` (tqdm) without its monitor thread (``monitor_interval = 0``)."""
+    return type("Bar", (bar,), {"monitor_interval": 0})

@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib.util
 import math
 import random
+import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import pytest
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.record_files import (
+    BackgroundSink,
     CsvSink,
     csv_rows,
     csv_text,
@@ -31,6 +34,7 @@ from lobbysim.records import RECORD_COLUMNS
 from lobbysim.scenario import Scenario, load_scenario
 
 HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None
+NEEDS_PYARROW = pytest.mark.skipif(not HAVE_PYARROW, reason="needs pyarrow")
 FORMATS = [
     "csv",
     pytest.param("parquet", marks=pytest.mark.skipif(not HAVE_PYARROW, reason="needs pyarrow")),
@@ -253,6 +257,51 @@ def test_the_parquet_sink_reads_back_exactly(tmp_path: Path) -> None:
     back = read_records(tmp_path)
     for kind, rows in written.items():
         pd.testing.assert_frame_equal(back[kind], record_frame(kind, rows), check_exact=True)
+
+
+@pytest.mark.parametrize("fmt", ["csv", pytest.param("parquet", marks=NEEDS_PYARROW)])
+def test_the_background_writer_writes_what_the_sink_writes(tmp_path: Path, fmt: str) -> None:
+    """The writer process gets the rows down a pipe and writes the same files, byte for byte."""
+    rng = random.Random(7)
+    batches = []
+    for _ in range(30):
+        kind = rng.choice(list(RECORD_COLUMNS))
+        batches.append((kind, random_rows(rng, kind, rng.randint(1, 400))))
+    sinks = {
+        "inline": open_sink(tmp_path / "inline", fmt, background=False),
+        "background": open_sink(tmp_path / "background", fmt, background=True),
+    }
+    assert isinstance(sinks["background"], BackgroundSink)
+    assert not isinstance(sinks["inline"], BackgroundSink)
+    for sink in sinks.values():
+        for kind, rows in batches:
+            sink(kind, rows)
+        sink.close()
+        sink.close()  # again: nothing
+    for kind in RECORD_COLUMNS:
+        inline = sinks["inline"].path(kind).read_bytes()
+        assert sinks["background"].path(kind).read_bytes() == inline, kind
+        if fmt == "csv":
+            assert inline.count(b"\n") > 1
+
+
+def test_the_background_writer_reports_what_went_wrong(tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    (blocked / "games.csv").mkdir(parents=True)  # a folder where a file must go
+    with pytest.raises(OSError, match=r"writing the records: IsADirectoryError: .*games\.csv"):
+        open_sink(blocked, "csv", background=True)
+    gone = tmp_path / "gone"
+    sink = open_sink(gone, "csv", background=True)
+    sink("waits", [(1, 0.0, 1.0, "matched", 1.0)])
+    sink.close()
+    sink = open_sink(gone, "csv", background=True)
+    shutil.rmtree(gone)  # the folder goes while the run streams into it
+    with pytest.raises(OSError, match="writing the records: FileNotFoundError"):
+        for _ in range(50):
+            sink("waits", [(1, 0.0, 1.0, "matched", 1.0)])
+            time.sleep(0.01)
+        sink.close()
+    sink.close()  # closed already: nothing
 
 
 SMALL = """\

@@ -95,7 +95,7 @@ def simulate(
     seed = scenario.seed if seed is None else seed
     if not scenario.records.stream:
         sim = LobbySimulation(scenario, Streams(seed))
-        with sim.tuned_gc():
+        with sim.tuned():
             sim.run(progress=progress)
             return collect(sim, seed)
     if records_dir is None:
@@ -103,7 +103,7 @@ def simulate(
     sink = open_sink(Path(records_dir), scenario.records.format)
     try:
         sim = LobbySimulation(scenario, Streams(seed), sink=sink)
-        with sim.tuned_gc():
+        with sim.tuned():
             sim.run(progress=progress)
             return collect_streamed(sim, seed, sink)
     finally:

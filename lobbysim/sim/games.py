@@ -412,7 +412,7 @@ class _Finish1v1:
     effective skills) that :meth:`Games._score_1v1` reads.
     """
 
-    __slots__ = ("_games", "_game")
+    __slots__ = ("_game", "_games")
 
     def __init__(self, games: Games, game: tuple[Any, ...]) -> None:
         self._games = games

@@ -31,10 +31,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import numpy as np
 import simpy
+from threadpoolctl import ThreadpoolController
 
 from lobbysim.arrivals import ARRIVALS, ArrivalModel
 from lobbysim.policies import POLICIES, OpponentPolicy
@@ -55,8 +57,14 @@ from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
 from lobbysim.visits import VISITS, VisitModel
 
-GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned_gc
+GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    """Return the controller of the thread pools of the loaded libraries (made once)."""
+    return ThreadpoolController()
 
 
 def build_plugin(
@@ -245,7 +253,7 @@ class LobbySimulation:
         self.start_arrivals()
         self.start_service()
         end = self.scenario.horizon if until is None else until
-        with self.tuned_gc():
+        with self.tuned():
             if progress is not None:
                 start = float(self.env.now)
                 for k in range(1, PROGRESS_STEPS):
@@ -259,17 +267,24 @@ class LobbySimulation:
             self.apply_pending()
 
     def advance(self, until: float) -> None:
-        """Run the environment to ``until`` under :meth:`tuned_gc`."""
-        with self.tuned_gc():
+        """Run the environment to ``until`` under :meth:`tuned`."""
+        with self.tuned():
             self.env.run(until=until)
 
     @staticmethod
     @contextmanager
-    def tuned_gc() -> Iterator[None]:
-        """Run a block with the garbage collector's thresholds tuned for large lobbies.
+    def tuned() -> Iterator[None]:
+        """Run a block with the garbage collector tuned for large lobbies, BLAS on one thread.
 
-        Python's cyclic collector scans the young objects every ``threshold0`` net allocations
-        (allocations minus deallocations) and, every few of those, older ones; with 10^5
+        **BLAS.** numpy's BLAS (OpenBLAS) starts a thread per core for a large enough matrix
+        product, such as the global assignment's over a large pool; a lobby's products are
+        small and frequent, so the threads mostly wait for each other, and replications run in
+        parallel compete with them for the cores. The block limits BLAS to one thread
+        (threadpoolctl) and restores the limit afterwards.
+
+        **The garbage collector.** Python's cyclic collector scans the young objects every
+        ``threshold0`` net allocations (allocations minus deallocations) and, every few of
+        those, older ones; with 10^5
         players alive one scan takes a large part of a second. At the default (700) that
         dominated the run (349 us per game against 112 us at 100,000 players). The model makes
         no cyclic garbage (``gc.collect()`` finds none after an hour of a 1v1 or a free-for-all
@@ -283,7 +298,8 @@ class LobbySimulation:
         previous = gc.get_threshold()
         gc.set_threshold(*GC_THRESHOLDS)
         try:
-            yield
+            with _blas().limit(limits=1, user_api="blas"):
+                yield
         finally:
             gc.set_threshold(*previous)
 

@@ -363,3 +363,30 @@ def test_the_matchmaker_asks_the_driving_rater_for_quality_and_beta2(
         np.testing.assert_array_equal(games.quality_predicted.to_numpy(), expected)
     else:  # the Elo's players all start at 500: even matches; or the user rater's own
         assert games.quality_predicted.tolist() == [quality, quality]
+
+
+def test_a_run_keeps_blas_on_one_thread_and_restores_the_limit() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> list[int]:
+        return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+    scenario = Scenario.from_dict(
+        {"horizon": 30, "warmup": 0, "arrivals": {"name": "poisson", "rate": 2.0}}
+    )
+    sim = LobbySimulation(scenario, Streams(1))
+    during: list[list[int]] = []
+    before_pass = sim.matchmaker.before_pass
+
+    def watched() -> None:
+        during.append(blas_threads())
+        before_pass()
+
+    sim.matchmaker.before_pass = watched
+    with threadpool_limits(limits=2, user_api="blas"):
+        outside = blas_threads()
+        sim.run()
+        assert blas_threads() == outside
+    assert during and outside
+    assert all(threads == [1] * len(outside) for threads in during)
+    assert outside != [1] * len(outside)  # the test would not see a missing limit otherwise
