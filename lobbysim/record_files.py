@@ -358,8 +358,8 @@ class BackgroundSink(RecordFileSink):
     :class:`ParquetSink`) on them in order, so the files are byte for byte those the sink writes
     in-process, while the simulation goes on. The pipe's buffer bounds what is in flight: a
     simulation faster than its writer waits for it. :meth:`close` returns once every row is
-    written and the files are complete. The writer ignores SIGINT (the run's own handling
-    closes it); it stops when the pipe closes, if the run dies.
+    written and the files are complete. The writer ignores SIGINT and SIGTERM (the run's own
+    handling of them closes it); it stops when the pipe closes, if the run dies.
 
     Raises:
         OSError: the writer could not create or write the files (the writer's message), or it
@@ -440,7 +440,10 @@ def _write_records(conn: Any, folder: str, fmt: str) -> None:
     comes, and replies with None (done) or the first error's message, which it also sends as
     soon as it happens (it then reads on without writing, so the run never blocks on it).
     """
+    # the run's own handling of Ctrl-C and SIGTERM closes the writer (its handlers, inherited
+    # with the fork, are not the writer's)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         sink = _inline_sink(Path(folder), fmt)
     except Exception as exc:  # reported by the run, which stops

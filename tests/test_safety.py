@@ -390,6 +390,35 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
     assert not (work / "o").exists() and not list(work.glob("o.tmp-*"))
 
 
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
+def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
+    """One replication streams its records through a writer process (lobbysim.record_files):
+    SIGTERM ends both, with the run's one line and no folder left."""
+    streamed = SMALL.replace("horizon: 40", "horizon: 300000").replace(
+        "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
+    )
+    (work / "long.yaml").write_text(streamed)
+    process = subprocess.Popen(
+        _cli("run", "long.yaml", "--jobs", "1", "--out", "o"),
+        cwd=work,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    writers: list[int] = []
+    while time.monotonic() < deadline and not writers:
+        time.sleep(0.2)
+        writers = _children(process.pid)
+    assert writers, "no record writer started"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert "lobbysim: terminated" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert not [pid for pid in writers if _alive(pid)]
+    assert not (work / "o").exists() and not list(work.glob("o.tmp-*"))
+
 # --- 11. sweep results are keyed on the results version -------------------------------------------
 
 
