@@ -390,7 +390,6 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
     assert not (work / "o").exists() and not list(work.glob("o.tmp-*"))
 
 
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
     """One replication streams its records through a writer process (lobbysim.record_files):
@@ -418,6 +417,7 @@ def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
     time.sleep(0.5)
     assert not [pid for pid in writers if _alive(pid)]
     assert not (work / "o").exists() and not list(work.glob("o.tmp-*"))
+
 
 # --- 11. sweep results are keyed on the results version -------------------------------------------
 
