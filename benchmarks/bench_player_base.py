@@ -14,13 +14,20 @@ RSS of the process (``ru_maxrss``). Memory must stay flat in the number of days:
 longest run is compared with that at the shortest.
 
     python benchmarks/bench_player_base.py [--size 100000] [--per-day 0.5] [--days 15,30]
+        [--baseline CHECKOUT [--repeats 2]]
+
+With ``--baseline``, the first length runs on this checkout and on an earlier one, interleaved,
+and the speed-up is printed (the lobby speed issue asks 2x over the commit that landed the
+player base, 3910552: ``git worktree add /tmp/landed 3910552``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +37,7 @@ from pathlib import Path
 from lobbysim.scenario import Scenario
 
 DAY = 1440.0
+TARGET_SPEEDUP = 2.0  # the lobby speed issue: 2x the speed when the player-base issue landed
 EVENING = [0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8,
            0.9, 0.9, 0.9, 1.0, 1.1, 1.3, 1.6, 2.0, 2.2, 2.0, 1.4, 0.8]  # fmt: skip
 
@@ -107,10 +115,23 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000, help="members at the start")
     parser.add_argument("--per-day", type=float, default=0.5, help="mean visits per member a day")
     parser.add_argument("--days", default="15,30", help="run lengths in days, comma-separated")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of an earlier lobbysim (e.g. a git worktree): run its own copy of this "
+        "benchmark on the first length too, interleaved with this one, and print the speed-up",
+    )
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each with --baseline")
     parser.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         child(args.size, args.per_day, args.child)
+        return
+    if args.baseline is not None:
+        compare(
+            args.baseline, args.size, args.per_day, float(args.days.split(",")[0]), args.repeats
+        )
         return
     print(
         f"base of {args.size:,} members, {args.per_day:g} visits a day each on average, records "
@@ -135,6 +156,37 @@ def main() -> None:
             f"peak RSS at {longest:g} days / at {shortest:g} days: "
             f"{peaks[longest] / peaks[shortest]:.2f} (flat: close to 1)"
         )
+
+
+def compare(baseline: Path, size: int, per_day: float, days: float, repeats: int) -> None:
+    """Run this checkout and ``baseline`` on one length, interleaved; print the speed-up.
+
+    Each run is the benchmark's child process of its own checkout (``PYTHONPATH`` set to it),
+    so the same scenario runs on the two versions of lobbysim; the figures are medians of
+    ``repeats`` runs each, alternating which goes first.
+    """
+    rates: dict[str, list[float]] = {"baseline": [], "this": []}
+    here = Path(__file__).resolve().parent.parent
+    for repeat in range(repeats):
+        for which in ("baseline", "this") if repeat % 2 == 0 else ("this", "baseline"):
+            root = baseline.resolve() if which == "baseline" else here
+            command = [sys.executable, str(root / "benchmarks" / "bench_player_base.py")]
+            command += ["--size", str(size), "--per-day", str(per_day), "--child", str(days)]
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+            r = json.loads(done.stdout)
+            rates[which].append(r["games"] / r["seconds"])
+            print(
+                f"repeat {repeat + 1} {which:>8}: {r['games']:,} games in {r['seconds']:.1f} s = "
+                f"{r['games'] / r['seconds']:,.0f} games/s; peak RSS {r['peak_mb']:.0f} MB",
+                flush=True,
+            )
+    old, new = (statistics.median(rates[w]) for w in ("baseline", "this"))
+    verdict = "MET" if new / old >= TARGET_SPEEDUP else "MISSED"
+    print(
+        f"{days:g} days: baseline {old:,.0f} games/s, this checkout {new:,.0f} games/s; "
+        f"speed-up {new / old:.2f} (target >= {TARGET_SPEEDUP:g}): {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,12 @@ def v_win(t: ArrayLike) -> FloatArray:
     return _SQRT_2_OVER_PI / erfcx(-t / _SQRT2)
 
 
-def _one_minus_w(t: FloatArray, v: FloatArray) -> FloatArray:
-    """Return 1 - w(t) with w(t) = v(t) * (v(t) + t), in (0, 1], accurate for heavy upsets."""
+def one_minus_w_given_v(t: FloatArray, v: FloatArray) -> FloatArray:
+    """Return 1 - w(t) with w(t) = v(t) * (v(t) + t), in (0, 1], accurate for heavy upsets.
+
+    ``v`` is ``v_win(t)``, already computed by the caller (the update and the knowledge
+    gradient's look-ahead need both); ``t`` and ``v`` are float arrays.
+    """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         direct = 1.0 - v * (v + t)  # overflows only where the series below is used instead
         inv_t2 = 1.0 / (t * t)
@@ -85,7 +89,7 @@ def _one_minus_w(t: FloatArray, v: FloatArray) -> FloatArray:
 def w_win(t: ArrayLike) -> FloatArray:
     """Return w(t) = v(t) * (v(t) + t), the variance-update factor of a win, in [0, 1)."""
     t = _as_float(t)
-    return 1.0 - _one_minus_w(t, v_win(t))
+    return 1.0 - one_minus_w_given_v(t, v_win(t))
 
 
 def win_probability(
@@ -173,7 +177,7 @@ def update_1v1(
     scale = c2 if literal else np.sqrt(c2)
     t = (mu_w - mu_l) / scale
     v = v_win(t)
-    one_minus_w = _one_minus_w(t, v)
+    one_minus_w = one_minus_w_given_v(t, v)
     mu_w_new = mu_w + var_w / scale * v
     mu_l_new = mu_l - var_l / scale * v
     # var * (1 - var/c2 * w) written as var * ((c2 - var) + var * (1 - w)) / c2, where c2 - var is
