@@ -29,6 +29,7 @@ import csv
 import io
 import multiprocessing
 import os
+import queue
 import signal
 import sys
 import threading
@@ -433,12 +434,18 @@ class BackgroundSink(RecordFileSink):
             raise OSError(f"writing the records: {status}")
 
 
+WRITER_BACKLOG = 4  # batches the writer process holds unwritten before the run waits for it
+_GONE = "gone"  # the run has gone (the pipe closed)
+
+
 def _write_records(conn: Any, folder: str, fmt: str) -> None:
     """The writer process of :class:`BackgroundSink`: run the sink on what comes down ``conn``.
 
     Replies once with None (ready) or a message; then writes every ``(kind, rows)`` until None
     comes, and replies with None (done) or the first error's message, which it also sends as
-    soon as it happens (it then reads on without writing, so the run never blocks on it).
+    soon as it happens (it then reads on without writing, so the run never blocks on it). A
+    thread reads the pipe while the main thread writes, up to :data:`WRITER_BACKLOG` batches
+    ahead, so a run that flushes several kinds at once hands them over without waiting.
     """
     # the run's own handling of Ctrl-C and SIGTERM closes the writer (its handlers, inherited
     # with the fork, are not the writer's)
@@ -450,11 +457,23 @@ def _write_records(conn: Any, folder: str, fmt: str) -> None:
         conn.send(_message(exc))
         return
     conn.send(None)
+    inbox: queue.Queue[Any] = queue.Queue(maxsize=WRITER_BACKLOG)
+
+    def read() -> None:
+        while True:
+            try:
+                item = conn.recv()
+            except EOFError:
+                item = _GONE
+            inbox.put(item)
+            if item is None or item is _GONE:
+                return
+
+    threading.Thread(target=read, name="lobbysim-records-reader", daemon=True).start()
     error: str | None = None
     while True:
-        try:
-            item = conn.recv()
-        except EOFError:  # the run has gone
+        item = inbox.get()
+        if item is _GONE:  # the run has gone
             return
         if item is None:
             break
