@@ -25,6 +25,7 @@ The engine checks what a model returns (:func:`check_times`) and names the model
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, runtime_checkable
@@ -139,6 +140,7 @@ class Daily:
     profile: tuple[float, ...] = ()
     start_hour: float = 0.0
     _cumulative: FloatArray = field(init=False, repr=False, compare=False)
+    _cumulative_list: list[float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -157,6 +159,7 @@ class Daily:
         put("start_hour", real_parameter("start_hour", self.start_hour, ge=0.0, lt=24.0))
         # The integrated intensity of a unit rate over one day, at the hour boundaries, in days.
         put("_cumulative", np.concatenate([[0.0], np.cumsum(weights) / HOURS_PER_DAY]))
+        put("_cumulative_list", self._cumulative.tolist())
 
     # ------------------------------------------------------------------ the clock's warping
     def _day_time(self, minutes: FloatArray) -> FloatArray:
@@ -186,6 +189,28 @@ class Daily:
         hours = days * HOURS_PER_DAY + hour + np.clip(frac, 0.0, 1.0) - self.start_hour
         return hours * 60.0
 
+    def _next_one(self, now: float, gap: float) -> float:
+        """:meth:`next_visits` of one member (finite ``now`` and ``gap``), bit for bit.
+
+        Every step is the one of :meth:`_day_time` and :meth:`_minutes` on a float: ``divmod``
+        is numpy's (both follow C's ``fmod`` with the same corrections), ``bisect_right`` is
+        ``searchsorted(side="right")``, and sums and products round alike (tested).
+        """
+        cum = self._cumulative_list
+        # _day_time(now)
+        days, within = divmod(now / 60.0 + self.start_hour, float(HOURS_PER_DAY))
+        hour = min(int(within), HOURS_PER_DAY - 1)
+        offset = cum[hour] + (cum[hour + 1] - cum[hour]) * (within - hour)
+        start_offset = self._start_offset()
+        day_time = days + offset - start_offset + gap
+        # _minutes(day_time)
+        days, within = divmod(day_time + start_offset, 1.0)
+        hour = min(max(bisect.bisect_right(cum, within) - 1, 0), HOURS_PER_DAY - 1)
+        width = cum[hour + 1] - cum[hour]
+        frac = (within - cum[hour]) / width if width > 0 else 0.0
+        hours = days * HOURS_PER_DAY + hour + min(max(frac, 0.0), 1.0) - self.start_hour
+        return max(hours * 60.0, math.nextafter(now, math.inf))
+
     # ------------------------------------------------------------------ the verbs
     def rates(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Return Gamma(shape, per_day / shape) rates; draws n gammas even with ``shape: .inf``."""
@@ -195,9 +220,17 @@ class Daily:
         return rng.standard_gamma(self.shape, n) * (self.per_day / self.shape)
 
     def next_visits(self, rng: np.random.Generator, now: float, rates: FloatArray) -> FloatArray:
-        """Return ``now`` plus an exponential gap in profile-warped time at each player's rate."""
+        """Return ``now`` plus an exponential gap in profile-warped time at each player's rate.
+
+        One member at a time (the player base asks so whenever a visit ends) takes
+        :meth:`_next_one`, the same arithmetic on floats, without numpy's cost per call.
+        """
         rates = np.asarray(rates, dtype=float)
         gaps = rng.standard_exponential(rates.shape) / rates
+        if gaps.size == 1:
+            gap = float(gaps.reshape(-1)[0])
+            if math.isfinite(gap) and math.isfinite(now):
+                return np.full(rates.shape, self._next_one(now, gap))
         times = self._minutes(self._day_time(np.full(rates.shape, now)) + gaps)
         # Rounding can put a tiny gap at or before now; a visit is always strictly later.
         return np.maximum(times, np.nextafter(now, math.inf))

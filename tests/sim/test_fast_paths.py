@@ -165,3 +165,43 @@ def test_the_truth_of_a_1v1_game_is_game_truths_bit_for_bit() -> None:
         expected = game_truth("1v1", seats, skills, winner, beta2)
         got = truth_1v1(end - start, skills[0], skills[1], winner, beta2)
         assert repr(got) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"profile": [0.3 + 0.25 * (hour % 7) for hour in range(24)]},  # uneven hours
+        {"profile": [0, 0, 0, 1, 0, 2] * 4, "start_hour": 7.25},  # hours of no visits
+        {"per_day": 40.0, "start_hour": 23.999},
+    ],
+)
+def test_one_members_next_visit_is_the_arrays_bit_for_bit(params: dict[str, object]) -> None:
+    """The daily visit model's float path for one member against its numpy path."""
+    from lobbysim.visits import Daily
+
+    model = Daily(**params)  # type: ignore[arg-type]
+    rng = random.Random(12)
+    for _ in range(5_000):
+        now = rng.choice(
+            [0.0, rng.uniform(0, 1e5), 60.0 * rng.randint(0, 2000), rng.uniform(0, 1e-6)]
+        )
+        gap = rng.choice([rng.expovariate(1.0), rng.uniform(0, 1e-12), rng.uniform(0, 40)])
+        one = model._next_one(now, gap)
+        times = model._minutes(model._day_time(np.array([now])) + np.array([gap]))
+        array = float(np.maximum(times, np.nextafter(now, math.inf))[0])
+        assert one.hex() == array.hex(), (now, gap)
+    seeds = [np.random.default_rng(4), np.random.default_rng(4)]
+    rates = np.array([0.7])
+    one_by_one = [model.next_visits(seeds[0], 100.0 * k, rates)[0] for k in range(50)]
+    draws = seeds[1].standard_exponential((50, 1)) / rates
+    arrays = [
+        float(
+            np.maximum(
+                model._minutes(model._day_time(np.array([100.0 * k])) + draws[k]),
+                np.nextafter(100.0 * k, math.inf),
+            )[0]
+        )
+        for k in range(50)
+    ]
+    assert one_by_one == arrays
