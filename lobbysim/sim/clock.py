@@ -3,7 +3,8 @@
 :class:`Clock` turns "at time t" into SimPy events that fire at exactly ``t`` where a float can
 (SimPy itself only knows "after a delay", and ``now + (t - now)`` may round to either side of
 ``t``), keeps the grid of matchmaking ticks ``k * tick`` on which, with timed passes only, games
-end, and holds the events the ticker fires at a tick just before its pass. :class:`Doorbell` is
+end, and holds the moments (:class:`Moment`) the ticker fires at a tick just before its pass, all
+of a tick's in one SimPy event. :class:`Doorbell` is
 the matchmaker's coalesced wake-up: anyone may ring it, and a pass answers every ring made before
 it started. Neither decides anything: the lobby, the games and the matchmaker use them.
 """
