@@ -88,6 +88,10 @@ def check_times(
             f"visit model '{model_name}': {what} returned {type(values).__name__}, "
             "expected an array of numbers"
         ) from None
+    if n == 1 and arr.size == 1:  # one member's next visit, asked at every visit's end: quickly
+        value = float(arr[0])
+        if math.isfinite(value) and value > after:
+            return arr
     problem = None
     if n >= 0 and arr.size != n:
         problem = f"{arr.size} values for {n} players"

@@ -366,19 +366,22 @@ class Games:
         lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
         scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
         beta2 = rules.beta2
-        record = self._recorder.game
+        record = self._recorder.game_1v1
         results = []
         k = 0
         for end, game in finished:
             game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = game
-            seats = (
-                Seat(pa.pid, 0, start, end, scores[k], pa.registered, quit_side == 0, perf_a),
-                Seat(pb.pid, 1, start, end, scores[k + 1], pb.registered, quit_side == 1, perf_b),
-            )
+            score_a, score_b = scores[k], scores[k + 1]
             k += 2
-            result = GameResult(game_id, "1v1", start, end, seats, winner)
-            record(result, quality, truth_1v1(end - start, ta, tb, winner, beta2), (pa, pb))
-            results.append(result)
+            seats = (
+                Seat(pa.pid, 0, start, end, score_a, pa.registered, quit_side == 0, perf_a),
+                Seat(pb.pid, 1, start, end, score_b, pb.registered, quit_side == 1, perf_b),
+            )
+            results.append(GameResult(game_id, "1v1", start, end, seats, winner))
+            truth = truth_1v1(end - start, ta, tb, winner, beta2)
+            record(
+                game_id, start, end, (pa, pb), (score_a, score_b), quit_side, winner, quality, truth
+            )
         return results
 
     @staticmethod

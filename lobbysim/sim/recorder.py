@@ -100,6 +100,50 @@ class Recorder:
             )
         )
 
+    def game_1v1(
+        self,
+        game_id: int,
+        start: float,
+        end: float,
+        players: tuple[Player, Player],
+        scores: tuple[float, float],
+        quit_side: int,
+        winner: int,
+        quality: float,
+        truth: tuple[float, float, bool | None],
+    ) -> None:
+        """Record a scored 1v1 game as :meth:`game` does (side 0 is ``players[0]``).
+
+        Both stints last from ``start`` to ``end``; ``quit_side`` is the side that quit (-1:
+        none). The rows and tallies are :meth:`game`'s, without reading them back from seats.
+        """
+        minutes = end - start
+        participants = self.records.participants
+        awaiting = self._awaiting
+        for side, player in enumerate(players):
+            player.unscored -= 1
+            if not player.unscored and player.pid in awaiting:
+                self._scored_awaiting.append(player.pid)
+            player.games += 1
+            player.wins += side == winner
+            participants.append(
+                (
+                    game_id,
+                    player.pid,
+                    side,
+                    start,
+                    end,
+                    minutes,
+                    scores[side],
+                    player.registered,
+                    quit_side == side,
+                )
+            )
+        draw, gap, stronger_won = truth
+        self.records.games.append(
+            (game_id, "1v1", start, end, draw, gap, quality, stronger_won, winner)
+        )
+
     def depart(self, player: Player) -> None:
         """Note a player who has left; with streaming, :meth:`write_departed` writes them out
         after their last game is scored."""

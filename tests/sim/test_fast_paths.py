@@ -205,3 +205,37 @@ def test_one_members_next_visit_is_the_arrays_bit_for_bit(params: dict[str, obje
         for k in range(50)
     ]
     assert one_by_one == arrays
+
+
+def test_a_1v1_games_records_are_the_generic_recorders() -> None:
+    """Recorder.game_1v1 (the lobby's 1v1 scoring) against Recorder.game on the same games."""
+    from lobbysim.sim.entities import Player, Records
+    from lobbysim.sim.recorder import Recorder
+
+    rng = random.Random(21)
+    recorders = [Recorder(Records()), Recorder(Records())]
+    players = [[Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=50) for k in range(6)]]
+    players.append([Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=50) for k in range(6)])
+    for game_id in range(200):
+        a, b = rng.sample(range(6), 2)
+        start = rng.uniform(0, 100)
+        end = start + rng.choice([0.0, rng.uniform(0, 20)])
+        scores = (float(rng.randint(0, 9)), float(rng.randint(0, 9)))
+        quit_side, winner = rng.choice([-1, 0, 1]), rng.choice([0, 1])
+        truth = (rng.random(), rng.random(), rng.choice([True, False, None]))
+        quality = rng.random()
+        generic, fast = players
+        seats = tuple(
+            Seat(p.pid, side, start, end, scores[side], p.registered, quit_side == side, 0.0)
+            for side, p in enumerate((generic[a], generic[b]))
+        )
+        result = GameResult(game_id, "1v1", start, end, seats, winner)
+        recorders[0].game(result, quality, truth, (generic[a], generic[b]))
+        recorders[1].game_1v1(
+            game_id, start, end, (fast[a], fast[b]), scores, quit_side, winner, quality, truth
+        )
+    for kind in ("games", "participants"):
+        assert repr(getattr(recorders[1].records, kind)) == repr(
+            getattr(recorders[0].records, kind)
+        )
+    assert players[0] == players[1]
