@@ -25,6 +25,7 @@ writes a flush slightly faster than the :mod:`csv` writer with the checks that w
 
 from __future__ import annotations
 
+import atexit
 import csv
 import io
 import multiprocessing
@@ -360,7 +361,10 @@ class BackgroundSink(RecordFileSink):
     in-process, while the simulation goes on. The pipe's buffer bounds what is in flight: a
     simulation faster than its writer waits for it. :meth:`close` returns once every row is
     written and the files are complete. The writer ignores SIGINT and SIGTERM (the run's own
-    handling of them closes it); it stops when the pipe closes, if the run dies.
+    handling of them closes it); it stops when the pipe closes, if the run dies. A sink still
+    open when the interpreter exits is closed then (its files completed), before
+    :mod:`multiprocessing` waits for its children: the writer would otherwise wait for rows that
+    never come, and the exit with it.
 
     Raises:
         OSError: the writer could not create or write the files (the writer's message), or it
@@ -381,6 +385,7 @@ class BackgroundSink(RecordFileSink):
         )
         self._process.start()
         there.close()
+        atexit.register(self._close_at_exit)
         self._failed = False  # an error has been raised (close() then only cleans up)
         status = self._receive()
         if status is not None:
@@ -406,6 +411,7 @@ class BackgroundSink(RecordFileSink):
         conn, self._conn = self._conn, None
         if conn is None:
             return
+        atexit.unregister(self._close_at_exit)
         try:
             conn.send(None)
             status = conn.recv()
@@ -419,6 +425,12 @@ class BackgroundSink(RecordFileSink):
                 self._process.join()
         if not self._failed:
             self._raise_if_failed(status)
+
+    def _close_at_exit(self) -> None:
+        try:
+            self.close()
+        except OSError as exc:  # nobody left to raise it to
+            print(f"lobbysim: {exc}", file=sys.stderr)
 
     def _receive(self) -> str | None:
         """Return the writer's next message (None: all is well), or why it cannot be read."""

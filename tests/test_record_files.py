@@ -10,6 +10,7 @@ import importlib.util
 import math
 import random
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -391,3 +392,20 @@ def test_records_format_is_checked_and_left_out_of_the_plain_data_at_its_default
     parquet = Scenario.from_dict({"records": {"format": "parquet"}})
     assert parquet.to_dict()["records"]["format"] == "parquet"
     assert Scenario.from_dict(parquet.to_dict()) == parquet
+
+
+def test_a_writer_left_open_does_not_hold_up_the_exit(tmp_path: Path) -> None:
+    """A script that never closes its background sink still exits, its files complete.
+
+    multiprocessing waits for its children at exit, and the writer (which ignores SIGTERM)
+    waits for rows until its pipe closes: the sink closes itself at exit first.
+    """
+    script = (
+        "from pathlib import Path\n"
+        "from lobbysim.record_files import open_sink\n"
+        f"sink = open_sink(Path({str(tmp_path)!r}), 'csv', background=True)\n"
+        "sink('waits', [(1, 0.0, 1.0, 'matched', 1.0)])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "waits.csv").read_text().splitlines()[1:] == ["1,0.0,1.0,matched,1.0"]
