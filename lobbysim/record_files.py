@@ -352,6 +352,9 @@ def background_writer_available() -> bool:
     )
 
 
+WRITER_BATCH_ROWS = 5_000  # rows of a kind a run buffers at most before handing them over
+
+
 class BackgroundSink(RecordFileSink):
     """Streams records through a writer process that formats and writes them.
 
@@ -370,6 +373,10 @@ class BackgroundSink(RecordFileSink):
         OSError: the writer could not create or write the files (the writer's message), or it
             stopped; raised once, by the call that finds it (:meth:`close` then only cleans up).
     """
+
+    #: A run hands rows over once this many of a kind are buffered (fewer if ``flush_rows`` says
+    #: so): the writer then works alongside the run, and little is left to write after its end.
+    batch_rows = WRITER_BATCH_ROWS
 
     def __init__(self, folder: Path, fmt: str = DEFAULT_FORMAT) -> None:
         super().__init__(folder)

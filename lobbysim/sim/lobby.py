@@ -29,6 +29,7 @@ handed in bounded batches to a sink it provides.
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
@@ -170,9 +171,10 @@ class LobbySimulation:
         self.clock = clock = Clock(self.env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(self.env)
         backfill_bell = Doorbell(self.env)  # rung by a quit that opens a seat
-        records = Records(
-            sink=sink if scenario.records.stream else None, flush_rows=scenario.records.flush_rows
-        )
+        streamed = sink if scenario.records.stream else None
+        # a writer process keeps up best fed in small batches (less left to write at the end)
+        flush_rows = min(scenario.records.flush_rows, getattr(streamed, "batch_rows", math.inf))
+        records = Records(sink=streamed, flush_rows=int(flush_rows))
         self.recorder = Recorder(records)
         self.lobby = Lobby(
             clock,

@@ -247,7 +247,7 @@ class Matchmaker:
         for (a, b), q in zip(pairs.tolist(), values, strict=True):
             games.start_1v1(waiting[a], waiting[b], q)
             if rematch is not None:
-                rematch.met((waiting[a], waiting[b]))
+                rematch.met_pair(waiting[a], waiting[b])
 
     def backfill_pass(self) -> None:
         """Bring the ratings up to date, then fill open seats of running games from the queue.

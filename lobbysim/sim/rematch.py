@@ -120,6 +120,20 @@ class RematchRule:
                 if other != pid:
                     entry.opponents[other] = (entry.games, left)
 
+    def met_pair(self, a: Waiting, b: Waiting) -> None:
+        """:meth:`met` for the two players of a 1v1 game, whose stints end at one event."""
+        entry_a = self._played(a.pid)
+        entry_b = self._played(b.pid)
+        left = _Left()
+        a.leave.callbacks.append(left)
+        if b.leave is not a.leave:
+            left_b = _Left()
+            b.leave.callbacks.append(left_b)
+        else:
+            left_b = left
+        entry_a.opponents[b.pid] = (entry_a.games, left)
+        entry_b.opponents[a.pid] = (entry_b.games, left_b)
+
     def played(self, members: Sequence[Waiting]) -> None:
         """Note back-filled seats: another game for each of ``members``, no meeting recorded."""
         for member in members:
@@ -134,15 +148,17 @@ class RematchRule:
             if len(self._recent) >= self._sweep_at:
                 self._sweep()
             entry = self._recent[pid] = _Recent()
-        entry.games += 1
-        now, games, minutes = self.env.now, self.games, self.minutes
-        stale = [
-            other
-            for other, (at, left) in entry.opponents.items()
-            if entry.games - at >= games and now >= left.at + minutes
-        ]
-        for other in stale:
-            del entry.opponents[other]
+        count = entry.games = entry.games + 1
+        opponents = entry.opponents
+        if opponents:
+            now, games, minutes = self.env.now, self.games, self.minutes
+            stale = [
+                other
+                for other, (at, left) in opponents.items()
+                if count - at >= games and now >= left.at + minutes
+            ]
+            for other in stale:
+                del opponents[other]
         return entry
 
     def _sweep(self) -> None:
@@ -189,7 +205,9 @@ class RematchRule:
 
         def masked(i: IntArray, j: IntArray) -> FloatArray:
             values = quality(i, j)
-            bar = np.isin(np.minimum(i, j) * n + np.maximum(i, j), keys)
+            pair = np.minimum(i, j) * n + np.maximum(i, j)
+            at = np.searchsorted(keys, pair)  # keys are sorted: a pair is barred if found
+            bar = keys[np.minimum(at, keys.size - 1)] == pair
             return np.where(bar, -np.inf, values) if bar.any() else values
 
         return masked

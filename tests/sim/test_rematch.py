@@ -185,3 +185,48 @@ def test_guests_gone_for_good_are_swept_out_of_the_record() -> None:
     rule = sim.matchmaker.rematch
     assert rule is not None and played > 10_000
     assert len(rule) <= SWEEP_MIN + len(sim.present)
+
+
+def test_met_pair_and_the_mask_agree_with_met_and_a_set_lookup() -> None:
+    """The 1v1 shortcut (:meth:`RematchRule.met_pair`) keeps what :meth:`met` keeps, and the
+    mask bars exactly the pairs :meth:`barred` lists, on random games and pools."""
+    import numpy as np
+    import simpy
+
+    from lobbysim.sim.entities import Player, Waiting
+    from lobbysim.sim.rematch import RematchRule
+
+    rng = np.random.default_rng(3)
+    env = simpy.Environment()
+    rules = [RematchRule(env, 2, 3.0), RematchRule(env, 2, 3.0)]
+    people = [
+        Player(k, 0.0, 0.0, 1.0, registered=True, games_left=9, leave_at=math.inf)
+        for k in range(40)
+    ]
+
+    def state(rule: RematchRule) -> dict[int, tuple[int, dict[int, tuple[int, float]]]]:
+        return {
+            pid: (e.games, {o: (at, left.at) for o, (at, left) in e.opponents.items()})
+            for pid, e in rule._recent.items()
+        }
+
+    def run() -> simpy.events.Generator:
+        for _ in range(300):
+            a, b = (int(k) for k in rng.choice(40, 2, replace=False))
+            end = env.timeout(float(rng.uniform(0.5, 4.0)))
+            wa, wb = (Waiting(p, people[p], env.now, 0, end) for p in (a, b))
+            rules[0].met((wa, wb))
+            rules[1].met_pair(wa, wb)
+            assert state(rules[0]) == state(rules[1])
+            ids = [int(k) for k in rng.permutation(40)[: int(rng.integers(2, 40))]]
+            keys = set(rules[0].barred(ids).tolist())
+            n = len(ids)
+            i, j = np.triu_indices(n, 1)
+            masked = rules[1].mask(lambda i, j: np.ones(i.size), ids)(i, j)
+            expected = [(x * n + y) in keys for x, y in zip(i.tolist(), j.tolist(), strict=True)]
+            assert (masked == -np.inf).tolist() == expected
+            yield env.timeout(float(rng.uniform(0.0, 1.0)))
+
+    env.process(run())
+    env.run()
+    assert sum(len(e.opponents) for e in rules[1]._recent.values()) > 0

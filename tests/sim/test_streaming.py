@@ -59,3 +59,30 @@ def test_streamed_records_equal_the_in_memory_ones(tmp_path: Path) -> None:
 def test_streaming_needs_a_folder() -> None:
     with pytest.raises(ValueError, match="needs records_dir"):
         simulate(scenario(True), seed=1)
+
+
+def test_a_writer_process_is_fed_small_batches(tmp_path: Path) -> None:
+    """A writer process takes rows in batches of at most its ``batch_rows`` (so that little is
+    left to write when the run ends); an in-process sink in batches of ``flush_rows``."""
+    from lobbysim.record_files import WRITER_BATCH_ROWS, open_sink
+    from lobbysim.sim import LobbySimulation
+    from lobbysim.streams import Streams
+
+    big = Scenario.from_dict({**scenario(True).to_dict(), "records": {"stream": True}})
+    assert big.records.flush_rows > WRITER_BATCH_ROWS
+    background = open_sink(tmp_path / "a", "csv", background=True)
+    inline = open_sink(tmp_path / "b", "csv", background=False)
+    try:
+        sizes = {
+            name: LobbySimulation(big, Streams(1), sink=sink).recorder.records.flush_rows
+            for name, sink in (("background", background), ("inline", inline))
+        }
+    finally:
+        background.close()
+    assert sizes == {"background": WRITER_BATCH_ROWS, "inline": big.records.flush_rows}
+    few = Scenario.from_dict({**big.to_dict(), "records": {"stream": True, "flush_rows": 100}})
+    sink = open_sink(tmp_path / "c", "csv", background=True)
+    try:
+        assert LobbySimulation(few, Streams(1), sink=sink).recorder.records.flush_rows == 100
+    finally:
+        sink.close()
