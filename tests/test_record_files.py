@@ -409,3 +409,35 @@ def test_a_writer_left_open_does_not_hold_up_the_exit(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], timeout=60, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "waits.csv").read_text().splitlines()[1:] == ["1,0.0,1.0,matched,1.0"]
+
+
+def test_the_fast_record_makers_make_the_dataclasses_objects() -> None:
+    """make_seat and make_result return what Seat(...) and GameResult(...) return: equal,
+    of the same type, hashing alike and still frozen."""
+    import dataclasses
+
+    from lobbysim.records import GameResult, Seat, make_result, make_seat
+
+    rng = random.Random(11)
+    for _ in range(200):
+        fields = (
+            rng.randrange(10**9),
+            rng.choice([None, 0, 1]),
+            rng.random(),
+            rng.random() * 100,
+            float(rng.randrange(50)),
+            rng.random() < 0.5,
+            rng.random() < 0.1,
+            rng.gauss(0.0, 5.0),
+        )
+        seat, fast = Seat(*fields), make_seat(*fields)
+        assert type(fast) is Seat and fast == seat and hash(fast) == hash(seat)
+        assert dataclasses.astuple(fast) == fields
+        game = (rng.randrange(10**6), rng.choice(["1v1", "team", "ffa"]), 1.0, 2.5)
+        result = GameResult(*game, (seat, seat), rng.choice([None, 0, 1]))
+        made = make_result(*game, (fast, fast), result.winner)
+        assert type(made) is GameResult and made == result and hash(made) == hash(result)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.score = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.winner = 0  # type: ignore[misc]

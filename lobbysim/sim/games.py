@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.groups import balance_teams
 from lobbysim.population import Population
 from lobbysim.raters import Rater
-from lobbysim.records import GameResult, Seat
+from lobbysim.records import GameResult, Seat, make_result, make_seat
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
 from lobbysim.sim.entities import (
@@ -292,14 +292,16 @@ class Games:
         game_id = self.n_games
         self.n_games += 1
         end_event = self._clock.event_at(end)
+        lobby = self._lobby
         end_event.callbacks.append(
             _Finish1v1(
                 self,
                 (game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, *truth),
+                lobby.stint_over,
             )
         )
-        self._lobby.start_playing(wa, end_event)
-        self._lobby.start_playing(wb, end_event)
+        lobby.hand_over(wa, end_event)
+        lobby.hand_over(wb, end_event)
 
     # ------------------------------------------------------------------ scores and truth
     def score_finished(self) -> list[GameResult]:
@@ -329,7 +331,7 @@ class Games:
             for st in g.stints:
                 p = st.player
                 seats.append(
-                    Seat(
+                    make_seat(
                         p.pid,
                         st.team,
                         st.joined,
@@ -374,10 +376,10 @@ class Games:
             score_a, score_b = scores[k], scores[k + 1]
             k += 2
             seats = (
-                Seat(pa.pid, 0, start, end, score_a, pa.registered, quit_side == 0, perf_a),
-                Seat(pb.pid, 1, start, end, score_b, pb.registered, quit_side == 1, perf_b),
+                make_seat(pa.pid, 0, start, end, score_a, pa.registered, quit_side == 0, perf_a),
+                make_seat(pb.pid, 1, start, end, score_b, pb.registered, quit_side == 1, perf_b),
             )
-            results.append(GameResult(game_id, "1v1", start, end, seats, winner))
+            results.append(make_result(game_id, "1v1", start, end, seats, winner))
             truth = truth_1v1(end - start, ta, tb, winner, beta2)
             record(
                 game_id, start, end, (pa, pb), (score_a, score_b), quit_side, winner, quality, truth
@@ -391,7 +393,7 @@ class Games:
         if g.mode == "team":
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
-        return GameResult(g.game_id, g.mode, g.start, g.end, seats, winner)
+        return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
 
 
 def _median(values: list[float]) -> float:
@@ -408,18 +410,25 @@ def _median(values: list[float]) -> float:
 
 
 class _Finish1v1:
-    """The end event's callback of a 1v1 game: notes the game as finished, with its end.
+    """The end event's callback of a 1v1 game: notes the game as finished, with its end, then
+    ends both players' stints (in seat order), as their own callbacks would after it.
 
     A finished game is ``(end, game)``, ``game`` the tuple (id, start, player a, player b, their
     performances, the side that quit or -1, the winning side, the predicted quality, their
     effective skills) that :meth:`Games._score_1v1` reads.
     """
 
-    __slots__ = ("_game", "_games")
+    __slots__ = ("_game", "_games", "_stint_over")
 
-    def __init__(self, games: Games, game: tuple[Any, ...]) -> None:
+    def __init__(
+        self, games: Games, game: tuple[Any, ...], stint_over: Callable[[Player], None]
+    ) -> None:
         self._games = games
         self._game = game
+        self._stint_over = stint_over
 
     def __call__(self, event: Any) -> None:
-        self._games._finished.append((event.env.now, self._game))
+        game = self._game
+        self._games._finished.append((event.env.now, game))
+        self._stint_over(game[2])
+        self._stint_over(game[3])

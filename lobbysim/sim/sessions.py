@@ -227,6 +227,12 @@ class Lobby:
         ``leave`` is the SimPy event (or the :class:`~lobbysim.sim.clock.Moment`) that ends the
         player's stint; it is kept on the queue entry (``waiting.leave``).
         """
+        self.hand_over(waiting, leave)
+        leave.callbacks.append(partial(self._stint_over, waiting.player))
+
+    def hand_over(self, waiting: Waiting, leave: Any) -> None:
+        """:meth:`start_playing` but for the callback: whoever fires ``leave`` calls
+        :meth:`stint_over` for the player (a 1v1 game's end does, for both its players)."""
         del self.pool[waiting.pid]
         waiting.leave = leave
         player, now = waiting.player, self.env.now
@@ -234,9 +240,8 @@ class Lobby:
         if self.on_wait is not None:
             self.on_wait(player, now - waiting.since, False)
         player.state = PLAYING
-        leave.callbacks.append(partial(self._stint_over, player))
 
-    def _stint_over(self, player: Player, _event: object) -> None:
+    def stint_over(self, player: Player) -> None:
         """A player's stint has ended: they queue again, or their session ends."""
         player.games_left -= 1
         if player.games_left <= 0 or self.env.now >= player.leave_at:
@@ -244,6 +249,10 @@ class Lobby:
             self._end_session(player)
         else:
             self._queue(player)
+
+    def _stint_over(self, player: Player, _event: object) -> None:
+        """The callback of :meth:`start_playing`: :meth:`stint_over`."""
+        self.stint_over(player)
 
     def _renege(self, waiting: Waiting) -> None:
         """Take a waiting player out of the queue: patience (or the session's time) ran out."""
