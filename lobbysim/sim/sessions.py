@@ -211,13 +211,17 @@ class Lobby:
     # ------------------------------------------------------------------------ sessions
     def _queue(self, player: Player) -> None:
         """Put a player into the queue now, with a patience deadline (a new queueing spell)."""
-        player.spell += 1
+        spell = player.spell = player.spell + 1
         player.state = WAITING
         since = self.env.now
-        self.pool[player.pid] = Waiting(player.pid, player, since, player.spell)
-        patience = min(self.draw_patience(), player.leave_at - since)
-        if math.isfinite(patience):
-            self._add_deadline(since + max(patience, 0.0), player.pid, player.spell)
+        pid = player.pid
+        self.pool[pid] = Waiting(pid, player, since, spell)
+        patience = self.draw_patience()
+        remaining = player.leave_at - since
+        if remaining < patience:  # the session's time runs out first (min(), step by step)
+            patience = remaining
+        if patience < math.inf:  # finite (neither inf nor NaN), as math.isfinite says
+            self._add_deadline(since + patience if patience > 0.0 else since, pid, spell)
         if self._wake_on_arrival:
             self._doorbell.ring()
 

@@ -109,6 +109,17 @@ def test_buffered_draws_are_the_draws_one_at_a_time() -> None:
         fast = Buffered(getattr(np.random.default_rng(9), method)).take
         plain = getattr(np.random.default_rng(9), method)
         assert [fast() for _ in range(10_000)] == [float(plain()) for _ in range(10_000)]
+    asked: list[int] = []  # blocks are drawn only when a value is wanted and none is left
+
+    def draw(n: int) -> np.ndarray:
+        asked.append(n)
+        return np.arange(n, dtype=np.float64) + 10_000 * len(asked)
+
+    take = Buffered(draw).take
+    assert asked == []
+    assert [take() for _ in range(4096)] == [10_000.0 + k for k in range(4096)]
+    assert asked == [4096]
+    assert take() == 20_000.0 and asked == [4096, 4096]
 
 
 def test_one_deadline_heap_reneges_as_a_timeout_per_queueing_spell() -> None:
