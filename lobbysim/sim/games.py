@@ -268,14 +268,19 @@ class Games:
     # ------------------------------------------------------------------------------- 1v1
     def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
         """Start a 1v1 game of two waiting players, with the predicted match ``quality``."""
-        env, rules = self.env, self.rules
+        rules = self.rules
         pa, pb = wa.player, wb.player
-        truth = [self._truth_of(wa), self._truth_of(wb)]
+        if self.dynamics is None:  # _truth_of, without the call
+            truth_a, truth_b = pa.skill, pb.skill
+        else:
+            truth_a, truth_b = self._truth_of(wa), self._truth_of(wb)
         pa.unscored += 1
         pb.unscored += 1
-        start = env.now
-        perf_a, perf_b = self._perf(truth[0]), self._perf(truth[1])
-        end = self._clock.snap_to_tick(start + rules.length)
+        start = self.env.now
+        perf = self._perf
+        perf_a, perf_b = perf(truth_a), perf(truth_b)
+        clock = self._clock
+        end = clock.snap_to_tick(start + rules.length)
         quitter: Player | None = None
         if rules.quit_rate > 0:
             rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
@@ -291,12 +296,24 @@ class Games:
         quit_side = -1 if quitter is None else (0 if quitter is pa else 1)
         game_id = self.n_games
         self.n_games += 1
-        end_event = self._clock.event_at(end)
+        end_event = clock.event_at(end)
         lobby = self._lobby
         end_event.callbacks.append(
             _Finish1v1(
                 self,
-                (game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, *truth),
+                (
+                    game_id,
+                    start,
+                    pa,
+                    pb,
+                    perf_a,
+                    perf_b,
+                    quit_side,
+                    winner,
+                    quality,
+                    truth_a,
+                    truth_b,
+                ),
                 lobby.stint_over,
             )
         )

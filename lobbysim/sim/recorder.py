@@ -118,31 +118,26 @@ class Recorder:
         none). The rows and tallies are :meth:`game`'s, without reading them back from seats.
         """
         minutes = end - start
-        participants = self.records.participants
+        records = self.records
+        pa, pb = players
         awaiting = self._awaiting
-        for side, player in enumerate(players):
-            player.unscored -= 1
-            if not player.unscored and player.pid in awaiting:
-                self._scored_awaiting.append(player.pid)
-            player.games += 1
-            player.wins += side == winner
-            participants.append(
-                (
-                    game_id,
-                    player.pid,
-                    side,
-                    start,
-                    end,
-                    minutes,
-                    scores[side],
-                    player.registered,
-                    quit_side == side,
-                )
-            )
-        draw, gap, stronger_won = truth
-        self.records.games.append(
-            (game_id, "1v1", start, end, draw, gap, quality, stronger_won, winner)
+        # side 0, then side 1 (unrolled: two players, no loop)
+        pa.unscored -= 1
+        if not pa.unscored and pa.pid in awaiting:
+            self._scored_awaiting.append(pa.pid)
+        pa.games += 1
+        pa.wins += winner == 0
+        pb.unscored -= 1
+        if not pb.unscored and pb.pid in awaiting:
+            self._scored_awaiting.append(pb.pid)
+        pb.games += 1
+        pb.wins += winner == 1
+        records.participants += (
+            (game_id, pa.pid, 0, start, end, minutes, scores[0], pa.registered, quit_side == 0),
+            (game_id, pb.pid, 1, start, end, minutes, scores[1], pb.registered, quit_side == 1),
         )
+        draw, gap, stronger_won = truth
+        records.games.append((game_id, "1v1", start, end, draw, gap, quality, stronger_won, winner))
 
     def depart(self, player: Player) -> None:
         """Note a player who has left; with streaming, :meth:`write_departed` writes them out
