@@ -45,6 +45,7 @@ never clear a threshold; uniform pairing, which reads no quality, ignores the ru
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Generator
 from typing import Any
@@ -423,5 +424,14 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _all_pairs(group: IntArray) -> tuple[IntArray, IntArray]:
-    i, j = np.triu_indices(len(group), k=1)
+    i, j = _pair_indices(len(group))
     return group[i], group[j]
+
+
+@functools.cache
+def _pair_indices(n: int) -> tuple[IntArray, IntArray]:
+    """Return ``np.triu_indices(n, k=1)`` (made once per group size; read-only)."""
+    i, j = np.triu_indices(n, k=1)
+    i.flags.writeable = False
+    j.flags.writeable = False
+    return i, j
