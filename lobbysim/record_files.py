@@ -30,6 +30,7 @@ import csv
 import io
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 import sys
@@ -406,7 +407,9 @@ class BackgroundSink(RecordFileSink):
         status = self._receive() if self._conn.poll() else None
         if status is None:
             try:
-                self._conn.send((kind, rows))
+                # what Connection.send does, without its pickler's copyreg dispatch table (rows
+                # hold plain values): ~10-20% less time; the writer's recv() unpickles it
+                self._conn.send_bytes(pickle.dumps((kind, rows), protocol=pickle.HIGHEST_PROTOCOL))
             except OSError:
                 status = self._receive() or "the record writer process stopped"
         if status is not None:

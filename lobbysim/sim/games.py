@@ -109,6 +109,7 @@ class Games:
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
         self._perf = lambda skill: skill + beta * perf.take()
+        self._beta, self._perf_normal = beta, perf.take  # start_1v1 draws as _perf does
         #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
         #: replace it to script a trace.
         self.draw_quit: Callable[[], float] = Buffered(
@@ -277,8 +278,9 @@ class Games:
         pa.unscored += 1
         pb.unscored += 1
         start = self.env.now
-        perf = self._perf
-        perf_a, perf_b = perf(truth_a), perf(truth_b)
+        beta, normal = self._beta, self._perf_normal
+        perf_a = truth_a + beta * normal()
+        perf_b = truth_b + beta * normal()
         clock = self._clock
         end = clock.snap_to_tick(start + rules.length)
         quitter: Player | None = None
