@@ -36,6 +36,10 @@ class Clock:
         self.timed_only = timed_only
         # timed passes only: the moments the ticker fires at tick k, before waking the matchmaker
         self._tick_moments: dict[int, list[Moment]] = {}
+        #: Whether a ticker calls :meth:`fire_tick` at every tick (set by the one that does).
+        self.ticking = False
+        #: Called at every tick by :meth:`fire_tick`, before the tick's moments.
+        self.tick_hooks: list[Callable[[], None]] = []
 
     def timeout_at(self, t: float) -> simpy.Timeout:
         """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
@@ -88,8 +92,10 @@ class Clock:
         """Fire the moments due at tick ``k`` (the ticker calls this at ``k * tick``).
 
         One event is scheduled for them all; processing it runs each moment's callbacks, moment
-        by moment in the order they were made.
+        by moment in the order they were made. The :attr:`tick_hooks` run first.
         """
+        for hook in self.tick_hooks:
+            hook()
         moments = self._tick_moments.pop(k, None)
         if moments:
             event = self.env.event()

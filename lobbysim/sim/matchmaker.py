@@ -197,6 +197,7 @@ class Matchmaker:
         before the wake-up, which is triggered after them through the same event queue.
         """
         clock, tick = self._clock, self._settings.tick
+        clock.ticking = True
         k = 0
         while True:
             k += 1

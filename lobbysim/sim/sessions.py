@@ -101,6 +101,10 @@ class Lobby:
         self.on_wait: Callable[[Player, float, bool], None] | None = None
         self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
         self._next_renege_check = math.inf
+        # deadlines at least two ticks away, kept out of the heap until the next tick (by then
+        # most of their players are matched): see _add_deadline
+        self._later: list[tuple[float, int, int]] = []
+        clock.tick_hooks.append(self._deadlines_at_tick)
         patience_rng = streams.get("patience")
         #: Source of one patience (minutes) per queueing spell; replace it to script a trace.
         self.draw_patience: Callable[[], float] = Buffered(
@@ -309,11 +313,37 @@ class Lobby:
 
     # ------------------------------------------------------------------------ reneging
     def _add_deadline(self, deadline: float, pid: int, spell: int) -> None:
-        """Make player ``pid`` renege at ``deadline`` if still in queueing spell ``spell``."""
+        """Make player ``pid`` renege at ``deadline`` if still in queueing spell ``spell``.
+
+        While a ticker runs passes on the tick, a deadline more than two ticks away waits for
+        the next tick to enter the heap (:meth:`_deadlines_at_tick`), long before it is due: a
+        player matched at the first pass, as most are, then costs the heap nothing. Only one at
+        most twice the time now: from any time after now, ``deadline - now`` is then exact
+        (Sterbenz), so its wake-up fires at exactly ``deadline`` whenever it is set (see
+        :meth:`Clock.timeout_at`), as it would have.
+        """
+        clock, now = self._clock, self.env.now
+        if clock.ticking and now + 2.0 * clock.tick < deadline <= 2.0 * now:
+            self._later.append((deadline, pid, spell))
+            return
         heapq.heappush(self._deadlines, (deadline, pid, spell))
         if deadline < self._next_renege_check:
             self._next_renege_check = deadline
             self._renege_check_at(deadline)
+
+    def _deadlines_at_tick(self) -> None:
+        """Put the deadlines kept back since the last tick into the heap, for the players
+        still in the queueing spell they were set for (at most a tick after they were set, and
+        more than a tick before they are due)."""
+        later, self._later = self._later, []
+        pool = self.pool
+        for deadline, pid, spell in later:
+            waiting = pool.get(pid)
+            if waiting is not None and waiting.spell == spell:
+                heapq.heappush(self._deadlines, (deadline, pid, spell))
+                if deadline < self._next_renege_check:
+                    self._next_renege_check = deadline
+                    self._renege_check_at(deadline)
 
     def _renege_check_at(self, deadline: float) -> None:
         """Call :meth:`_renege_due` at ``deadline`` (see :meth:`Clock.timeout_at`).

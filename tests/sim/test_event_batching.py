@@ -13,6 +13,7 @@ pairing and the rematch rule); every record must be the same.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Generator
 from typing import Any
 
@@ -97,7 +98,14 @@ def plain_model(sim: LobbySimulation) -> None:
         for event in tick_events.pop(k, ()):
             event.succeed()
 
+    def add_deadline(deadline: float, pid: int, spell: int) -> None:
+        heapq.heappush(lobby._deadlines, (deadline, pid, spell))  # every deadline at once
+        if deadline < lobby._next_renege_check:
+            lobby._next_renege_check = deadline
+            lobby._renege_check_at(deadline)
+
     lobby._queue = queue  # type: ignore[method-assign]
+    lobby._add_deadline = add_deadline  # type: ignore[method-assign]
     lobby.start_playing = start_playing  # type: ignore[method-assign]
     lobby._renege = renege  # type: ignore[method-assign]
     lobby._drop_stale = lambda: None  # type: ignore[method-assign]

@@ -159,6 +159,60 @@ def test_one_deadline_heap_reneges_as_a_timeout_per_queueing_spell() -> None:
         assert frame.to_csv() == plain[kind].to_csv(), kind
 
 
+@pytest.mark.parametrize("wake_on_arrival", [False, True])
+def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
+    wake_on_arrival: bool,
+) -> None:
+    """Deadlines more than two ticks away enter the heap at the next tick (most players are
+    matched by then): every record is what pushing each one at once gives."""
+    import heapq
+
+    def run(keep_back: bool) -> tuple[dict[str, pd.DataFrame], list[int]]:
+        scenario = Scenario.from_dict(
+            {
+                "horizon": 300,
+                "warmup": 0,
+                "arrivals": {"name": "poisson", "rate": 6.0},
+                "population": {"patience_mean": 3.0, "session_minutes_mean": 60},
+                "game": {"length": 6, "quit_rate": 0.02},
+                "matchmaker": {
+                    "threshold": [[0, 0.9], [2, 0.5]],
+                    "tick": 0.25,
+                    "wake_on_arrival": wake_on_arrival,
+                },
+            }
+        )
+        sim = LobbySimulation(scenario, Streams(8))
+        lobby = sim.lobby
+        kept: list[int] = []  # deadlines kept back, at each tick
+        if keep_back:
+            at_tick = lobby._deadlines_at_tick
+
+            def counted() -> None:
+                kept.append(len(lobby._later))
+                at_tick()
+
+            sim.clock.tick_hooks[:] = [counted]
+        else:
+
+            def add_deadline(deadline: float, pid: int, spell: int) -> None:
+                heapq.heappush(lobby._deadlines, (deadline, pid, spell))
+                if deadline < lobby._next_renege_check:
+                    lobby._next_renege_check = deadline
+                    lobby._renege_check_at(deadline)
+
+            lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+        sim.run()
+        result = collect(sim, 8)
+        return {kind: getattr(result, kind) for kind in ("games", "waits", "players")}, kept
+
+    (kept_back, counts), (at_once, _) = run(True), run(False)
+    assert sum(counts) > 1000
+    assert (kept_back["waits"].outcome == "abandoned").sum() > 100
+    for kind, frame in kept_back.items():
+        assert frame.to_csv() == at_once[kind].to_csv(), kind
+
+
 def test_the_truth_of_a_1v1_game_is_game_truths_bit_for_bit() -> None:
     """truth_1v1 (the lobby's 1v1 scoring) against game_truth over two seats."""
     from lobbysim.sim.skills import game_truth, truth_1v1
