@@ -40,6 +40,8 @@ class Clock:
         self.ticking = False
         #: Called at every tick by :meth:`fire_tick`, before the tick's moments.
         self.tick_hooks: list[Callable[[], None]] = []
+        self._shared: tuple[float, Moment] | None = None  # the last moment of shared_event_at
+        self._snapped = (math.nan, math.nan)  # the last (end, snapped end) of snap_to_tick
 
     def timeout_at(self, t: float) -> simpy.Timeout:
         """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
@@ -67,8 +69,13 @@ class Clock:
         """
         if not self.timed_only:
             return end
+        last, snapped = self._snapped
+        if end == last:  # the games of a pass end alike
+            return snapped
         on_grid = round(end / self.tick) * self.tick
-        return on_grid if abs(on_grid - end) <= TICK_SNAP * on_grid else end
+        snapped = on_grid if abs(on_grid - end) <= TICK_SNAP * on_grid else end
+        self._snapped = (end, snapped)
+        return snapped
 
     def event_at(self, t: float) -> simpy.Event | Moment:
         """Return an event that fires at time ``t`` (> now), e.g. a game's end.
@@ -87,6 +94,22 @@ class Clock:
                 self._tick_moments.setdefault(k, []).append(moment)
                 return moment
         return self.timeout_at(t)
+
+    def shared_event_at(self, t: float) -> simpy.Event | Moment:
+        """:meth:`event_at`, but the moment of the last call is returned again for the same
+        time while it is to come (all the 1v1 games a pass starts that end at one tick share it).
+
+        Its callbacks then run in the order they were added, as those of one moment per caller
+        would, so long as each caller adds its callbacks before the next one asks for the
+        event: a 1v1 game's are added as it starts, and nothing is added to them later.
+        """
+        shared = self._shared
+        if shared is not None and shared[0] == t and t > self.env.now:
+            return shared[1]
+        event = self.event_at(t)
+        if isinstance(event, Moment):
+            self._shared = (t, event)
+        return event
 
     def fire_tick(self, k: int) -> None:
         """Fire the moments due at tick ``k`` (the ticker calls this at ``k * tick``).

@@ -298,7 +298,7 @@ class Games:
         quit_side = -1 if quitter is None else (0 if quitter is pa else 1)
         game_id = self.n_games
         self.n_games += 1
-        end_event = clock.event_at(end)
+        end_event = clock.shared_event_at(end)
         lobby = self._lobby
         end_event.callbacks.append(
             _Finish1v1(
