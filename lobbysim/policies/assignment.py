@@ -251,6 +251,20 @@ class GlobalMatching:
         n = pool.size
         if n < 2:
             return np.empty((0, 2), dtype=np.intp)
+        if n == 2:
+            return self._two(pool, policy, threshold, rng)
+        return self._blocks(pool, policy, threshold, rng, pass_index)
+
+    def _blocks(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+        pass_index: int,
+    ) -> IntArray:
+        """:meth:`pairs` for a pool of two or more: every block solved exactly."""
+        n = pool.size
         k = min(self.block_size, n)
         order = np.argsort(pool.mu, kind="stable")
         offset = (k // 2) * (pass_index % 2) if n > k else 0
@@ -295,6 +309,32 @@ class GlobalMatching:
         chosen = incidence[:, best].T.astype(bool)  # (B, E)
         block_idx, edge_idx = np.nonzero(chosen)
         return np.stack([a[block_idx, edge_idx], b[block_idx, edge_idx]], axis=1).astype(np.intp)
+
+    def _two(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+    ) -> IntArray:
+        """:meth:`pairs` for a pool of two (most passes on every arrival), decision for decision.
+
+        One block holds both, and its two matchings are none and the pair: the pair is chosen
+        whenever it is admissible (worth at least 1, against 0), whatever the scores, so only
+        admissibility is computed. The scores are still asked for (the policy's own checks run
+        as in any pass) and the uniforms :func:`choose` would draw are drawn.
+        """
+        order = np.argsort(pool.mu, kind="stable")
+        self._block_scores(pool, policy, order.reshape(1, 2))
+        rng.random((1, 2))  # choose() over the block's two matchings
+        a, b = order[:1], order[1:]
+        quality = pool.quality_fn(a, b)
+        if pool.focal is not None and not (pool.focal[a[0]] or pool.focal[b[0]]):
+            return np.empty((0, 2), dtype=np.intp)
+        wait = np.maximum(pool.waited[a], pool.waited[b])
+        if not quality[0] >= threshold.at(wait)[0]:
+            return np.empty((0, 2), dtype=np.intp)
+        return np.stack([a, b], axis=1).astype(np.intp)
 
     @staticmethod
     def _block_scores(pool: Pool, policy: OpponentPolicy, blocks: IntArray) -> FloatArray:

@@ -217,3 +217,32 @@ def test_global_kg_scores_use_each_focal_players_games_played() -> None:
             frozenset(p) for p in theirs.tolist()
         }
     assert pairs_differ > 0
+
+
+@pytest.mark.parametrize("policy_name", ["draw_chance", "knowledge_gradient", "point_estimate"])
+def test_a_pool_of_two_is_decided_as_by_the_blocks(policy_name: str) -> None:
+    """GlobalMatching's shortcut for two players (most passes on every arrival) against the
+    block solver: the same pair or none, and the random stream left in the same place, over
+    pools near and far from the threshold, ties of means, NaN quality and focal players."""
+    policy = POLICIES.create(policy_name)
+    threshold = ThresholdSchedule(((0.0, 0.75), (2.0, 0.4)))
+    draws = np.random.default_rng(5)
+    decided = {0: 0, 1: 0}
+    for _ in range(400):
+        mu = draws.normal(0, 2, 2)
+        if draws.random() < 0.1:
+            mu[1] = mu[0]
+        pool = make_pool(mu, draws.uniform(0.2, 3, 2), draws.uniform(0, 4, 2))
+        if draws.random() < 0.05:
+            pool.quality_fn = lambda i, j: np.full(len(i), np.nan)
+        if draws.random() < 0.2:
+            pool.focal = draws.random(2) < 0.5
+        seed = int(draws.integers(1 << 30))
+        fast_rng, slow_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        matching = GlobalMatching()
+        fast = matching.pairs(pool, policy, threshold, fast_rng, 3)
+        slow = matching._blocks(pool, policy, threshold, slow_rng, 3)
+        assert fast.dtype == slow.dtype and fast.tolist() == slow.tolist()
+        assert fast_rng.random() == slow_rng.random()
+        decided[len(fast)] += 1
+    assert min(decided.values()) > 50
