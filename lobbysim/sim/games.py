@@ -170,9 +170,15 @@ class Games:
             game = self._open_games[game_id]
             if game.end - now < rules.backfill_min_remaining:
                 game.open_seats.clear()
+            if not game.open_seats:
+                del self._open_games[game_id]
+                continue
+            if not free.any():  # nobody left to seat: the seats stay open
+                continue
             # nobody returns to a game they have left
+            been = game.been
             eligible = free & np.fromiter(
-                (w.pid not in game.been for w in waiting), dtype=bool, count=len(waiting)
+                (w.pid not in been for w in waiting), dtype=bool, count=len(waiting)
             )
             while game.open_seats and eligible.any():
                 team, target = game.open_seats.pop(0)
