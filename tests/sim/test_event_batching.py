@@ -32,6 +32,19 @@ from lobbysim.streams import Streams
 KINDS = ("games", "participants", "waits", "ratings", "players")
 
 
+def push_deadlines_at_once(lobby: Lobby) -> None:
+    """Make ``lobby`` push every deadline into its heap as it is set (none kept back to the
+    next tick), as :meth:`Lobby._add_deadline` did before it kept far ones back."""
+
+    def add_deadline(deadline: float, pid: int, spell: int) -> None:
+        heapq.heappush(lobby._deadlines, (deadline, pid, spell))
+        if deadline < lobby._next_renege_check:
+            lobby._next_renege_check = deadline
+            lobby._renege_check_at(deadline)
+
+    lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+
+
 def plain_model(sim: LobbySimulation) -> None:
     """Turn ``sim`` into the plain model: processes per session, an event per game end."""
     lobby, clock = sim.lobby, sim.clock
@@ -98,14 +111,8 @@ def plain_model(sim: LobbySimulation) -> None:
         for event in tick_events.pop(k, ()):
             event.succeed()
 
-    def add_deadline(deadline: float, pid: int, spell: int) -> None:
-        heapq.heappush(lobby._deadlines, (deadline, pid, spell))  # every deadline at once
-        if deadline < lobby._next_renege_check:
-            lobby._next_renege_check = deadline
-            lobby._renege_check_at(deadline)
-
     lobby._queue = queue  # type: ignore[method-assign]
-    lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+    push_deadlines_at_once(lobby)
     lobby.start_playing = start_playing  # type: ignore[method-assign]
     lobby._renege = renege  # type: ignore[method-assign]
     lobby._drop_stale = lambda: None  # type: ignore[method-assign]

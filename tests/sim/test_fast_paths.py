@@ -165,7 +165,7 @@ def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
 ) -> None:
     """Deadlines more than two ticks away enter the heap at the next tick (most players are
     matched by then): every record is what pushing each one at once gives."""
-    import heapq
+    from tests.sim.test_event_batching import push_deadlines_at_once
 
     def run(keep_back: bool) -> tuple[dict[str, pd.DataFrame], list[int]]:
         scenario = Scenario.from_dict(
@@ -194,14 +194,7 @@ def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
 
             sim.clock.tick_hooks[:] = [counted]
         else:
-
-            def add_deadline(deadline: float, pid: int, spell: int) -> None:
-                heapq.heappush(lobby._deadlines, (deadline, pid, spell))
-                if deadline < lobby._next_renege_check:
-                    lobby._next_renege_check = deadline
-                    lobby._renege_check_at(deadline)
-
-            lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+            push_deadlines_at_once(lobby)
         sim.run()
         result = collect(sim, 8)
         return {kind: getattr(result, kind) for kind in ("games", "waits", "players")}, kept
