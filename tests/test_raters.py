@@ -798,3 +798,23 @@ def test_a_rater_without_a_win_model_is_refused_by_name_and_the_mixin_completes_
     rater = RATERS.create("tests.test_raters:EvenNoWinModel")
     assert isinstance(rater, Rater)
     np.testing.assert_array_equal(rater.quality(np.arange(2), np.arange(2)), [0.5, 0.5])
+
+
+@pytest.mark.parametrize("tau2", [0.0, 0.0833])
+def test_bayesian_one_game_batches_update_as_the_array_path(tau2: float) -> None:
+    """A batch of one 1v1 game (a pass on every arrival) takes the float path; the beliefs are
+    update_1v1's on arrays, bit for bit, game after game (upsets included)."""
+    rng = np.random.default_rng(4)
+    n = 12
+    mu, var = rng.normal(25, 8, n), rng.uniform(0.5, 70, n)
+    rater = bayesian(list(mu), list(var), tau2=tau2)
+    ids = np.arange(n)
+    for gid in range(300):
+        a, b = (int(k) for k in rng.choice(n, 2, replace=False))
+        winner = int(rng.integers(2))
+        w, lo = (a, b) if winner == 0 else (b, a)
+        expected = update_1v1(mu[w], var[w], mu[lo], var[lo], rater.beta2, tau2)
+        mu[w], var[w], mu[lo], var[lo] = expected
+        rater.update([duel(gid, a, b, winner)])
+        assert rater.means(ids).tolist() == mu.tolist()
+        assert rater.variances(ids).tolist() == var.tolist()

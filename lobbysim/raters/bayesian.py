@@ -51,7 +51,7 @@ from lobbysim.raters.base import (
     waves,
 )
 from lobbysim.records import GameResult
-from lobbysim.skill.gaussian import update_1v1
+from lobbysim.skill.gaussian import update_1v1, update_1v1_one
 
 
 def _is_finite_real(value: object) -> bool:
@@ -143,9 +143,19 @@ class BayesianRater(GaussianBeliefs):
         """Apply 1v1 results (winner, loser) of players who are all different."""
         if not duels:
             return
+        mu, var = self._table.columns
+        if len(duels) == 1:  # one game (a pass on every arrival): the same update on floats
+            ((w, lo),) = duels
+            mu_w1, var_w1, mu_l1, var_l1 = update_1v1_one(
+                float(mu[w]), float(var[w]), float(mu[lo]), float(var[lo]), self.beta2, self.tau2
+            )
+            self._table.write(
+                np.array([w, lo], dtype=np.intp),
+                [np.array([mu_w1, mu_l1]), np.array([var_w1, var_l1])],
+            )
+            return
         ids = np.array(duels, dtype=np.intp)
         win, lose = ids[:, 0], ids[:, 1]
-        mu, var = self._table.columns
         mu_w, var_w, mu_l, var_l = update_1v1(
             mu[win], var[win], mu[lose], var[lose], self.beta2, self.tau2
         )

@@ -41,6 +41,7 @@ __all__ = [
     "match_quality",
     "true_draw_density",
     "update_1v1",
+    "update_1v1_one",
     "v_win",
     "w_win",
     "win_probability",
@@ -90,6 +91,38 @@ def w_win(t: ArrayLike) -> FloatArray:
     """Return w(t) = v(t) * (v(t) + t), the variance-update factor of a win, in [0, 1)."""
     t = _as_float(t)
     return 1.0 - one_minus_w_given_v(t, v_win(t))
+
+
+def update_1v1_one(
+    mu_w: float, var_w: float, mu_l: float, var_l: float, beta2: float, tau2: float = 0.0
+) -> tuple[float, float, float, float]:
+    """:func:`update_1v1` of one game on Python floats, bit for bit (a rater applying one game,
+    as a pass on every arrival does, spends most of the array version's time on overheads).
+
+    The arithmetic is the array version's, step by step: the same IEEE operations, ``sqrt``
+    correctly rounded in both, and scipy's ``erfcx`` itself; the series branch of
+    :func:`one_minus_w_given_v` only where it is taken, and its clip and cap as ``max``/``min``
+    (which pass NaN on as numpy does).
+    """
+    var_w = var_w + tau2
+    var_l = var_l + tau2
+    two_beta2 = 2.0 * beta2
+    c2 = var_w + var_l + two_beta2
+    scale = math.sqrt(c2)
+    t = (mu_w - mu_l) / scale
+    v = _SQRT_2_OVER_PI / float(erfcx(-t / _SQRT2))
+    if t < _ASYMPTOTIC_T:
+        inv_t2 = 1.0 / (t * t)
+        one_minus_w = inv_t2 * (1.0 - inv_t2 * (6.0 - 50.0 * inv_t2))
+    else:
+        one_minus_w = 1.0 - v * (v + t)
+    one_minus_w = min(max(one_minus_w, 0.0), 1.0)
+    return (
+        mu_w + var_w / scale * v,
+        var_w * min(((var_l + two_beta2) + var_w * one_minus_w) / c2, 1.0),
+        mu_l - var_l / scale * v,
+        var_l * min(((var_w + two_beta2) + var_l * one_minus_w) / c2, 1.0),
+    )
 
 
 def win_probability(

@@ -180,3 +180,27 @@ def test_prediction_properties(
         assert math.isfinite(ab) and ab >= 0.0
         assert ab == float(f(mu_b, var_b, mu_a, var_a, beta2))
     assert float(match_quality(mu_a, var_a, mu_b, var_b, beta2)) <= 1.0
+
+
+def test_the_one_game_update_is_the_array_update_bit_for_bit() -> None:
+    """update_1v1_one (one game on floats) against update_1v1 on random beliefs: ordinary
+    games, heavy upsets on both sides of the series' switch at t = -150, huge favourites,
+    equal beliefs, tiny and huge variances, with and without tau2."""
+    from lobbysim.skill.gaussian import update_1v1_one
+
+    rng = np.random.default_rng(21)
+    cases = []
+    for _ in range(20_000):
+        var_w, var_l = rng.choice([rng.uniform(0.01, 80), 10.0 ** rng.uniform(-8, 4)], 2)
+        beta2 = float(rng.choice([17.36, rng.uniform(0.1, 50)]))
+        tau2 = float(rng.choice([0.0, 0.0833, rng.uniform(0, 2)]))
+        scale = math.sqrt(var_w + var_l + 2 * tau2 + 2 * beta2)
+        t = float(rng.choice([rng.normal(0, 2), rng.uniform(-400, -100), rng.uniform(100, 400)]))
+        mu_l = float(rng.normal(25, 8))
+        mu_w = float(rng.choice([mu_l + t * scale, mu_l]))
+        cases.append((mu_w, float(var_w), mu_l, float(var_l), beta2, tau2))
+    near = [c for c in cases if -160 < (c[0] - c[2]) / math.sqrt(c[1] + c[3] + 2 * c[4]) < -140]
+    assert len(near) > 20
+    for case in cases:
+        want = tuple(float(x) for x in update_1v1(*case))
+        assert update_1v1_one(*case) == want, case
