@@ -34,7 +34,7 @@ Everything here is SimPy-free and deterministic given the injected tie-break gen
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar, Protocol
 
@@ -59,6 +59,8 @@ class ThresholdSchedule:
     """
 
     steps: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
+    _waits: FloatArray = field(init=False, repr=False, compare=False)
+    _qualities: FloatArray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         steps = tuple((float(w), float(q)) for w, q in self.steps)
@@ -73,12 +75,16 @@ class ThresholdSchedule:
         for w, q in steps:
             if not 0.0 <= q <= 1.0:
                 raise ValueError(f"threshold min_quality must be in [0, 1], got {q} at wait {w}")
+        # the steps as arrays, made once (read-only)
+        waits_array = np.array(waits)
+        qualities = np.array([q for _, q in steps])
+        waits_array.flags.writeable = qualities.flags.writeable = False
+        object.__setattr__(self, "_waits", waits_array)
+        object.__setattr__(self, "_qualities", qualities)
 
     def at(self, waited: FloatArray) -> FloatArray:
         """Return the minimum quality for players who have waited ``waited`` minutes."""
-        waits = np.array([w for w, _ in self.steps])
-        qualities = np.array([q for _, q in self.steps])
-        return qualities[np.searchsorted(waits, np.asarray(waited), side="right") - 1]
+        return self._qualities[np.searchsorted(self._waits, np.asarray(waited), side="right") - 1]
 
 
 @dataclass
@@ -253,6 +259,8 @@ class GlobalMatching:
             return np.empty((0, 2), dtype=np.intp)
         if n == 2:
             return self._two(pool, policy, threshold, rng)
+        if n <= self.block_size:
+            return self._one_block(pool, policy, threshold, rng)
         return self._blocks(pool, policy, threshold, rng, pass_index)
 
     def _blocks(
@@ -336,16 +344,62 @@ class GlobalMatching:
             return np.empty((0, 2), dtype=np.intp)
         return np.stack([a, b], axis=1).astype(np.intp)
 
+    def _one_block(
+        self,
+        pool: Pool,
+        policy: OpponentPolicy,
+        threshold: ThresholdSchedule,
+        rng: np.random.Generator,
+    ) -> IntArray:
+        """:meth:`pairs` for a pool of 3 to ``block_size`` players: :meth:`_blocks` for its one
+        block (of the whole pool, without padding), the same operations on the same values
+        without the bookkeeping of several blocks and padding slots (most passes on every
+        arrival that are not of two players)."""
+        n = pool.size
+        order = np.argsort(pool.mu, kind="stable")
+        scores = self._block_scores(pool, policy, order.reshape(1, n))[0]  # (k, k)
+        edges, incidence = _matchings(n)
+        e0, e1 = edges[:, 0], edges[:, 1]
+        a, b = order[e0], order[e1]
+        score_ab, score_ba = scores[e0, e1], scores[e1, e0]
+        quality = pool.quality_fn(a, b)
+        admissible = quality >= threshold.at(np.maximum(pool.waited[a], pool.waited[b]))
+        if pool.focal is None:
+            weight = (score_ab + score_ba) / 2
+        else:
+            focal_a, focal_b = pool.focal[a], pool.focal[b]
+            weight = np.where(
+                focal_a & focal_b,
+                (score_ab + score_ba) / 2,
+                np.where(focal_a, score_ab, score_ba),
+            )
+            admissible &= focal_a | focal_b
+        lo = np.where(admissible, weight, np.inf).min()
+        span = np.where(admissible, weight, -np.inf).max() - lo
+        scaled = np.zeros_like(weight)
+        np.divide(weight - lo, span, out=scaled, where=admissible & (span > 0))
+        scaled = 0.5 * np.clip(scaled, 0.0, 1.0) / (n // 2)
+        edge_value = np.where(admissible, 1.0 + scaled, _NO)
+        value = edge_value[None, :] @ incidence  # (1, matchings), as _blocks' product
+        value = np.where(value < -1e299, _NO, value)
+        chosen = np.flatnonzero(incidence[:, choose(value, rng)[0]])
+        return np.stack([a[chosen], b[chosen]], axis=1).astype(np.intp)
+
     @staticmethod
     def _block_scores(pool: Pool, policy: OpponentPolicy, blocks: IntArray) -> FloatArray:
         """Return score[b, i, j]: block member i's policy score for member j (diagonal unused)."""
         n_blocks, k = blocks.shape
-        others = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp)
-        safe = np.where(blocks >= 0, blocks, 0)
-        cand = safe[:, others]  # (B, k, k-1)
-        # Padding slots of a partial block sit far away, so no policy (nor KG's look-ahead over
-        # the block's candidates) ever counts them.
-        cand_mu = np.where(blocks[:, others] >= 0, pool.mu[cand], _FAR)
+        others, rows = _others(k)
+        if blocks.min() >= 0:  # no padding
+            safe = blocks
+            cand = safe[:, others]  # (B, k, k-1)
+            cand_mu = pool.mu[cand]
+        else:
+            safe = np.where(blocks >= 0, blocks, 0)
+            cand = safe[:, others]
+            # Padding slots of a partial block sit far away, so no policy (nor KG's look-ahead
+            # over the block's candidates) ever counts them.
+            cand_mu = np.where(blocks[:, others] >= 0, pool.mu[cand], _FAR)
         decision = Decision(
             focal_mu=pool.mu[safe],
             focal_var=pool.var[safe],
@@ -357,6 +411,14 @@ class GlobalMatching:
         )
         raw = policy.score(decision)  # (B, k, k-1)
         scores = np.zeros((n_blocks, k, k))
-        rows = np.repeat(np.arange(k), k - 1)
         scores[:, rows, others.ravel()] = raw.reshape(n_blocks, -1)
         return scores
+
+
+@cache
+def _others(k: int) -> tuple[IntArray, IntArray]:
+    """Return, for a block of ``k``, each member's others (k, k-1) and their rows (read-only)."""
+    others = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp)
+    rows = np.repeat(np.arange(k), k - 1)
+    others.flags.writeable = rows.flags.writeable = False
+    return others, rows

@@ -246,3 +246,34 @@ def test_a_pool_of_two_is_decided_as_by_the_blocks(policy_name: str) -> None:
         assert fast_rng.random() == slow_rng.random()
         decided[len(fast)] += 1
     assert min(decided.values()) > 50
+
+
+@pytest.mark.parametrize("policy_name", ["draw_chance", "knowledge_gradient", "point_estimate"])
+def test_a_pool_of_one_block_is_decided_as_by_the_blocks(policy_name: str) -> None:
+    """GlobalMatching's path for a pool of 3 to block_size players (one block, no padding)
+    against the general block solver: the same pairs in the same order, and the random stream
+    left in the same place, over pools near and far from the threshold, ties of means, NaN
+    quality and focal players."""
+    policy = POLICIES.create(policy_name)
+    threshold = ThresholdSchedule(((0.0, 0.75), (2.0, 0.4)))
+    draws = np.random.default_rng(6)
+    made = []
+    for _ in range(300):
+        n = int(draws.integers(3, 9))
+        mu = draws.normal(0, 2, n)
+        if draws.random() < 0.1:
+            mu[1] = mu[0]
+        pool = make_pool(mu, draws.uniform(0.2, 3, n), draws.uniform(0, 4, n))
+        if draws.random() < 0.05:
+            pool.quality_fn = lambda i, j: np.full(len(i), np.nan)
+        if draws.random() < 0.2:
+            pool.focal = draws.random(n) < 0.5
+        seed = int(draws.integers(1 << 30))
+        fast_rng, slow_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        matching = GlobalMatching(block_size=8)
+        fast = matching.pairs(pool, policy, threshold, fast_rng, 3)
+        slow = matching._blocks(pool, policy, threshold, slow_rng, 3)
+        assert fast.dtype == slow.dtype and fast.tolist() == slow.tolist()
+        assert fast_rng.random() == slow_rng.random()
+        made.append(len(fast))
+    assert min(made) == 0 and max(made) == 4 and len(set(made)) == 5
