@@ -818,3 +818,33 @@ def test_bayesian_one_game_batches_update_as_the_array_path(tau2: float) -> None
         rater.update([duel(gid, a, b, winner)])
         assert rater.means(ids).tolist() == mu.tolist()
         assert rater.variances(ids).tolist() == var.tolist()
+
+
+def test_sph_elo_one_game_batches_rate_as_the_array_path() -> None:
+    """A batch of one 1v1 game (a pass on every arrival) takes the float path; the ratings are
+    the vectorised path's, bit for bit: each game is also rated by a second rater alongside a
+    game of two other players, which makes a batch of two (the array path). Scores tie in SPH
+    (decided exactly), ratings tie, stints are cut short, and a game with a zero-minute stint
+    goes to rating_changes on both paths."""
+    rng = np.random.default_rng(5)
+    n = 10
+    start = list(rng.uniform(300, 700, n))
+    start[1] = start[0]  # equal ratings: side a is the higher-rated one
+    one, two = sph_elo(start), sph_elo(start + [500.0, 500.0])
+    ids = np.arange(n)
+    for gid in range(400):
+        a, b = (int(k) for k in rng.choice(n, 2, replace=False))
+        if gid % 50 == 0:
+            a, b = 0, 1
+        score_a, score_b = (float(x) for x in rng.integers(0, 30, 2))
+        left_a, left_b = 20.0, float(rng.choice([20.0, 7.5, 12.25, 0.0]))
+        if gid % 7 == 0:  # equal SPH by construction: 6 in 20 minutes against 3 in 10
+            score_a, score_b, left_b = 6.0, 3.0, 10.0
+        seats = (seat(a, 0, score_a, left=left_a), seat(b, 1, score_b, left=left_b))
+        result = GameResult(gid, "1v1", 0.0, 20.0, seats, 0)
+        other = duel(10_000 + gid, n, n + 1, 0)
+        one.update([result])
+        two.update([result, other])
+        assert one.means(ids).tolist() == two.means(ids).tolist()
+        assert one.last_batch_change_sums == two.last_batch_change_sums[:1]
+    assert one.means(ids).tolist() != start  # the games moved the ratings

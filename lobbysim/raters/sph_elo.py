@@ -179,6 +179,8 @@ class SPHEloRater(EvenMatchQuality):
         """
         if not ks:
             return []
+        if len(ks) == 1:  # one game (a pass on every arrival): the same arithmetic on floats
+            return self._apply_duel(ks[0], games[ks[0]], sums)
         cols = np.array(
             [(s.player_id, s.score, s.left - s.joined) for k in ks for s in games[k].seats]
         ).reshape(len(ks), 2, 3)
@@ -223,6 +225,54 @@ class SPHEloRater(EvenMatchQuality):
         for k, total in zip(ks, (change_a + change_b).tolist(), strict=True):
             sums[k] = total
         return slow
+
+    def _apply_duel(self, k: int, game: GameResult, sums: list[float]) -> list[int]:
+        """:meth:`_apply_duels` for one game, operation for operation on floats.
+
+        Each float operation is the one the vectorised path does element-wise (IEEE arithmetic,
+        the same order), and the exponential is numpy's own, so the ratings are bit for bit
+        those of the vectorised path (tests/raters/test_raters.py holds them side by side).
+        """
+        a, b = game.seats
+        score_a, score_b = float(a.score), float(b.score)
+        min_a, min_b = float(a.left - a.joined), float(b.left - b.joined)
+        if not (
+            math.isfinite(score_a)
+            and math.isfinite(score_b)
+            and math.isfinite(min_a)
+            and math.isfinite(min_b)
+            and score_a >= 0
+            and score_b >= 0
+            and min_a > 0
+            and min_b > 0
+        ):
+            return [k]
+        ia, ib = int(a.player_id), int(b.player_id)
+        p = self._params
+        ratings = self._table.columns[0]
+        r_a, r_b = float(ratings[ia]), float(ratings[ib])
+        a_hi = r_a >= r_b
+        predicted_hi = 1.0 / (1.0 + float(np.exp(-(abs(r_a - r_b) / p.t))))
+        x, y = score_a * min_b, score_b * min_a
+        if x == y and not (score_a == 0.0 and score_b == 0.0):  # decided exactly
+            sign = float(
+                compare_sph(
+                    np.array([score_a]), np.array([min_a]), np.array([score_b]), np.array([min_b])
+                )[0]
+            )
+        else:
+            sign = float((x > y) - (x < y))
+        outcome_a = 0.5 * (sign + 1.0)
+        outcome_hi = outcome_a if a_hi else 1.0 - outcome_a
+        time = min(min(p.max_game_length, min_a), min_b)
+        change_hi = (outcome_hi - predicted_hi) * p.game_mult * time
+        change_a = change_hi if a_hi else -change_hi
+        change_b = -change_a
+        self._table.write(
+            np.array([ia, ib], dtype=np.intp), [np.array([r_a + change_a, r_b + change_b])]
+        )
+        sums[k] = change_a + change_b
+        return []
 
     def _apply_general(self, game: GameResult) -> float:
         """Rate one game with :func:`rating_changes`; return the sum of its changes."""
