@@ -820,6 +820,29 @@ def test_bayesian_one_game_batches_update_as_the_array_path(tau2: float) -> None
         assert rater.variances(ids).tolist() == var.tolist()
 
 
+def test_bayesian_one_game_batches_check_as_the_array_path() -> None:
+    """A batch of one 1v1 game refuses what a batch of two refuses, with the same message, and
+    changes nothing then; a guest's game changes nobody."""
+    rater = bayesian([20.0, 25.0, 30.0], [4.0, 4.0, 4.0])
+    ids = np.arange(3)
+    before = rater.means(ids).tolist(), rater.variances(ids).tolist()
+    sideless = GameResult(1, "1v1", 0.0, 10.0, (seat(0, 0, 1.0), seat(1, 0, 0.0)), 0)
+    for bad, error, message in (
+        (duel(1, 1, 9, winner=0), KeyError, "unknown player id 9"),
+        (duel(1, -1, 1, winner=1), KeyError, "unknown player id -1"),
+        (duel(1, 0, 1, winner=2), ValueError, "winner 2 is neither side"),
+        (sideless, ValueError, "two different teams"),
+    ):
+        with pytest.raises(error, match=message):  # the one-game path
+            rater.update([bad])
+        with pytest.raises(error, match=message):  # the array path says the same
+            rater.update([duel(0, 2, 0, winner=0), bad])
+        assert (rater.means(ids).tolist(), rater.variances(ids).tolist()) == before
+    guest = GameResult(3, "1v1", 0.0, 10.0, (seat(0, 0, 1.0), seat(1, 1, 0.0, registered=False)), 0)
+    rater.update([guest])
+    assert (rater.means(ids).tolist(), rater.variances(ids).tolist()) == before
+
+
 def test_sph_elo_one_game_batches_rate_as_the_array_path() -> None:
     """A batch of one 1v1 game (a pass on every arrival) takes the float path; the ratings are
     the vectorised path's, bit for bit: each game is also rated by a second rater alongside a
@@ -830,7 +853,7 @@ def test_sph_elo_one_game_batches_rate_as_the_array_path() -> None:
     n = 10
     start = list(rng.uniform(300, 700, n))
     start[1] = start[0]  # equal ratings: side a is the higher-rated one
-    one, two = sph_elo(start), sph_elo(start + [500.0, 500.0])
+    one, two = sph_elo(start), sph_elo([*start, 500.0, 500.0])
     ids = np.arange(n)
     for gid in range(400):
         a, b = (int(k) for k in rng.choice(n, 2, replace=False))

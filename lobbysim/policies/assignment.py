@@ -33,6 +33,7 @@ Everything here is SimPy-free and deterministic given the injected tie-break gen
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass, field
 from functools import cache
@@ -45,6 +46,18 @@ from lobbysim.policies.base import Decision, FloatArray, IntArray, OpponentPolic
 from lobbysim.registry import Registry
 
 _NO = -1.0e300  # score of an inadmissible pair
+
+
+def _read_only(array: IntArray) -> IntArray:
+    array.flags.writeable = False
+    return array
+
+
+# a pool of two as a pair, by which of the two is lower rated (GlobalMatching._two)
+_PAIRS_OF_TWO = (
+    _read_only(np.array([[0, 1]], dtype=np.intp)),
+    _read_only(np.array([[1, 0]], dtype=np.intp)),
+)
 _FAR = 1.0e9  # rating mean given to the padding slots of a partial block
 
 
@@ -61,6 +74,7 @@ class ThresholdSchedule:
     steps: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
     _waits: FloatArray = field(init=False, repr=False, compare=False)
     _qualities: FloatArray = field(init=False, repr=False, compare=False)
+    _wait_steps: tuple[float, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         steps = tuple((float(w), float(q)) for w, q in self.steps)
@@ -81,10 +95,16 @@ class ThresholdSchedule:
         waits_array.flags.writeable = qualities.flags.writeable = False
         object.__setattr__(self, "_waits", waits_array)
         object.__setattr__(self, "_qualities", qualities)
+        object.__setattr__(self, "_wait_steps", tuple(waits))
 
     def at(self, waited: FloatArray) -> FloatArray:
         """Return the minimum quality for players who have waited ``waited`` minutes."""
         return self._qualities[np.searchsorted(self._waits, np.asarray(waited), side="right") - 1]
+
+    def at_one(self, waited: float) -> float:
+        """:meth:`at` for one wait, on floats (``bisect_right`` is ``searchsorted``'s
+        ``side="right"``, NaN included: it sorts after every step)."""
+        return self.steps[bisect.bisect_right(self._wait_steps, waited) - 1][1]
 
 
 @dataclass
@@ -329,20 +349,26 @@ class GlobalMatching:
 
         One block holds both, and its two matchings are none and the pair: the pair is chosen
         whenever it is admissible (worth at least 1, against 0), whatever the scores, so only
-        admissibility is computed. The scores are still asked for (the policy's own checks run
-        as in any pass) and the uniforms :func:`choose` would draw are drawn.
+        admissibility is computed, on floats, and the policy is not asked for scores that
+        cannot change the decision (a policy's scores are first asked for at a pass over three
+        or more). The uniforms :func:`choose` would draw are drawn.
         """
-        order = np.argsort(pool.mu, kind="stable")
-        self._block_scores(pool, policy, order.reshape(1, 2))
         rng.random((1, 2))  # choose() over the block's two matchings
-        a, b = order[:1], order[1:]
-        quality = pool.quality_fn(a, b)
-        if pool.focal is not None and not (pool.focal[a[0]] or pool.focal[b[0]]):
+        mu0, mu1 = pool.mu.tolist()
+        # np.argsort(mu, kind="stable"): the second first only if smaller, or if the first is
+        # NaN (sorted last) and the second is not
+        a, b = (1, 0) if mu1 < mu0 or (mu0 != mu0 and mu1 == mu1) else (0, 1)
+        if pool.focal is not None and not (pool.focal[a] or pool.focal[b]):
             return np.empty((0, 2), dtype=np.intp)
-        wait = np.maximum(pool.waited[a], pool.waited[b])
-        if not quality[0] >= threshold.at(wait)[0]:
+        pair = _PAIRS_OF_TWO[a]
+        (quality,) = pool.quality_fn(pair[:, 0], pair[:, 1]).tolist()
+        wait_a, wait_b = pool.waited.tolist()
+        if a == 1:
+            wait_a, wait_b = wait_b, wait_a
+        wait = wait_b if wait_b > wait_a else wait_a  # np.maximum of two non-NaN waits
+        if not quality >= threshold.at_one(wait):
             return np.empty((0, 2), dtype=np.intp)
-        return np.stack([a, b], axis=1).astype(np.intp)
+        return pair.copy()
 
     def _one_block(
         self,

@@ -109,6 +109,9 @@ class BayesianRater(GaussianBeliefs):
             KeyError: a registered seat's player id is unknown.
             ValueError: a malformed game (wrong seats for its mode, bad winner, bad stint).
         """
+        if len(games) == 1 and games[0].mode == "1v1":
+            self._update_duel(games[0])
+            return
         duels: list[tuple[int, int] | None] = []  # (winner, loser) of each rated 1v1 game
         id_groups: list[Sequence[int]] = []
         for game in games:
@@ -138,6 +141,26 @@ class BayesianRater(GaussianBeliefs):
             table.rollback()
             raise
         table.commit()
+
+    def _update_duel(self, game: GameResult) -> None:
+        """:meth:`update` of a batch of one 1v1 game (a pass on every arrival rates one): the
+        same checks and errors, and :meth:`_apply_duels`' arithmetic for one game on floats,
+        its two players written in place (nothing can fail after the first write, so there is
+        nothing to undo)."""
+        a, b = duel_sides(game)
+        if game.winner not in (a.team, b.team):
+            raise game_error(game, f"winner {game.winner!r} is neither side")
+        if not (a.registered and b.registered):
+            return
+        w, lo = (a.player_id, b.player_id) if game.winner == a.team else (b.player_id, a.player_id)
+        table = self._table
+        if not (0 <= w < table.n_dense and 0 <= lo < table.n_dense):
+            table.index(np.array([w, lo], dtype=np.int64))  # raises KeyError for an unknown id
+        mu, var = table.columns
+        mu_w, var_w, mu_l, var_l = update_1v1_one(
+            float(mu[w]), float(var[w]), float(mu[lo]), float(var[lo]), self.beta2, self.tau2
+        )
+        mu[w], var[w], mu[lo], var[lo] = mu_w, var_w, mu_l, var_l
 
     def _apply_duels(self, duels: list[tuple[int, int]]) -> None:
         """Apply 1v1 results (winner, loser) of players who are all different."""

@@ -58,6 +58,10 @@ from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1
 from lobbysim.streams import Streams
 
+#: Batches of at most this many finished 1v1 games are scored on floats (the array path's steps
+#: one by one, numpy's own exp and Poisson draws): a pass on every arrival scores one game.
+FLOAT_SCORING_GAMES = 2
+
 
 class Games:
     """Starts, runs, ends and scores the games of a run (see the module docstring).
@@ -389,9 +393,16 @@ class Games:
             perf += (g[4], g[5])
             length = end - g[1]
             minutes += (length, length)
-        z = (np.array(perf) - self._skill_mean) / self._skill_sd
-        lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
-        scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        if len(finished) <= FLOAT_SCORING_GAMES:  # a pass on every arrival: on floats
+            mean, sd = self._skill_mean, self._skill_sd
+            gain, rate = rules.score_gain, rules.score_rate
+            growth = np.exp([gain * ((p - mean) / sd) for p in perf]).tolist()
+            lam = [rate * g * m for g, m in zip(growth, minutes, strict=True)]
+            scores = [float(k) for k in self._score_rng.poisson(lam).tolist()]
+        else:
+            z = (np.array(perf) - self._skill_mean) / self._skill_sd
+            lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
+            scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
         beta2 = rules.beta2
         record = self._recorder.game_1v1
         results = []

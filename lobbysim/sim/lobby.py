@@ -44,6 +44,7 @@ from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
+from lobbysim.records import GameResult
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.retention import RETENTION
 from lobbysim.scenario import PluginSpec, Scenario
@@ -60,6 +61,7 @@ from lobbysim.visits import VISITS, VisitModel
 
 GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
+SHADOW_BATCH = 2048  # games held back for the shadow raters at most (LobbySimulation._before_pass)
 
 
 @cache
@@ -166,6 +168,7 @@ class LobbySimulation:
         self.raters += [
             (spec.name, r) for spec, r in zip(scenario.raters.shadows, self.shadows, strict=True)
         ]
+        self._shadow_games: list[GameResult] = []  # scored, not yet given to the shadows
         population = Population.from_params(scenario.population)
 
         self.clock = clock = Clock(self.env, mm.tick, timed_only=not mm.wake_on_arrival)
@@ -229,7 +232,7 @@ class LobbySimulation:
             assignment,
             threshold,
             streams.get("ties"),
-            before_pass=self.apply_pending,
+            before_pass=self._before_pass,
             backfill_bell=backfill_bell,
             driver_name=scenario.raters.driver.name,
             status_quo=status_quo,
@@ -346,15 +349,40 @@ class LobbySimulation:
         With streamed records, departed players whose games are all scored are then written
         out and forgotten, and full record buffers go to the sink.
         """
+        self._before_pass()
+        self._update_shadows()
+
+    def _before_pass(self) -> None:
+        """The matchmaker's before-pass hook: :meth:`apply_pending` for the driving rater.
+
+        The games go to the driving rater (whose beliefs the pass reads) and the player base
+        now; the shadow raters, which no pass reads, get them in batches of at least
+        :data:`SHADOW_BATCH` games, and all that are left before each ratings sample and at the
+        end of a run (:meth:`apply_pending`). A rater applies a batch as if one game at a time,
+        in order (the rater protocol), so the shadows' ratings are the same as when each pass's
+        games were applied at once (tests/sim/test_lobby.py), at a fraction of the cost when
+        passes are many and small (a pass on every arrival rates one game).
+        """
         games = self.games.score_finished()
         if games:
-            for _, rater in self.raters:
-                rater.update(games)
+            raters = self.raters
+            raters[0][1].update(games)  # the driver (or what replaced it in self.raters)
+            if len(raters) > 1:
+                self._shadow_games += games
+                if len(self._shadow_games) >= SHADOW_BATCH:
+                    self._update_shadows()
             if self.base is not None:
                 self.base.observe(games)
         if self.recorder.streaming:
             self.lobby.forget(self.recorder.write_departed())
             self.recorder.flush()
+
+    def _update_shadows(self) -> None:
+        """Apply the games held back for the shadow raters, in order."""
+        games, self._shadow_games = self._shadow_games, []
+        if games:
+            for _, rater in self.raters[1:]:
+                rater.update(games)
 
     def sample_ratings(self, everyone: bool = False) -> None:
         """Record every rater's rating (and variance) of the players in the lobby now.

@@ -316,12 +316,7 @@ class Matchmaker:
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""
-        quality = self._driver.quality
-
-        def pool_quality(i: IntArray, j: IntArray) -> FloatArray:
-            return quality(ids[i], ids[j])
-
-        return pool_quality
+        return _PoolQuality(self._driver.quality, ids)
 
     def _pairs(self, pool: Pool, policy: InForce) -> IntArray:
         """Ask the assignment for this pass's pairs; check them (a problem names the plug-in)."""
@@ -417,6 +412,34 @@ class Matchmaker:
             )
         order = ids[np.argsort(-self._driver.means(ids), kind="stable")]
         return int(order[rank - 1] if rank > 0 else order[rank])
+
+
+class _PoolQuality:
+    """The driving rater's match quality of pool indices, for one pass.
+
+    The pairs of the last call are remembered with their qualities: the matchmaker asks again
+    for the pairs the assignment has just judged (a pool of two's pair), and gets a copy of the
+    same values without asking the rater twice.
+    """
+
+    __slots__ = ("_ids", "_last", "_quality")
+
+    def __init__(self, quality: Callable[[IdArray, IdArray], FloatArray], ids: IdArray) -> None:
+        self._quality = quality
+        self._ids = ids
+        self._last: tuple[tuple[bytes, bytes], FloatArray] | None = None
+
+    def __call__(self, i: IntArray, j: IntArray) -> FloatArray:
+        ids = self._ids
+        if i.dtype != np.intp or j.dtype != np.intp:
+            return self._quality(ids[i], ids[j])
+        key = (i.tobytes(), j.tobytes())
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1].copy()
+        values = self._quality(ids[i], ids[j])
+        self._last = (key, values.copy())
+        return values
 
 
 def _one_line(exc: BaseException) -> str:

@@ -297,3 +297,68 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
             getattr(recorders[0].records, kind)
         )
     assert players[0] == players[1]
+
+
+def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass on every arrival (pools of one to a few players, one finished game at a time)
+    takes the float paths: games scored on floats, the Bayesian rater's one-game update, the
+    pool of two decided without the block solver, the shadow raters fed in batches. Every
+    record, the final ratings and the rating samples are those of the array paths with the
+    shadows updated at every pass, bit for bit (quits, guests and a rating drift included)."""
+    from lobbysim.policies import assignment
+    from lobbysim.raters.bayesian import BayesianRater
+    from lobbysim.sim import games, lobby
+
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 240,
+            "warmup": 20,
+            "arrivals": {"name": "poisson", "rate": 3.0},
+            "population": {"registered_fraction": 0.85, "session_games_mean": 6},
+            "game": {"length": 6, "quit_rate": 0.03},
+            "matchmaker": {
+                "policy": "draw_chance",
+                "assignment": {"name": "global", "block_size": 6},
+                "wake_on_arrival": True,
+                "threshold": [[0, 0.6], [0.5, 0.3], [1.5, 0.0]],
+            },
+            "raters": {"driver": {"name": "bayesian", "tau2": 0.05}, "shadows": ["sph_elo"]},
+            "records": {"ratings_every": 30},
+        }
+    )
+
+    def run() -> tuple[dict[str, pd.DataFrame], list[list[float]], int]:
+        sim = LobbySimulation(scenario, Streams(12))
+        sim.run()
+        frames = collect(sim, 12)
+        ids = np.arange(len(sim.players), dtype=np.int64)
+        return (
+            {k: getattr(frames, k) for k in ("games", "participants", "waits", "ratings")},
+            [rater.means(ids).tolist() for _, rater in sim.raters],
+            sim.n_passes,
+        )
+
+    fast, fast_ratings, passes = run()
+    with monkeypatch.context() as patch:
+        patch.setattr(games, "FLOAT_SCORING_GAMES", 0)
+        patch.setattr(lobby, "SHADOW_BATCH", 1)
+        patch.setattr(assignment.GlobalMatching, "_two", _two_by_blocks)
+        patch.setattr(BayesianRater, "_update_duel", _duel_by_arrays)
+        plain, plain_ratings, plain_passes = run()
+    assert passes == plain_passes > 1000
+    assert len(fast["games"]) > 500
+    for kind, frame in fast.items():
+        pd.testing.assert_frame_equal(frame, plain[kind], check_exact=True, obj=kind)
+    assert fast_ratings == plain_ratings
+
+
+def _two_by_blocks(self, pool, policy, threshold, rng):  # type: ignore[no-untyped-def]
+    """GlobalMatching._two as the general block solver decides it."""
+    return self._blocks(pool, policy, threshold, rng, 0)
+
+
+def _duel_by_arrays(self, game):  # type: ignore[no-untyped-def]
+    """BayesianRater._update_duel as a batch of two (the array path): the game and nothing."""
+    from lobbysim.raters.bayesian import BayesianRater
+
+    BayesianRater.update(self, [game, game.__class__(-1, "ffa", 0.0, 0.0, (), None)])
