@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar, Protocol
@@ -387,8 +388,13 @@ class GlobalMatching:
         edges, incidence = _matchings(n)
         e0, e1 = edges[:, 0], edges[:, 1]
         a, b = order[e0], order[e1]
-        score_ab, score_ba = scores[e0, e1], scores[e1, e0]
         quality = pool.quality_fn(a, b)
+        if pool.focal is None:
+            weight = ((scores[e0, e1] + scores[e1, e0]) / 2).tolist()
+            if all(math.isfinite(w) for w in weight):
+                waits = (pool.waited[a], pool.waited[b])
+                return _decide_block(n, weight, quality.tolist(), waits, threshold, rng, a, b)
+        score_ab, score_ba = scores[e0, e1], scores[e1, e0]
         admissible = quality >= threshold.at(np.maximum(pool.waited[a], pool.waited[b]))
         if pool.focal is None:
             weight = (score_ab + score_ba) / 2
@@ -448,3 +454,53 @@ def _others(k: int) -> tuple[IntArray, IntArray]:
     rows = np.repeat(np.arange(k), k - 1)
     others.flags.writeable = rows.flags.writeable = False
     return others, rows
+
+
+def _decide_block(
+    n: int,
+    weight: list[float],
+    quality: list[float],
+    waits: tuple[FloatArray, FloatArray],
+    threshold: ThresholdSchedule,
+    rng: np.random.Generator,
+    a: IntArray,
+    b: IntArray,
+) -> IntArray:
+    """The end of :meth:`GlobalMatching._one_block` without focal players, for finite
+    weights, on floats: each step the array code's, element by element (IEEE arithmetic in the
+    same order; the product by the incidence matrix and the uniforms of :func:`choose` from
+    numpy as there), so the same matching is chosen and the same uniforms are drawn."""
+    admissible = [
+        q >= threshold.at_one(wb if wb > wa else wa)  # np.maximum of two non-NaN waits
+        for q, wa, wb in zip(quality, waits[0].tolist(), waits[1].tolist(), strict=True)
+    ]
+    fit = [w for w, ok in zip(weight, admissible, strict=True) if ok]
+    lo = min(fit, default=math.inf)
+    span = max(fit, default=-math.inf) - lo
+    half_share = n // 2
+    edge_value = []
+    for w, ok in zip(weight, admissible, strict=True):
+        if not ok:
+            edge_value.append(_NO)
+            continue
+        scaled = (w - lo) / span if span > 0 else 0.0
+        edge_value.append(1.0 + 0.5 * min(max(scaled, 0.0), 1.0) / half_share)
+    _, incidence = _matchings(n)
+    value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
+    value = [_NO if v < -1e299 else v for v in value]
+    keys = rng.random((1, len(value)))[0].tolist()  # choose(): one uniform per matching
+    best = max(value)
+    pick, top = 0, -2.0
+    for m, (v, key) in enumerate(zip(value, keys, strict=True)):
+        if v == best and key > top:  # np.argmax: the first of the largest keys
+            pick, top = m, key
+    a_list, b_list = a.tolist(), b.tolist()
+    pairs = [(a_list[e], b_list[e]) for e in _matching_edges(n)[pick]]
+    return np.array(pairs, dtype=np.intp).reshape(-1, 2)
+
+
+@cache
+def _matching_edges(k: int) -> tuple[list[int], ...]:
+    """Return the edges of each matching of K_k (the columns of ``_matchings(k)``'s incidence)."""
+    _, incidence = _matchings(k)
+    return tuple(np.flatnonzero(column).tolist() for column in incidence.T)

@@ -216,6 +216,11 @@ class PlayerTable:
     def index(self, ids: ArrayLike) -> NDArray[np.intp]:
         """Return ``ids`` as an index array; raise :class:`KeyError` naming an unknown id."""
         idx = np.asarray(ids)
+        if idx.dtype == np.intp and idx.ndim == 1 and 0 < idx.size <= 8:
+            # a few ids (a small pass): the same check on Python ints, without a reduction
+            listed = idx.tolist()
+            if min(listed) >= 0 and max(listed) < self.n_dense:
+                return idx
         if idx.dtype == np.intp and idx.ndim == 1 and idx.size:
             # the common case (the lobby's id arrays, with players added in id order), checked
             # in one reduction: seen as unsigned, a negative id is larger than any other

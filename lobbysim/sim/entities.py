@@ -159,6 +159,8 @@ class Records:
         """Hand full buffers (all non-empty ones with ``force``) to the sink."""
         if self.sink is None:
             return
+        if not force and max([len(getattr(self, kind)) for kind in self.KINDS]) < self.flush_rows:
+            return  # no buffer is full (asked at every pass: answered cheaply)
         for kind in self.KINDS:
             rows: list[tuple[Any, ...]] = getattr(self, kind)
             if rows and (force or len(rows) >= self.flush_rows):

@@ -398,7 +398,8 @@ class Games:
             gain, rate = rules.score_gain, rules.score_rate
             growth = np.exp([gain * ((p - mean) / sd) for p in perf]).tolist()
             lam = [rate * g * m for g, m in zip(growth, minutes, strict=True)]
-            scores = [float(k) for k in self._score_rng.poisson(lam).tolist()]
+            poisson = self._score_rng.poisson  # one draw at a time: the array's draws in turn
+            scores = [float(poisson(x)) for x in lam]
         else:
             z = (np.array(perf) - self._skill_mean) / self._skill_sd
             lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)

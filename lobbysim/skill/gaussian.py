@@ -161,10 +161,11 @@ def match_quality(
     mu_a: ArrayLike, var_a: ArrayLike, mu_b: ArrayLike, var_b: ArrayLike, beta2: ArrayLike
 ) -> FloatArray:
     """Return q~, TrueSkill's match quality (the paper's eq. 6): sqrt(2 beta2 / c2) exp(-t^2/2)."""
-    beta2 = _as_float(beta2)
-    c2 = _c2(var_a, var_b, beta2)
+    # a float beta2 (a rater's) stays a Python float: the same IEEE products as a 0-d array
+    two_beta2 = 2.0 * (beta2 if isinstance(beta2, float) else _as_float(beta2))
+    c2 = _as_float(var_a) + _as_float(var_b) + two_beta2
     d = _as_float(mu_a) - _as_float(mu_b)
-    return np.sqrt(2.0 * beta2 / c2) * np.exp(-0.5 * d * d / c2)
+    return np.sqrt(two_beta2 / c2) * np.exp(-0.5 * d * d / c2)
 
 
 def true_draw_density(s_a: ArrayLike, s_b: ArrayLike, beta2: ArrayLike) -> FloatArray:
