@@ -152,6 +152,26 @@ def test_waves_split_at_the_first_shared_player() -> None:
         range(2, 5),
         range(5, 6),
     ]
+    assert waves([(0, 1), (2, 3), (), (4, 5)]) == [range(0, 4)]  # nobody twice: one wave
+    assert waves([]) == [] and waves([(), ()]) == [range(0, 2)]
+
+
+def test_waves_are_the_maximal_runs_without_a_shared_player() -> None:
+    """The split of random batches (the quick answer for a batch with nobody twice included)
+    against the rule itself: each wave has nobody twice, and its next game shares somebody."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        groups = [
+            tuple(rng.choice(30, size=int(rng.integers(0, 4)), replace=False).tolist())
+            for _ in range(int(rng.integers(0, 12)))
+        ]
+        runs = waves(groups)
+        assert [k for run in runs for k in run] == list(range(len(groups)))
+        for run in runs:
+            ids = [pid for k in run for pid in groups[k]]
+            assert len(ids) == len(set(ids))
+            if run.stop < len(groups):
+                assert set(ids) & set(groups[run.stop])
 
 
 # --------------------------------------------------------------------------------------------

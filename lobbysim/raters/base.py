@@ -308,6 +308,9 @@ def duel_sides(game: GameResult) -> tuple[Seat, Seat]:
 
 def waves(id_groups: Sequence[Sequence[int]]) -> list[range]:
     """Split games (given by their rated ids) into maximal runs with no id in common."""
+    flat = [pid for ids in id_groups for pid in ids]
+    if len(set(flat)) == len(flat):  # nobody in two games (a tick's games): one wave
+        return [range(len(id_groups))] if id_groups else []
     runs: list[range] = []
     start = 0
     seen: set[int] = set()

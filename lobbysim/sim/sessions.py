@@ -139,27 +139,32 @@ class Lobby:
             batch: the players.
             registered: True if :meth:`register` was already called for them.
         """
-        n = len(batch)
         if not registered:
             if self._reserved:
                 raise RuntimeError("players registered ahead must arrive before others are added")
             self.register(batch)
-        reserved = self._reserved
-        ids = [reserved.popleft() for _ in range(n)]
+        return self._arrive(_rows(batch))
+
+    def _arrive(self, rows: Sequence[tuple[float, float, float, bool, int, float]]) -> list[int]:
+        """:meth:`add_players` of registered players given as rows of :func:`_rows`."""
+        reserved, players, present, queue = self._reserved, self.players, self.present, self._queue
         now = self.env.now
-        for k, pid in enumerate(ids):
+        ids = []
+        for skill, mu0, var0, registered, games, minutes in rows:
+            pid = reserved.popleft()
             player = Player(
                 pid=pid,
-                skill=float(batch.skill[k]),
-                mu0=float(batch.mu0[k]),
-                var0=float(batch.var0[k]),
-                registered=bool(batch.registered[k]),
-                games_left=int(batch.session_games[k]),
-                leave_at=now + float(batch.session_minutes[k]),
+                skill=skill,
+                mu0=mu0,
+                var0=var0,
+                registered=registered,
+                games_left=games,
+                leave_at=now + minutes,
             )
-            self.players[pid] = player
-            self.present[pid] = None
-            self._queue(player)
+            players[pid] = player
+            present[pid] = None
+            queue(player)
+            ids.append(pid)
         return ids
 
     def join(self, batch: PlayerBatch) -> list[Player]:
@@ -202,11 +207,12 @@ class Lobby:
             arrivals = sample_window(self._arrival_model, arrival_rng, start, end)
             batch = self._population.sample(population_rng, arrivals.n_players)
             self.register(batch)
+            rows = _rows(batch)
             offset = 0
             for t, size in zip(arrivals.times.tolist(), arrivals.sizes.tolist(), strict=True):
                 if t > env.now:
                     yield env.timeout(t - env.now)
-                self.add_players(_slice(batch, offset, offset + size), registered=True)
+                self._arrive(rows[offset : offset + size])
                 offset += size
             if end > env.now:
                 yield env.timeout(end - env.now)
@@ -387,12 +393,14 @@ class Lobby:
             heapq.heappop(heap)
 
 
-def _slice(batch: PlayerBatch, start: int, stop: int) -> PlayerBatch:
-    return PlayerBatch(
-        skill=batch.skill[start:stop],
-        mu0=batch.mu0[start:stop],
-        var0=batch.var0[start:stop],
-        registered=batch.registered[start:stop],
-        session_games=batch.session_games[start:stop],
-        session_minutes=batch.session_minutes[start:stop],
-    )
+def _rows(batch: PlayerBatch) -> list[tuple[float, float, float, bool, int, float]]:
+    """Return each player of ``batch`` as a row of Python values (skill, mu0, var0, registered,
+    session games, session minutes): the values ``float()``, ``bool()`` and ``int()`` give."""
+    floats = [
+        np.asarray(column, dtype=np.float64).tolist()
+        for column in (batch.skill, batch.mu0, batch.var0, batch.session_minutes)
+    ]
+    registered = np.asarray(batch.registered).astype(bool, copy=False).tolist()
+    games = np.asarray(batch.session_games).astype(np.int64, copy=False).tolist()
+    skill, mu0, var0, minutes = floats
+    return list(zip(skill, mu0, var0, registered, games, minutes, strict=True))
