@@ -7,14 +7,15 @@ a matchmaking pass every 0.25 minutes (and whenever a seat opens), records strea
 in a temporary folder. The number of concurrent players is set by the arrival rate; a warm-up
 fills the lobby and is not timed; the timed part includes writing the records.
 
-Targets. The lobby issue sets its targets for 1v1 only; the fair ones for free-for-all are:
+Targets:
 
-* scaling (the lobby issue's): the cost per game at ~20,000 concurrent players within 2x of
+* scaling (the first lobby issue's): the cost per game at ~20,000 concurrent players within 2x of
   that at ~2,000;
 * throughput in *seats filled*, i.e. player-games (one per stint: every player who sat in a
   game, back-fills included; a game of 8 fills 8 seats, or more with back-fills), per second at
-  ~20,000 players at least the 1v1 target's: 10,000 games/s x 2 players = 20,000 player-games/s.
-  (Games per second would be unfair to compare: an ffa game has 4x the players of a 1v1 game.)
+  ~20,000 players: at least 30,000 (the lobby speed issue's; the first lobby issue asked 20,000,
+  its 1v1 target of 10,000 games/s x 2 players). Games per second would be unfair to compare
+  with 1v1: an ffa game has 4x the players of a 1v1 game.
 
 Memory: ``--double`` also runs each size twice as long and prints both peak RSS figures (a fresh
 process each; ``ru_maxrss`` from ``resource.getrusage``): with streamed records memory should
@@ -46,7 +47,7 @@ QUIT_RATE = 0.02
 # back-fill) and the wait before it; measured, so that the lobby holds about the size asked
 MINUTES_PER_GAME = 13.0
 TARGET_RATIO = 2.0
-TARGET_SEATS_PER_S = 20_000.0  # the 1v1 target, 10,000 games/s, x 2 players
+TARGET_SEATS_PER_S = 30_000.0  # the lobby speed issue
 
 
 def scenario_for(concurrent: int, minutes: float, wake_on_arrival: bool = False) -> Scenario:
@@ -184,7 +185,8 @@ def main() -> None:
         small, large = sizes[0], sizes[-1]
         ratio = per_game[large] / per_game[small]
         verdict = "MET" if ratio <= TARGET_RATIO else "MISSED"
-        print(f"cost per game at {large:,} / at {small:,}: {ratio:.2f} (target <= 2): {verdict}")
+        limit = f"target <= {TARGET_RATIO:g}"
+        print(f"cost per game at {large:,} / at {small:,}: {ratio:.2f} ({limit}): {verdict}")
     if sizes:
         large = sizes[-1]
         rate = seats_per_s[large]
