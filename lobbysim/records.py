@@ -7,7 +7,10 @@ Records are frozen slotted dataclasses (cheap to make on the hot path) that turn
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
+from typing import Any, overload
 
 MODES = ("1v1", "team", "ffa")
 
@@ -122,6 +125,142 @@ def make_result(
     s4(result, seats)
     s5(result, winner)
     return result
+
+
+class DuelBatch(Sequence[GameResult]):
+    """Finished 1v1 games held as columns: a sequence of :class:`GameResult` that is made only
+    for whoever reads it as one.
+
+    The lobby hands the 1v1 games it scores to the raters as a batch: a rater that knows the
+    columns (the built-in ones) reads them directly, any other iterates over the games as
+    :class:`GameResult` objects, made on first use, the same as the lobby would have made. Each
+    column holds one value per game, in the order the games finished; side 0 is player ``a``,
+    side 1 player ``b``, both stints last from ``start`` to ``end``, ``quit_side`` is the side
+    that quit (-1: none) and ``winner`` the winning side. The lobby makes it well-formed: two
+    different players, a winner of 0 or 1.
+    """
+
+    __slots__ = (
+        "_results",
+        "end",
+        "game_id",
+        "performance_a",
+        "performance_b",
+        "player_a",
+        "player_b",
+        "quit_side",
+        "registered_a",
+        "registered_b",
+        "score_a",
+        "score_b",
+        "start",
+        "winner",
+    )
+
+    def __init__(
+        self,
+        game_id: Sequence[int],
+        start: Sequence[float],
+        end: Sequence[float],
+        player_a: Sequence[int],
+        player_b: Sequence[int],
+        registered_a: Sequence[bool],
+        registered_b: Sequence[bool],
+        score_a: Sequence[float],
+        score_b: Sequence[float],
+        performance_a: Sequence[float],
+        performance_b: Sequence[float],
+        quit_side: Sequence[int],
+        winner: Sequence[int],
+    ) -> None:
+        self.game_id, self.start, self.end = game_id, start, end
+        self.player_a, self.player_b = player_a, player_b
+        self.registered_a, self.registered_b = registered_a, registered_b
+        self.score_a, self.score_b = score_a, score_b
+        self.performance_a, self.performance_b = performance_a, performance_b
+        self.quit_side, self.winner = quit_side, winner
+        self._results: list[GameResult] | None = None
+
+    def __len__(self) -> int:
+        return len(self.game_id)
+
+    @overload
+    def __getitem__(self, index: int) -> GameResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[GameResult]: ...
+
+    def __getitem__(self, index: int | slice) -> GameResult | list[GameResult]:
+        return self.results()[index]
+
+    def __iter__(self) -> Iterator[GameResult]:
+        return iter(self.results())
+
+    def __repr__(self) -> str:
+        return f"DuelBatch({len(self)} games)"
+
+    def results(self) -> list[GameResult]:
+        """Return the games as :class:`GameResult` objects (made once, on the first call)."""
+        if self._results is None:
+            self._results = [_duel_result(*game) for game in zip(*self.columns(), strict=True)]
+        return self._results
+
+    def result(self, k: int) -> GameResult:
+        """Return game ``k`` as a :class:`GameResult` (the one :meth:`results` holds, if made)."""
+        if self._results is not None:
+            return self._results[k]
+        return _duel_result(*(column[k] for column in self.columns()))
+
+    def columns(self) -> tuple[Sequence[Any], ...]:
+        """Return the columns in the order of the constructor's arguments."""
+        return (
+            self.game_id,
+            self.start,
+            self.end,
+            self.player_a,
+            self.player_b,
+            self.registered_a,
+            self.registered_b,
+            self.score_a,
+            self.score_b,
+            self.performance_a,
+            self.performance_b,
+            self.quit_side,
+            self.winner,
+        )
+
+    @classmethod
+    def concat(cls, batches: Sequence[DuelBatch]) -> DuelBatch:
+        """Return the games of ``batches``, one after the other, as one batch."""
+        if len(batches) == 1:
+            return batches[0]
+        parts = [batch.columns() for batch in batches]
+        return cls(
+            *(tuple(itertools.chain.from_iterable(column)) for column in zip(*parts, strict=True))
+        )
+
+
+def _duel_result(
+    game_id: int,
+    start: float,
+    end: float,
+    player_a: int,
+    player_b: int,
+    registered_a: bool,
+    registered_b: bool,
+    score_a: float,
+    score_b: float,
+    performance_a: float,
+    performance_b: float,
+    quit_side: int,
+    winner: int,
+) -> GameResult:
+    """Return one game of a :class:`DuelBatch` (its columns' values) as a :class:`GameResult`."""
+    seats = (
+        make_seat(player_a, 0, start, end, score_a, registered_a, quit_side == 0, performance_a),
+        make_seat(player_b, 1, start, end, score_b, registered_b, quit_side == 1, performance_b),
+    )
+    return make_result(game_id, "1v1", start, end, seats, winner)
 
 
 #: Every record kind of a run with its columns in order and their pandas dtypes: the one schema of

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import lobbysim.raters.sph_elo as sph_elo_rater_module
 from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater
 from lobbysim.raters.base import EvenMatchQuality, PlayerTable, waves
-from lobbysim.records import GameResult, Seat
+from lobbysim.records import DuelBatch, GameResult, Seat
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
 from lobbysim.skill.sph_elo import Participant, SPHParams, rate_game, rating_changes
@@ -891,3 +891,71 @@ def test_sph_elo_one_game_batches_rate_as_the_array_path() -> None:
         assert one.means(ids).tolist() == two.means(ids).tolist()
         assert one.last_batch_change_sums == two.last_batch_change_sums[:1]
     assert one.means(ids).tolist() != start  # the games moved the ratings
+
+
+def _duel_batch(rng: np.random.Generator, first_id: int, n_games: int, n_players: int) -> DuelBatch:
+    """1v1 games as the lobby scores them: guests, quits, 0-minute games, repeated players."""
+    columns: list[list[object]] = [[] for _ in range(13)]
+    for k in range(n_games):
+        a, b = (int(x) for x in rng.choice(n_players, 2, replace=False))
+        start = float(rng.uniform(0, 100))
+        end = start + float(rng.choice([0.0, 10.0, rng.uniform(0, 12)]))
+        registered = rng.random(2) > 0.15
+        scores = [float(x) for x in rng.integers(0, 12, 2)]
+        if rng.random() < 0.1:  # equal SPH in other numbers (both stints are the game)
+            scores = [6.0, 6.0]
+        values = (first_id + k, start, end, a, b, bool(registered[0]), bool(registered[1]))
+        values += (*scores, 0.0, 0.0, int(rng.integers(-1, 2)), int(rng.integers(0, 2)))
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+    return DuelBatch(*columns)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make", [lambda: bayesian([0.0] * 12, [1.0] * 12, tau2=0.02), None])
+def test_a_batch_of_duels_rates_as_its_game_results(make: Any) -> None:
+    """The raters' column path (a DuelBatch from the lobby) against the same games as
+    GameResult objects: the same ratings and variances bit for bit, batch after batch (a batch
+    of one included), and the SPH Elo's change sums."""
+    rng = np.random.default_rng(9)
+    n = 12
+    if make is None:  # the SPH Elo, from spread ratings
+        start = [float(x) for x in rng.uniform(300, 700, n)]
+        columns, objects = sph_elo(start), sph_elo(start)
+    else:
+        columns, objects = make(), make()
+        for rater in (columns, objects):
+            rater._table.columns[0][:n] = np.linspace(-20, 20, n)
+            rater._table.columns[1][:n] = np.linspace(1, 50, n)
+    ids = np.arange(n)
+    for first in range(0, 2000, 50):
+        batch = _duel_batch(rng, first, int(rng.choice([1, 2, 7, 50])), n)
+        results = [GameResult(*vars_of(g)) for g in batch]  # plain objects, not the batch
+        columns.update(batch)
+        objects.update(results)
+        assert columns.means(ids).tolist() == objects.means(ids).tolist()
+        if make is not None:
+            assert columns.variances(ids).tolist() == objects.variances(ids).tolist()
+        else:
+            assert columns.last_batch_change_sums == objects.last_batch_change_sums
+        assert [batch.result(k) for k in range(len(batch))] == batch.results() == results
+    assert columns.means(ids).tolist() != objects.means(ids)[::-1].tolist()
+
+
+def vars_of(game: GameResult) -> tuple[object, ...]:
+    """The fields of a game, in order."""
+    return (game.game_id, game.mode, game.start, game.end, game.seats, game.winner)
+
+
+def test_a_batch_of_duels_with_an_unknown_player_changes_nothing() -> None:
+    for rater in (bayesian([20.0, 25.0, 30.0], [4.0, 4.0, 4.0]), sph_elo([400.0, 500.0, 600.0])):
+        before = rater.means(np.arange(3)).tolist()
+        batch = DuelBatch(
+            (0, 1), (0.0, 0.0), (10.0, 10.0), (0, 1), (1, 9), (True, True), (True, True),
+            (3.0, 1.0), (1.0, 2.0), (0.0, 0.0), (0.0, 0.0), (-1, -1), (0, 1),
+        )  # fmt: skip
+        with pytest.raises(KeyError, match="unknown player id 9"):
+            rater.update(batch)
+        assert rater.means(np.arange(3)).tolist() == before
+        assert len(batch) == 2 and repr(batch) == "DuelBatch(2 games)"
+        both = DuelBatch.concat([batch, batch])
+        assert both.results() == batch.results() * 2 and list(both) == both[:]

@@ -50,7 +50,7 @@ from lobbysim.raters.base import (
     game_error,
     waves,
 )
-from lobbysim.records import GameResult
+from lobbysim.records import DuelBatch, GameResult
 from lobbysim.skill.gaussian import update_1v1, update_1v1_one
 
 
@@ -109,6 +109,9 @@ class BayesianRater(GaussianBeliefs):
             KeyError: a registered seat's player id is unknown.
             ValueError: a malformed game (wrong seats for its mode, bad winner, bad stint).
         """
+        if isinstance(games, DuelBatch):
+            self._update_duels(games)
+            return
         if len(games) == 1 and games[0].mode == "1v1":
             self._update_duel(games[0])
             return
@@ -130,13 +133,45 @@ class BayesianRater(GaussianBeliefs):
                 check_seats(game)
                 duels.append(None)
                 id_groups.append([s.player_id for s in game.seats if s.registered])
+        self._rate(games, duels, id_groups)
+
+    def _update_duels(self, batch: DuelBatch) -> None:
+        """:meth:`update` of 1v1 games given as columns (well-formed, as the lobby makes them):
+        the same updates, the pairs read from the columns."""
+        if len(batch) == 1:
+            if batch.registered_a[0] and batch.registered_b[0]:
+                a, b = batch.player_a[0], batch.player_b[0]
+                self._update_one(*((a, b) if batch.winner[0] == 0 else (b, a)))
+            return
+        duels: list[tuple[int, int] | None] = [
+            ((a, b) if won == 0 else (b, a)) if ra and rb else None
+            for a, b, ra, rb, won in zip(
+                batch.player_a,
+                batch.player_b,
+                batch.registered_a,
+                batch.registered_b,
+                batch.winner,
+                strict=True,
+            )
+        ]
+        self._rate(batch, duels, [() if d is None else d for d in duels])
+
+    def _rate(
+        self,
+        games: Sequence[GameResult],
+        duels: list[tuple[int, int] | None],
+        id_groups: list[Sequence[int]],
+    ) -> None:
+        """Apply a batch wave by wave: the rated 1v1 games ``duels`` (winner, loser) at once,
+        the team and ffa games by the pair rule; all or nothing."""
         table = self._table
         table.index(np.fromiter(itertools.chain.from_iterable(id_groups), np.int64))
         table.begin()
         try:
             for wave in waves(id_groups):
                 self._apply_duels([d for k in wave if (d := duels[k]) is not None])
-                self._apply_multi([games[k] for k in wave if games[k].mode != "1v1"])
+                # the team and ffa games (a 1v1 game with a guest has no rated ids)
+                self._apply_multi([games[k] for k in wave if duels[k] is None and id_groups[k]])
         except BaseException:
             table.rollback()
             raise
@@ -153,6 +188,12 @@ class BayesianRater(GaussianBeliefs):
         if not (a.registered and b.registered):
             return
         w, lo = (a.player_id, b.player_id) if game.winner == a.team else (b.player_id, a.player_id)
+        self._update_one(w, lo)
+
+    def _update_one(self, w: int, lo: int) -> None:
+        """Apply one rated 1v1 game, ``w`` beat ``lo``: :meth:`_apply_duels`' arithmetic for one
+        game on floats, the two players written in place (nothing can fail after the first
+        write, so there is nothing to undo)."""
         table = self._table
         if not (0 <= w < table.n_dense and 0 <= lo < table.n_dense):
             table.index(np.array([w, lo], dtype=np.int64))  # raises KeyError for an unknown id

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -33,7 +33,7 @@ from lobbysim.raters.base import (
     float_array,
     waves,
 )
-from lobbysim.records import GameResult
+from lobbysim.records import DuelBatch, GameResult
 from lobbysim.skill.sph_elo import (
     Participant,
     SPHParams,
@@ -135,6 +135,9 @@ class SPHEloRater(EvenMatchQuality):
             KeyError: a registered seat's player id is unknown.
             ValueError: a game :func:`~lobbysim.skill.sph_elo.rating_changes` rejects.
         """
+        if isinstance(games, DuelBatch):
+            self._update_duels(games)
+            return
         fast: list[bool] = []
         id_groups: list[Sequence[int]] = []
         for game in games:
@@ -154,15 +157,70 @@ class SPHEloRater(EvenMatchQuality):
                     continue
             fast.append(False)
             id_groups.append([s.player_id for s in seats if s.registered])
+
+        def duel(k: int) -> tuple[float, ...]:
+            a, b = games[k].seats
+            return (
+                a.player_id,
+                a.score,
+                a.left - a.joined,
+                b.player_id,
+                b.score,
+                b.left - b.joined,
+            )
+
+        self._rate(games, fast, id_groups, duel, games.__getitem__)
+
+    def _update_duels(self, batch: DuelBatch) -> None:
+        """:meth:`update` of 1v1 games given as columns: the same games on the same paths
+        (ordinary games vectorised, a game with a guest through :func:`rating_changes`), their
+        values read from the columns; a :class:`GameResult` is made only for a game with a
+        guest."""
+        fast = [ra and rb for ra, rb in zip(batch.registered_a, batch.registered_b, strict=True)]
+        id_groups: list[Sequence[int]] = [
+            (a, b) if ra and rb else [pid for pid, r in ((a, ra), (b, rb)) if r]
+            for a, b, ra, rb in zip(
+                batch.player_a,
+                batch.player_b,
+                batch.registered_a,
+                batch.registered_b,
+                strict=True,
+            )
+        ]
+        ids_a, ids_b, score_a, score_b = (
+            batch.player_a,
+            batch.player_b,
+            batch.score_a,
+            batch.score_b,
+        )
+        start, end = batch.start, batch.end
+
+        def duel(k: int) -> tuple[float, ...]:
+            minutes = end[k] - start[k]  # both stints last the whole game
+            return (ids_a[k], score_a[k], minutes, ids_b[k], score_b[k], minutes)
+
+        self._rate(batch, fast, id_groups, duel, batch.result)
+
+    def _rate(
+        self,
+        games: Sequence[GameResult],
+        fast: list[bool],
+        id_groups: list[Sequence[int]],
+        duel: Callable[[int], tuple[float, ...]],
+        game: Callable[[int], GameResult],
+    ) -> None:
+        """Rate a batch wave by wave: the ordinary 1v1 games (``fast``) vectorised, the others
+        one by one; ``duel(k)`` is game k's (player, score, minutes) of side a then side b,
+        ``game(k)`` the game itself."""
         table = self._table
         table.index(np.fromiter(itertools.chain.from_iterable(id_groups), np.int64))
         sums = [0.0] * len(games)
         table.begin()
         try:
             for wave in waves(id_groups):
-                slow = self._apply_duels([k for k in wave if fast[k]], games, sums)
+                slow = self._apply_duels([k for k in wave if fast[k]], duel, sums)
                 for k in sorted([k for k in wave if not fast[k]] + slow):
-                    sums[k] = self._apply_general(games[k])
+                    sums[k] = self._apply_general(game(k))
         except BaseException:
             table.rollback()
             raise
@@ -170,9 +228,10 @@ class SPHEloRater(EvenMatchQuality):
         self.last_batch_change_sums[:] = sums
 
     def _apply_duels(
-        self, ks: list[int], games: Sequence[GameResult], sums: list[float]
+        self, ks: list[int], duel: Callable[[int], tuple[float, ...]], sums: list[float]
     ) -> list[int]:
-        """Rate the ordinary 1v1 games ``games[k]`` (all players different), vectorised.
+        """Rate the ordinary 1v1 games ``ks`` (all players different), vectorised; ``duel(k)``
+        gives game k's (player, score, minutes) of side a then side b.
 
         Returns the positions of games unfit for the fast path (a seat with 0 minutes or a
         score or stint that :func:`rating_changes` must judge); ``sums`` gets the others' sums.
@@ -180,10 +239,8 @@ class SPHEloRater(EvenMatchQuality):
         if not ks:
             return []
         if len(ks) == 1:  # one game (a pass on every arrival): the same arithmetic on floats
-            return self._apply_duel(ks[0], games[ks[0]], sums)
-        cols = np.array(
-            [(s.player_id, s.score, s.left - s.joined) for k in ks for s in games[k].seats]
-        ).reshape(len(ks), 2, 3)
+            return self._apply_duel(ks[0], duel(ks[0]), sums)
+        cols = np.array([duel(k) for k in ks]).reshape(len(ks), 2, 3)
         score_a, score_b = cols[:, 0, 1], cols[:, 1, 1]
         min_a, min_b = cols[:, 0, 2], cols[:, 1, 2]
         ok = (
@@ -226,16 +283,14 @@ class SPHEloRater(EvenMatchQuality):
             sums[k] = total
         return slow
 
-    def _apply_duel(self, k: int, game: GameResult, sums: list[float]) -> list[int]:
+    def _apply_duel(self, k: int, duel: tuple[float, ...], sums: list[float]) -> list[int]:
         """:meth:`_apply_duels` for one game, operation for operation on floats.
 
         Each float operation is the one the vectorised path does element-wise (IEEE arithmetic,
         the same order), and the exponential is numpy's own, so the ratings are bit for bit
-        those of the vectorised path (tests/raters/test_raters.py holds them side by side).
+        those of the vectorised path (tests/test_raters.py holds them side by side).
         """
-        a, b = game.seats
-        score_a, score_b = float(a.score), float(b.score)
-        min_a, min_b = float(a.left - a.joined), float(b.left - b.joined)
+        id_a, score_a, min_a, id_b, score_b, min_b = (float(x) for x in duel)
         if not (
             math.isfinite(score_a)
             and math.isfinite(score_b)
@@ -247,7 +302,7 @@ class SPHEloRater(EvenMatchQuality):
             and min_b > 0
         ):
             return [k]
-        ia, ib = int(a.player_id), int(b.player_id)
+        ia, ib = int(id_a), int(id_b)
         p = self._params
         ratings = self._table.columns[0]
         r_a, r_b = float(ratings[ia]), float(ratings[ib])

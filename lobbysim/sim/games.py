@@ -30,6 +30,7 @@ tick's pass (:meth:`lobbysim.sim.clock.Clock.event_at`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -41,7 +42,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.groups import balance_teams
 from lobbysim.population import Population
 from lobbysim.raters import Rater
-from lobbysim.records import GameResult, Seat, make_result, make_seat
+from lobbysim.records import DuelBatch, GameResult, Seat, make_result, make_seat
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
 from lobbysim.sim.entities import (
@@ -333,9 +334,10 @@ class Games:
         lobby.hand_over(wb, end_event)
 
     # ------------------------------------------------------------------ scores and truth
-    def score_finished(self) -> list[GameResult]:
+    def score_finished(self) -> Sequence[GameResult]:
         """Draw the scores of every game finished since the last call, record the games, and
-        return them as the raters get them (the skills are brought up to date first).
+        return them as the raters get them (the skills are brought up to date first): 1v1
+        games as one :class:`~lobbysim.records.DuelBatch`, other games as a list.
 
         Scores are Poisson counts over each stint's minutes with rate ``score_rate *
         exp(score_gain * z)``, z the performance in population standard deviations; all of them
@@ -380,48 +382,55 @@ class Games:
             results.append(result)
         return results
 
-    def _score_1v1(self, finished: list[Any]) -> list[GameResult]:
-        """:meth:`score_finished` for 1v1 games (entries of :class:`_Finish1v1`), bit for bit.
+    def _score_1v1(self, finished: list[Any]) -> DuelBatch:
+        """:meth:`score_finished` for 1v1 games (entries of :class:`_Finish1v1`), bit for bit,
+        as one :class:`~lobbysim.records.DuelBatch` (columns, no object per game).
 
         Both stints of a 1v1 game last from its start to its end; the truth is
         :func:`~lobbysim.sim.skills.truth_1v1` of the two players' effective skills.
         """
         rules = self.rules
-        perf: list[float] = []
-        minutes: list[float] = []
-        for end, g in finished:
-            perf += (g[4], g[5])
-            length = end - g[1]
-            minutes += (length, length)
+        ends = [end for end, _ in finished]
+        game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = zip(
+            *[game for _, game in finished], strict=True
+        )
+        minutes = [end - begun for end, begun in zip(ends, start, strict=True)]
+        # the performances and minutes of side a then side b, game by game
+        perf = list(itertools.chain.from_iterable(zip(perf_a, perf_b, strict=True)))
+        both = list(itertools.chain.from_iterable(zip(minutes, minutes, strict=True)))
         if len(finished) <= FLOAT_SCORING_GAMES:  # a pass on every arrival: on floats
             mean, sd = self._skill_mean, self._skill_sd
             gain, rate = rules.score_gain, rules.score_rate
             growth = np.exp([gain * ((p - mean) / sd) for p in perf]).tolist()
-            lam = [rate * g * m for g, m in zip(growth, minutes, strict=True)]
+            lam = [rate * g * m for g, m in zip(growth, both, strict=True)]
             poisson = self._score_rng.poisson  # one draw at a time: the array's draws in turn
             scores = [float(poisson(x)) for x in lam]
         else:
             z = (np.array(perf) - self._skill_mean) / self._skill_sd
-            lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
+            lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(both)
             scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
         beta2 = rules.beta2
-        record = self._recorder.game_1v1
-        results = []
-        k = 0
-        for end, game in finished:
-            game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = game
-            score_a, score_b = scores[k], scores[k + 1]
-            k += 2
-            seats = (
-                make_seat(pa.pid, 0, start, end, score_a, pa.registered, quit_side == 0, perf_a),
-                make_seat(pb.pid, 1, start, end, score_b, pb.registered, quit_side == 1, perf_b),
-            )
-            results.append(make_result(game_id, "1v1", start, end, seats, winner))
-            truth = truth_1v1(end - start, ta, tb, winner, beta2)
-            record(
-                game_id, start, end, (pa, pb), (score_a, score_b), quit_side, winner, quality, truth
-            )
-        return results
+        truths = [
+            truth_1v1(m, skill_a, skill_b, won, beta2)
+            for m, skill_a, skill_b, won in zip(minutes, ta, tb, winner, strict=True)
+        ]
+        batch = DuelBatch(
+            game_id,
+            start,
+            ends,
+            [p.pid for p in pa],
+            [p.pid for p in pb],
+            [p.registered for p in pa],
+            [p.registered for p in pb],
+            scores[0::2],
+            scores[1::2],
+            perf_a,
+            perf_b,
+            quit_side,
+            winner,
+        )
+        self._recorder.duels(batch, pa, pb, minutes, quality, truths)
+        return batch
 
     @staticmethod
     def _result(g: FinishedGame, seats: tuple[Seat, ...]) -> GameResult:

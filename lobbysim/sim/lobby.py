@@ -29,8 +29,9 @@ handed in bounded batches to a sink it provides.
 from __future__ import annotations
 
 import gc
+import itertools
 import math
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
@@ -44,7 +45,7 @@ from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
-from lobbysim.records import GameResult
+from lobbysim.records import DuelBatch, GameResult
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.retention import RETENTION
 from lobbysim.scenario import PluginSpec, Scenario
@@ -168,7 +169,9 @@ class LobbySimulation:
         self.raters += [
             (spec.name, r) for spec, r in zip(scenario.raters.shadows, self.shadows, strict=True)
         ]
-        self._shadow_games: list[GameResult] = []  # scored, not yet given to the shadows
+        # the batches of scored games not yet given to the shadow raters, and how many games
+        self._shadow_games: list[Sequence[GameResult]] = []
+        self._shadow_count = 0
         population = Population.from_params(scenario.population)
 
         self.clock = clock = Clock(self.env, mm.tick, timed_only=not mm.wake_on_arrival)
@@ -368,8 +371,9 @@ class LobbySimulation:
             raters = self.raters
             raters[0][1].update(games)  # the driver (or what replaced it in self.raters)
             if len(raters) > 1:
-                self._shadow_games += games
-                if len(self._shadow_games) >= SHADOW_BATCH:
+                self._shadow_games.append(games)
+                self._shadow_count += len(games)
+                if self._shadow_count >= SHADOW_BATCH:
                     self._update_shadows()
             if self.base is not None:
                 self.base.observe(games)
@@ -378,11 +382,18 @@ class LobbySimulation:
             self.recorder.flush()
 
     def _update_shadows(self) -> None:
-        """Apply the games held back for the shadow raters, in order."""
-        games, self._shadow_games = self._shadow_games, []
-        if games:
-            for _, rater in self.raters[1:]:
-                rater.update(games)
+        """Apply the games held back for the shadow raters, in order, as one batch."""
+        held, self._shadow_games, self._shadow_count = self._shadow_games, [], 0
+        if not held:
+            return
+        duels = [batch for batch in held if isinstance(batch, DuelBatch)]
+        games: Sequence[GameResult] = (
+            DuelBatch.concat(duels)
+            if len(duels) == len(held)
+            else list(itertools.chain.from_iterable(held))
+        )
+        for _, rater in self.raters[1:]:
+            rater.update(games)
 
     def sample_ratings(self, everyone: bool = False) -> None:
         """Record every rater's rating (and variance) of the players in the lobby now.

@@ -9,12 +9,13 @@ lobby forgets them. It decides nothing about the model and does no file I/O: the
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from lobbysim.raters import Rater
-from lobbysim.records import GameResult
+from lobbysim.records import DuelBatch, GameResult
 from lobbysim.sim.entities import IdArray, Player, Records
 
 
@@ -100,44 +101,68 @@ class Recorder:
             )
         )
 
-    def game_1v1(
+    def duels(
         self,
-        game_id: int,
-        start: float,
-        end: float,
-        players: tuple[Player, Player],
-        scores: tuple[float, float],
-        quit_side: int,
-        winner: int,
-        quality: float,
-        truth: tuple[float, float, bool | None],
+        batch: DuelBatch,
+        players_a: Sequence[Player],
+        players_b: Sequence[Player],
+        minutes: Sequence[float],
+        quality: Sequence[float],
+        truths: Sequence[tuple[float, float, bool | None]],
     ) -> None:
-        """Record a scored 1v1 game as :meth:`game` does (side 0 is ``players[0]``).
+        """Record scored 1v1 games as :meth:`game` records each of them, in order.
 
-        Both stints last from ``start`` to ``end``; ``quit_side`` is the side that quit (-1:
-        none). The rows and tallies are :meth:`game`'s, without reading them back from seats.
+        Args:
+            batch: the games (side 0 is ``players_a``, side 1 ``players_b``).
+            players_a, players_b: each game's players.
+            minutes: each game's length (both stints last the whole game).
+            quality: the match quality the matchmaker predicted for each game.
+            truths: each game's true draw density, true skill gap and whether the stronger won.
+
+        The rows and tallies are :meth:`game`'s, made column by column: the participants of a
+        game in seat order, a game after another.
         """
-        minutes = end - start
-        records = self.records
-        pa, pb = players
-        awaiting = self._awaiting
-        # side 0, then side 1 (unrolled: two players, no loop)
-        pa.unscored -= 1
-        if not pa.unscored and pa.pid in awaiting:
-            self._scored_awaiting.append(pa.pid)
-        pa.games += 1
-        pa.wins += winner == 0
-        pb.unscored -= 1
-        if not pb.unscored and pb.pid in awaiting:
-            self._scored_awaiting.append(pb.pid)
-        pb.games += 1
-        pb.wins += winner == 1
-        records.participants += (
-            (game_id, pa.pid, 0, start, end, minutes, scores[0], pa.registered, quit_side == 0),
-            (game_id, pb.pid, 1, start, end, minutes, scores[1], pb.registered, quit_side == 1),
+        awaiting, ready = self._awaiting, self._scored_awaiting
+        for pa, pb, winner in zip(players_a, players_b, batch.winner, strict=True):
+            pa.unscored -= 1
+            if not pa.unscored and pa.pid in awaiting:
+                ready.append(pa.pid)
+            pa.games += 1
+            pa.wins += winner == 0
+            pb.unscored -= 1
+            if not pb.unscored and pb.pid in awaiting:
+                ready.append(pb.pid)
+            pb.games += 1
+            pb.wins += winner == 1
+        ids, start, end = batch.game_id, batch.start, batch.end
+        side_a = zip(
+            ids,
+            batch.player_a,
+            itertools.repeat(0),
+            start,
+            end,
+            minutes,
+            batch.score_a,
+            batch.registered_a,
+            [q == 0 for q in batch.quit_side],
         )
-        draw, gap, stronger_won = truth
-        records.games.append((game_id, "1v1", start, end, draw, gap, quality, stronger_won, winner))
+        side_b = zip(
+            ids,
+            batch.player_b,
+            itertools.repeat(1),
+            start,
+            end,
+            minutes,
+            batch.score_b,
+            batch.registered_b,
+            [q == 1 for q in batch.quit_side],
+        )
+        records = self.records
+        records.participants += itertools.chain.from_iterable(zip(side_a, side_b, strict=True))
+        draw, gap, stronger_won = zip(*truths, strict=True)
+        records.games += zip(
+            ids, itertools.repeat("1v1"), start, end, draw, gap, quality, stronger_won, batch.winner
+        )
 
     def depart(self, player: Player) -> None:
         """Note a player who has left; with streaming, :meth:`write_departed` writes them out

@@ -266,37 +266,67 @@ def test_one_members_next_visit_is_the_arrays_bit_for_bit(params: dict[str, obje
 
 
 def test_a_1v1_games_records_are_the_generic_recorders() -> None:
-    """Recorder.game_1v1 (the lobby's 1v1 scoring) against Recorder.game on the same games."""
+    """Recorder.duels (the lobby's 1v1 scoring, a batch at a time) against Recorder.game on the
+    same games, one at a time: the same rows in the same order, the same tallies, the same
+    players found fully scored."""
+    from lobbysim.records import DuelBatch
     from lobbysim.sim.entities import Player, Records
     from lobbysim.sim.recorder import Recorder
 
     rng = random.Random(21)
     recorders = [Recorder(Records()), Recorder(Records())]
-    players = [[Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=50) for k in range(6)]]
-    players.append([Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=50) for k in range(6)])
-    for game_id in range(200):
-        a, b = rng.sample(range(6), 2)
-        start = rng.uniform(0, 100)
-        end = start + rng.choice([0.0, rng.uniform(0, 20)])
-        scores = (float(rng.randint(0, 9)), float(rng.randint(0, 9)))
-        quit_side, winner = rng.choice([-1, 0, 1]), rng.choice([0, 1])
-        truth = (rng.random(), rng.random(), rng.choice([True, False, None]))
-        quality = rng.random()
+    players = [[Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=40) for k in range(6)]]
+    players.append([Player(k, 0.0, 0.0, 1.0, k % 3 > 0, 5, 1e9, unscored=40) for k in range(6)])
+    for recorder, mine in zip(recorders, players, strict=True):
+        recorder._awaiting = {p.pid: (p.pid, p) for p in mine[:3]}
+    game_id = 0
+    while game_id < 200:
+        games = []
+        for _ in range(rng.choice([1, 2, 5, 9])):
+            a, b = rng.sample(range(6), 2)
+            start = rng.uniform(0, 100)
+            end = start + rng.choice([0.0, rng.uniform(0, 20)])
+            scores = (float(rng.randint(0, 9)), float(rng.randint(0, 9)))
+            quit_side, winner = rng.choice([-1, 0, 1]), rng.choice([0, 1])
+            truth = (rng.random(), rng.random(), rng.choice([True, False, None]))
+            games.append(
+                (game_id, start, end, a, b, scores, quit_side, winner, rng.random(), truth)
+            )
+            game_id += 1
         generic, fast = players
-        seats = tuple(
-            Seat(p.pid, side, start, end, scores[side], p.registered, quit_side == side, 0.0)
-            for side, p in enumerate((generic[a], generic[b]))
+        for gid, start, end, a, b, scores, quit_side, winner, quality, truth in games:
+            seats = tuple(
+                Seat(p.pid, side, start, end, scores[side], p.registered, quit_side == side, 0.0)
+                for side, p in enumerate((generic[a], generic[b]))
+            )
+            result = GameResult(gid, "1v1", start, end, seats, winner)
+            recorders[0].game(result, quality, truth, (generic[a], generic[b]))
+        gid, start, end, a, b, scores, quit_side, winner, quality, truth = zip(*games, strict=True)
+        batch = DuelBatch(
+            gid,
+            start,
+            end,
+            a,
+            b,
+            [fast[k].registered for k in a],
+            [fast[k].registered for k in b],
+            [s[0] for s in scores],
+            [s[1] for s in scores],
+            [0.0] * len(gid),
+            [0.0] * len(gid),
+            quit_side,
+            winner,
         )
-        result = GameResult(game_id, "1v1", start, end, seats, winner)
-        recorders[0].game(result, quality, truth, (generic[a], generic[b]))
-        recorders[1].game_1v1(
-            game_id, start, end, (fast[a], fast[b]), scores, quit_side, winner, quality, truth
+        minutes = [e - s for s, e in zip(start, end, strict=True)]
+        recorders[1].duels(
+            batch, [fast[k] for k in a], [fast[k] for k in b], minutes, quality, truth
         )
     for kind in ("games", "participants"):
         assert repr(getattr(recorders[1].records, kind)) == repr(
             getattr(recorders[0].records, kind)
         )
     assert players[0] == players[1]
+    assert recorders[0]._scored_awaiting == recorders[1]._scored_awaiting != []
 
 
 def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.MonkeyPatch) -> None:
