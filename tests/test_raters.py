@@ -959,3 +959,25 @@ def test_a_batch_of_duels_with_an_unknown_player_changes_nothing() -> None:
         assert len(batch) == 2 and repr(batch) == "DuelBatch(2 games)"
         both = DuelBatch.concat([batch, batch])
         assert both.results() == batch.results() * 2 and list(both) == both[:]
+
+
+def test_small_waves_update_on_floats_as_on_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waves of up to FLOAT_DUELS rated games take update_1v1_one game by game; the beliefs are
+    update_1v1's over the wave's arrays, bit for bit (the reference: FLOAT_DUELS = 0)."""
+    from lobbysim.raters import bayesian as module
+
+    rng = np.random.default_rng(17)
+    n = 16
+    floats, arrays = (bayesian([0.0] * n, [1.0] * n, tau2=0.01) for _ in range(2))
+    for rater in (floats, arrays):
+        rater._table.columns[0][:n] = np.linspace(-30, 30, n)
+        rater._table.columns[1][:n] = np.linspace(0.5, 80, n)
+    ids = np.arange(n)
+    for first in range(0, 3000, 10):
+        batch = _duel_batch(rng, first, int(rng.integers(2, 7)), n)
+        floats.update(batch)
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "FLOAT_DUELS", 0)
+            arrays.update(batch)
+        assert floats.means(ids).tolist() == arrays.means(ids).tolist()
+        assert floats.variances(ids).tolist() == arrays.variances(ids).tolist()

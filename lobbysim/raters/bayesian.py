@@ -63,6 +63,11 @@ def _is_finite_real(value: object) -> bool:
     )
 
 
+#: A wave of at most this many rated 1v1 games is updated on floats (update_1v1_one, bit for bit
+#: update_1v1): small passes, such as passes on every arrival, rate a game or a few.
+FLOAT_DUELS = 4
+
+
 @cache
 def _pairs(k: int) -> tuple[tuple[int, int], ...]:
     """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats."""
@@ -208,14 +213,24 @@ class BayesianRater(GaussianBeliefs):
         if not duels:
             return
         mu, var = self._table.columns
-        if len(duels) == 1:  # one game (a pass on every arrival): the same update on floats
-            ((w, lo),) = duels
-            mu_w1, var_w1, mu_l1, var_l1 = update_1v1_one(
-                float(mu[w]), float(var[w]), float(mu[lo]), float(var[lo]), self.beta2, self.tau2
-            )
+        if len(duels) <= FLOAT_DUELS:  # a pass on every arrival: the same updates on floats
+            players: list[int] = []
+            means: list[float] = []
+            variances: list[float] = []
+            for w, lo in duels:
+                mu_w1, var_w1, mu_l1, var_l1 = update_1v1_one(
+                    float(mu[w]),
+                    float(var[w]),
+                    float(mu[lo]),
+                    float(var[lo]),
+                    self.beta2,
+                    self.tau2,
+                )
+                players += (w, lo)
+                means += (mu_w1, mu_l1)
+                variances += (var_w1, var_l1)
             self._table.write(
-                np.array([w, lo], dtype=np.intp),
-                [np.array([mu_w1, mu_l1]), np.array([var_w1, var_l1])],
+                np.array(players, dtype=np.intp), [np.array(means), np.array(variances)]
             )
             return
         ids = np.array(duels, dtype=np.intp)

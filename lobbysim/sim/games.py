@@ -390,6 +390,8 @@ class Games:
         :func:`~lobbysim.sim.skills.truth_1v1` of the two players' effective skills.
         """
         rules = self.rules
+        if len(finished) == 1 and FLOAT_SCORING_GAMES:
+            return self._score_one_1v1(*finished[0])
         ends = [end for end, _ in finished]
         game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = zip(
             *[game for _, game in finished], strict=True
@@ -430,6 +432,36 @@ class Games:
             winner,
         )
         self._recorder.duels(batch, pa, pb, minutes, quality, truths)
+        return batch
+
+    def _score_one_1v1(self, end: float, game: tuple[Any, ...]) -> DuelBatch:
+        """:meth:`_score_1v1` of one game (a pass on every arrival scores one), step by step:
+        the same draws and values, without the columns' set-up."""
+        game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = game
+        rules = self.rules
+        minutes = end - start
+        mean, sd, gain, rate = self._skill_mean, self._skill_sd, rules.score_gain, rules.score_rate
+        growth_a, growth_b = np.exp([gain * ((perf_a - mean) / sd), gain * ((perf_b - mean) / sd)])
+        poisson = self._score_rng.poisson
+        score_a = float(poisson(rate * float(growth_a) * minutes))
+        score_b = float(poisson(rate * float(growth_b) * minutes))
+        truth = truth_1v1(minutes, ta, tb, winner, rules.beta2)
+        batch = DuelBatch(
+            (game_id,),
+            (start,),
+            (end,),
+            (pa.pid,),
+            (pb.pid,),
+            (pa.registered,),
+            (pb.registered,),
+            (score_a,),
+            (score_b,),
+            (perf_a,),
+            (perf_b,),
+            (quit_side,),
+            (winner,),
+        )
+        self._recorder.duels(batch, (pa,), (pb,), (minutes,), (quality,), (truth,))
         return batch
 
     @staticmethod

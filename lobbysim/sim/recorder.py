@@ -135,6 +135,39 @@ class Recorder:
             pb.games += 1
             pb.wins += winner == 1
         ids, start, end = batch.game_id, batch.start, batch.end
+        records = self.records
+        if len(ids) == 1:  # one game (a pass on every arrival): its rows as tuples
+            quit_side, winner = batch.quit_side[0], batch.winner[0]
+            game_id, begun, ended, length = ids[0], start[0], end[0], minutes[0]
+            records.participants += (
+                (
+                    game_id,
+                    batch.player_a[0],
+                    0,
+                    begun,
+                    ended,
+                    length,
+                    batch.score_a[0],
+                    batch.registered_a[0],
+                    quit_side == 0,
+                ),
+                (
+                    game_id,
+                    batch.player_b[0],
+                    1,
+                    begun,
+                    ended,
+                    length,
+                    batch.score_b[0],
+                    batch.registered_b[0],
+                    quit_side == 1,
+                ),
+            )
+            truth = truths[0]
+            records.games.append(
+                (game_id, "1v1", begun, ended, truth[0], truth[1], quality[0], truth[2], winner)
+            )
+            return
         side_a = zip(
             ids,
             batch.player_a,
@@ -157,7 +190,6 @@ class Recorder:
             batch.registered_b,
             [q == 1 for q in batch.quit_side],
         )
-        records = self.records
         records.participants += itertools.chain.from_iterable(zip(side_a, side_b, strict=True))
         draw, gap, stronger_won = zip(*truths, strict=True)
         records.games += zip(
