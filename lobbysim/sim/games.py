@@ -280,40 +280,56 @@ class Games:
     # ------------------------------------------------------------------------------- 1v1
     def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
         """Start a 1v1 game of two waiting players, with the predicted match ``quality``."""
-        rules = self.rules
-        pa, pb = wa.player, wb.player
-        if self.dynamics is None:  # _truth_of, without the call
-            truth_a, truth_b = pa.skill, pb.skill
-        else:
-            truth_a, truth_b = self._truth_of(wa), self._truth_of(wb)
-        pa.unscored += 1
-        pb.unscored += 1
+        self.start_duels([(wa, wb, quality)])
+
+    def start_duels(self, duels: Sequence[tuple[Waiting, Waiting, float]]) -> None:
+        """Start the 1v1 games of a pass, each of two waiting players with its predicted match
+        quality, one after another as :meth:`start_1v1` starts one.
+
+        The games that end at one moment (with timed passes only, all those without a quit)
+        are noted as finished by one callback, :class:`_FinishDuels`, which does for each game
+        in turn what its own callback would have done.
+        """
+        rules, clock, lobby = self.rules, self._clock, self._lobby
+        hand_over, dynamics = lobby.hand_over, self.dynamics
         start = self.env.now
         beta, normal = self._beta, self._perf_normal
-        perf_a = truth_a + beta * normal()
-        perf_b = truth_b + beta * normal()
-        clock = self._clock
-        end = clock.snap_to_tick(start + rules.length)
-        quitter: Player | None = None
-        if rules.quit_rate > 0:
-            rate_a = rules.quit_rate * (rules.quit_behind_multiplier if perf_a < perf_b else 1.0)
-            rate_b = rules.quit_rate * (rules.quit_behind_multiplier if perf_b < perf_a else 1.0)
-            quit_a = start + self.draw_quit() / rate_a
-            quit_b = start + self.draw_quit() / rate_b
-            if min(quit_a, quit_b) < end:
-                quitter = pa if quit_a <= quit_b else pb
-                end = min(quit_a, quit_b)
-        # A quitter loses; otherwise the higher performance wins (side 0 is a, side 1 is b).
-        loser_is_a = quitter is pa if quitter is not None else not perf_a > perf_b
-        winner = 1 if loser_is_a else 0
-        quit_side = -1 if quitter is None else (0 if quitter is pa else 1)
-        game_id = self.n_games
-        self.n_games += 1
-        end_event = clock.shared_event_at(end)
-        lobby = self._lobby
-        end_event.callbacks.append(
-            _Finish1v1(
-                self,
+        full_end = clock.snap_to_tick(start + rules.length)
+        quit_rate, behind = rules.quit_rate, rules.quit_behind_multiplier
+        group: list[tuple[Any, ...]] = []
+        group_event: Any = None
+        for wa, wb, quality in duels:
+            pa, pb = wa.player, wb.player
+            if dynamics is None:  # _truth_of, without the call
+                truth_a, truth_b = pa.skill, pb.skill
+            else:
+                truth_a, truth_b = self._truth_of(wa), self._truth_of(wb)
+            pa.unscored += 1
+            pb.unscored += 1
+            perf_a = truth_a + beta * normal()
+            perf_b = truth_b + beta * normal()
+            end = full_end
+            quit_side = -1
+            if quit_rate > 0:
+                quit_a = start + self.draw_quit() / (
+                    quit_rate * (behind if perf_a < perf_b else 1.0)
+                )
+                quit_b = start + self.draw_quit() / (
+                    quit_rate * (behind if perf_b < perf_a else 1.0)
+                )
+                if min(quit_a, quit_b) < end:
+                    quit_side = 0 if quit_a <= quit_b else 1
+                    end = min(quit_a, quit_b)
+            # A quitter loses; otherwise the higher performance wins (side 0 is a, side 1 is b).
+            loser_is_a = quit_side == 0 if quit_side >= 0 else not perf_a > perf_b
+            winner = 1 if loser_is_a else 0
+            game_id = self.n_games
+            self.n_games += 1
+            end_event = clock.shared_event_at(end)
+            if end_event is not group_event:
+                group, group_event = [], end_event
+                end_event.callbacks.append(_FinishDuels(self, group, lobby.stint_over))
+            group.append(
                 (
                     game_id,
                     start,
@@ -326,12 +342,10 @@ class Games:
                     quality,
                     truth_a,
                     truth_b,
-                ),
-                lobby.stint_over,
+                )
             )
-        )
-        lobby.hand_over(wa, end_event)
-        lobby.hand_over(wb, end_event)
+            hand_over(wa, end_event)
+            hand_over(wb, end_event)
 
     # ------------------------------------------------------------------ scores and truth
     def score_finished(self) -> Sequence[GameResult]:
@@ -487,26 +501,29 @@ def _median(values: list[float]) -> float:
     return (ordered[mid - 1] + ordered[mid]) / 2
 
 
-class _Finish1v1:
-    """The end event's callback of a 1v1 game: notes the game as finished, with its end, then
-    ends both players' stints (in seat order), as their own callbacks would after it.
+class _FinishDuels:
+    """The end event's callback of 1v1 games that end together: notes each game as finished,
+    with its end, then ends both players' stints (in seat order), game after game, as their own
+    callbacks would, one after another.
 
     A finished game is ``(end, game)``, ``game`` the tuple (id, start, player a, player b, their
     performances, the side that quit or -1, the winning side, the predicted quality, their
     effective skills) that :meth:`Games._score_1v1` reads.
     """
 
-    __slots__ = ("_game", "_games", "_stint_over")
+    __slots__ = ("_games", "_owner", "_stint_over")
 
     def __init__(
-        self, games: Games, game: tuple[Any, ...], stint_over: Callable[[Player], None]
+        self, owner: Games, games: list[tuple[Any, ...]], stint_over: Callable[[Player], None]
     ) -> None:
+        self._owner = owner
         self._games = games
-        self._game = game
         self._stint_over = stint_over
 
     def __call__(self, event: Any) -> None:
-        game = self._game
-        self._games._finished.append((event.env.now, game))
-        self._stint_over(game[2])
-        self._stint_over(game[3])
+        now, stint_over = event.env.now, self._stint_over
+        finished = self._owner._finished  # the list of the games not scored yet, now
+        for game in self._games:
+            finished.append((now, game))
+            stint_over(game[2])
+            stint_over(game[3])

@@ -246,9 +246,12 @@ class Matchmaker:
         rematch = self.rematch
         if rematch is not None and not policy.uniform and pool.quality_fn is not quality:
             self._check_not_barred(pairs, pool.quality_fn)
-        for (a, b), q in zip(pairs.tolist(), values, strict=True):
-            games.start_1v1(waiting[a], waiting[b], q)
-            if rematch is not None:
+        pairs_list = pairs.tolist()
+        games.start_duels(
+            [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]
+        )
+        if rematch is not None:  # after the games' own end callbacks, as it only notes the time
+            for a, b in pairs_list:
                 rematch.met_pair(waiting[a], waiting[b])
 
     def backfill_pass(self) -> None:
