@@ -77,6 +77,7 @@ from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 
 IntArray = NDArray[np.intp]
+REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
 
 
 class Matchmaker:
@@ -420,28 +421,30 @@ class Matchmaker:
 class _PoolQuality:
     """The driving rater's match quality of pool indices, for one pass.
 
-    The pairs of the last call are remembered with their qualities: the matchmaker asks again
-    for the pairs the assignment has just judged (a pool of two's pair), and gets a copy of the
-    same values without asking the rater twice.
+    In a small pass (at most :data:`REMEMBERED_POOL` players, as passes on every arrival are)
+    every pair's quality is remembered once asked for: the matchmaker asks again for the pairs
+    the assignment chose among those it judged, and gets the same values without asking the
+    rater twice (a rater's quality is that of each pair, whatever else is asked with it).
     """
 
-    __slots__ = ("_ids", "_last", "_quality")
+    __slots__ = ("_ids", "_known", "_quality")
 
     def __init__(self, quality: Callable[[IdArray, IdArray], FloatArray], ids: IdArray) -> None:
         self._quality = quality
         self._ids = ids
-        self._last: tuple[tuple[bytes, bytes], FloatArray] | None = None
+        self._known: dict[tuple[int, int], float] | None = (
+            {} if ids.size <= REMEMBERED_POOL else None
+        )
 
     def __call__(self, i: IntArray, j: IntArray) -> FloatArray:
-        ids = self._ids
-        if i.dtype != np.intp or j.dtype != np.intp:
+        ids, known = self._ids, self._known
+        if known is None or i.ndim != 1:
             return self._quality(ids[i], ids[j])
-        key = (i.tobytes(), j.tobytes())
-        last = self._last
-        if last is not None and last[0] == key:
-            return last[1].copy()
+        pairs = list(zip(i.tolist(), j.tolist(), strict=True))
+        if all(pair in known for pair in pairs):
+            return np.array([known[pair] for pair in pairs], dtype=np.float64)
         values = self._quality(ids[i], ids[j])
-        self._last = (key, values.copy())
+        known.update(zip(pairs, values.tolist(), strict=True))
         return values
 
 

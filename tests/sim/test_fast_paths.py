@@ -392,3 +392,34 @@ def _duel_by_arrays(self, game):  # type: ignore[no-untyped-def]
     from lobbysim.raters.bayesian import BayesianRater
 
     BayesianRater.update(self, [game, game.__class__(-1, "ffa", 0.0, 0.0, (), None)])
+
+
+def test_a_small_pass_asks_the_rater_once_per_pair() -> None:
+    """The pool's quality in a small pass remembers each pair (ordered: the quality need not be
+    symmetric) and answers with the rater's own values; a large pass asks the rater every time."""
+    from lobbysim.sim.matchmaker import REMEMBERED_POOL, _PoolQuality
+
+    asked: list[list[tuple[int, int]]] = []
+
+    def lopsided(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        asked.append(list(zip(a.tolist(), b.tolist(), strict=True)))
+        return 1.0 / (1.0 + a + 0.37 * b)
+
+    ids = np.arange(100, 100 + REMEMBERED_POOL, dtype=np.int64)
+    quality = _PoolQuality(lopsided, ids)
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        i = rng.integers(0, ids.size, int(rng.integers(1, 6))).astype(np.intp)
+        j = rng.integers(0, ids.size, i.size).astype(np.intp)
+        assert quality(i, j).tolist() == lopsided(ids[i], ids[j]).tolist()
+        asked.pop()  # the reference call above
+    known: set[tuple[int, int]] = set()
+    for call in asked:  # the rater is asked only when some pair is new
+        assert not known.issuperset(call)
+        known.update(call)
+    assert 0 < len(asked) < 150
+    big = _PoolQuality(lopsided, np.arange(REMEMBERED_POOL + 1, dtype=np.int64))
+    asked.clear()
+    for _ in range(3):
+        big(np.array([0, 1], dtype=np.intp), np.array([1, 0], dtype=np.intp))
+    assert len(asked) == 3
