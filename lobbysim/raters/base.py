@@ -69,7 +69,10 @@ class Rater(Protocol):
         ...
 
     def update(self, games: Sequence[GameResult]) -> None:
-        """Apply finished games, in the given order."""
+        """Apply finished games, in the given order (as if one at a time: the lobby may hand a
+        batch over at once, e.g. to a shadow rater). The lobby hands 1v1 games over as a
+        :class:`~lobbysim.records.DuelBatch`, a sequence of games whose columns a rater may
+        read instead."""
         ...
 
     def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
