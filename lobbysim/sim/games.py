@@ -190,6 +190,48 @@ class Games:
             if not game.open_seats:
                 del self._open_games[game_id]
 
+    def backfill_queue(self, waiting: list[Waiting], mu: list[float]) -> list[int]:
+        """:meth:`backfill` with every waiting player free, on Python lists (a back-fill pass).
+
+        The same seats in the same order, bit for bit: each open seat takes the first eligible
+        player in queue order with the smallest ``abs(mu - target)`` (a NaN distance first, as
+        ``np.argmin`` picks it); tested against :meth:`backfill` in
+        tests/sim/test_fast_paths.py. A back-fill pass sees a queue of a few dozen players and
+        one open seat, where :meth:`backfill`'s array calls cost more than this loop.
+
+        Args:
+            waiting: the queue as the pass sees it.
+            mu: the driving rater's mean of each waiting player.
+
+        Returns:
+            The positions in ``waiting`` of the players seated, in the order seated.
+        """
+        rules, now = self.rules, self.env.now
+        seated: list[int] = []
+        taken: set[int] = set()
+        for game_id in list(self._open_games):
+            game = self._open_games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            if not game.open_seats:
+                del self._open_games[game_id]
+                continue
+            if len(taken) == len(waiting):  # nobody left to seat: the seats stay open
+                continue
+            # nobody returns to a game they have left
+            been = game.been
+            eligible = [k for k, w in enumerate(waiting) if k not in taken and w.pid not in been]
+            while game.open_seats and eligible:
+                team, target = game.open_seats.pop(0)
+                pick = _nearest(eligible, mu, target)
+                eligible.remove(pick)
+                taken.add(pick)
+                seated.append(pick)
+                self._seat(game, waiting[pick], team)
+            if not game.open_seats:
+                del self._open_games[game_id]
+        return seated
+
     def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
         """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
         rules, env = self.rules, self.env
@@ -419,6 +461,20 @@ class Games:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
+
+
+def _nearest(candidates: list[int], mu: list[float], target: float) -> int:
+    """Return the candidate whose ``mu`` is nearest ``target``, as ``np.argmin`` of
+    ``np.abs(mu[candidates] - target)`` picks it: the first of the smallest distances, or the
+    first NaN distance if there is one (``candidates`` non-empty)."""
+    best, best_distance = candidates[0], math.inf
+    for k in candidates:
+        distance = abs(mu[k] - target)
+        if distance != distance:  # NaN: np.argmin returns the first one
+            return k
+        if distance < best_distance:  # strictly: the first of equal distances stays
+            best, best_distance = k, distance
+    return best
 
 
 def _median(values: list[float]) -> float:

@@ -265,10 +265,10 @@ class Matchmaker:
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
-        free = np.ones(len(waiting), dtype=bool)
-        games.backfill(waiting, self._driver.means(ids), free)
+        # Games.backfill with everybody free, on lists (tested against it)
+        seated = games.backfill_queue(waiting, self._driver.means(ids).tolist())
         if self.rematch is not None:
-            self.rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
+            self.rematch.played([waiting[i] for i in sorted(seated)])
 
     def policy_in_force(self) -> InForce:
         """Return the policy of a pass now: the status quo before the switch, else the policy."""

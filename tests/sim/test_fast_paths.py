@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -297,3 +298,78 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
             getattr(recorders[0].records, kind)
         )
     assert players[0] == players[1]
+
+
+def _open_games(rng: random.Random, now: float, queue: list[int]) -> dict[int, Any]:
+    """Running ffa games with 0 to 3 open seats each, some too near their end to back-fill,
+    whose players include some of the queue (who may not return to them)."""
+    from lobbysim.sim.entities import GroupGame
+
+    games: dict[int, Any] = {}
+    for game_id in range(rng.randint(0, 4)):
+        end = now + rng.choice([0.5, 2.0, 2.0 + 1e-12, rng.uniform(0, 20)])
+        game = GroupGame(game_id, "ffa", now - 1.0, end, 0.5, None)  # type: ignore[arg-type]
+        game.been = set(rng.sample(queue, min(len(queue), rng.randint(0, 4)))) | {-1 - game_id}
+        for _ in range(rng.randint(0, 3)):
+            target = rng.choice([0.0, 1.5, rng.gauss(0, 2), math.inf, math.nan])
+            game.open_seats.append((None, target))
+        games[game_id] = game
+    return games
+
+
+def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
+    """Games.backfill_queue (the back-fill pass's) against Games.backfill with everybody free:
+    the same players in the same seats in the same order, and the same seats left open (ties,
+    NaN and infinite means and targets, players who were in the game, seats too late)."""
+    import copy
+
+    from lobbysim.sim.entities import Player, Waiting
+    from lobbysim.sim.games import Games
+
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 1e6,
+            "warmup": 0,
+            "game": {"mode": "ffa", "ffa_size": 4, "backfill_min_remaining": 2.0},
+        }
+    )
+    games = LobbySimulation(scenario, Streams(1)).games
+    rng = random.Random(31)
+    picked = 0
+    for case in range(3000):
+        if rng.random() < 0.5:  # nothing is running: time passes
+            games.env.run(until=games.env.now + 0.5)
+        n = rng.choice([0, 1, 2, 5, 37, rng.randint(0, 60)])
+        pids = rng.sample(range(100), n)
+        waiting = [Waiting(pid, Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), 0.0, 1) for pid in pids]
+        values = [0.0, 1.5, -1.5, 3.0, math.inf, -math.inf, math.nan]
+        mu = [
+            rng.choice(values) if rng.random() < 0.3 else round(rng.gauss(0, 2), 1)
+            for _ in range(n)
+        ]
+        if rng.random() < 0.7:  # NaN is rare in a rater's means
+            mu = [0.0 if math.isnan(m) else m for m in mu]
+        start = _open_games(rng, games.env.now, pids)
+        runs = []
+        for fast in (False, True):
+            games._open_games = copy.deepcopy(start)
+            seats: list[tuple[int, int, int | None]] = []
+
+            def seat(
+                game: Any, member: Waiting, team: int | None, seats: list[Any] = seats
+            ) -> None:
+                seats.append((game.game_id, member.pid, team))
+
+            games._seat = seat  # type: ignore[method-assign]
+            if fast:
+                taken = sorted(games.backfill_queue(waiting, mu))
+            else:
+                free = np.ones(n, dtype=bool)
+                with np.errstate(invalid="ignore"):  # inf - inf
+                    Games.backfill(games, waiting, np.array(mu, dtype=np.float64), free)
+                taken = np.flatnonzero(~free).tolist()
+            left = {k: g.open_seats for k, g in games._open_games.items()}
+            runs.append((seats, taken, repr(left)))
+        assert runs[1] == runs[0], case
+        picked += len(runs[0][0])
+    assert picked > 1000
