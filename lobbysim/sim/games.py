@@ -55,7 +55,7 @@ from lobbysim.sim.entities import (
 )
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
-from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1
+from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1, truth_ffa
 from lobbysim.streams import Streams
 
 
@@ -108,8 +108,8 @@ class Games:
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
-        self._perf = lambda skill: skill + beta * perf.take()
-        self._beta, self._perf_normal = beta, perf.take  # start_1v1 draws as _perf does
+        # a performance is skill + beta * the next standard normal (start_1v1, _seat)
+        self._beta, self._perf_normal = beta, perf.take
         #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
         #: replace it to script a trace.
         self.draw_quit: Callable[[], float] = Buffered(
@@ -250,20 +250,22 @@ class Games:
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
-        env, rules = self.env, self.rules
+        now, rules = self.env.now, self.rules
         player = member.player
-        truth = self._truth_of(member)
+        # _truth_of without the call when skills never change
+        truth = player.skill if self.dynamics is None else self._truth_of(member)
         self._truths[game.game_id].append(truth)
         player.unscored += 1
-        stint = Stint(player, team, env.now, math.nan, self._perf(truth), False)
+        performance = truth + self._beta * self._perf_normal()
+        stint = Stint(player, team, now, math.nan, performance, False)
         game.stints.append(stint)
         game.seated[player.pid] = stint
         game.been.add(player.pid)
         leave: simpy.Event | Moment = game.end_event
         if rules.quit_rate > 0:
-            behind = self._behind(game, stint)
+            behind = self._behind(game, stint) if team is not None else _behind_ffa(game)
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
-            quit_at = env.now + self.draw_quit() / rate
+            quit_at = now + self.draw_quit() / rate
             if quit_at < game.end:
                 leave = self._clock.timeout_at(quit_at)
                 leave.callbacks.append(self._make_quit(game, stint))
@@ -386,34 +388,40 @@ class Games:
         if self.rules.mode == "1v1":
             return self._score_1v1(finished)
         rules = self.rules
-        z = np.array([st.performance for g in finished for st in g.stints])
-        minutes = np.array([st.left - st.joined for g in finished for st in g.stints])
+        stints = [st for g in finished for st in g.stints]
+        minutes = [st.left - st.joined for st in stints]  # each seat's minutes
+        z = np.array([st.performance for st in stints])
         z = (z - self._skill_mean) / self._skill_sd
-        lam = rules.score_rate * np.exp(rules.score_gain * z) * minutes
+        lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
         scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        beta2 = rules.beta2
         results = []
         k = 0
         for g in finished:
-            seats = []
-            for st in g.stints:
-                p = st.player
-                seats.append(
+            n = len(g.stints)
+            seats = tuple(
+                [
                     make_seat(
-                        p.pid,
+                        st.player.pid,
                         st.team,
                         st.joined,
                         st.left,
-                        scores[k],
-                        p.registered,
+                        score,
+                        st.player.registered,
                         st.quit,
                         st.performance,
                     )
-                )
-                k += 1
-            result = self._result(g, tuple(seats))
+                    for st, score in zip(g.stints, scores[k : k + n], strict=True)
+                ]
+            )
+            result = self._result(g, seats)
             players = [st.player for st in g.stints]
             skills = self._truths.pop(g.game_id)
-            truth = game_truth(g.mode, result.seats, skills, result.winner, rules.beta2)
+            if g.mode == "ffa":  # game_truth's ffa branch on the lists (tested against it)
+                truth = truth_ffa(skills, scores[k : k + n], minutes[k : k + n], beta2)
+            else:
+                truth = game_truth(g.mode, result.seats, skills, result.winner, beta2)
+            k += n
             self._recorder.game(result, g.quality, truth, players)
             results.append(result)
         return results
@@ -461,6 +469,18 @@ class Games:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
+
+
+def _behind_ffa(game: GroupGame) -> bool:
+    """Return :meth:`Games._behind` of the stint just seated in a free-for-all ``game``.
+
+    That stint is the last of ``game.seated`` (nobody sits in a game twice, so the player's id
+    is a new key); the others are the rest. Tested against :meth:`Games._behind` in
+    tests/sim/test_fast_paths.py.
+    """
+    others = [s.performance for s in game.seated.values()]
+    performance = others.pop()
+    return bool(others) and performance < _median(others)
 
 
 def _nearest(candidates: list[int], mu: list[float], target: float) -> int:

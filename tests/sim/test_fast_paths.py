@@ -373,3 +373,47 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
         assert runs[1] == runs[0], case
         picked += len(runs[0][0])
     assert picked > 1000
+
+
+def test_the_truth_of_an_ffa_game_is_game_truths_bit_for_bit() -> None:
+    """truth_ffa (the lobby's ffa scoring) against game_truth's ffa branch: 0 and 1 seats,
+    0-minute stints, equal skills and scores per hour, infinite and NaN scores per hour."""
+    from lobbysim.sim.skills import game_truth, truth_ffa
+
+    rng = random.Random(16)
+    for _ in range(20_000):
+        n = rng.choice([0, 1, 2, 3, 8, 8, 9, 11, rng.randint(0, 14)])
+        seats, skills = [], []
+        for k in range(n):
+            joined = rng.choice([0.0, rng.uniform(0, 20)])
+            left = rng.choice([joined, 20.0, rng.uniform(joined, 20), joined + 1e-300])
+            score = float(rng.choice([0, 1, 2, 3, rng.randint(0, 30)]))
+            if rng.random() < 0.1:
+                score = rng.choice([math.inf, math.nan])
+            seats.append(Seat(k, None, joined, left, score, True, False, 0.0))
+            skill = rng.gauss(0, 3)
+            skills.append(skills[-1] if skills and rng.random() < 0.2 else skill)
+        beta2 = rng.choice([2.5, rng.uniform(0.1, 10)])
+        expected = game_truth("ffa", seats, skills, None, beta2)
+        got = truth_ffa(skills, [s.score for s in seats], [s.left - s.joined for s in seats], beta2)
+        assert repr(got) == repr(expected)
+
+
+def test_behind_in_an_ffa_game_is_games_behind() -> None:
+    """_behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
+    quitters leaving and equal performances."""
+    from lobbysim.sim.entities import GroupGame, Player, Stint
+    from lobbysim.sim.games import Games, _behind_ffa
+
+    rng = random.Random(17)
+    for case in range(3000):
+        game = GroupGame(case, "ffa", 0.0, 20.0, 0.5, None)  # type: ignore[arg-type]
+        for pid in range(rng.randint(1, 12)):
+            if game.seated and rng.random() < 0.2:  # somebody quits
+                del game.seated[rng.choice(list(game.seated))]
+            performance = rng.choice([0.0, 1.0, rng.gauss(0, 2)])
+            stint = Stint(
+                Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), None, 0.0, 0.0, performance, False
+            )
+            game.seated[pid] = stint
+            assert _behind_ffa(game) == Games._behind(game, stint)
