@@ -38,7 +38,6 @@ from lobbysim.skill.sph_elo import (
     Participant,
     SPHParams,
     cap_scale,
-    pair_adjustment,
     rating_changes,
 )
 
@@ -292,8 +291,10 @@ class SPHEloRater(EvenMatchQuality):
         ``None`` for a game it must judge itself (a seat it would reject, or an unusual one).
 
         The same arithmetic in the same order (the pair loop over seats with minutes > 0 in seat
-        order, :func:`math.fsum` of each player's pair adjustments, the same cap), without
-        building and validating :class:`Participant` objects: bit for bit the same changes.
+        order, :func:`pair_adjustment`'s operations with :func:`math.exp` as it has them,
+        :func:`math.fsum` of each player's pair adjustments, the same cap), without building and
+        validating :class:`Participant` objects: bit for bit the same changes (tested against
+        :func:`rating_changes` in tests/sim/test_fast_paths.py).
         SPH is compared exactly as :func:`compare_sph` does (``score_a * minutes_b`` against
         ``score_b * minutes_a``, exact fractions only where the rounded products are equal).
         """
@@ -317,33 +318,45 @@ class SPHEloRater(EvenMatchQuality):
         rated = [s for s in seats if s.registered]
         team_game = not first_team
         p = self._params
+        t, game_mult, cap = p.t, p.game_mult, p.max_game_length
         ratings = self._table.columns[0]
-        pre = [float(ratings[s.player_id]) for s in rated]
+        pre = [ratings.item(s.player_id) for s in rated]
+        scores = [s.score for s in rated]
         minutes = [s.left - s.joined for s in rated]
         contributions: list[list[float]] = [[] for _ in rated]
         active = [k for k in range(len(rated)) if minutes[k] > 0]
         for x, a in enumerate(active):
-            seat_a, min_a = rated[a], minutes[a]
+            team_a, score_a, min_a, r_a = rated[a].team, scores[a], minutes[a], pre[a]
+            mine = contributions[a]
             for b in active[x + 1 :]:
-                seat_b, min_b = rated[b], minutes[b]
-                if team_game and seat_a.team == seat_b.team:
+                if team_game and team_a == rated[b].team:
                     continue
-                u = seat_a.score * min_b
-                v = seat_b.score * min_a
+                score_b, min_b, r_b = scores[b], minutes[b], pre[b]
+                u = score_a * min_b
+                v = score_b * min_a
                 if u == v:
                     sign = compare_sph(
-                        np.array([seat_a.score]),
+                        np.array([score_a]),
                         np.array([min_a]),
-                        np.array([seat_b.score]),
+                        np.array([score_b]),
                         np.array([min_b]),
                     )[0]
                     outcome = 0.5 * (float(sign) + 1.0)
                 else:
                     outcome = 1.0 if u > v else 0.0
-                indiv = pair_adjustment(
-                    pre[a], pre[b], outcome, min(p.max_game_length, min_a, min_b), p
-                )
-                contributions[a].append(indiv)
+                # min(cap, min_a, min_b) and pair_adjustment, step by step
+                time = cap
+                if min_a < time:
+                    time = min_a
+                if min_b < time:
+                    time = min_b
+                if r_a >= r_b:
+                    predicted_a = 1.0 / (1.0 + math.exp(-((r_a - r_b) / t)))
+                    indiv = (outcome - predicted_a) * game_mult * time
+                else:
+                    predicted_b = 1.0 / (1.0 + math.exp(-((r_b - r_a) / t)))
+                    indiv = -((1.0 - outcome - predicted_b) * game_mult * time)
+                mine.append(indiv)
                 contributions[b].append(-indiv)
         ids = [s.player_id for s in rated]
         offsets = [math.fsum(values) for values in contributions]
