@@ -244,7 +244,7 @@ class Games:
         game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
         self._truths[game.game_id] = []
-        game.end_event.callbacks.append(self._make_group_finish(game))
+        game.end_event.callbacks.append(_FinishGroup(self, game))
         for member, team in zip(members, teams, strict=True):
             self._seat(game, member, team)
 
@@ -302,19 +302,17 @@ class Games:
 
         return quit_game
 
-    def _make_group_finish(self, game: GroupGame) -> Callable[[simpy.Event], None]:
-        def finish(_event: simpy.Event) -> None:
-            for stint in game.seated.values():
-                stint.left = game.end
-            game.seated.clear()
-            self._open_games.pop(game.game_id, None)
-            self._finished.append(
-                FinishedGame(
-                    game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
-                )
+    def _finish_group(self, game: GroupGame) -> None:
+        """End a team or free-for-all game: its last stints end, and it waits for its scores."""
+        for stint in game.seated.values():
+            stint.left = game.end
+        game.seated.clear()
+        self._open_games.pop(game.game_id, None)
+        self._finished.append(
+            FinishedGame(
+                game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
             )
-
-        return finish
+        )
 
     # ------------------------------------------------------------------------------- 1v1
     def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
@@ -508,6 +506,28 @@ def _median(values: list[float]) -> float:
     if len(ordered) % 2:
         return ordered[mid]
     return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+class _FinishGroup:
+    """The end event's callback of a team or free-for-all game: :meth:`Games._finish_group`.
+
+    It lets go of the game once called. The game holds its end event, and a
+    :class:`~lobbysim.sim.clock.Moment` keeps its callbacks after firing: holding the game
+    after that would make a reference cycle (game, end event, this callback) that keeps the
+    game, its stints and its players' callbacks alive until the cyclic garbage collector runs,
+    rather than freeing them by reference counting.
+    """
+
+    __slots__ = ("_game", "_games")
+
+    def __init__(self, games: Games, game: GroupGame) -> None:
+        self._games = games
+        self._game: GroupGame | None = game
+
+    def __call__(self, _event: Any) -> None:
+        game, self._game = self._game, None
+        assert game is not None, "a game ends once"
+        self._games._finish_group(game)
 
 
 class _Finish1v1:
