@@ -419,3 +419,42 @@ def test_behind_in_an_ffa_game_is_games_behind() -> None:
             )
             game.seated[pid] = stint
             assert _behind_ffa(game) == Games._behind(game, stint)
+
+
+@pytest.mark.parametrize("rater", ["bayesian", "sph_elo", "glicko2", "truth"])
+def test_group_qualities_are_each_groups_own_bit_for_bit(rater: str) -> None:
+    """group_qualities (one quality call per pass) against each group's own call and mean, for
+    groups of 2 to 12 (numpy's pairwise sums from 9 values on), uniform and adjacent ones."""
+    from lobbysim.raters import RATERS
+    from lobbysim.sim.matchmaker import _all_pairs, group_qualities
+    from lobbysim.sim.pairing import true_quality
+
+    rng = np.random.default_rng(18)
+    n = 200
+    ids = np.arange(n, dtype=np.int64)
+    mu = rng.normal(0, 3, n) * (500.0 if rater == "sph_elo" else 1.0)
+    mu[:20] = mu[0]  # equal means
+    if rater == "truth":
+        quality = true_quality(mu, 2.5)
+    else:
+        built = RATERS.create(rater, {})
+        built.add_players(ids, rng.normal(0, 3, n), rng.uniform(0.1, 9, n))
+        table = built._table.columns  # type: ignore[attr-defined]
+        table[0][:n] = mu
+        if len(table) > 1:
+            table[1][:n] = rng.uniform(0.01, 9, n)
+
+        def quality(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return built.quality(ids[i], ids[j])
+
+    for _ in range(300):
+        size = int(rng.integers(2, 13))
+        if rng.random() < 0.5:
+            groups = list(rng.permutation(n)[: size * int(rng.integers(0, 9))].reshape(-1, size))
+        else:
+            starts = np.sort(rng.choice(n - size, int(rng.integers(1, 9)), replace=False))
+            order = np.argsort(mu, kind="stable")
+            groups = [order[s : s + size].copy() for s in starts.tolist()]
+        expected = [float(quality(*_all_pairs(group)).mean()) for group in groups]
+        got = group_qualities(groups, quality)
+        assert [q.hex() for q in got] == [q.hex() for q in expected]
