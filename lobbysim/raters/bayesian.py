@@ -64,9 +64,10 @@ def _is_finite_real(value: object) -> bool:
 
 
 @cache
-def _pairs(k: int) -> tuple[tuple[int, int], ...]:
-    """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats."""
-    return tuple(itertools.combinations(range(k), 2))
+def _pairs(k: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats: the a's and the b's, in order."""
+    pairs = list(itertools.combinations(range(k), 2))
+    return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
 
 
 @RATERS.register
@@ -186,10 +187,10 @@ class BayesianRater(GaussianBeliefs):
                 joined.append(seat.joined)
                 left.append(seat.left)
                 score.append(seat.score)
-            pairs = _pairs(len(rated))
-            pair_a.extend(base + a for a, _ in pairs)
-            pair_b.extend(base + b for _, b in pairs)
-            length.extend([game.length] * len(pairs))
+            first, second = _pairs(len(rated))
+            pair_a.extend(map(base.__add__, first))
+            pair_b.extend(map(base.__add__, second))
+            length.extend([game.length] * len(first))
         if not pair_a:
             return
         a = np.array(pair_a, dtype=np.intp)
