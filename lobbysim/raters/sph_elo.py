@@ -160,8 +160,7 @@ class SPHEloRater(EvenMatchQuality):
         try:
             for wave in waves(id_groups):
                 slow = self._apply_duels([k for k in wave if fast[k]], games, sums)
-                for k in sorted([k for k in wave if not fast[k]] + slow):
-                    sums[k] = self._apply_general(games[k])
+                self._apply_general(sorted([k for k in wave if not fast[k]] + slow), games, sums)
         except BaseException:
             table.rollback()
             raise
@@ -273,18 +272,28 @@ class SPHEloRater(EvenMatchQuality):
         sums[k] = change_a + change_b
         return []
 
-    def _apply_general(self, game: GameResult) -> float:
-        """Rate one game with :func:`rating_changes`; return the sum of its changes."""
-        quick = self._changes_plain(game)
-        if quick is not None:
-            ids, changes = quick
-            if not ids:
-                return 0.0
+    def _apply_general(self, ks: list[int], games: Sequence[GameResult], sums: list[float]) -> None:
+        """Rate the games ``games[k]`` (no rated player in two of them) with
+        :func:`rating_changes`, in order; ``sums`` gets the sum of each game's changes.
+
+        The changes of the games :meth:`_changes_plain` rates are written together after the
+        loop: each game reads only its own players' ratings, which no other game of the wave
+        writes, and each rating gets ``rating + change`` as a write per game would give it.
+        """
+        ids: list[int] = []
+        changes: list[float] = []
+        for k in ks:
+            quick = self._changes_plain(games[k])
+            if quick is None:
+                sums[k] = self._apply_checked(games[k])
+                continue
+            ids += quick[0]
+            changes += quick[1]
+            sums[k] = math.fsum(quick[1]) if quick[0] else 0.0
+        if ids:
             ratings = self._table.columns[0]
             idx = np.array(ids, dtype=np.intp)
             self._table.write(idx, [ratings[idx] + np.array(changes)])
-            return math.fsum(changes)
-        return self._apply_checked(game)
 
     def _changes_plain(self, game: GameResult) -> tuple[list[int], list[float]] | None:
         """Return the ids and rating changes :func:`rating_changes` gives for ``game``, or

@@ -6,6 +6,7 @@ assignment's pairs in ``tests/sim/test_plugin_checks.py``.)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from pathlib import Path
@@ -74,6 +75,32 @@ def test_sph_elo_plain_path_equals_rating_changes(mode: str) -> None:
             for a, b in zip(got[1], expected.values(), strict=True)
         )
         rater.update([game])
+
+
+@pytest.mark.parametrize("mode", ["ffa", "team"])
+def test_sph_elo_batches_of_group_games_rate_as_one_game_at_a_time(mode: str) -> None:
+    """A wave's plain games written together (SPHEloRater._apply_general) against one update
+    per game, bit for bit: ratings and the sums of changes (waves of 1 to 8 games, players
+    recurring across waves, guests, games rating_changes itself must judge)."""
+    rng = random.Random(8)
+    start = [500.0 + rng.gauss(0, 150) for _ in range(40)]
+    batch, single = SPHEloRater(), SPHEloRater()
+    for rater in (batch, single):
+        rater.add_players(np.arange(40, dtype=np.int64), np.zeros(40), np.ones(40))
+        rater._table.columns[0][:40] = start
+    for b in range(300):
+        games = [random_game(rng, 10 * b + k, mode) for k in range(rng.randint(1, 8))]
+        for k, game in enumerate(games):
+            if rng.random() < 0.05:  # an unplain seat (an int score): rating_changes judges
+                seats = (dataclasses.replace(game.seats[0], score=3), *game.seats[1:])
+                games[k] = dataclasses.replace(game, seats=seats)
+        batch.update(games)
+        sums = []
+        for game in games:
+            single.update([game])
+            sums += single.last_batch_change_sums
+        assert repr(batch.last_batch_change_sums) == repr(sums)
+        assert repr(batch._table.columns[0].tolist()) == repr(single._table.columns[0].tolist())
 
 
 def test_sph_elo_plain_path_leaves_bad_games_to_rating_changes() -> None:
