@@ -264,7 +264,7 @@ class Matchmaker:
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
-        ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
+        ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))  # keyed by player id
         # Games.backfill with everybody free, on lists (tested against it)
         seated = games.backfill_queue(waiting, self._driver.means(ids).tolist())
         if self.rematch is not None:
