@@ -334,8 +334,10 @@ class SPHEloRater(EvenMatchQuality):
         minutes = [s.left - s.joined for s in rated]
         contributions: list[list[float]] = [[] for _ in rated]
         active = [k for k in range(len(rated)) if minutes[k] > 0]
+        exp = math.exp
         for x, a in enumerate(active):
             team_a, score_a, min_a, r_a = rated[a].team, scores[a], minutes[a], pre[a]
+            time_a = min_a if min_a < cap else cap  # min(cap, min_a), as min() picks it
             mine = contributions[a]
             for b in active[x + 1 :]:
                 if team_game and team_a == rated[b].team:
@@ -354,16 +356,12 @@ class SPHEloRater(EvenMatchQuality):
                 else:
                     outcome = 1.0 if u > v else 0.0
                 # min(cap, min_a, min_b) and pair_adjustment, step by step
-                time = cap
-                if min_a < time:
-                    time = min_a
-                if min_b < time:
-                    time = min_b
+                time = min_b if min_b < time_a else time_a
                 if r_a >= r_b:
-                    predicted_a = 1.0 / (1.0 + math.exp(-((r_a - r_b) / t)))
+                    predicted_a = 1.0 / (1.0 + exp(-((r_a - r_b) / t)))
                     indiv = (outcome - predicted_a) * game_mult * time
                 else:
-                    predicted_b = 1.0 / (1.0 + math.exp(-((r_b - r_a) / t)))
+                    predicted_b = 1.0 / (1.0 + exp(-((r_b - r_a) / t)))
                     indiv = -((1.0 - outcome - predicted_b) * game_mult * time)
                 mine.append(indiv)
                 contributions[b].append(-indiv)

@@ -43,10 +43,11 @@ def random_game(rng: random.Random, game_id: int, mode: str) -> GameResult:
     return GameResult(game_id, mode, 0.0, 20.0, tuple(seats), None)
 
 
+@pytest.mark.parametrize("cap", [20.0, 7.5])
 @pytest.mark.parametrize("mode", ["ffa", "team"])
-def test_sph_elo_plain_path_equals_rating_changes(mode: str) -> None:
+def test_sph_elo_plain_path_equals_rating_changes(mode: str, cap: float) -> None:
     rng = random.Random(7)
-    rater = SPHEloRater()
+    rater = SPHEloRater(max_game_length=cap)
     ids = np.arange(40, dtype=np.int64)
     rater.add_players(ids, np.zeros(40), np.ones(40))
     rater._table.columns[0][:] = [500.0 + rng.gauss(0, 150) for _ in range(40)]
