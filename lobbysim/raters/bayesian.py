@@ -36,6 +36,7 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from operator import attrgetter
 from typing import ClassVar
 
 import numpy as np
@@ -50,7 +51,7 @@ from lobbysim.raters.base import (
     game_error,
     waves,
 )
-from lobbysim.records import DuelBatch, GameResult
+from lobbysim.records import DuelBatch, GameResult, Seat
 from lobbysim.skill.gaussian import update_1v1, update_1v1_one
 
 
@@ -67,11 +68,14 @@ def _is_finite_real(value: object) -> bool:
 #: update_1v1): small passes, such as passes on every arrival, rate a game or a few.
 FLOAT_DUELS = 4
 
+_player_id = attrgetter("player_id")
+
 
 @cache
-def _pairs(k: int) -> tuple[tuple[int, int], ...]:
-    """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats."""
-    return tuple(itertools.combinations(range(k), 2))
+def _pairs(k: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """All index pairs ``(a, b)``, ``a < b``, of ``k`` seats: the a's and the b's, in order."""
+    pairs = list(itertools.combinations(range(k), 2))
+    return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
 
 
 @RATERS.register
@@ -246,31 +250,27 @@ class BayesianRater(GaussianBeliefs):
         """Apply team and ffa games whose rated players are all different (the pair rule)."""
         if not games:
             return
-        pid: list[int] = []
-        side: list[int] = []
-        joined: list[float] = []
-        left: list[float] = []
-        score: list[float] = []
+        rated: list[Seat] = []  # every game's rated seats, game after game
         pair_a: list[int] = []
         pair_b: list[int] = []
         length: list[float] = []
         for game in games:
             # Player-id order makes the arithmetic independent of the order of the seats.
-            rated = sorted((s for s in game.seats if s.registered), key=lambda s: s.player_id)
-            base = len(pid)
-            for k, seat in enumerate(rated):
-                pid.append(seat.player_id)
-                # ffa: a distinct negative side per seat, so every two seats are opponents.
-                side.append(-1 - (base + k) if seat.team is None else int(seat.team))
-                joined.append(seat.joined)
-                left.append(seat.left)
-                score.append(seat.score)
-            pairs = _pairs(len(rated))
-            pair_a.extend(base + a for a, _ in pairs)
-            pair_b.extend(base + b for _, b in pairs)
-            length.extend([game.length] * len(pairs))
+            seats = sorted([s for s in game.seats if s.registered], key=_player_id)
+            base = len(rated)
+            rated += seats
+            first, second = _pairs(len(seats))
+            pair_a.extend(map(base.__add__, first))
+            pair_b.extend(map(base.__add__, second))
+            length.extend([game.length] * len(first))
         if not pair_a:
             return
+        pid = [s.player_id for s in rated]
+        # ffa: a distinct negative side per seat, so every two seats are opponents.
+        side = [-1 - k if s.team is None else int(s.team) for k, s in enumerate(rated)]
+        joined = [s.joined for s in rated]
+        left = [s.left for s in rated]
+        score = [s.score for s in rated]
         a = np.array(pair_a, dtype=np.intp)
         b = np.array(pair_b, dtype=np.intp)
         start = np.array(joined)

@@ -38,7 +38,6 @@ from lobbysim.skill.sph_elo import (
     Participant,
     SPHParams,
     cap_scale,
-    pair_adjustment,
     rating_changes,
 )
 
@@ -219,8 +218,7 @@ class SPHEloRater(EvenMatchQuality):
         try:
             for wave in waves(id_groups):
                 slow = self._apply_duels([k for k in wave if fast[k]], duel, sums)
-                for k in sorted([k for k in wave if not fast[k]] + slow):
-                    sums[k] = self._apply_general(game(k))
+                self._apply_general(sorted([k for k in wave if not fast[k]] + slow), game, sums)
         except BaseException:
             table.rollback()
             raise
@@ -329,26 +327,41 @@ class SPHEloRater(EvenMatchQuality):
         sums[k] = change_a + change_b
         return []
 
-    def _apply_general(self, game: GameResult) -> float:
-        """Rate one game with :func:`rating_changes`; return the sum of its changes."""
-        quick = self._changes_plain(game)
-        if quick is not None:
-            ids, changes = quick
-            if not ids:
-                return 0.0
+    def _apply_general(
+        self, ks: list[int], game: Callable[[int], GameResult], sums: list[float]
+    ) -> None:
+        """Rate the games ``game(k)`` (no rated player in two of them) with
+        :func:`rating_changes`, in order; ``sums`` gets the sum of each game's changes.
+
+        The changes of the games :meth:`_changes_plain` rates are written together after the
+        loop: each game reads only its own players' ratings, which no other game of the wave
+        writes, and each rating gets ``rating + change`` as a write per game would give it.
+        """
+        ids: list[int] = []
+        changes: list[float] = []
+        for k in ks:
+            one = game(k)
+            quick = self._changes_plain(one)
+            if quick is None:
+                sums[k] = self._apply_checked(one)
+                continue
+            ids += quick[0]
+            changes += quick[1]
+            sums[k] = math.fsum(quick[1]) if quick[0] else 0.0
+        if ids:
             ratings = self._table.columns[0]
             idx = np.array(ids, dtype=np.intp)
             self._table.write(idx, [ratings[idx] + np.array(changes)])
-            return math.fsum(changes)
-        return self._apply_checked(game)
 
     def _changes_plain(self, game: GameResult) -> tuple[list[int], list[float]] | None:
         """Return the ids and rating changes :func:`rating_changes` gives for ``game``, or
         ``None`` for a game it must judge itself (a seat it would reject, or an unusual one).
 
         The same arithmetic in the same order (the pair loop over seats with minutes > 0 in seat
-        order, :func:`math.fsum` of each player's pair adjustments, the same cap), without
-        building and validating :class:`Participant` objects: bit for bit the same changes.
+        order, :func:`pair_adjustment`'s operations with :func:`math.exp` as it has them,
+        :func:`math.fsum` of each player's pair adjustments, the same cap), without building and
+        validating :class:`Participant` objects: bit for bit the same changes (tested against
+        :func:`rating_changes` in tests/sim/test_fast_paths.py).
         SPH is compared exactly as :func:`compare_sph` does (``score_a * minutes_b`` against
         ``score_b * minutes_a``, exact fractions only where the rounded products are equal).
         """
@@ -372,33 +385,43 @@ class SPHEloRater(EvenMatchQuality):
         rated = [s for s in seats if s.registered]
         team_game = not first_team
         p = self._params
+        t, game_mult, cap = p.t, p.game_mult, p.max_game_length
         ratings = self._table.columns[0]
-        pre = [float(ratings[s.player_id]) for s in rated]
+        pre = [ratings.item(s.player_id) for s in rated]
+        scores = [s.score for s in rated]
         minutes = [s.left - s.joined for s in rated]
         contributions: list[list[float]] = [[] for _ in rated]
         active = [k for k in range(len(rated)) if minutes[k] > 0]
+        exp = math.exp
         for x, a in enumerate(active):
-            seat_a, min_a = rated[a], minutes[a]
+            team_a, score_a, min_a, r_a = rated[a].team, scores[a], minutes[a], pre[a]
+            time_a = min_a if min_a < cap else cap  # min(cap, min_a), as min() picks it
+            mine = contributions[a]
             for b in active[x + 1 :]:
-                seat_b, min_b = rated[b], minutes[b]
-                if team_game and seat_a.team == seat_b.team:
+                if team_game and team_a == rated[b].team:
                     continue
-                u = seat_a.score * min_b
-                v = seat_b.score * min_a
+                score_b, min_b, r_b = scores[b], minutes[b], pre[b]
+                u = score_a * min_b
+                v = score_b * min_a
                 if u == v:
                     sign = compare_sph(
-                        np.array([seat_a.score]),
+                        np.array([score_a]),
                         np.array([min_a]),
-                        np.array([seat_b.score]),
+                        np.array([score_b]),
                         np.array([min_b]),
                     )[0]
                     outcome = 0.5 * (float(sign) + 1.0)
                 else:
                     outcome = 1.0 if u > v else 0.0
-                indiv = pair_adjustment(
-                    pre[a], pre[b], outcome, min(p.max_game_length, min_a, min_b), p
-                )
-                contributions[a].append(indiv)
+                # min(cap, min_a, min_b) and pair_adjustment, step by step
+                time = min_b if min_b < time_a else time_a
+                if r_a >= r_b:
+                    predicted_a = 1.0 / (1.0 + exp(-((r_a - r_b) / t)))
+                    indiv = (outcome - predicted_a) * game_mult * time
+                else:
+                    predicted_b = 1.0 / (1.0 + exp(-((r_b - r_a) / t)))
+                    indiv = -((1.0 - outcome - predicted_b) * game_mult * time)
+                mine.append(indiv)
                 contributions[b].append(-indiv)
         ids = [s.player_id for s in rated]
         offsets = [math.fsum(values) for values in contributions]

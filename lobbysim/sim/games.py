@@ -56,7 +56,7 @@ from lobbysim.sim.entities import (
 )
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
-from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1
+from lobbysim.sim.skills import SkillDynamics, game_truth, truth_1v1, truth_ffa
 from lobbysim.streams import Streams
 
 #: Batches of at most this many finished 1v1 games are scored on floats (the array path's steps
@@ -108,13 +108,13 @@ class Games:
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
         self.n_games = 0
-        # finished games not yet scored (1v1: see _Finish1v1)
+        # finished games not yet scored (1v1: see _FinishDuels)
         self._finished: list[Any] = []
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
-        self._perf = lambda skill: skill + beta * perf.take()
-        self._beta, self._perf_normal = beta, perf.take  # start_1v1 draws as _perf does
+        # a performance is skill + beta * the next standard normal (start_1v1, _seat)
+        self._beta, self._perf_normal = beta, perf.take
         #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
         #: replace it to script a trace.
         self.draw_quit: Callable[[], float] = Buffered(
@@ -195,6 +195,48 @@ class Games:
             if not game.open_seats:
                 del self._open_games[game_id]
 
+    def backfill_queue(self, waiting: list[Waiting], mu: list[float]) -> list[int]:
+        """:meth:`backfill` with every waiting player free, on Python lists (a back-fill pass).
+
+        The same seats in the same order, bit for bit: each open seat takes the first eligible
+        player in queue order with the smallest ``abs(mu - target)`` (a NaN distance first, as
+        ``np.argmin`` picks it); tested against :meth:`backfill` in
+        tests/sim/test_fast_paths.py. A back-fill pass sees a queue of a few dozen players and
+        one open seat, where :meth:`backfill`'s array calls cost more than this loop.
+
+        Args:
+            waiting: the queue as the pass sees it.
+            mu: the driving rater's mean of each waiting player.
+
+        Returns:
+            The positions in ``waiting`` of the players seated, in the order seated.
+        """
+        rules, now = self.rules, self.env.now
+        seated: list[int] = []
+        taken: set[int] = set()
+        for game_id in list(self._open_games):
+            game = self._open_games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            if not game.open_seats:
+                del self._open_games[game_id]
+                continue
+            if len(taken) == len(waiting):  # nobody left to seat: the seats stay open
+                continue
+            # nobody returns to a game they have left
+            been = game.been
+            eligible = [k for k, w in enumerate(waiting) if k not in taken and w.pid not in been]
+            while game.open_seats and eligible:
+                team, target = game.open_seats.pop(0)
+                pick = _nearest(eligible, mu, target)
+                eligible.remove(pick)
+                taken.add(pick)
+                seated.append(pick)
+                self._seat(game, waiting[pick], team)
+            if not game.open_seats:
+                del self._open_games[game_id]
+        return seated
+
     def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
         """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
         rules, env = self.rules, self.env
@@ -207,26 +249,28 @@ class Games:
         game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
         self._truths[game.game_id] = []
-        game.end_event.callbacks.append(self._make_group_finish(game))
+        game.end_event.callbacks.append(_FinishGroup(self, game))
         for member, team in zip(members, teams, strict=True):
             self._seat(game, member, team)
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
-        env, rules = self.env, self.rules
+        now, rules = self.env.now, self.rules
         player = member.player
-        truth = self._truth_of(member)
+        # _truth_of without the call when skills never change
+        truth = player.skill if self.dynamics is None else self._truth_of(member)
         self._truths[game.game_id].append(truth)
         player.unscored += 1
-        stint = Stint(player, team, env.now, math.nan, self._perf(truth), False)
+        performance = truth + self._beta * self._perf_normal()
+        stint = Stint(player, team, now, math.nan, performance, False)
         game.stints.append(stint)
         game.seated[player.pid] = stint
         game.been.add(player.pid)
         leave: simpy.Event | Moment = game.end_event
         if rules.quit_rate > 0:
-            behind = self._behind(game, stint)
+            behind = self._behind(game, stint) if team is not None else _behind_ffa(game)
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
-            quit_at = env.now + self.draw_quit() / rate
+            quit_at = now + self.draw_quit() / rate
             if quit_at < game.end:
                 leave = self._clock.timeout_at(quit_at)
                 leave.callbacks.append(self._make_quit(game, stint))
@@ -263,19 +307,17 @@ class Games:
 
         return quit_game
 
-    def _make_group_finish(self, game: GroupGame) -> Callable[[simpy.Event], None]:
-        def finish(_event: simpy.Event) -> None:
-            for stint in game.seated.values():
-                stint.left = game.end
-            game.seated.clear()
-            self._open_games.pop(game.game_id, None)
-            self._finished.append(
-                FinishedGame(
-                    game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
-                )
+    def _finish_group(self, game: GroupGame) -> None:
+        """End a team or free-for-all game: its last stints end, and it waits for its scores."""
+        for stint in game.seated.values():
+            stint.left = game.end
+        game.seated.clear()
+        self._open_games.pop(game.game_id, None)
+        self._finished.append(
+            FinishedGame(
+                game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
             )
-
-        return finish
+        )
 
     # ------------------------------------------------------------------------------- 1v1
     def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
@@ -364,40 +406,46 @@ class Games:
         if self.rules.mode == "1v1":
             return self._score_1v1(finished)
         rules = self.rules
-        z = np.array([st.performance for g in finished for st in g.stints])
-        minutes = np.array([st.left - st.joined for g in finished for st in g.stints])
+        stints = [st for g in finished for st in g.stints]
+        minutes = [st.left - st.joined for st in stints]  # each seat's minutes
+        z = np.array([st.performance for st in stints])
         z = (z - self._skill_mean) / self._skill_sd
-        lam = rules.score_rate * np.exp(rules.score_gain * z) * minutes
+        lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
         scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        beta2 = rules.beta2
         results = []
         k = 0
         for g in finished:
-            seats = []
-            for st in g.stints:
-                p = st.player
-                seats.append(
+            n = len(g.stints)
+            seats = tuple(
+                [
                     make_seat(
-                        p.pid,
+                        st.player.pid,
                         st.team,
                         st.joined,
                         st.left,
-                        scores[k],
-                        p.registered,
+                        score,
+                        st.player.registered,
                         st.quit,
                         st.performance,
                     )
-                )
-                k += 1
-            result = self._result(g, tuple(seats))
+                    for st, score in zip(g.stints, scores[k : k + n], strict=True)
+                ]
+            )
+            result = self._result(g, seats)
             players = [st.player for st in g.stints]
             skills = self._truths.pop(g.game_id)
-            truth = game_truth(g.mode, result.seats, skills, result.winner, rules.beta2)
+            if g.mode == "ffa":  # game_truth's ffa branch on the lists (tested against it)
+                truth = truth_ffa(skills, scores[k : k + n], minutes[k : k + n], beta2)
+            else:
+                truth = game_truth(g.mode, result.seats, skills, result.winner, beta2)
+            k += n
             self._recorder.game(result, g.quality, truth, players)
             results.append(result)
         return results
 
     def _score_1v1(self, finished: list[Any]) -> DuelBatch:
-        """:meth:`score_finished` for 1v1 games (entries of :class:`_Finish1v1`), bit for bit,
+        """:meth:`score_finished` for 1v1 games (entries of :class:`_FinishDuels`), bit for bit,
         as one :class:`~lobbysim.records.DuelBatch` (columns, no object per game).
 
         Both stints of a 1v1 game last from its start to its end; the truth is
@@ -488,6 +536,32 @@ class Games:
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
 
 
+def _behind_ffa(game: GroupGame) -> bool:
+    """Return :meth:`Games._behind` of the stint just seated in a free-for-all ``game``.
+
+    That stint is the last of ``game.seated`` (nobody sits in a game twice, so the player's id
+    is a new key); the others are the rest. Tested against :meth:`Games._behind` in
+    tests/sim/test_fast_paths.py.
+    """
+    others = [s.performance for s in game.seated.values()]
+    performance = others.pop()
+    return bool(others) and performance < _median(others)
+
+
+def _nearest(candidates: list[int], mu: list[float], target: float) -> int:
+    """Return the candidate whose ``mu`` is nearest ``target``, as ``np.argmin`` of
+    ``np.abs(mu[candidates] - target)`` picks it: the first of the smallest distances, or the
+    first NaN distance if there is one (``candidates`` non-empty)."""
+    best, best_distance = candidates[0], math.inf
+    for k in candidates:
+        distance = abs(mu[k] - target)
+        if distance != distance:  # NaN: np.argmin returns the first one
+            return k
+        if distance < best_distance:  # strictly: the first of equal distances stays
+            best, best_distance = k, distance
+    return best
+
+
 def _median(values: list[float]) -> float:
     """Return the median of a non-empty list, as ``np.median`` computes it (bit for bit).
 
@@ -499,6 +573,28 @@ def _median(values: list[float]) -> float:
     if len(ordered) % 2:
         return ordered[mid]
     return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+class _FinishGroup:
+    """The end event's callback of a team or free-for-all game: :meth:`Games._finish_group`.
+
+    It lets go of the game once called. The game holds its end event, and a
+    :class:`~lobbysim.sim.clock.Moment` keeps its callbacks after firing: holding the game
+    after that would make a reference cycle (game, end event, this callback) that keeps the
+    game, its stints and its players' callbacks alive until the cyclic garbage collector runs,
+    rather than freeing them by reference counting.
+    """
+
+    __slots__ = ("_game", "_games")
+
+    def __init__(self, games: Games, game: GroupGame) -> None:
+        self._games = games
+        self._game: GroupGame | None = game
+
+    def __call__(self, _event: Any) -> None:
+        game, self._game = self._game, None
+        assert game is not None, "a game ends once"
+        self._games._finish_group(game)
 
 
 class _FinishDuels:

@@ -268,11 +268,11 @@ class Matchmaker:
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
-        ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
-        free = np.ones(len(waiting), dtype=bool)
-        games.backfill(waiting, self._driver.means(ids), free)
+        ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))  # keyed by player id
+        # Games.backfill with everybody free, on lists (tested against it)
+        seated = games.backfill_queue(waiting, self._driver.means(ids).tolist())
         if self.rematch is not None:
-            self.rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
+            self.rematch.played([waiting[i] for i in sorted(seated)])
 
     def policy_in_force(self) -> InForce:
         """Return the policy of a pass now: the status quo before the switch, else the policy."""
@@ -383,9 +383,8 @@ class Matchmaker:
             groups = form_groups(
                 pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
             )
-        for group in groups:
+        for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
-            q = float(sub_quality(*_all_pairs(group)).mean())
             self._check_quality([q])
             seated = [waiting[i] for i in members.tolist()]
             games.start_group(seated, pool.mu[members], q)
@@ -453,7 +452,29 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def group_qualities(groups: list[IntArray], quality: QualityFn) -> list[float]:
+    """Return each group's mean match quality over its pairs, from one call of ``quality``.
+
+    Equal to ``float(quality(*_all_pairs(group)).mean())`` per group, bit for bit: a quality
+    is per pair (:meth:`lobbysim.raters.Rater.quality`), and each group's mean is taken over
+    its own contiguous row of the values, in pair order, as over that group's array (tested in
+    tests/sim/test_fast_paths.py).
+
+    Args:
+        groups: the groups, each an array of pool indices, all of one size.
+        quality: match quality of index pairs.
+    """
+    if not groups:
+        return []
+    stacked = np.array(groups)
+    i, j = _pair_indices(stacked.shape[1])
+    values = quality(stacked[:, i].ravel(), stacked[:, j].ravel()).reshape(len(groups), -1)
+    return [float(row.mean()) for row in values]
+
+
 def _all_pairs(group: IntArray) -> tuple[IntArray, IntArray]:
+    """Return every pair of a group's pool indices, in pair order (as :func:`group_qualities`
+    pairs them)."""
     i, j = _pair_indices(len(group))
     return group[i], group[j]
 

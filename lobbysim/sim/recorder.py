@@ -65,22 +65,24 @@ class Recorder:
             truth: the true draw density, true skill gap and whether the stronger side won.
             players: the player of each seat, in seat order.
         """
-        winner = result.winner
-        participants = self.records.participants
+        winner, game_id = result.winner, result.game_id
+        awaiting = self._awaiting
+        add = self.records.participants.append
         for seat, player in zip(result.seats, players, strict=True):
             player.unscored -= 1
-            if not player.unscored and player.pid in self._awaiting:
+            if not player.unscored and player.pid in awaiting:
                 self._scored_awaiting.append(player.pid)
             player.games += 1
             player.wins += winner is not None and seat.team == winner
-            participants.append(
+            joined, left = seat.joined, seat.left
+            add(
                 (
-                    result.game_id,
+                    game_id,
                     seat.player_id,
                     seat.team,
-                    seat.joined,
-                    seat.left,
-                    seat.minutes,
+                    joined,
+                    left,
+                    left - joined,  # seat.minutes
                     seat.score,
                     seat.registered,
                     seat.quit,

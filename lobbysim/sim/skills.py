@@ -197,3 +197,33 @@ def truth_1v1(
     draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * (1.0 / math.sqrt(4.0 * math.pi * beta2))
     stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
     return draw, abs(s_a - s_b), stronger_won
+
+
+def truth_ffa(
+    skill: Sequence[float], scores: Sequence[float], minutes: Sequence[float], beta2: float
+) -> tuple[float, float, bool | None]:
+    """Return :func:`game_truth` of a free-for-all game from its stints' lists, bit for bit.
+
+    ``scores[k]`` and ``minutes[k]`` are seat k's score and minutes (``seat.minutes``). The same
+    operations in the same order: the gaps over the pairs in :func:`itertools.combinations`
+    order, their densities summed by :func:`sum`, and the first best of each ``max`` (a later
+    value replaces it only if strictly greater); tested against :func:`game_truth` in
+    tests/sim/test_fast_paths.py.
+    """
+    draw_norm = 1.0 / math.sqrt(4.0 * math.pi * beta2)
+    gaps = [abs(a - b) for a, b in itertools.combinations(skill, 2)]
+    if not gaps:
+        return math.nan, math.nan, None
+    four_beta2 = 4.0 * beta2
+    draw = sum([math.exp(-(d * d) / four_beta2) for d in gaps]) / len(gaps)
+    best_sph = best_skill = -1
+    top_sph = top_skill = 0.0
+    for k, length in enumerate(minutes):
+        if length > 0:
+            sph, sk = scores[k] / length, skill[k]
+            if best_sph < 0 or sph > top_sph:
+                best_sph, top_sph = k, sph
+            if best_skill < 0 or sk > top_skill:
+                best_skill, top_skill = k, sk
+    won = None if best_sph < 0 else best_sph == best_skill
+    return draw * draw_norm, sum(gaps) / len(gaps), won

@@ -6,9 +6,11 @@ assignment's pairs in ``tests/sim/test_plugin_checks.py``.)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,16 +43,19 @@ def random_game(rng: random.Random, game_id: int, mode: str) -> GameResult:
     return GameResult(game_id, mode, 0.0, 20.0, tuple(seats), None)
 
 
+@pytest.mark.parametrize("cap", [20.0, 7.5])
 @pytest.mark.parametrize("mode", ["ffa", "team"])
-def test_sph_elo_plain_path_equals_rating_changes(mode: str) -> None:
+def test_sph_elo_plain_path_equals_rating_changes(mode: str, cap: float) -> None:
     rng = random.Random(7)
-    rater = SPHEloRater()
+    rater = SPHEloRater(max_game_length=cap)
     ids = np.arange(40, dtype=np.int64)
     rater.add_players(ids, np.zeros(40), np.ones(40))
     rater._table.columns[0][:] = [500.0 + rng.gauss(0, 150) for _ in range(40)]
-    for g in range(400):
+    for g in range(2000):
         game = random_game(rng, g, mode)
         table = rater._table.columns[0]
+        if g % 100 == 0:  # equal ratings: each pair is evaluated from its first player
+            table[:20] = 500.0
         participants = [
             Participant(
                 s.player_id,
@@ -71,6 +76,32 @@ def test_sph_elo_plain_path_equals_rating_changes(mode: str) -> None:
             for a, b in zip(got[1], expected.values(), strict=True)
         )
         rater.update([game])
+
+
+@pytest.mark.parametrize("mode", ["ffa", "team"])
+def test_sph_elo_batches_of_group_games_rate_as_one_game_at_a_time(mode: str) -> None:
+    """A wave's plain games written together (SPHEloRater._apply_general) against one update
+    per game, bit for bit: ratings and the sums of changes (waves of 1 to 8 games, players
+    recurring across waves, guests, games rating_changes itself must judge)."""
+    rng = random.Random(8)
+    start = [500.0 + rng.gauss(0, 150) for _ in range(40)]
+    batch, single = SPHEloRater(), SPHEloRater()
+    for rater in (batch, single):
+        rater.add_players(np.arange(40, dtype=np.int64), np.zeros(40), np.ones(40))
+        rater._table.columns[0][:40] = start
+    for b in range(300):
+        games = [random_game(rng, 10 * b + k, mode) for k in range(rng.randint(1, 8))]
+        for k, game in enumerate(games):
+            if rng.random() < 0.05:  # an unplain seat (an int score): rating_changes judges
+                seats = (dataclasses.replace(game.seats[0], score=3), *game.seats[1:])
+                games[k] = dataclasses.replace(game, seats=seats)
+        batch.update(games)
+        sums = []
+        for game in games:
+            single.update([game])
+            sums += single.last_batch_change_sums
+        assert repr(batch.last_batch_change_sums) == repr(sums)
+        assert repr(batch._table.columns[0].tolist()) == repr(single._table.columns[0].tolist())
 
 
 def test_sph_elo_plain_path_leaves_bad_games_to_rating_changes() -> None:
@@ -423,3 +454,161 @@ def test_a_small_pass_asks_the_rater_once_per_pair() -> None:
     for _ in range(3):
         big(np.array([0, 1], dtype=np.intp), np.array([1, 0], dtype=np.intp))
     assert len(asked) == 3
+
+
+def _open_games(rng: random.Random, now: float, queue: list[int]) -> dict[int, Any]:
+    """Running ffa games with 0 to 3 open seats each, some too near their end to back-fill,
+    whose players include some of the queue (who may not return to them)."""
+    from lobbysim.sim.entities import GroupGame
+
+    games: dict[int, Any] = {}
+    for game_id in range(rng.randint(0, 4)):
+        end = now + rng.choice([0.5, 2.0, 2.0 + 1e-12, rng.uniform(0, 20)])
+        game = GroupGame(game_id, "ffa", now - 1.0, end, 0.5, None)  # type: ignore[arg-type]
+        game.been = set(rng.sample(queue, min(len(queue), rng.randint(0, 4)))) | {-1 - game_id}
+        for _ in range(rng.randint(0, 3)):
+            target = rng.choice([0.0, 1.5, rng.gauss(0, 2), math.inf, math.nan])
+            game.open_seats.append((None, target))
+        games[game_id] = game
+    return games
+
+
+def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
+    """Games.backfill_queue (the back-fill pass's) against Games.backfill with everybody free:
+    the same players in the same seats in the same order, and the same seats left open (ties,
+    NaN and infinite means and targets, players who were in the game, seats too late)."""
+    import copy
+
+    from lobbysim.sim.entities import Player, Waiting
+    from lobbysim.sim.games import Games
+
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 1e6,
+            "warmup": 0,
+            "game": {"mode": "ffa", "ffa_size": 4, "backfill_min_remaining": 2.0},
+        }
+    )
+    games = LobbySimulation(scenario, Streams(1)).games
+    rng = random.Random(31)
+    picked = 0
+    for case in range(3000):
+        if rng.random() < 0.5:  # nothing is running: time passes
+            games.env.run(until=games.env.now + 0.5)
+        n = rng.choice([0, 1, 2, 5, 37, rng.randint(0, 60)])
+        pids = rng.sample(range(100), n)
+        waiting = [Waiting(pid, Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), 0.0, 1) for pid in pids]
+        values = [0.0, 1.5, -1.5, 3.0, math.inf, -math.inf, math.nan]
+        mu = [
+            rng.choice(values) if rng.random() < 0.3 else round(rng.gauss(0, 2), 1)
+            for _ in range(n)
+        ]
+        if rng.random() < 0.7:  # NaN is rare in a rater's means
+            mu = [0.0 if math.isnan(m) else m for m in mu]
+        start = _open_games(rng, games.env.now, pids)
+        runs = []
+        for fast in (False, True):
+            games._open_games = copy.deepcopy(start)
+            seats: list[tuple[int, int, int | None]] = []
+
+            def seat(
+                game: Any, member: Waiting, team: int | None, seats: list[Any] = seats
+            ) -> None:
+                seats.append((game.game_id, member.pid, team))
+
+            games._seat = seat  # type: ignore[method-assign]
+            if fast:
+                taken = sorted(games.backfill_queue(waiting, mu))
+            else:
+                free = np.ones(n, dtype=bool)
+                with np.errstate(invalid="ignore"):  # inf - inf
+                    Games.backfill(games, waiting, np.array(mu, dtype=np.float64), free)
+                taken = np.flatnonzero(~free).tolist()
+            left = {k: g.open_seats for k, g in games._open_games.items()}
+            runs.append((seats, taken, repr(left)))
+        assert runs[1] == runs[0], case
+        picked += len(runs[0][0])
+    assert picked > 1000
+
+
+def test_the_truth_of_an_ffa_game_is_game_truths_bit_for_bit() -> None:
+    """truth_ffa (the lobby's ffa scoring) against game_truth's ffa branch: 0 and 1 seats,
+    0-minute stints, equal skills and scores per hour, infinite and NaN scores per hour."""
+    from lobbysim.sim.skills import game_truth, truth_ffa
+
+    rng = random.Random(16)
+    for _ in range(20_000):
+        n = rng.choice([0, 1, 2, 3, 8, 8, 9, 11, rng.randint(0, 14)])
+        seats, skills = [], []
+        for k in range(n):
+            joined = rng.choice([0.0, rng.uniform(0, 20)])
+            left = rng.choice([joined, 20.0, rng.uniform(joined, 20), joined + 1e-300])
+            score = float(rng.choice([0, 1, 2, 3, rng.randint(0, 30)]))
+            if rng.random() < 0.1:
+                score = rng.choice([math.inf, math.nan])
+            seats.append(Seat(k, None, joined, left, score, True, False, 0.0))
+            skill = rng.gauss(0, 3)
+            skills.append(skills[-1] if skills and rng.random() < 0.2 else skill)
+        beta2 = rng.choice([2.5, rng.uniform(0.1, 10)])
+        expected = game_truth("ffa", seats, skills, None, beta2)
+        got = truth_ffa(skills, [s.score for s in seats], [s.left - s.joined for s in seats], beta2)
+        assert repr(got) == repr(expected)
+
+
+def test_behind_in_an_ffa_game_is_games_behind() -> None:
+    """_behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
+    quitters leaving and equal performances."""
+    from lobbysim.sim.entities import GroupGame, Player, Stint
+    from lobbysim.sim.games import Games, _behind_ffa
+
+    rng = random.Random(17)
+    for case in range(3000):
+        game = GroupGame(case, "ffa", 0.0, 20.0, 0.5, None)  # type: ignore[arg-type]
+        for pid in range(rng.randint(1, 12)):
+            if game.seated and rng.random() < 0.2:  # somebody quits
+                del game.seated[rng.choice(list(game.seated))]
+            performance = rng.choice([0.0, 1.0, rng.gauss(0, 2)])
+            stint = Stint(
+                Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), None, 0.0, 0.0, performance, False
+            )
+            game.seated[pid] = stint
+            assert _behind_ffa(game) == Games._behind(game, stint)
+
+
+@pytest.mark.parametrize("rater", ["bayesian", "sph_elo", "glicko2", "truth"])
+def test_group_qualities_are_each_groups_own_bit_for_bit(rater: str) -> None:
+    """group_qualities (one quality call per pass) against each group's own call and mean, for
+    groups of 2 to 12 (numpy's pairwise sums from 9 values on), uniform and adjacent ones."""
+    from lobbysim.raters import RATERS
+    from lobbysim.sim.matchmaker import _all_pairs, group_qualities
+    from lobbysim.sim.pairing import true_quality
+
+    rng = np.random.default_rng(18)
+    n = 200
+    ids = np.arange(n, dtype=np.int64)
+    mu = rng.normal(0, 3, n) * (500.0 if rater == "sph_elo" else 1.0)
+    mu[:20] = mu[0]  # equal means
+    if rater == "truth":
+        quality = true_quality(mu, 2.5)
+    else:
+        built = RATERS.create(rater, {})
+        built.add_players(ids, rng.normal(0, 3, n), rng.uniform(0.1, 9, n))
+        table = built._table.columns  # type: ignore[attr-defined]
+        table[0][:n] = mu
+        if len(table) > 1:
+            table[1][:n] = rng.uniform(0.01, 9, n)
+
+        def quality(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return built.quality(ids[i], ids[j])
+
+    for _ in range(300):
+        size = int(rng.integers(2, 13))
+        if rng.random() < 0.5:
+            groups = list(rng.permutation(n)[: size * int(rng.integers(0, 9))].reshape(-1, size))
+        else:
+            starts = np.sort(rng.choice(n - size, int(rng.integers(1, 9)), replace=False))
+            order = np.argsort(mu, kind="stable")
+            groups = [order[s : s + size].copy() for s in starts.tolist()]
+        expected = [float(quality(*_all_pairs(group)).mean()) for group in groups]
+        got = group_qualities(groups, quality)
+        assert [q.hex() for q in got] == [q.hex() for q in expected]

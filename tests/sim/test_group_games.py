@@ -132,6 +132,44 @@ def test_group_lobbies_conserve_players_and_minutes(mode: str, extra: dict[str, 
         assert games.winner.isna().all()
 
 
+@pytest.mark.parametrize("mode", ["team", "ffa"])
+def test_group_games_leave_no_reference_cycles(mode: str) -> None:
+    """Finished team and ffa games (on the tick grid: a Moment keeps its callbacks) are freed
+    by reference counting: the cyclic collector finds nothing after an hour of the lobby."""
+    import gc
+
+    from lobbysim.sim import LobbySimulation
+    from lobbysim.streams import Streams
+
+    size = {"team_size": 2} if mode == "team" else {"ffa_size": 4}
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 120,
+            "warmup": 0,
+            "arrivals": {"name": "poisson", "rate": 6},
+            "population": {"patience_mean": 4.0, "session_games_mean": 3},
+            "game": {"mode": mode, "length": 8, "quit_rate": 0.05, **size},
+            "matchmaker": {
+                "tick": 0.25,
+                "wake_on_arrival": False,
+                "threshold": [[0, 0.5], [1, 0.0]],
+            },
+        }
+    )
+    sim = LobbySimulation(scenario, Streams(1))
+    sim.start_service()
+    sim.start_arrivals()
+    sim.advance(10)
+    gc.collect()
+    gc.disable()
+    try:
+        sim.env.run(until=70)
+        assert sim.games.n_games > 50
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize(
     ("game", "message"),
     [
