@@ -113,7 +113,7 @@ class Games:
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
-        # a performance is skill + beta * the next standard normal (start_1v1, _seat)
+        # a performance is skill + beta * the next standard normal (start_duels, _seat)
         self._beta, self._perf_normal = beta, perf.take
         #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
         #: replace it to script a trace.
@@ -320,13 +320,9 @@ class Games:
         )
 
     # ------------------------------------------------------------------------------- 1v1
-    def start_1v1(self, wa: Waiting, wb: Waiting, quality: float) -> None:
-        """Start a 1v1 game of two waiting players, with the predicted match ``quality``."""
-        self.start_duels([(wa, wb, quality)])
-
     def start_duels(self, duels: Sequence[tuple[Waiting, Waiting, float]]) -> None:
-        """Start the 1v1 games of a pass, each of two waiting players with its predicted match
-        quality, one after another as :meth:`start_1v1` starts one.
+        """Start the 1v1 games of a pass, each of two waiting players (side 0, side 1) with its
+        predicted match quality, one after another.
 
         The games that end at one moment (with timed passes only, all those without a quit)
         are noted as finished by one callback, :class:`_FinishDuels`, which does for each game

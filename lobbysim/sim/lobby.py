@@ -62,7 +62,7 @@ from lobbysim.visits import VISITS, VisitModel
 
 GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
-SHADOW_BATCH = 2048  # games held back for the shadow raters at most (LobbySimulation._before_pass)
+SHADOW_BATCH = 2048  # the shadow raters get their held games once this many are held
 
 
 @cache
@@ -363,7 +363,7 @@ class LobbySimulation:
         :data:`SHADOW_BATCH` games, and all that are left before each ratings sample and at the
         end of a run (:meth:`apply_pending`). A rater applies a batch as if one game at a time,
         in order (the rater protocol), so the shadows' ratings are the same as when each pass's
-        games were applied at once (tests/sim/test_lobby.py), at a fraction of the cost when
+        games were applied at once (tests/sim/test_fast_paths.py), at a fraction of the cost when
         passes are many and small (a pass on every arrival rates one game).
         """
         games = self.games.score_finished()
