@@ -132,6 +132,10 @@ class GroupGame:
     # (team, the leaver's rating mean) of each seat left open by a quitter
     open_seats: list[tuple[int | None, float]] = field(default_factory=list)
     been: set[int] = field(default_factory=set)  # everyone who has sat in the game
+    # the performances of the stints seated now, sorted (the ffa behind-rule's median)
+    performances: list[float] = field(default_factory=list)
+    # the players whose stints end with the game, in the order they sat down
+    finishing: list[Player] = field(default_factory=list)
 
 
 RecordSink = Callable[[str, list[tuple[Any, ...]]], None]

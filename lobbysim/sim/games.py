@@ -30,6 +30,7 @@ tick's pass (:meth:`lobbysim.sim.clock.Clock.event_at`).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -264,17 +265,20 @@ class Games:
         performance = truth + self._beta * self._perf_normal()
         stint = Stint(player, team, now, math.nan, performance, False)
         game.stints.append(stint)
-        game.seated[player.pid] = stint
+        ffa_behind = team is None and _behind_ffa(game, performance)  # before sitting down
+        _sit(game, stint)
         game.been.add(player.pid)
         leave: simpy.Event | Moment = game.end_event
         if rules.quit_rate > 0:
-            behind = self._behind(game, stint) if team is not None else _behind_ffa(game)
+            behind = self._behind(game, stint) if team is not None else ffa_behind
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
             quit_at = now + self.draw_quit() / rate
             if quit_at < game.end:
                 leave = self._clock.timeout_at(quit_at)
-                leave.callbacks.append(self._make_quit(game, stint))
-        self._lobby.start_playing(member, leave)
+                leave.callbacks.append(self._make_quit(game, stint))  # ends the stint too
+        if leave is game.end_event:
+            game.finishing.append(player)  # its stint ends with the game (_FinishGroup)
+        self._lobby.hand_over(member, leave)
 
     @staticmethod
     def _behind(game: GroupGame, stint: Stint) -> bool:
@@ -297,13 +301,14 @@ class Games:
             now = self.env.now
             stint.left = now
             stint.quit = True
-            del game.seated[stint.player.pid]
+            _stand(game, stint)
             rules = self.rules
             if rules.backfill and game.end - now >= rules.backfill_min_remaining:
                 mean = float(self._driver.means(np.array([stint.player.pid]))[0])
                 game.open_seats.append((stint.team, mean))
                 self._open_games[game.game_id] = game
                 self._backfill_bell.ring()
+            self._lobby.stint_over(stint.player)
 
         return quit_game
 
@@ -312,6 +317,7 @@ class Games:
         for stint in game.seated.values():
             stint.left = game.end
         game.seated.clear()
+        game.performances.clear()
         self._open_games.pop(game.game_id, None)
         self._finished.append(
             FinishedGame(
@@ -532,16 +538,27 @@ class Games:
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
 
 
-def _behind_ffa(game: GroupGame) -> bool:
-    """Return :meth:`Games._behind` of the stint just seated in a free-for-all ``game``.
-
-    That stint is the last of ``game.seated`` (nobody sits in a game twice, so the player's id
-    is a new key); the others are the rest. Tested against :meth:`Games._behind` in
-    tests/sim/test_fast_paths.py.
+def _behind_ffa(game: GroupGame, performance: float) -> bool:
+    """Return :meth:`Games._behind` of a stint of ``performance`` about to sit down in a
+    free-for-all ``game``: below the median of the others seated, read off their sorted
+    performances (``game.performances``, kept by :func:`_sit` and :func:`_stand`). Tested
+    against :meth:`Games._behind` in tests/sim/test_fast_paths.py.
     """
-    others = [s.performance for s in game.seated.values()]
-    performance = others.pop()
-    return bool(others) and performance < _median(others)
+    others = game.performances
+    return bool(others) and performance < _median_of_sorted(others)
+
+
+def _sit(game: GroupGame, stint: Stint) -> None:
+    """Seat a stint in a group game (its sorted performances kept in step)."""
+    game.seated[stint.player.pid] = stint
+    bisect.insort(game.performances, stint.performance)
+
+
+def _stand(game: GroupGame, stint: Stint) -> None:
+    """Take a quitting stint out of a group game (its sorted performances kept in step)."""
+    del game.seated[stint.player.pid]
+    performances = game.performances
+    del performances[bisect.bisect_left(performances, stint.performance)]
 
 
 def _nearest(candidates: list[int], mu: list[float], target: float) -> int:
@@ -564,7 +581,11 @@ def _median(values: list[float]) -> float:
     ``np.median`` takes the middle value, or ``mean`` of the two middle ones, which for two
     float64 values is ``(a + b) / 2``; in pure Python this is much cheaper for a few values.
     """
-    ordered = sorted(values)
+    return _median_of_sorted(sorted(values))
+
+
+def _median_of_sorted(ordered: list[float]) -> float:
+    """Return :func:`_median` of values already sorted."""
     mid = len(ordered) // 2
     if len(ordered) % 2:
         return ordered[mid]
@@ -591,6 +612,9 @@ class _FinishGroup:
         game, self._game = self._game, None
         assert game is not None, "a game ends once"
         self._games._finish_group(game)
+        stint_over = self._games._lobby.stint_over
+        for player in game.finishing:  # as their own callbacks would, in seating order
+            stint_over(player)
 
 
 class _FinishDuels:

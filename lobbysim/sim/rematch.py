@@ -105,7 +105,7 @@ class RematchRule:
         """Note a game the matchmaker has just started: every two of ``members`` have met.
 
         Each member must have been handed to the game already: their queue entry's ``leave``
-        holds the event that ends their stint (:meth:`lobbysim.sim.sessions.Lobby.start_playing`).
+        holds the event that ends their stint (:meth:`lobbysim.sim.sessions.Lobby.hand_over`).
         """
         lefts = []
         for member in members:

@@ -4,7 +4,7 @@
 for the arrivals of each window of ``ARRIVAL_WINDOW`` minutes, samples those players from the
 population model in one call, tells the raters about them, and starts each player's session at
 its arrival time. A session queues the player (an entry of :attr:`Lobby.pool`), until the games
-hand it a game (:meth:`Lobby.start_playing`) or its patience runs out (it then reneges, counted
+hand it a game (:meth:`Lobby.hand_over`) or its patience runs out (it then reneges, counted
 as abandoned), plays, and queues again until the session's games or minutes are used up.
 
 A session costs no SimPy event of its own: it is a chain of callbacks, run where the plain model
@@ -21,7 +21,6 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -235,18 +234,11 @@ class Lobby:
         if self._wake_on_arrival:
             self._doorbell.ring()
 
-    def start_playing(self, waiting: Waiting, leave: Any) -> None:
-        """Take a waiting player out of the queue into a game they leave when ``leave`` fires.
-
-        ``leave`` is the SimPy event (or the :class:`~lobbysim.sim.clock.Moment`) that ends the
-        player's stint; it is kept on the queue entry (``waiting.leave``).
-        """
-        self.hand_over(waiting, leave)
-        leave.callbacks.append(partial(self._stint_over, waiting.player))
-
     def hand_over(self, waiting: Waiting, leave: Any) -> None:
-        """:meth:`start_playing` but for the callback: whoever fires ``leave`` calls
-        :meth:`stint_over` for the player (a 1v1 game's end does, for both its players)."""
+        """Take a waiting player out of the queue into a game whose stint ends when ``leave``
+        fires (the SimPy event or :class:`~lobbysim.sim.clock.Moment`, kept as
+        ``waiting.leave``); whoever fires it calls :meth:`stint_over` for the player (a game's
+        end for those who stay to the end, a quit for the quitter)."""
         del self.pool[waiting.pid]
         waiting.leave = leave
         player, now = waiting.player, self.env.now
@@ -263,10 +255,6 @@ class Lobby:
             self._end_session(player)
         else:
             self._queue(player)
-
-    def _stint_over(self, player: Player, _event: object) -> None:
-        """The callback of :meth:`start_playing`: :meth:`stint_over`."""
-        self.stint_over(player)
 
     def _renege(self, waiting: Waiting) -> None:
         """Take a waiting player out of the queue: patience (or the session's time) ran out."""

@@ -113,7 +113,10 @@ def plain_model(sim: LobbySimulation) -> None:
 
     lobby._queue = queue  # type: ignore[method-assign]
     push_deadlines_at_once(lobby)
-    lobby.start_playing = start_playing  # type: ignore[method-assign]
+    # the games hand players over and end their stints by callbacks: here the sessions' own
+    # processes take the game's event and end the stint when it fires
+    lobby.hand_over = start_playing  # type: ignore[method-assign]
+    lobby.stint_over = lambda player: None  # type: ignore[method-assign]
     lobby._renege = renege  # type: ignore[method-assign]
     lobby._drop_stale = lambda: None  # type: ignore[method-assign]
     clock.event_at = event_at  # type: ignore[method-assign,assignment]

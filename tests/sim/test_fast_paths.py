@@ -559,20 +559,22 @@ def test_behind_in_an_ffa_game_is_games_behind() -> None:
     """_behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
     quitters leaving and equal performances."""
     from lobbysim.sim.entities import GroupGame, Player, Stint
-    from lobbysim.sim.games import Games, _behind_ffa
+    from lobbysim.sim.games import Games, _behind_ffa, _sit, _stand
 
     rng = random.Random(17)
     for case in range(3000):
         game = GroupGame(case, "ffa", 0.0, 20.0, 0.5, None)  # type: ignore[arg-type]
         for pid in range(rng.randint(1, 12)):
             if game.seated and rng.random() < 0.2:  # somebody quits
-                del game.seated[rng.choice(list(game.seated))]
-            performance = rng.choice([0.0, 1.0, rng.gauss(0, 2)])
+                _stand(game, game.seated[rng.choice(list(game.seated))])
+            performance = rng.choice([0.0, 1.0, -0.0, rng.gauss(0, 2)])
             stint = Stint(
                 Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), None, 0.0, 0.0, performance, False
             )
-            game.seated[pid] = stint
-            assert _behind_ffa(game) == Games._behind(game, stint)
+            behind = _behind_ffa(game, performance)
+            _sit(game, stint)
+            assert behind == Games._behind(game, stint)
+            assert game.performances == sorted(s.performance for s in game.seated.values())
 
 
 @pytest.mark.parametrize("rater", ["bayesian", "sph_elo", "glicko2", "truth"])
