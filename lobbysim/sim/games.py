@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,14 +171,7 @@ class Games:
             mu: the driving rater's mean of each waiting player.
             free: which waiting players are still free; those seated are marked taken.
         """
-        rules, now = self.rules, self.env.now
-        for game_id in list(self._open_games):
-            game = self._open_games[game_id]
-            if game.end - now < rules.backfill_min_remaining:
-                game.open_seats.clear()
-            if not game.open_seats:
-                del self._open_games[game_id]
-                continue
+        for game in self._fillable():
             if not free.any():  # nobody left to seat: the seats stay open
                 continue
             # nobody returns to a game they have left
@@ -193,8 +186,6 @@ class Games:
                 eligible[pick] = False
                 free[pick] = False
                 self._seat(game, waiting[pick], team)
-            if not game.open_seats:
-                del self._open_games[game_id]
 
     def backfill_queue(self, waiting: list[Waiting], mu: list[float]) -> list[int]:
         """:meth:`backfill` with every waiting player free, on Python lists (a back-fill pass).
@@ -212,16 +203,9 @@ class Games:
         Returns:
             The positions in ``waiting`` of the players seated, in the order seated.
         """
-        rules, now = self.rules, self.env.now
         seated: list[int] = []
         taken: set[int] = set()
-        for game_id in list(self._open_games):
-            game = self._open_games[game_id]
-            if game.end - now < rules.backfill_min_remaining:
-                game.open_seats.clear()
-            if not game.open_seats:
-                del self._open_games[game_id]
-                continue
+        for game in self._fillable():
             if len(taken) == len(waiting):  # nobody left to seat: the seats stay open
                 continue
             # nobody returns to a game they have left
@@ -234,9 +218,21 @@ class Games:
                 taken.add(pick)
                 seated.append(pick)
                 self._seat(game, waiting[pick], team)
+        return seated
+
+    def _fillable(self) -> Iterator[GroupGame]:
+        """Yield the running games with open seats, oldest first, for a back-fill to seat
+        players in; the seats of a game too near its end are closed first, and a game leaves
+        the open games once its seats are all filled or closed."""
+        rules, now = self.rules, self.env.now
+        for game_id in list(self._open_games):
+            game = self._open_games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            if game.open_seats:
+                yield game
             if not game.open_seats:
                 del self._open_games[game_id]
-        return seated
 
     def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
         """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
