@@ -53,7 +53,7 @@ class Buffered(Generic[T]):
         return values
 
 
-@dataclass
+@dataclass(slots=True)
 class Player:
     """One player of the lobby: who they are, what is left of their session, their tallies."""
 
