@@ -981,3 +981,21 @@ def test_small_waves_update_on_floats_as_on_arrays(monkeypatch: pytest.MonkeyPat
             arrays.update(batch)
         assert floats.means(ids).tolist() == arrays.means(ids).tolist()
         assert floats.variances(ids).tolist() == arrays.variances(ids).tolist()
+
+
+def test_belief_lists_are_the_means_and_variances() -> None:
+    """GaussianBeliefs.belief_lists (a small pass's beliefs on floats) gives the floats of
+    means() and variances() for dense and sparse ids, and names an unknown id as they do."""
+    from lobbysim.raters.bayesian import BayesianRater
+
+    rater = BayesianRater()
+    ids = np.array([0, 1, 2, 3, 7, 9], dtype=np.int64)  # 0..3 dense, 7 and 9 beyond
+    rater.add_players(ids, np.linspace(20, 30, 6), np.linspace(1, 6, 6))
+    for chosen in ([2], [3, 0, 3], [9, 1], [7, 9, 2, 0]):
+        mu, var = rater.belief_lists(chosen)
+        array = np.array(chosen, dtype=np.int64)
+        assert mu == rater.means(array).tolist() and var == rater.variances(array).tolist()
+        assert all(type(x) is float for x in mu + var)
+    for unknown in ([4], [1, 8], [-1]):
+        with pytest.raises(KeyError, match="unknown player id"):
+            rater.belief_lists(unknown)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar, Protocol
@@ -467,12 +468,36 @@ def _decide_block(
     b: IntArray,
 ) -> IntArray:
     """The end of :meth:`GlobalMatching._one_block` without focal players, for finite
-    weights, on floats: each step the array code's, element by element (IEEE arithmetic in the
-    same order; the product by the incidence matrix and the uniforms of :func:`choose` from
-    numpy as there), so the same matching is chosen and the same uniforms are drawn."""
+    weights, on floats (:func:`_best_matching`), as the array of the chosen pairs."""
+    chosen = _best_matching(
+        n, weight, quality, waits[0].tolist(), waits[1].tolist(), threshold, rng
+    )
+    a_list, b_list = a.tolist(), b.tolist()
+    pairs = [(a_list[e], b_list[e]) for e in chosen]
+    return np.array(pairs, dtype=np.intp).reshape(-1, 2)
+
+
+def _best_matching(
+    n: int,
+    weight: list[float],
+    quality: list[float],
+    wait_a: list[float],
+    wait_b: list[float],
+    threshold: ThresholdSchedule,
+    rng: np.random.Generator,
+) -> list[int]:
+    """Return the edges (of ``_matchings(n)``) of the matching the array code of
+    :meth:`GlobalMatching._one_block` chooses without focal players, for finite weights.
+
+    Each step is the array code's, element by element: IEEE arithmetic in the same order, and
+    the uniforms of :func:`choose` drawn from numpy as there, so the same matching is chosen and
+    the same uniforms are drawn. A matching's value is the product of the edge values by the
+    incidence matrix: up to 5 players, a matching has at most two edges, and a sum of two
+    values and zeros is the same in any order, so it is summed here; from 6, by numpy as there.
+    """
     admissible = [
         q >= threshold.at_one(wb if wb > wa else wa)  # np.maximum of two non-NaN waits
-        for q, wa, wb in zip(quality, waits[0].tolist(), waits[1].tolist(), strict=True)
+        for q, wa, wb in zip(quality, wait_a, wait_b, strict=True)
     ]
     fit = [w for w, ok in zip(weight, admissible, strict=True) if ok]
     lo = min(fit, default=math.inf)
@@ -485,18 +510,86 @@ def _decide_block(
             continue
         scaled = (w - lo) / span if span > 0 else 0.0
         edge_value.append(1.0 + 0.5 * min(max(scaled, 0.0), 1.0) / half_share)
-    _, incidence = _matchings(n)
-    value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
-    value = [_NO if v < -1e299 else v for v in value]
+    matching_edges = _matching_edges(n)
+    if n <= 5:
+        value = []
+        for edges in matching_edges:
+            total = 0.0
+            for e in edges:
+                total += edge_value[e]
+            value.append(_NO if total < -1e299 else total)
+    else:
+        _, incidence = _matchings(n)
+        value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
+        value = [_NO if v < -1e299 else v for v in value]
     keys = rng.random((1, len(value)))[0].tolist()  # choose(): one uniform per matching
     best = max(value)
     pick, top = 0, -2.0
     for m, (v, key) in enumerate(zip(value, keys, strict=True)):
         if v == best and key > top:  # np.argmax: the first of the largest keys
             pick, top = m, key
-    a_list, b_list = a.tolist(), b.tolist()
-    pairs = [(a_list[e], b_list[e]) for e in _matching_edges(n)[pick]]
-    return np.array(pairs, dtype=np.intp).reshape(-1, 2)
+    return matching_edges[pick]
+
+
+def small_pool_pairs(
+    mu: list[float],
+    waited: list[float],
+    quality: Callable[[list[int], list[int]], list[float]],
+    threshold: ThresholdSchedule,
+    rng: np.random.Generator,
+) -> list[tuple[int, int, float]] | None:
+    """:meth:`GlobalMatching.pairs` of a pool of 2 to ``block_size`` players on floats, without
+    focal players, when a pair's policy weight is its match quality; and each pair's quality.
+
+    The weight is the quality when the policy is DrawChance and the driving rater's quality is
+    TrueSkill's: both are :func:`~lobbysim.skill.gaussian.match_quality` of the same beliefs
+    with the same ``beta2``, bit for bit symmetric, so the mean of a pair's two scores is its
+    quality. (A pool of two needs no weight: its pair is chosen whenever it is admissible.)
+    The same decisions as the arrays of :meth:`GlobalMatching._two` and
+    :meth:`GlobalMatching._one_block`, the same uniforms drawn (tested in
+    tests/sim/test_fast_paths.py); a pass on every arrival, of a few players, is mostly these.
+
+    Args:
+        mu: the pool's rating means.
+        waited: the pool's waiting times.
+        quality: match quality of pairs of pool indices, as a list.
+        threshold: the quality threshold by waiting time.
+        rng: the tie-break generator.
+
+    Returns:
+        ``(a, b, quality)`` per pair, in :meth:`GlobalMatching.pairs`' order; None, having drawn
+        nothing, when the arrays must decide (a NaN mean or a quality that is not finite in a
+        pool of three or more).
+    """
+    n = len(mu)
+    if n == 2:
+        rng.random((1, 2))  # choose() over the block's two matchings
+        mu0, mu1 = mu
+        low, high = (1, 0) if mu1 < mu0 or (mu0 != mu0 and mu1 == mu1) else (0, 1)
+        (q,) = quality([low], [high])
+        wait_a, wait_b = waited[low], waited[high]
+        wait = wait_b if wait_b > wait_a else wait_a
+        return [(low, high, q)] if q >= threshold.at_one(wait) else []
+    if any(m != m for m in mu):  # np.argsort sorts NaN last
+        return None
+    order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
+    e0, e1 = _edge_lists(n)
+    a = [order[i] for i in e0]
+    b = [order[j] for j in e1]
+    values = quality(a, b)
+    if not all(math.isfinite(q) for q in values):
+        return None
+    chosen = _best_matching(
+        n, values, values, [waited[i] for i in a], [waited[j] for j in b], threshold, rng
+    )
+    return [(a[e], b[e], values[e]) for e in chosen]
+
+
+@cache
+def _edge_lists(k: int) -> tuple[list[int], list[int]]:
+    """Return the edges of K_k (``_matchings(k)``'s) as two lists of end points."""
+    edges, _ = _matchings(k)
+    return edges[:, 0].tolist(), edges[:, 1].tolist()
 
 
 @cache

@@ -41,6 +41,14 @@ skills, for a policy that sees them); back-fill always goes by the driving rater
 **No accidental rematches** (``matchmaker.rematch_games``, ``rematch_minutes``): the pass's
 quality function is wrapped by :class:`~lobbysim.sim.rematch.RematchRule` so that barred pairs
 never clear a threshold; uniform pairing, which reads no quality, ignores the rule.
+
+**Small passes on floats.** A 1v1 pass over 2 to ``block_size`` players under global
+assignment, without focal players or a rematch rule, with a driving rater of Gaussian beliefs
+and TrueSkill's quality, and DrawChance (any non-uniform policy that does not see the truth, for
+a pool of two) is decided on Python floats by
+:func:`~lobbysim.policies.assignment.small_pool_pairs`: the same pairs, qualities and tie-break
+draws as the pool and its arrays, without building them (most passes on every arrival are of
+two to five players).
 """
 
 from __future__ import annotations
@@ -55,9 +63,18 @@ import simpy
 from numpy.typing import NDArray
 
 from lobbysim.policies import OpponentPolicy
-from lobbysim.policies.assignment import Assignment, Pool, QualityFn, ThresholdSchedule
+from lobbysim.policies.assignment import (
+    Assignment,
+    GlobalMatching,
+    Pool,
+    QualityFn,
+    ThresholdSchedule,
+    small_pool_pairs,
+)
 from lobbysim.policies.groups import form_groups
+from lobbysim.policies.simple import DrawChance
 from lobbysim.raters import Rater
+from lobbysim.raters.base import GaussianBeliefs
 from lobbysim.registry import PluginError
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock, Doorbell
@@ -75,6 +92,7 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
+from lobbysim.skill.gaussian import match_quality_lists
 
 IntArray = NDArray[np.intp]
 REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
@@ -151,6 +169,12 @@ class Matchmaker:
         #: by the lobby when the base has a retention model).
         self.engagement: Retention | None = None
         self._assignment = assignment
+        #: The largest pool decided on floats (:meth:`_small_pass`; 0: none).
+        self._float_pool = (
+            assignment.block_size
+            if type(assignment) is GlobalMatching and rules.mode == "1v1"
+            else 0
+        )
         self._threshold = threshold
         self._tie_rng = tie_rng
         self._driver_name = driver_name
@@ -220,6 +244,8 @@ class Matchmaker:
             self._focal_rank = None
         policy = self.policy_in_force()
         waiting = list(lobby.pool.values())
+        if len(waiting) <= self._float_pool and self._small_pass(waiting, policy):
+            return
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
         pool, quality = self._pool(waiting, ids, policy)
         if self._rules.mode != "1v1":
@@ -254,6 +280,52 @@ class Matchmaker:
         if rematch is not None:  # after the games' own end callbacks, as it only notes the time
             for a, b in pairs_list:
                 rematch.met_pair(waiting[a], waiting[b])
+
+    def _small_pass(self, waiting: list[Waiting], policy: InForce) -> bool:
+        """Pair a small 1v1 pool on floats and start its games, as the pool and the assignment
+        would (:func:`~lobbysim.policies.assignment.small_pool_pairs`); return False, having
+        drawn and started nothing, where the pass must take the arrays.
+
+        Taken for a pool of 2 to ``block_size`` under global assignment, without focal players
+        or a rematch rule, when the driving rater has Gaussian beliefs and TrueSkill's match
+        quality (its own, not overridden), and the policy is DrawChance (for a pool of two, any
+        policy but uniform or engagement pairing, or one that sees the truth: the pair is
+        chosen without scores). The pairs' qualities are those the pass records.
+        """
+        driver = self._driver
+        if (
+            self.rematch is not None
+            or self.focal is not None
+            or policy.uniform
+            or policy.engagement
+            or policy.truth
+            or not isinstance(driver, GaussianBeliefs)
+            or type(driver).quality is not GaussianBeliefs.quality
+            or (len(waiting) > 2 and type(policy.policy) is not DrawChance)
+        ):
+            return False
+        mu, var = driver.belief_lists([w.pid for w in waiting])
+        now = self.env.now
+        beta2 = driver.beta2
+
+        def quality(a: list[int], b: list[int]) -> list[float]:
+            return match_quality_lists(
+                [mu[i] for i in a],
+                [var[i] for i in a],
+                [mu[j] for j in b],
+                [var[j] for j in b],
+                beta2,
+            )
+
+        pairs = small_pool_pairs(
+            mu, [now - w.since for w in waiting], quality, self._threshold, self._tie_rng
+        )
+        if pairs is None:
+            return False
+        if pairs:
+            self._check_quality([q for _, _, q in pairs])
+            self._games.start_duels([(waiting[a], waiting[b], q) for a, b, q in pairs])
+        return True
 
     def backfill_pass(self) -> None:
         """Bring the ratings up to date, then fill open seats of running games from the queue.

@@ -39,6 +39,7 @@ from scipy.special import erfcx, ndtr
 __all__ = [
     "draw_density",
     "match_quality",
+    "match_quality_lists",
     "true_draw_density",
     "update_1v1",
     "update_1v1_one",
@@ -166,6 +167,27 @@ def match_quality(
     c2 = _as_float(var_a) + _as_float(var_b) + two_beta2
     d = _as_float(mu_a) - _as_float(mu_b)
     return np.sqrt(two_beta2 / c2) * np.exp(-0.5 * d * d / c2)
+
+
+def match_quality_lists(
+    mu_a: list[float], var_a: list[float], mu_b: list[float], var_b: list[float], beta2: float
+) -> list[float]:
+    """:func:`match_quality` of a few pairs on Python floats, bit for bit (a pass on every
+    arrival asks for one to a few dozen pairs, where the array version is mostly overhead).
+
+    The same IEEE operations in the same order, ``sqrt`` correctly rounded in both; the
+    exponentials come from numpy's ``exp`` over one contiguous array, as in :func:`match_quality`
+    (numpy's vectorised ``exp`` need not agree with ``math.exp`` to the last bit).
+    """
+    two_beta2 = 2.0 * beta2
+    roots, powers = [], []
+    for ma, va, mb, vb in zip(mu_a, var_a, mu_b, var_b, strict=True):
+        c2 = va + vb + two_beta2
+        d = ma - mb
+        roots.append(math.sqrt(two_beta2 / c2))
+        powers.append(-0.5 * d * d / c2)
+    exps = np.exp(np.array(powers, dtype=np.float64)).tolist()
+    return [r * e for r, e in zip(roots, exps, strict=True)]
 
 
 def true_draw_density(s_a: ArrayLike, s_b: ArrayLike, beta2: ArrayLike) -> FloatArray:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -277,3 +280,77 @@ def test_a_pool_of_one_block_is_decided_as_by_the_blocks(policy_name: str) -> No
         assert fast_rng.random() == slow_rng.random()
         made.append(len(fast))
     assert min(made) == 0 and max(made) == 4 and len(set(made)) == 5
+
+
+def test_a_small_pool_on_floats_is_decided_as_by_the_blocks() -> None:
+    """small_pool_pairs (a pass of 2 to block_size players on floats, DrawChance under a
+    Gaussian quality) against the general block solver with DrawChance: the same pairs in the
+    same order, each with its quality as the pool's quality function gives it, and the random
+    stream left in the same place; over pools near and far from the threshold, ties of means
+    (and of -0.0 and 0.0), equal waits and both wait orders."""
+    from lobbysim.policies.assignment import small_pool_pairs
+
+    policy = POLICIES.create("draw_chance")
+    threshold = ThresholdSchedule(((0.0, 0.75), (1.0, 0.5), (2.0, 0.4)))
+    draws = np.random.default_rng(8)
+    made: dict[int, set[int]] = {n: set() for n in range(2, 9)}
+    for _ in range(1500):
+        n = int(draws.integers(2, 9))
+        mu = draws.normal(0, 2, n) * draws.choice([0.2, 1.0, 1.0, 8.0])
+        if draws.random() < 0.15:
+            mu[-1] = mu[0]
+        if draws.random() < 0.05:
+            mu[0], mu[-1] = 0.0, -0.0
+        var = draws.uniform(0.2, 3, n)
+        waited = draws.choice([0.5, 1.0, 1.5, 2.0, 3.0], n) if draws.random() < 0.3 else None
+        waited = draws.uniform(0, 4, n) if waited is None else waited
+        pool = make_pool(mu, var, waited)
+        seed = int(draws.integers(1 << 30))
+        fast_rng, slow_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        mu_l, var_l = mu.tolist(), var.tolist()
+
+        quality = list_quality(mu_l, var_l)
+        fast = small_pool_pairs(mu_l, waited.tolist(), quality, threshold, fast_rng)
+        slow = GlobalMatching(block_size=8)._blocks(pool, policy, threshold, slow_rng, 3)
+        assert fast is not None
+        assert [[a, b] for a, b, _ in fast] == slow.tolist()
+        if len(slow):
+            expected = pool.quality_fn(slow[:, 0], slow[:, 1]).tolist()
+            assert [q for _, _, q in fast] == expected
+        assert fast_rng.random() == slow_rng.random()
+        made[n].add(len(fast))
+    assert all(made[n] == set(range(n // 2 + 1)) for n in made), made
+
+
+def test_a_small_pool_leaves_what_floats_cannot_decide_to_the_arrays() -> None:
+    """A NaN mean or a quality that is not finite in a pool of three or more: None, and
+    nothing drawn; a pool of two decides even then (as GlobalMatching._two does)."""
+    from lobbysim.policies.assignment import small_pool_pairs
+
+    threshold = ThresholdSchedule(((0.0, 0.5),))
+    rng = np.random.default_rng(1)
+    state = rng.bit_generator.state
+
+    def flat(a: list[int], b: list[int]) -> list[float]:
+        return [0.9] * len(a)
+
+    assert small_pool_pairs([0.0, np.nan, 1.0], [1.0] * 3, flat, threshold, rng) is None
+    assert small_pool_pairs([0.0, 2.0, 1.0], [1.0] * 3, lambda a, b: [math.nan] * len(a),
+                            threshold, rng) is None  # fmt: skip
+    assert rng.bit_generator.state == state
+    assert small_pool_pairs([np.nan, 1.0], [1.0, 1.0], flat, threshold, rng) == [(1, 0, 0.9)]
+    assert small_pool_pairs([0.0, 1.0], [1.0, 1.0], lambda a, b: [0.4], threshold, rng) == []
+
+
+def list_quality(
+    mu: list[float], var: list[float]
+) -> Callable[[list[int], list[int]], list[float]]:
+    """The match quality of pairs of pool indices, on lists (as a small pass asks for it)."""
+    from lobbysim.skill.gaussian import match_quality_lists
+
+    def quality(a: list[int], b: list[int]) -> list[float]:
+        return match_quality_lists(
+            [mu[i] for i in a], [var[i] for i in a], [mu[j] for j in b], [var[j] for j in b], BETA2
+        )
+
+    return quality

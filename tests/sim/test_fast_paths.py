@@ -363,12 +363,13 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
 def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pass on every arrival (pools of one to a few players, one finished game at a time)
     takes the float paths: games scored on floats, the Bayesian rater's one-game update, the
-    pool of two decided without the block solver, the shadow raters fed in batches. Every
+    pool of two decided without the block solver, pools up to a block decided on floats
+    without a pool, the shadow raters fed in batches. Every
     record, the final ratings and the rating samples are those of the array paths with the
     shadows updated at every pass, bit for bit (quits, guests and a rating drift included)."""
     from lobbysim.policies import assignment
     from lobbysim.raters.bayesian import BayesianRater
-    from lobbysim.sim import games, lobby
+    from lobbysim.sim import games, lobby, matchmaker
 
     scenario = Scenario.from_dict(
         {
@@ -399,8 +400,19 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
             sim.n_passes,
         )
 
-    fast, fast_ratings, passes = run()
+    on_floats = []
+    small_pass = matchmaker.Matchmaker._small_pass
+
+    def counted(self, waiting, policy):  # type: ignore[no-untyped-def]
+        on_floats.append(small_pass(self, waiting, policy))
+        return on_floats[-1]
+
     with monkeypatch.context() as patch:
+        patch.setattr(matchmaker.Matchmaker, "_small_pass", counted)
+        fast, fast_ratings, passes = run()
+    assert on_floats.count(True) > 1000
+    with monkeypatch.context() as patch:
+        patch.setattr(matchmaker.Matchmaker, "_small_pass", lambda *_: False)
         patch.setattr(games, "FLOAT_SCORING_GAMES", 0)
         patch.setattr(lobby, "SHADOW_BATCH", 1)
         patch.setattr(assignment.GlobalMatching, "_two", _two_by_blocks)

@@ -204,3 +204,26 @@ def test_the_one_game_update_is_the_array_update_bit_for_bit() -> None:
     for case in cases:
         want = tuple(float(x) for x in update_1v1(*case))
         assert update_1v1_one(*case) == want, case
+
+
+def test_match_quality_on_lists_is_the_array_version_bit_for_bit() -> None:
+    """match_quality_lists (a small pass's pairs on floats) against match_quality over batches
+    of 1 to 40 pairs: ordinary and far-apart beliefs (exponents down to underflow), equal means,
+    tiny and huge variances, the package's beta2 and others; and against one pair at a time."""
+    from lobbysim.skill.gaussian import match_quality_lists
+
+    rng = np.random.default_rng(22)
+    for _ in range(3000):
+        n = int(rng.integers(1, 41))
+        beta2 = float(rng.choice([17.36, rng.uniform(0.01, 50)]))
+        mu_a = rng.normal(25, float(rng.choice([1, 8, 400])), n)
+        mu_b = np.where(rng.random(n) < 0.1, mu_a, rng.normal(25, 8, n))
+        var_a, var_b = (10.0 ** rng.uniform(-8, 3, n) for _ in range(2))
+        want = match_quality(mu_a, var_a, mu_b, var_b, beta2).tolist()
+        got = match_quality_lists(
+            mu_a.tolist(), var_a.tolist(), mu_b.tolist(), var_b.tolist(), beta2
+        )
+        assert got == want
+        k = int(rng.integers(n))
+        assert got[k] == float(match_quality(mu_a[k : k + 1], var_a[k : k + 1], mu_b[k : k + 1],
+                                             var_b[k : k + 1], beta2)[0])  # fmt: skip
