@@ -176,18 +176,17 @@ def match_quality_lists(
     arrival asks for one to a few dozen pairs, where the array version is mostly overhead).
 
     The same IEEE operations in the same order, ``sqrt`` correctly rounded in both; the
-    exponentials come from numpy's ``exp`` over one contiguous array, as in :func:`match_quality`
-    (numpy's vectorised ``exp`` need not agree with ``math.exp`` to the last bit).
+    exponentials come from numpy's ``exp``, called on each float (the kernel of its array call,
+    tested equal), as numpy's vectorised ``exp`` need not agree with ``math.exp`` to the last bit.
     """
     two_beta2 = 2.0 * beta2
-    roots, powers = [], []
+    exp = np.exp
+    values = []
     for ma, va, mb, vb in zip(mu_a, var_a, mu_b, var_b, strict=True):
         c2 = va + vb + two_beta2
         d = ma - mb
-        roots.append(math.sqrt(two_beta2 / c2))
-        powers.append(-0.5 * d * d / c2)
-    exps = np.exp(np.array(powers, dtype=np.float64)).tolist()
-    return [r * e for r, e in zip(roots, exps, strict=True)]
+        values.append(math.sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2)))
+    return values
 
 
 def true_draw_density(s_a: ArrayLike, s_b: ArrayLike, beta2: ArrayLike) -> FloatArray:
