@@ -350,9 +350,8 @@ def compare_sph(
     x = score_a * min_b
     y = score_b * min_a
     sign = (x > y).astype(np.int64) - (x < y).astype(np.int64)
-    for k in np.flatnonzero(x == y):
-        if score_a[k] == 0.0 and score_b[k] == 0.0:
-            continue
+    # two scores of 0 tie exactly (sign 0): only other equal products need the fractions
+    for k in np.flatnonzero((x == y) & ((score_a != 0.0) | (score_b != 0.0))).tolist():
         fx = Fraction(float(score_a[k])) * Fraction(float(min_b[k]))
         fy = Fraction(float(score_b[k])) * Fraction(float(min_a[k]))
         sign[k] = (fx > fy) - (fx < fy)

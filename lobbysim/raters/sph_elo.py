@@ -14,6 +14,7 @@ as the updates evaluate it (:func:`_predicted_hi`); the match quality is ``1 - |
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -339,6 +340,11 @@ class SPHEloRater(EvenMatchQuality):
         """
         ids: list[int] = []
         changes: list[float] = []
+        if len(ks) >= WAVE_GAMES:  # many games: their plain ones rated together, vectorised
+            ids, changes, unplain = self._changes_wave([(k, game(k)) for k in ks], sums)
+            for k, one in unplain:  # players of their own: rated in any order
+                sums[k] = self._apply_checked(one)
+            ks = []
         for k in ks:
             one = game(k)
             quick = self._changes_plain(one)
@@ -365,25 +371,11 @@ class SPHEloRater(EvenMatchQuality):
         SPH is compared exactly as :func:`compare_sph` does (``score_a * minutes_b`` against
         ``score_b * minutes_a``, exact fractions only where the rounded products are equal).
         """
+        if not _is_plain(game):
+            return None
         seats = game.seats
-        first_team = seats[0].team is None if seats else True
-        seen: set[int] = set()
-        for s in seats:
-            if (
-                (s.team is None) != first_team
-                or type(s.score) is not float
-                or type(s.left) is not float
-                or type(s.joined) is not float
-                or not (0.0 <= s.score < math.inf)
-                or s.player_id in seen
-            ):
-                return None
-            stint = s.left - s.joined
-            if not (0.0 <= stint < math.inf):
-                return None
-            seen.add(s.player_id)
         rated = [s for s in seats if s.registered]
-        team_game = not first_team
+        team_game = bool(seats) and seats[0].team is not None
         p = self._params
         t, game_mult, cap = p.t, p.game_mult, p.max_game_length
         ratings = self._table.columns[0]
@@ -430,6 +422,131 @@ class SPHEloRater(EvenMatchQuality):
         )
         return ids, [offset * scale for offset in offsets]
 
+    def _changes_wave(
+        self, games: list[tuple[int, GameResult]], sums: list[float]
+    ) -> tuple[list[int], list[float], list[tuple[int, GameResult]]]:
+        """Return the ids and rating changes of the plain games (:func:`_is_plain`) among
+        ``games`` (position, game) of one wave, as :meth:`_changes_plain` gives them game after
+        game, bit for bit, and the other games, for :func:`rating_changes` to judge; ``sums``
+        gets the sum of each plain game's changes.
+
+        The pairs of every game are rated together: each float operation is the one
+        :meth:`_changes_plain` does for a pair (IEEE arithmetic element-wise, in the same order,
+        with :func:`math.exp` of each argument), a pair's values do not depend on the other
+        pairs, and each player's offset is the :func:`math.fsum` of their pairs' adjustments,
+        which is correctly rounded and hence the same in any order. The scale and the sums
+        follow per game, as :func:`~lobbysim.skill.sph_elo.cap_scale` computes them. Tested
+        against :meth:`_changes_plain` in tests/sim/test_fast_paths.py.
+        """
+        pid: list[int] = []
+        side: list[int] = []
+        score: list[float] = []
+        minutes: list[float] = []
+        rows: dict[int, list[list[int]]] = {}  # each game's active seats, by their number
+        bounds = [0]
+        team_games = False
+        plain: list[tuple[int, GameResult]] = []
+        unplain: list[tuple[int, GameResult]] = []
+        inf = math.inf
+        for entry in games:
+            seats = entry[1].seats
+            team_game = bool(seats) and seats[0].team is not None
+            teams: dict[object, int] = {}
+            active: list[int] = []
+            seen: set[int] = set()
+            base = len(pid)
+            for s in seats:
+                # _is_plain's checks, seat by seat
+                team, player, joined, left, points = s.team, s.player_id, s.joined, s.left, s.score
+                if (
+                    (team is not None) != team_game
+                    or type(points) is not float
+                    or type(left) is not float
+                    or type(joined) is not float
+                    or not (0.0 <= points < inf)
+                    or player in seen
+                ):
+                    break
+                stint = left - joined
+                if not (0.0 <= stint < inf):
+                    break
+                seen.add(player)
+                if s.registered:
+                    k = len(pid)
+                    pid.append(player)
+                    score.append(points)
+                    minutes.append(stint)
+                    # ffa: a distinct negative side per seat, so every two seats are opponents
+                    side.append(teams.setdefault(team, len(teams)) if team_game else -1 - k)
+                    if stint > 0:
+                        active.append(k)
+            else:
+                plain.append(entry)
+                team_games |= team_game
+                if len(active) > 1:
+                    rows.setdefault(len(active), []).append(active)
+                bounds.append(len(pid))
+                continue
+            unplain.append(entry)  # a seat _is_plain refuses: its rows are taken back
+            del pid[base:], score[base:], minutes[base:], side[base:]
+        offsets = [0.0] * len(pid)
+        if rows:
+            firsts, seconds = [], []
+            for m, group in rows.items():
+                stacked = np.array(group, dtype=np.intp)
+                i, j = _pair_indices(m)
+                firsts.append(stacked[:, i].ravel())
+                seconds.append(stacked[:, j].ravel())
+            a, b = np.concatenate(firsts), np.concatenate(seconds)
+            if team_games:  # teammates are never compared
+                sides = np.array(side)
+                keep = sides[a] != sides[b]
+                a, b = a[keep], b[keep]
+            p = self._params
+            sc, mins = np.array(score), np.array(minutes)
+            pre = self._table.columns[0][np.array(pid, dtype=np.intp)]
+            score_a, min_a, score_b, min_b = sc[a], mins[a], sc[b], mins[b]
+            outcome = 0.5 * (compare_sph(score_a, min_a, score_b, min_b) + 1.0)
+            time = np.minimum(np.minimum(min_a, p.max_game_length), min_b)
+            r_a, r_b = pre[a], pre[b]
+            a_hi = r_a >= r_b
+            # pair_adjustment from the higher-rated side (a on equal ratings)
+            arguments = -(np.where(a_hi, r_a - r_b, r_b - r_a) / p.t)
+            growth = np.array(list(map(math.exp, arguments.tolist())), dtype=np.float64)
+            predicted_hi = 1.0 / (1.0 + growth)
+            outcome_hi = np.where(a_hi, outcome, 1.0 - outcome)
+            indiv_hi = (outcome_hi - predicted_hi) * p.game_mult * time
+            indiv = np.where(a_hi, indiv_hi, -indiv_hi)
+            # each seat's adjustments, seat after seat, each summed exactly
+            owner = np.concatenate([a, b])
+            order = np.argsort(owner, kind="stable")
+            values = np.concatenate([indiv, -indiv])[order].tolist()
+            ends = np.cumsum(np.bincount(owner, minlength=len(pid))).tolist()
+            fsum = math.fsum
+            offsets = [fsum(values[lo:hi]) for lo, hi in zip([0, *ends[:-1]], ends, strict=True)]
+        game_mult = self._params.game_mult
+        changes: list[float] = []
+        for (k, _), lo, hi in zip(plain, bounds, bounds[1:], strict=False):
+            if lo == hi:  # no rated seat
+                sums[k] = 0.0
+                continue
+            game_offsets = offsets[lo:hi]
+            largest = max(map(abs, game_offsets))  # cap_scale, on the game's lists
+            scale = 1.0
+            if largest != 0.0:
+                scale = min(
+                    1.0,
+                    *[
+                        m * game_mult / largest
+                        for offset, m in zip(game_offsets, minutes[lo:hi], strict=True)
+                        if abs(offset) == largest
+                    ],
+                )
+            game_changes = [offset * scale for offset in game_offsets]
+            sums[k] = math.fsum(game_changes)
+            changes += game_changes
+        return pid, changes, unplain
+
     def _apply_checked(self, game: GameResult) -> float:
         """Rate one game with :func:`rating_changes` itself; return the sum of its changes."""
         ratings = self._table.columns[0]
@@ -451,3 +568,39 @@ class SPHEloRater(EvenMatchQuality):
         delta = np.fromiter(changes.values(), dtype=np.float64, count=len(changes))
         self._table.write(ids, [ratings[ids] + delta])
         return math.fsum(changes.values())
+
+
+#: A wave of at least this many games other than ordinary 1v1 games rates its plain ones
+#: together (:meth:`SPHEloRater._changes_wave`); fewer go one game at a time.
+WAVE_GAMES = 4
+
+
+def _is_plain(game: GameResult) -> bool:
+    """Whether :meth:`SPHEloRater._changes_plain` rates ``game`` itself: every seat of one kind
+    (team or free-for-all), a float score in [0, inf), a float stint of [0, inf) minutes, and no
+    player twice; otherwise :func:`~lobbysim.skill.sph_elo.rating_changes` judges it."""
+    seats = game.seats
+    first_team = seats[0].team is None if seats else True
+    seen: set[int] = set()
+    for s in seats:
+        if (
+            (s.team is None) != first_team
+            or type(s.score) is not float
+            or type(s.left) is not float
+            or type(s.joined) is not float
+            or not (0.0 <= s.score < math.inf)
+            or s.player_id in seen
+        ):
+            return False
+        stint = s.left - s.joined
+        if not (0.0 <= stint < math.inf):
+            return False
+        seen.add(s.player_id)
+    return True
+
+
+@functools.cache
+def _pair_indices(m: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Return ``np.triu_indices(m, k=1)``: every pair of ``m`` seats (made once per size)."""
+    i, j = np.triu_indices(m, k=1)
+    return i.astype(np.intp), j.astype(np.intp)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -158,12 +159,13 @@ class Records:
     flush_rows: int = 50_000
 
     KINDS = tuple(RECORD_COLUMNS)  # every kind of the schema, lobbysim.records.RECORD_COLUMNS
+    _buffers = operator.attrgetter(*KINDS)  # every kind's rows, as a tuple
 
     def flush(self, force: bool = False) -> None:
         """Hand full buffers (all non-empty ones with ``force``) to the sink."""
         if self.sink is None:
             return
-        if not force and max([len(getattr(self, kind)) for kind in self.KINDS]) < self.flush_rows:
+        if not force and max(map(len, self._buffers(self))) < self.flush_rows:
             return  # no buffer is full (asked at every pass: answered cheaply)
         for kind in self.KINDS:
             rows: list[tuple[Any, ...]] = getattr(self, kind)

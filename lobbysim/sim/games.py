@@ -210,6 +210,15 @@ class Games:
                 continue
             # nobody returns to a game they have left
             been = game.been
+            if len(game.open_seats) == 1:  # one seat (a quit's): _nearest over the eligible
+                team, target = game.open_seats[0]
+                pick = _nearest_eligible(waiting, mu, target, taken, been)
+                if pick >= 0:
+                    del game.open_seats[0]
+                    taken.add(pick)
+                    seated.append(pick)
+                    self._seat(game, waiting[pick], team)
+                continue
             eligible = [k for k, w in enumerate(waiting) if k not in taken and w.pid not in been]
             while game.open_seats and eligible:
                 team, target = game.open_seats.pop(0)
@@ -569,6 +578,25 @@ def _nearest(candidates: list[int], mu: list[float], target: float) -> int:
         if distance != distance:  # NaN: np.argmin returns the first one
             return k
         if distance < best_distance:  # strictly: the first of equal distances stays
+            best, best_distance = k, distance
+    return best
+
+
+def _nearest_eligible(
+    waiting: list[Waiting], mu: list[float], target: float, taken: set[int], been: set[int]
+) -> int:
+    """Return :func:`_nearest` of the eligible positions of ``waiting`` (neither ``taken``
+    nor a player in ``been``), in one walk over the queue without the list of candidates, or
+    -1 if none is eligible. Tested against :meth:`Games.backfill` (as
+    :meth:`Games.backfill_queue`) in tests/sim/test_fast_paths.py."""
+    best, best_distance = -1, math.inf
+    for k, w in enumerate(waiting):
+        if w.pid in been or k in taken:
+            continue
+        distance = abs(mu[k] - target)
+        if distance != distance:  # NaN: np.argmin returns the first one
+            return k
+        if distance < best_distance or best < 0:  # the first of equal distances stays
             best, best_distance = k, distance
     return best
 

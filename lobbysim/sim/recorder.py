@@ -214,6 +214,8 @@ class Recorder:
         rescanned: :meth:`game` notes those it finishes scoring, and their order is restored
         from when they were found.
         """
+        if not self._scored_awaiting and not self._departed:  # most back-fill passes
+            return []
         written: list[Player] = []
         awaiting = self._awaiting
         if self._scored_awaiting:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.simulation import CsvSink, collect
+from lobbysim.raters.base import compare_sph
 from lobbysim.raters.sph_elo import SPHEloRater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
@@ -102,6 +104,78 @@ def test_sph_elo_batches_of_group_games_rate_as_one_game_at_a_time(mode: str) ->
             sums += single.last_batch_change_sums
         assert repr(batch.last_batch_change_sums) == repr(sums)
         assert repr(batch._table.columns[0].tolist()) == repr(single._table.columns[0].tolist())
+
+
+@pytest.mark.parametrize("cap", [20.0, 7.5])
+def test_sph_elo_wave_path_is_the_plain_path_game_by_game(cap: float) -> None:
+    """SPHEloRater._changes_wave (a wave's plain games rated together) against
+    SPHEloRater._changes_plain game after game, bit for bit: ids, changes and each game's sum
+    (ffa, team and 1v1 games mixed, guests, 0-minute stints, SPH ties, equal ratings, scales
+    below 1), and the games it leaves to rating_changes."""
+    rng = random.Random(9)
+    rater = SPHEloRater(max_game_length=cap)
+    rater.add_players(np.arange(40, dtype=np.int64), np.zeros(40), np.ones(40))
+    table = rater._table.columns[0]
+    for w in range(400):
+        table[:] = [500.0 + rng.gauss(0, 150) for _ in range(40)]
+        if w % 10 == 0:  # equal ratings: each pair is evaluated from its first player
+            table[:20] = 500.0
+        games = []
+        for k in range(rng.randint(1, 12)):
+            mode = rng.choice(["ffa", "ffa", "team", "1v1"])
+            game = random_game(rng, k, "team" if mode == "1v1" else mode)
+            if mode == "1v1":  # two seats, one of them perhaps a guest
+                game = dataclasses.replace(game, mode="1v1", seats=game.seats[:2])
+            if rng.random() < 0.1:  # an unplain seat (an int score), anywhere in the game
+                at = rng.randrange(len(game.seats))
+                seats = list(game.seats)
+                seats[at] = dataclasses.replace(seats[at], score=3)
+                game = dataclasses.replace(game, seats=tuple(seats))
+            games.append(game)
+        sums = [math.nan] * len(games)
+        ids, changes, unplain = rater._changes_wave(list(enumerate(games)), sums)
+        plain_ids: list[int] = []
+        plain_changes: list[float] = []
+        plain_sums = []
+        plain_unplain = []
+        for k, game in enumerate(games):
+            quick = rater._changes_plain(game)
+            if quick is None:
+                plain_unplain.append((k, game))
+                plain_sums.append(math.nan)
+                continue
+            plain_ids += quick[0]
+            plain_changes += quick[1]
+            plain_sums.append(math.fsum(quick[1]) if quick[0] else 0.0)
+        assert ids == plain_ids
+        assert repr(changes) == repr(plain_changes)
+        assert repr(sums) == repr(plain_sums)
+        assert unplain == plain_unplain
+
+
+def test_compare_sph_is_the_exact_comparison() -> None:
+    """compare_sph against the comparison of exact fractions, ties and two scores of 0 among
+    them."""
+    rng = random.Random(10)
+    n = 5000
+    score_a = [float(rng.choice([0, 0, 1, 2, 3, 7, 10, 11, rng.randint(0, 30)])) for _ in range(n)]
+    score_b = [float(rng.choice([0, 0, 1, 2, 3, 7, 10, 11, rng.randint(0, 30)])) for _ in range(n)]
+    min_a = [rng.choice([10.0, 11.0, 20.0, 0.1, 0.3, rng.uniform(0.01, 20)]) for _ in range(n)]
+    min_b = [rng.choice([10.0, 11.0, 20.0, 0.1, 0.3, rng.uniform(0.01, 20)]) for _ in range(n)]
+    # 3 * (1/3 rounded) rounds to 1 * 1, but is below it exactly
+    score_a[0], min_b[0], score_b[0], min_a[0] = 3.0, 1 / 3, 1.0, 1.0
+    got = compare_sph(np.array(score_a), np.array(min_a), np.array(score_b), np.array(min_b))
+    exact = [
+        (Fraction(sa) * Fraction(mb) > Fraction(sb) * Fraction(ma))
+        - (Fraction(sa) * Fraction(mb) < Fraction(sb) * Fraction(ma))
+        for sa, ma, sb, mb in zip(score_a, min_a, score_b, min_b, strict=True)
+    ]
+    assert got.tolist() == exact
+    x = np.array(score_a) * np.array(min_b)
+    y = np.array(score_b) * np.array(min_a)
+    assert got[0] == -1
+    assert ((x == y) & (np.array(score_a) > 0)).sum() > 10  # ties the fractions decide
+    assert ((x == y) & (np.array(score_a) == 0) & (np.array(score_b) == 0)).sum() > 10
 
 
 def test_sph_elo_plain_path_leaves_bad_games_to_rating_changes() -> None:
