@@ -194,26 +194,27 @@ class Matchmaker:
 
     # ------------------------------------------------------------------------ processes
     def start(self) -> None:
-        """Start the matchmaker's process and its tick process."""
-        self.env.process(self._wake_ups())
+        """Start answering the doorbells (a pass per ring) and the tick process."""
+        self._doorbell.rung().callbacks.append(self._wake_up)
         self.env.process(self._ticker())
         if self._backfill_bell is not None:
-            self.env.process(self._backfill_wake_ups())
+            self._backfill_bell.rung().callbacks.append(self._backfill_wake_up)
 
-    def _wake_ups(self) -> Generator[simpy.Event, Any, None]:
+    def _wake_up(self, _event: simpy.Event) -> None:
+        """Answer a ring with a pass: a callback of the ring's event, where a process waiting on
+        it would resume, without resuming one (a pass on every arrival is one per queueing)."""
         doorbell = self._doorbell
-        while True:
-            yield doorbell.rung()
-            doorbell.answer()
-            self.run_pass()
+        doorbell.answer()
+        doorbell.rung().callbacks.append(self._wake_up)
+        self.run_pass()
 
-    def _backfill_wake_ups(self) -> Generator[simpy.Event, Any, None]:
+    def _backfill_wake_up(self, _event: simpy.Event) -> None:
+        """Answer a ring of the back-fill bell with a back-fill pass (as :meth:`_wake_up`)."""
         bell = self._backfill_bell
         assert bell is not None
-        while True:
-            yield bell.rung()
-            bell.answer()
-            self.backfill_pass()
+        bell.answer()
+        bell.rung().callbacks.append(self._backfill_wake_up)
+        self.backfill_pass()
 
     def _ticker(self) -> Generator[simpy.Event, Any, None]:
         """Ring at tick k = 1, 2, ... at exactly the float time ``k * tick``.
