@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.groups import balance_teams
 from lobbysim.population import Population
 from lobbysim.raters import Rater
+from lobbysim.raters.base import GaussianBeliefs
 from lobbysim.records import DuelBatch, GameResult, Seat, make_result, make_seat
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
@@ -106,6 +107,12 @@ class Games:
         self._lobby = lobby
         self._recorder = recorder
         self._driver = driver
+        # a quitter's mean on floats, where the driver's means are its Gaussian beliefs' own
+        self._belief_lists = (
+            driver.belief_lists
+            if isinstance(driver, GaussianBeliefs) and type(driver).means is GaussianBeliefs.means
+            else None
+        )
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
         self.n_games = 0
@@ -309,7 +316,11 @@ class Games:
             _stand(game, stint)
             rules = self.rules
             if rules.backfill and game.end - now >= rules.backfill_min_remaining:
-                mean = float(self._driver.means(np.array([stint.player.pid]))[0])
+                pid = stint.player.pid
+                if self._belief_lists is not None:
+                    mean = self._belief_lists([pid])[0][0]
+                else:
+                    mean = float(self._driver.means(np.array([pid]))[0])
                 game.open_seats.append((stint.team, mean))
                 self._open_games[game.game_id] = game
                 self._backfill_bell.ring()
