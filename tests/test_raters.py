@@ -984,8 +984,9 @@ def test_small_waves_update_on_floats_as_on_arrays(monkeypatch: pytest.MonkeyPat
 
 
 def test_belief_lists_are_the_means_and_variances() -> None:
-    """GaussianBeliefs.belief_lists (a small pass's beliefs on floats) gives the floats of
-    means() and variances() for dense and sparse ids, and names an unknown id as they do."""
+    """GaussianBeliefs.belief_lists and mean_list (a small pass's beliefs on floats) give the
+    floats of means() and variances() for dense and sparse ids, and name an unknown id as
+    they do."""
     from lobbysim.raters.bayesian import BayesianRater
 
     rater = BayesianRater()
@@ -995,7 +996,10 @@ def test_belief_lists_are_the_means_and_variances() -> None:
         mu, var = rater.belief_lists(chosen)
         array = np.array(chosen, dtype=np.int64)
         assert mu == rater.means(array).tolist() and var == rater.variances(array).tolist()
-        assert all(type(x) is float for x in mu + var)
+        assert rater.mean_list(chosen) == mu
+        assert all(type(x) is float for x in mu + var + rater.mean_list(chosen))
     for unknown in ([4], [1, 8], [-1]):
         with pytest.raises(KeyError, match="unknown player id"):
             rater.belief_lists(unknown)
+        with pytest.raises(KeyError, match="unknown player id"):
+            rater.mean_list(unknown)

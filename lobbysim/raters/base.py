@@ -166,6 +166,13 @@ class GaussianBeliefs:
         mu, var = table.columns
         return mu[idx].tolist(), var[idx].tolist()
 
+    def mean_list(self, ids: list[int]) -> list[float]:
+        """Return the belief means of ``ids`` as a list of floats (:meth:`belief_lists`' first)."""
+        table = self._table
+        if ids and min(ids) >= 0 and max(ids) < table.n_dense:
+            return list(map(table.columns[0].item, ids))
+        return self.means(np.array(ids, dtype=np.intp)).tolist()  # raises on an unknown id
+
     def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
         """Return P(a beats b) = Phi((mu_a - mu_b) / c) per pair, under the current beliefs."""
         mu_a, var_a = self._beliefs(ids_a)

@@ -108,8 +108,8 @@ class Games:
         self._recorder = recorder
         self._driver = driver
         # a quitter's mean on floats, where the driver's means are its Gaussian beliefs' own
-        self._belief_lists = (
-            driver.belief_lists
+        self._mean_list = (
+            driver.mean_list
             if isinstance(driver, GaussianBeliefs) and type(driver).means is GaussianBeliefs.means
             else None
         )
@@ -317,8 +317,8 @@ class Games:
             rules = self.rules
             if rules.backfill and game.end - now >= rules.backfill_min_remaining:
                 pid = stint.player.pid
-                if self._belief_lists is not None:
-                    mean = self._belief_lists([pid])[0][0]
+                if self._mean_list is not None:
+                    (mean,) = self._mean_list([pid])
                 else:
                     mean = float(self._driver.means(np.array([pid]))[0])
                 game.open_seats.append((stint.team, mean))

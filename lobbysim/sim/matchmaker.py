@@ -341,9 +341,14 @@ class Matchmaker:
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
-        ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))  # keyed by player id
+        driver = self._driver
+        if isinstance(driver, GaussianBeliefs) and type(driver).means is GaussianBeliefs.means:
+            mu = driver.mean_list(list(lobby.pool))  # keyed by player id
+        else:
+            ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))
+            mu = driver.means(ids).tolist()
         # Games.backfill with everybody free, on lists (tested against it)
-        seated = games.backfill_queue(waiting, self._driver.means(ids).tolist())
+        seated = games.backfill_queue(waiting, mu)
         if self.rematch is not None:
             self.rematch.played([waiting[i] for i in sorted(seated)])
 
