@@ -1003,3 +1003,25 @@ def test_belief_lists_are_the_means_and_variances() -> None:
             rater.belief_lists(unknown)
         with pytest.raises(KeyError, match="unknown player id"):
             rater.mean_list(unknown)
+
+
+def test_mean_lists_only_where_the_means_are_the_gaussian_beliefs() -> None:
+    """mean_lists gives the float path of a rater whose means are its Gaussian beliefs' own,
+    and None (the array path) for the SPH Elo and for a rater that overrides means(); nor is
+    such a rater plain_gaussian (no small pass on floats)."""
+    from lobbysim.raters.base import mean_lists, plain_gaussian
+    from lobbysim.raters.bayesian import BayesianRater
+    from lobbysim.raters.sph_elo import SPHEloRater
+
+    class Shifted(BayesianRater):
+        def means(self, ids: np.ndarray) -> np.ndarray:
+            return super().means(ids) + 1.0
+
+    rater = BayesianRater()
+    rater.add_players(np.arange(3), np.array([1.0, 2.0, 3.0]), np.ones(3))
+    floats = mean_lists(rater)
+    assert floats is not None and floats([2, 0]) == [3.0, 1.0]
+    assert mean_lists(SPHEloRater()) is None
+    assert mean_lists(Shifted()) is None
+    assert plain_gaussian(rater) and not plain_gaussian(Shifted())
+    assert not plain_gaussian(SPHEloRater())

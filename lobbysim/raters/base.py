@@ -12,7 +12,7 @@ they are internal to the :mod:`lobbysim.raters` package.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -184,6 +184,28 @@ class GaussianBeliefs:
         mu_a, var_a = self._beliefs(ids_a)
         mu_b, var_b = self._beliefs(ids_b)
         return gaussian.match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
+
+
+def plain_gaussian(rater: Rater) -> bool:
+    """Return whether ``rater`` has Gaussian beliefs whose means, variances and match quality
+    are :class:`GaussianBeliefs`' own (not overridden), so that its float paths
+    (:meth:`GaussianBeliefs.belief_lists`, TrueSkill's quality on floats) give what its arrays
+    give."""
+    kind = type(rater)
+    return (
+        isinstance(rater, GaussianBeliefs)
+        and kind.means is GaussianBeliefs.means
+        and kind.variances is GaussianBeliefs.variances
+        and kind.quality is GaussianBeliefs.quality
+    )
+
+
+def mean_lists(rater: Rater) -> Callable[[list[int]], list[float]] | None:
+    """Return ``rater``'s :meth:`GaussianBeliefs.mean_list` where its means are its Gaussian
+    beliefs' own (not overridden), else None (ask :meth:`Rater.means` for an array)."""
+    if isinstance(rater, GaussianBeliefs) and type(rater).means is GaussianBeliefs.means:
+        return rater.mean_list
+    return None
 
 
 class PlayerTable:

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.groups import balance_teams
 from lobbysim.population import Population
 from lobbysim.raters import Rater
-from lobbysim.raters.base import GaussianBeliefs
+from lobbysim.raters.base import mean_lists
 from lobbysim.records import DuelBatch, GameResult, Seat, make_result, make_seat
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
@@ -107,12 +107,7 @@ class Games:
         self._lobby = lobby
         self._recorder = recorder
         self._driver = driver
-        # a quitter's mean on floats, where the driver's means are its Gaussian beliefs' own
-        self._mean_list = (
-            driver.mean_list
-            if isinstance(driver, GaussianBeliefs) and type(driver).means is GaussianBeliefs.means
-            else None
-        )
+        self._mean_list = mean_lists(driver)  # a quitter's mean on floats, where it can
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
         self.n_games = 0

@@ -1,10 +1,10 @@
 """The matchmaker: passes over the queue, their wake-ups and ticks, and who plays whom.
 
-:class:`Matchmaker` runs a process that waits on the doorbell, rung by a tick process at every
-``k * tick`` minutes (tick k at exactly that float, not at a running sum) and, with
-``wake_on_arrival``, whenever a player queues; everyone who queues at the same instant is in the
-pool before the pass runs. With timed passes only, the events due at a tick (games ending on the
-grid) are fired just before its pass, so their players make it.
+:class:`Matchmaker` runs a pass whenever the doorbell rings (a callback on the ring's event),
+rung by a tick process at every ``k * tick`` minutes (tick k at exactly that float, not at a
+running sum) and, with ``wake_on_arrival``, whenever a player queues; everyone who queues at the
+same instant is in the pool before the pass runs. With timed passes only, the events due at a
+tick (games ending on the grid) are fired just before its pass, so their players make it.
 
 **Back-fill passes.** A quit that opens a seat of a team or free-for-all game rings a second
 doorbell, answered by :meth:`Matchmaker.backfill_pass`: the ratings are brought up to date and
@@ -74,7 +74,7 @@ from lobbysim.policies.assignment import (
 from lobbysim.policies.groups import form_groups
 from lobbysim.policies.simple import DrawChance
 from lobbysim.raters import Rater
-from lobbysim.raters.base import GaussianBeliefs
+from lobbysim.raters.base import GaussianBeliefs, mean_lists, plain_gaussian
 from lobbysim.registry import PluginError
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock, Doorbell
@@ -151,6 +151,8 @@ class Matchmaker:
         self._lobby = lobby
         self._games = games
         self._driver = driver
+        self._mean_list = mean_lists(driver)  # the queue's means on floats, where it can
+        self._plain_gaussian = plain_gaussian(driver)  # a small pass on floats, where it can
         self._policy = in_force(policy, settings.policy.name, "matchmaker.policy")
         self._status_quo = None
         if status_quo is not None:
@@ -288,23 +290,24 @@ class Matchmaker:
         drawn and started nothing, where the pass must take the arrays.
 
         Taken for a pool of 2 to ``block_size`` under global assignment, without focal players
-        or a rematch rule, when the driving rater has Gaussian beliefs and TrueSkill's match
-        quality (its own, not overridden), and the policy is DrawChance (for a pool of two, any
-        policy but uniform or engagement pairing, or one that sees the truth: the pair is
-        chosen without scores). The pairs' qualities are those the pass records.
+        or a rematch rule, when the driving rater has Gaussian beliefs with their own means,
+        variances and TrueSkill's match quality (:func:`~lobbysim.raters.base.plain_gaussian`),
+        and the policy is DrawChance (for a pool of two, any policy but uniform or engagement
+        pairing, or one that sees the truth: the pair is chosen without scores). The pairs'
+        qualities are those the pass records.
         """
-        driver = self._driver
         if (
             self.rematch is not None
             or self.focal is not None
             or policy.uniform
             or policy.engagement
             or policy.truth
-            or not isinstance(driver, GaussianBeliefs)
-            or type(driver).quality is not GaussianBeliefs.quality
+            or not self._plain_gaussian
             or (len(waiting) > 2 and type(policy.policy) is not DrawChance)
         ):
             return False
+        driver = self._driver
+        assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
         mu, var = driver.belief_lists([w.pid for w in waiting])
         now = self.env.now
         beta2 = driver.beta2
@@ -341,12 +344,11 @@ class Matchmaker:
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
-        driver = self._driver
-        if isinstance(driver, GaussianBeliefs) and type(driver).means is GaussianBeliefs.means:
-            mu = driver.mean_list(list(lobby.pool))  # keyed by player id
+        if self._mean_list is not None:
+            mu = self._mean_list(list(lobby.pool))  # keyed by player id
         else:
             ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))
-            mu = driver.means(ids).tolist()
+            mu = self._driver.means(ids).tolist()
         # Games.backfill with everybody free, on lists (tested against it)
         seated = games.backfill_queue(waiting, mu)
         if self.rematch is not None:
