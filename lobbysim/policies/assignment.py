@@ -356,10 +356,7 @@ class GlobalMatching:
         or more). The uniforms :func:`choose` would draw are drawn.
         """
         rng.random((1, 2))  # choose() over the block's two matchings
-        mu0, mu1 = pool.mu.tolist()
-        # np.argsort(mu, kind="stable"): the second first only if smaller, or if the first is
-        # NaN (sorted last) and the second is not
-        a, b = (1, 0) if mu1 < mu0 or (mu0 != mu0 and mu1 == mu1) else (0, 1)
+        a, b = _argsort_two(*pool.mu.tolist())
         if pool.focal is not None and not (pool.focal[a] or pool.focal[b]):
             return np.empty((0, 2), dtype=np.intp)
         pair = _PAIRS_OF_TWO[a]
@@ -564,8 +561,7 @@ def small_pool_pairs(
     n = len(mu)
     if n == 2:
         rng.random((1, 2))  # choose() over the block's two matchings
-        mu0, mu1 = mu
-        low, high = (1, 0) if mu1 < mu0 or (mu0 != mu0 and mu1 == mu1) else (0, 1)
+        low, high = _argsort_two(*mu)
         (q,) = quality([low], [high])
         wait_a, wait_b = waited[low], waited[high]
         wait = wait_b if wait_b > wait_a else wait_a
@@ -583,6 +579,12 @@ def small_pool_pairs(
         n, values, values, [waited[i] for i in a], [waited[j] for j in b], threshold, rng
     )
     return [(a[e], b[e], values[e]) for e in chosen]
+
+
+def _argsort_two(mu0: float, mu1: float) -> tuple[int, int]:
+    """Return ``np.argsort([mu0, mu1], kind="stable")``: the second first only if smaller, or
+    if the first is NaN (sorted last) and the second is not."""
+    return (1, 0) if mu1 < mu0 or (mu0 != mu0 and mu1 == mu1) else (0, 1)
 
 
 @cache
