@@ -312,3 +312,16 @@ class BayesianRater(GaussianBeliefs):
         factor = np.minimum(np.exp(np.bincount(who, weights=dlog, minlength=n_seats)), 1.0)
         new_var = var * factor
         self._table.write(ids[played], [new_mu[played], new_var[played]])
+
+
+def rates_outcomes_only(rater: object) -> bool:
+    """Return whether ``rater`` rates 1v1 games by their outcomes alone, reading no score.
+
+    True for a :class:`BayesianRater` whose update is its own (not overridden): a 1v1 game
+    moves it by the sides, their registration and the winner. Such a driving rater can be
+    given a game before its scores are drawn (:meth:`lobbysim.sim.games.Games.take_outcomes`).
+    """
+    return isinstance(rater, BayesianRater) and all(
+        getattr(type(rater), name) is getattr(BayesianRater, name)
+        for name in ("update", "_update_duels", "_update_one", "_rate", "_apply_duels")
+    )

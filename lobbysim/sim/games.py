@@ -64,6 +64,7 @@ from lobbysim.streams import Streams
 #: Batches of at most this many finished 1v1 games are scored on floats (the array path's steps
 #: one by one, numpy's own exp and Poisson draws): a pass on every arrival scores one game.
 FLOAT_SCORING_GAMES = 2
+_NO_SCORE = (math.nan,)  # the score of a game held back (Games.take_outcomes)
 
 
 class Games:
@@ -113,6 +114,8 @@ class Games:
         self.n_games = 0
         # finished games not yet scored (1v1: see _FinishDuels)
         self._finished: list[Any] = []
+        # finished 1v1 games whose outcomes went out (take_outcomes), their scores not drawn yet
+        self._held: list[Any] = []
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
@@ -456,6 +459,72 @@ class Games:
             self._recorder.game(result, g.quality, truth, players)
             results.append(result)
         return results
+
+    def take_outcomes(self) -> DuelBatch | None:
+        """Return the 1v1 games finished since the last call with their outcomes but without
+        their scores (NaN), and hold them back for :meth:`score_held` (None: none finished).
+
+        A rater that reads no score (:func:`~lobbysim.raters.bayesian.rates_outcomes_only`) can
+        be given a game before its scores are drawn; the scores come from their own stream in
+        the order the games finished, so drawing them later, many at once, draws the same
+        values (:meth:`score_held`). With skills that drift, the truth is brought up to date
+        first, as :meth:`score_finished` would.
+        """
+        self._bring_truth_up_to_date()
+        finished = self._finished
+        if not finished:
+            return None
+        self._finished = []
+        self._held += finished
+        if len(finished) == 1:  # one game (a pass on every arrival)
+            end, (game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, *_) = finished[0]
+            return DuelBatch(
+                (game_id,),
+                (start,),
+                (end,),
+                (pa.pid,),
+                (pb.pid,),
+                (pa.registered,),
+                (pb.registered,),
+                _NO_SCORE,
+                _NO_SCORE,
+                (perf_a,),
+                (perf_b,),
+                (quit_side,),
+                (winner,),
+            )
+        game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, *_ = zip(
+            *[game for _, game in finished], strict=True
+        )
+        unscored = (math.nan,) * len(finished)
+        return DuelBatch(
+            game_id,
+            start,
+            [end for end, _ in finished],
+            [p.pid for p in pa],
+            [p.pid for p in pb],
+            [p.registered for p in pa],
+            [p.registered for p in pb],
+            unscored,
+            unscored,
+            perf_a,
+            perf_b,
+            quit_side,
+            winner,
+        )
+
+    @property
+    def n_held(self) -> int:
+        """The number of games held back by :meth:`take_outcomes`, not scored yet."""
+        return len(self._held)
+
+    def score_held(self) -> DuelBatch | None:
+        """Score and record the games held back by :meth:`take_outcomes`, in the order they
+        finished, as :meth:`score_finished` would have one by one (None: none held)."""
+        if not self._held:
+            return None
+        held, self._held = self._held, []
+        return self._score_1v1(held)
 
     def _score_1v1(self, finished: list[Any]) -> DuelBatch:
         """:meth:`score_finished` for 1v1 games (entries of :class:`_FinishDuels`), bit for bit,

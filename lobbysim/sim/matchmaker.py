@@ -182,6 +182,10 @@ class Matchmaker:
         self._driver_name = driver_name
         #: Run first in every pass; replace it to watch the ratings pass by pass.
         self.before_pass = before_pass
+        #: Run before a pass that reads more than the driving rater's beliefs and the queue
+        #: (one that is not a small pass, :meth:`_small_pass`): the lobby scores the games whose
+        #: scores it held back (None: nothing to do).
+        self.settle: Callable[[], None] | None = None
         #: The performance variance the policies are given: the driving rater's own.
         self.beta2 = float(driver.beta2)
         #: The focal players (None: everybody chooses); a ``focal_rank`` is resolved at the
@@ -249,6 +253,8 @@ class Matchmaker:
         waiting = list(lobby.pool.values())
         if len(waiting) <= self._float_pool and self._small_pass(waiting, policy):
             return
+        if self.settle is not None:
+            self.settle()
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
         pool, quality = self._pool(waiting, ids, policy)
         if self._rules.mode != "1v1":

@@ -491,12 +491,74 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
         patch.setattr(lobby, "SHADOW_BATCH", 1)
         patch.setattr(assignment.GlobalMatching, "_two", _two_by_blocks)
         patch.setattr(BayesianRater, "_update_duel", _duel_by_arrays)
+        patch.setattr(lobby, "rates_outcomes_only", lambda _: False)  # scores drawn at once
         plain, plain_ratings, plain_passes = run()
     assert passes == plain_passes > 1000
     assert len(fast["games"]) > 500
     for kind, frame in fast.items():
         pd.testing.assert_frame_equal(frame, plain[kind], check_exact=True, obj=kind)
     assert fast_ratings == plain_ratings
+
+
+@pytest.mark.parametrize(
+    "policy",
+    ["draw_chance", {"name": "knowledge_gradient", "rule": "finite_horizon", "horizon": 8}],
+    ids=["draw_chance", "finite_horizon_kg"],
+)
+def test_held_scores_give_the_files_of_scores_drawn_at_every_pass(
+    policy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On every arrival, a pass gives the Bayesian driver the finished games' outcomes and
+    holds their scores back, drawn many at once (before any pass that reads more than the
+    beliefs, such as the knowledge gradient's games played, and before each ratings sample):
+    the streamed record files, byte for byte (the players' rows in the same order), the final
+    ratings of every rater and the metrics are those of scores drawn at every pass (the
+    finite-horizon knowledge gradient weighs each player's games played)."""
+    from lobbysim.experiments.simulation import simulate
+    from lobbysim.sim import lobby
+
+    scenario = Scenario.from_dict(
+        {
+            "horizon": 300,
+            "warmup": 20,
+            "arrivals": {"name": "poisson", "rate": 4.0},
+            "population": {"registered_fraction": 0.9, "session_games_mean": 5},
+            "game": {"length": 5, "quit_rate": 0.03},
+            "matchmaker": {
+                "policy": policy,
+                "assignment": {"name": "global", "block_size": 4},
+                "wake_on_arrival": True,
+                "tick": 2.0,
+                "threshold": [[0, 0.6], [0.5, 0.3], [1.5, 0.0]],
+            },
+            "raters": {"driver": "bayesian", "shadows": ["sph_elo"]},
+            "records": {"ratings_every": 45, "stream": True, "flush_rows": 500},
+        }
+    )
+    held: list[int] = []
+    score_held = lobby.LobbySimulation._score_held
+
+    def counted(self: lobby.LobbySimulation) -> None:
+        held.append(self.games.n_held)
+        score_held(self)
+
+    def run(folder: Path) -> tuple[dict[str, bytes], dict[str, float]]:
+        result = simulate(scenario, 5, records_dir=folder)
+        files = {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
+        return files, dict(result.metrics)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lobby.LobbySimulation, "_score_held", counted)
+        fast_files, fast_metrics = run(tmp_path / "held")
+    assert max(held) > (20 if policy == "draw_chance" else 5)  # many held back at once
+    with monkeypatch.context() as patch:
+        patch.setattr(lobby, "rates_outcomes_only", lambda _: False)
+        plain_files, plain_metrics = run(tmp_path / "plain")
+    assert len(fast_files["games.csv"].splitlines()) > 1000
+    assert list(fast_files) == list(plain_files)
+    for name, content in fast_files.items():
+        assert content == plain_files[name], name
+    assert fast_metrics == plain_metrics
 
 
 def _two_by_blocks(self, pool, policy, threshold, rng):  # type: ignore[no-untyped-def]
