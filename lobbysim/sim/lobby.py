@@ -396,9 +396,9 @@ class LobbySimulation:
         written out before their games are scored, so the records, the streamed files (the
         players' rows in the same order; CSV byte for byte, while Parquet files, with the same
         rows, may split their row groups at other rows) and every rating are those of scoring at
-        every pass (tests/sim/test_fast_paths.py); only the records kept in memory lag behind during the
-        run, by at most :data:`HELD_SCORES` games, until :meth:`apply_pending`. Drawing the
-        scores of one game per pass cost about a fifth of a pass on every arrival.
+        every pass (tests/sim/test_fast_paths.py); only the records kept in memory lag behind
+        during the run, by at most :data:`HELD_SCORES` games, until :meth:`apply_pending`.
+        Drawing the scores of one game per pass cost about a fifth of a pass on every arrival.
         """
         if self._hold_scores:
             outcomes = self.games.take_outcomes()
