@@ -276,6 +276,36 @@ def test_batch_equals_one_game_at_a_time(name: str) -> None:
     assert (mu_b[moved] != before[moved]).all()
 
 
+def test_rate_duels_is_update_of_the_games_with_those_outcomes() -> None:
+    """BayesianRater.rate_duels (the outcomes of games whose scores are not drawn yet) against
+    update() of the same games, bit for bit: one game, a few of different players (applied one
+    by one on floats), more than FLOAT_DUELS, and batches where a player plays twice (waves);
+    an unknown player raises and changes nothing."""
+    from lobbysim.raters.bayesian import FLOAT_DUELS
+
+    rng = np.random.default_rng(8)
+    n = 12
+    mu0, var0 = rng.normal(25, 3, n).tolist(), rng.uniform(0.5, 9, n).tolist()
+    batches = [[(3, 7)], [(0, 1), (2, 3)], [(4, 5), (6, 7), (8, 9), (10, 11)]]
+    batches += [[(2 * k, 2 * k + 1) for k in range(FLOAT_DUELS + 1)], [(0, 1), (1, 2)]]
+    batches += [[(0, 1), (2, 3), (3, 0)], [(5, 4), (4, 5)]]
+    for _ in range(30):
+        k = int(rng.integers(1, 7))
+        batches.append([tuple(rng.choice(n, 2, replace=False).tolist()) for _ in range(k)])
+    fast = bayesian(mu0, var0, tau2=0.2)
+    plain = bayesian(mu0, var0, tau2=0.2)
+    for batch in batches:
+        fast.rate_duels(batch)
+        plain.update([duel(g, w, lo, winner=0) for g, (w, lo) in enumerate(batch)])
+        mu_f, var_f = state(fast, n)
+        mu_p, var_p = state(plain, n)
+        assert mu_f.tolist() == mu_p.tolist() and var_f.tolist() == var_p.tolist()
+    assert mu_f.tolist() != mu0
+    with pytest.raises(KeyError, match="99"):
+        fast.rate_duels([(0, 1), (2, 99)])
+    assert state(fast, n)[0].tolist() == mu_f.tolist()
+
+
 def test_batch_waves_matter() -> None:
     # Player 0 plays games 1 and 3: game 3 must see the beliefs after game 1.
     games = [duel(0, 0, 1, winner=0), duel(1, 2, 3, winner=1), duel(2, 0, 2, winner=1)]

@@ -165,6 +165,28 @@ class BayesianRater(GaussianBeliefs):
         ]
         self._rate(batch, duels, [() if d is None else d for d in duels])
 
+    def rate_duels(self, duels: list[tuple[int, int]]) -> None:
+        """Apply rated 1v1 outcomes ``(winner, loser)`` in order, as :meth:`update` applies
+        1v1 games of registered players with these outcomes (a 1v1 update reads nothing else).
+
+        Up to :data:`FLOAT_DUELS` games of known players (the games that end at one moment of
+        a lobby) are applied one by one on floats (:meth:`_apply_duels`' arithmetic); larger
+        batches, or one with an unknown player, go through :meth:`_rate`, wave by wave.
+
+        Raises:
+            KeyError: a player id is unknown (nothing is changed).
+        """
+        if len(duels) == 1:
+            self._update_one(*duels[0])
+            return
+        if len(duels) <= FLOAT_DUELS:
+            ids = [pid for duel in duels for pid in duel]
+            if min(ids) >= 0 and max(ids) < self._table.n_dense:
+                for w, lo in duels:
+                    self._update_one(w, lo)
+                return
+        self._rate((), list(duels), list(duels))
+
     def _rate(
         self,
         games: Sequence[GameResult],
@@ -319,9 +341,17 @@ def rates_outcomes_only(rater: object) -> bool:
 
     True for a :class:`BayesianRater` whose update is its own (not overridden): a 1v1 game
     moves it by the sides, their registration and the winner. Such a driving rater can be
-    given a game before its scores are drawn (:meth:`lobbysim.sim.games.Games.take_outcomes`).
+    given a game's outcome (:meth:`BayesianRater.rate_duels`) before its scores are drawn
+    (:meth:`lobbysim.sim.games.Games.take_outcomes`).
     """
     return isinstance(rater, BayesianRater) and all(
         getattr(type(rater), name) is getattr(BayesianRater, name)
-        for name in ("update", "_update_duels", "_update_one", "_rate", "_apply_duels")
+        for name in (
+            "update",
+            "rate_duels",
+            "_update_duels",
+            "_update_one",
+            "_rate",
+            "_apply_duels",
+        )
     )

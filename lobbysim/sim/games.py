@@ -64,7 +64,6 @@ from lobbysim.streams import Streams
 #: Batches of at most this many finished 1v1 games are scored on floats (the array path's steps
 #: one by one, numpy's own exp and Poisson draws): a pass on every arrival scores one game.
 FLOAT_SCORING_GAMES = 2
-_NO_SCORE = (math.nan,)  # the score of a game held back (Games.take_outcomes)
 
 
 class Games:
@@ -460,58 +459,29 @@ class Games:
             results.append(result)
         return results
 
-    def take_outcomes(self) -> DuelBatch | None:
-        """Return the 1v1 games finished since the last call with their outcomes but without
-        their scores (NaN), and hold them back for :meth:`score_held` (None: none finished).
+    def take_outcomes(self) -> list[tuple[int, int]]:
+        """Return the outcomes ``(winner, loser)`` of the rated 1v1 games (both players
+        registered) finished since the last call, in the order they finished, and hold every
+        game finished back for :meth:`score_held`, its scores not drawn yet.
 
         A rater that reads no score (:func:`~lobbysim.raters.bayesian.rates_outcomes_only`) can
-        be given a game before its scores are drawn; the scores come from their own stream in
-        the order the games finished, so drawing them later, many at once, draws the same
-        values (:meth:`score_held`). With skills that drift, the truth is brought up to date
-        first, as :meth:`score_finished` would.
+        be given a game's outcome before its scores are drawn; the scores come from their own
+        stream in the order the games finished, so drawing them later, many at once, draws the
+        same values (:meth:`score_held`). With skills that drift, the truth is brought up to
+        date first, as :meth:`score_finished` would.
         """
         self._bring_truth_up_to_date()
         finished = self._finished
         if not finished:
-            return None
+            return []
         self._finished = []
         self._held += finished
-        if len(finished) == 1:  # one game (a pass on every arrival)
-            end, (game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, *_) = finished[0]
-            return DuelBatch(
-                (game_id,),
-                (start,),
-                (end,),
-                (pa.pid,),
-                (pb.pid,),
-                (pa.registered,),
-                (pb.registered,),
-                _NO_SCORE,
-                _NO_SCORE,
-                (perf_a,),
-                (perf_b,),
-                (quit_side,),
-                (winner,),
-            )
-        game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, *_ = zip(
-            *[game for _, game in finished], strict=True
-        )
-        unscored = (math.nan,) * len(finished)
-        return DuelBatch(
-            game_id,
-            start,
-            [end for end, _ in finished],
-            [p.pid for p in pa],
-            [p.pid for p in pb],
-            [p.registered for p in pa],
-            [p.registered for p in pb],
-            unscored,
-            unscored,
-            perf_a,
-            perf_b,
-            quit_side,
-            winner,
-        )
+        outcomes = []
+        for _, game in finished:
+            pa, pb = game[2], game[3]
+            if pa.registered and pb.registered:
+                outcomes.append((pa.pid, pb.pid) if game[7] == 0 else (pb.pid, pa.pid))
+        return outcomes
 
     @property
     def n_held(self) -> int:

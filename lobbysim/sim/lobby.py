@@ -48,7 +48,7 @@ from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
-from lobbysim.raters.bayesian import rates_outcomes_only
+from lobbysim.raters.bayesian import BayesianRater, rates_outcomes_only
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.retention import RETENTION
@@ -260,6 +260,10 @@ class LobbySimulation:
         )
         if self._hold_scores:
             self.matchmaker.settle = self._score_held
+            driver = self.raters[0][1]
+            assert isinstance(driver, BayesianRater)  # rates_outcomes_only
+            #: Applies the outcomes of games whose scores are held back to the driving rater.
+            self._rate_outcomes = driver.rate_duels
 
     # ----------------------------------------------------------------------- set-up and run
     def run(
@@ -402,10 +406,10 @@ class LobbySimulation:
         """
         if self._hold_scores:
             outcomes = self.games.take_outcomes()
-            if outcomes is not None:
-                self.raters[0][1].update(outcomes)
-                if self.games.n_held >= HELD_SCORES:
-                    self._score_held()
+            if outcomes:
+                self._rate_outcomes(outcomes)
+            if self.games.n_held >= HELD_SCORES:
+                self._score_held()
             return
         games = self.games.score_finished()
         if games:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pytest
@@ -74,16 +73,20 @@ def test_lobby_makes_the_paper_engines_choices_and_updates(policy: str, case: st
     )
     beliefs: list[tuple[np.ndarray, np.ndarray]] = []
     ids = np.arange(50, dtype=np.int64)
-    update = sim.driver.update  # given each pass's finished games (outcomes, scores held back)
+    apply = sim.matchmaker.before_pass  # brings the driving rater up to date
 
-    def update_and_record(games: Any) -> None:
-        update(games)
-        beliefs.append((sim.driver.means(ids).copy(), sim.driver.variances(ids).copy()))
+    def apply_and_record() -> None:
+        apply()
+        now = (sim.driver.means(ids).copy(), sim.driver.variances(ids).copy())
+        if not beliefs or not np.array_equal(now[1], beliefs[-1][1]):  # a game was rated
+            beliefs.append(now)
 
-    object.__setattr__(sim.driver, "update", update_and_record)  # a frozen dataclass
+    beliefs.append((sim.driver.means(ids).copy(), sim.driver.variances(ids).copy()))
+    sim.matchmaker.before_pass = apply_and_record
     sim.start_service()
     sim.env.run(until=scenario.horizon)
-    sim.apply_pending()
+    apply_and_record()
+    beliefs.pop(0)  # the priors
 
     parts = sorted(sim.records.participants)  # (game_id, player_id, team, ...)
     opponents = [pid for (_, pid, team, *_rest) in parts if team == 1]
