@@ -491,41 +491,54 @@ def _best_matching(
     the same uniforms are drawn. A matching's value is the product of the edge values by the
     incidence matrix: up to 5 players, a matching has at most two edges, and a sum of two
     values and zeros is the same in any order, so it is summed here; from 6, by numpy as there.
+    (Up to 5, a matching with an inadmissible edge is left at its sum, below -1e299, not set to
+    the array code's ``_NO``: the empty matching's 0.0 beats both, so the choice is the same.)
     """
-    admissible = [
-        q >= threshold.at_one(wb if wb > wa else wa)  # np.maximum of two non-NaN waits
-        for q, wa, wb in zip(quality, wait_a, wait_b, strict=True)
-    ]
-    fit = [w for w, ok in zip(weight, admissible, strict=True) if ok]
-    lo = min(fit, default=math.inf)
-    span = max(fit, default=-math.inf) - lo
+    at_one = threshold.at_one
+    lo, hi = math.inf, -math.inf
+    fit: list[float | None] = []  # the weight of each admissible edge, None for the others
+    for w, q, wa, wb in zip(weight, quality, wait_a, wait_b, strict=True):
+        if q >= at_one(wb if wb > wa else wa):  # np.maximum of two non-NaN waits
+            fit.append(w)
+            lo = w if w < lo else lo  # min() and max() of the admissible weights
+            hi = w if w > hi else hi
+        else:
+            fit.append(None)
+    span = hi - lo
     half_share = n // 2
     edge_value = []
-    for w, ok in zip(weight, admissible, strict=True):
-        if not ok:
+    for fit_w in fit:
+        if fit_w is None:
             edge_value.append(_NO)
             continue
-        scaled = (w - lo) / span if span > 0 else 0.0
-        edge_value.append(1.0 + 0.5 * min(max(scaled, 0.0), 1.0) / half_share)
-    matching_edges = _matching_edges(n)
+        scaled = (fit_w - lo) / span if span > 0 else 0.0
+        scaled = 0.0 if scaled < 0.0 else scaled  # max(scaled, 0.0)
+        edge_value.append(1.0 + 0.5 * (1.0 if scaled > 1.0 else scaled) / half_share)
     if n <= 5:
-        value = []
-        for edges in matching_edges:
-            total = 0.0
-            for e in edges:
-                total += edge_value[e]
-            value.append(_NO if total < -1e299 else total)
+        edge_value.append(0.0)  # the missing second edge of a matching of fewer than two
+        value = [edge_value[e] + edge_value[f] for e, f in _edge_pairs(n)]
     else:
         _, incidence = _matchings(n)
         value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
         value = [_NO if v < -1e299 else v for v in value]
-    keys = rng.random((1, len(value)))[0].tolist()  # choose(): one uniform per matching
+    keys = rng.random(len(value)).tolist()  # choose(): one uniform per matching
     best = max(value)
-    pick, top = 0, -2.0
-    for m, (v, key) in enumerate(zip(value, keys, strict=True)):
-        if v == best and key > top:  # np.argmax: the first of the largest keys
-            pick, top = m, key
-    return matching_edges[pick]
+    tied = [m for m, v in enumerate(value) if v == best]
+    # np.argmax of the keys among the best: the first of the largest (max() keeps the first)
+    pick = tied[0] if len(tied) == 1 else max(tied, key=keys.__getitem__)
+    return _matching_edges(n)[pick]
+
+
+@cache
+def _edge_pairs(k: int) -> tuple[tuple[int, int], ...]:
+    """Return each matching of K_k (k <= 5: at most two edges) as two edge indices, in the
+    order of ``_matchings(k)``, a missing edge given as the index one past the last edge."""
+    missing = k * (k - 1) // 2
+    pairs = []
+    for edges in _matching_edges(k):
+        padded = [*edges, missing, missing]
+        pairs.append((padded[0], padded[1]))
+    return tuple(pairs)
 
 
 def small_pool_pairs(
@@ -573,7 +586,7 @@ def small_pool_pairs(
     a = [order[i] for i in e0]
     b = [order[j] for j in e1]
     values = quality(a, b)
-    if not all(math.isfinite(q) for q in values):
+    if not all(map(math.isfinite, values)):
         return None
     chosen = _best_matching(
         n, values, values, [waited[i] for i in a], [waited[j] for j in b], threshold, rng

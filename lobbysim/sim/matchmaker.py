@@ -92,7 +92,7 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
-from lobbysim.skill.gaussian import match_quality_lists
+from lobbysim.skill.gaussian import match_quality_of_pairs
 
 IntArray = NDArray[np.intp]
 REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
@@ -319,13 +319,7 @@ class Matchmaker:
         beta2 = driver.beta2
 
         def quality(a: list[int], b: list[int]) -> list[float]:
-            return match_quality_lists(
-                [mu[i] for i in a],
-                [var[i] for i in a],
-                [mu[j] for j in b],
-                [var[j] for j in b],
-                beta2,
-            )
+            return match_quality_of_pairs(mu, var, a, b, beta2)
 
         pairs = small_pool_pairs(
             mu, [now - w.since for w in waiting], quality, self._threshold, self._tie_rng

@@ -189,6 +189,21 @@ def match_quality_lists(
     return values
 
 
+def match_quality_of_pairs(
+    mu: list[float], var: list[float], a: list[int], b: list[int], beta2: float
+) -> list[float]:
+    """:func:`match_quality_lists` of the pairs ``(a[k], b[k])`` of indices into ``mu`` and
+    ``var`` (side a first), bit for bit: the same operations, without the four lists."""
+    two_beta2 = 2.0 * beta2
+    exp, sqrt = np.exp, math.sqrt
+    values = []
+    for i, j in zip(a, b, strict=True):
+        c2 = var[i] + var[j] + two_beta2
+        d = mu[i] - mu[j]
+        values.append(sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2)))
+    return values
+
+
 def true_draw_density(s_a: ArrayLike, s_b: ArrayLike, beta2: ArrayLike) -> FloatArray:
     """Return the true draw-probability density of eq. (14) from true skills s_a, s_b.
 

@@ -207,10 +207,11 @@ def test_the_one_game_update_is_the_array_update_bit_for_bit() -> None:
 
 
 def test_match_quality_on_lists_is_the_array_version_bit_for_bit() -> None:
-    """match_quality_lists (a small pass's pairs on floats) against match_quality over batches
-    of 1 to 40 pairs: ordinary and far-apart beliefs (exponents down to underflow), equal means,
-    tiny and huge variances, the package's beta2 and others; and against one pair at a time."""
-    from lobbysim.skill.gaussian import match_quality_lists
+    """match_quality_lists and match_quality_of_pairs (a small pass's pairs on floats) against
+    match_quality over batches of 1 to 40 pairs: ordinary and far-apart beliefs (exponents
+    down to underflow), equal means, tiny and huge variances, the package's beta2 and others;
+    and against one pair at a time."""
+    from lobbysim.skill.gaussian import match_quality_lists, match_quality_of_pairs
 
     rng = np.random.default_rng(22)
     for _ in range(3000):
@@ -224,6 +225,9 @@ def test_match_quality_on_lists_is_the_array_version_bit_for_bit() -> None:
             mu_a.tolist(), var_a.tolist(), mu_b.tolist(), var_b.tolist(), beta2
         )
         assert got == want
+        mu, var = [*mu_a.tolist(), *mu_b.tolist()], [*var_a.tolist(), *var_b.tolist()]
+        a, b = list(range(n)), list(range(n, 2 * n))
+        assert match_quality_of_pairs(mu, var, a, b, beta2) == want
         k = int(rng.integers(n))
         assert got[k] == float(match_quality(mu_a[k : k + 1], var_a[k : k + 1], mu_b[k : k + 1],
                                              var_b[k : k + 1], beta2)[0])  # fmt: skip
