@@ -211,7 +211,7 @@ def test_csv_rows_are_written_as_pandas_writes_them(tmp_path: Path) -> None:
 
 def test_buffered_draws_are_the_draws_one_at_a_time() -> None:
     for method in ("standard_normal", "standard_exponential"):
-        fast = Buffered(getattr(np.random.default_rng(9), method)).take
+        fast = Buffered[float](getattr(np.random.default_rng(9), method)).take
         plain = getattr(np.random.default_rng(9), method)
         assert [fast() for _ in range(10_000)] == [float(plain()) for _ in range(10_000)]
     asked: list[int] = []  # blocks are drawn only when a value is wanted and none is left
@@ -220,7 +220,7 @@ def test_buffered_draws_are_the_draws_one_at_a_time() -> None:
         asked.append(n)
         return np.arange(n, dtype=np.float64) + 10_000 * len(asked)
 
-    take = Buffered(draw).take
+    take = Buffered[float](draw).take
     assert asked == []
     assert [take() for _ in range(4096)] == [10_000.0 + k for k in range(4096)]
     assert asked == [4096]
@@ -386,7 +386,7 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
         recorder._awaiting = {p.pid: (p.pid, p) for p in mine[:3]}
     game_id = 0
     while game_id < 200:
-        games = []
+        games: list[Any] = []
         for _ in range(rng.choice([1, 2, 5, 9])):
             a, b = rng.sample(range(6), 2)
             start = rng.uniform(0, 100)
@@ -406,25 +406,26 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
             )
             result = GameResult(gid, "1v1", start, end, seats, winner)
             recorders[0].game(result, quality, truth, (generic[a], generic[b]))
-        gid, start, end, a, b, scores, quit_side, winner, quality, truth = zip(*games, strict=True)
+        columns: list[Any] = list(zip(*games, strict=True))
+        gids, starts, ends, side_a, side_b, all_scores, quits, winners, qualities, truths = columns
         batch = DuelBatch(
-            gid,
-            start,
-            end,
-            a,
-            b,
-            [fast[k].registered for k in a],
-            [fast[k].registered for k in b],
-            [s[0] for s in scores],
-            [s[1] for s in scores],
-            [0.0] * len(gid),
-            [0.0] * len(gid),
-            quit_side,
-            winner,
+            gids,
+            starts,
+            ends,
+            side_a,
+            side_b,
+            [fast[k].registered for k in side_a],
+            [fast[k].registered for k in side_b],
+            [s[0] for s in all_scores],
+            [s[1] for s in all_scores],
+            [0.0] * len(gids),
+            [0.0] * len(gids),
+            quits,
+            winners,
         )
-        minutes = [e - s for s, e in zip(start, end, strict=True)]
+        minutes = [e - s for s, e in zip(starts, ends, strict=True)]
         recorders[1].duels(
-            batch, [fast[k] for k in a], [fast[k] for k in b], minutes, quality, truth
+            batch, [fast[k] for k in side_a], [fast[k] for k in side_b], minutes, qualities, truths
         )
     for kind in ("games", "participants"):
         assert repr(getattr(recorders[1].records, kind)) == repr(
@@ -687,7 +688,8 @@ def test_the_truth_of_an_ffa_game_is_game_truths_bit_for_bit() -> None:
     rng = random.Random(16)
     for _ in range(20_000):
         n = rng.choice([0, 1, 2, 3, 8, 8, 9, 11, rng.randint(0, 14)])
-        seats, skills = [], []
+        seats: list[Any] = []
+        skills: list[Any] = []
         for k in range(n):
             joined = rng.choice([0.0, rng.uniform(0, 20)])
             left = rng.choice([joined, 20.0, rng.uniform(joined, 20), joined + 1e-300])
