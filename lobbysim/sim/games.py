@@ -17,8 +17,8 @@
   drawn for all games finished since the last call in one call; a team game is won by the higher
   total score. (A 1v1 game's winner is decided when it starts, so its outcome can go to a rater
   that reads no score before its scores are drawn: :meth:`Games.take_outcomes`,
-  :meth:`Games.score_held`.) The true draw density, skill gap and whether the stronger side won go into the
-  game's record with the scores (:class:`~lobbysim.sim.recorder.Recorder`).
+  :meth:`Games.score_held`.) The true draw density, skill gap and whether the stronger side
+  won go into the game's record with the scores (:class:`~lobbysim.sim.recorder.Recorder`).
 * **Skill dynamics** (:mod:`lobbysim.sim.skills`, off by default). The truth of a game is each
   player's effective skill when they start it: their skill brought up to date for the drift,
   less the learning deficit; it is kept per game and is what its record's truth is computed
