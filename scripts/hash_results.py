@@ -5,13 +5,17 @@ Usage::
     python scripts/hash_results.py                      # one line per scenario: two hashes
     python scripts/hash_results.py --save before.json   # also keep every metric
     python scripts/hash_results.py --compare before.json  # and show the metrics that moved
+    python scripts/hash_results.py --streamed           # hash the streamed CSV files instead
 
 Each scenario in ``scenarios/`` runs one replication with its own seed and policy (the paper's
 scenarios: one path; the others: the full horizon unless ``--horizon`` caps it), in memory. The
 records hash covers every record frame written as CSV (games, participants, waits, ratings,
 players); the metrics hash covers the metrics as JSON. A refactoring must leave both unchanged; a
 change that alters results on purpose shows here which scenarios moved, and with ``--compare``,
-by how much.
+by how much. With ``--streamed`` each scenario streams its records to CSV files (as ``lobbysim
+run`` writes them, a writer process included where one can run) and the records hash covers
+those files' bytes, in the order their rows were written; compare it only with a file saved
+with ``--streamed``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import hashlib
 import json
 import math
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,10 +56,15 @@ def legacy_text_form(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(legacy) if legacy else frame
 
 
-def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, float]]:
-    """Return the records hash, the metrics hash and the metrics of one scenario."""
+def run_one(
+    path: Path, horizon: float | None, streamed: bool = False
+) -> tuple[str, str, dict[str, float]]:
+    """Return the records hash, the metrics hash and the metrics of one scenario (with
+    ``streamed``, the records hash is of the streamed CSV files)."""
     scenario = load_scenario(path)
-    scenario = scenario.replace(records=dataclasses.replace(scenario.records, stream=False))
+    scenario = scenario.replace(
+        records=dataclasses.replace(scenario.records, stream=streamed, format="csv")
+    )
     if horizon is not None and scenario.horizon > horizon:
         warmup = min(scenario.warmup, horizon / 4)
         mm = scenario.matchmaker
@@ -64,12 +74,19 @@ def run_one(path: Path, horizon: float | None) -> tuple[str, str, dict[str, floa
             warmup=warmup,
             matchmaker=dataclasses.replace(mm, switch_at=switch),
         )
-    result = simulate(scenario, scenario.seed)
     records = hashlib.sha256()
-    for kind in KINDS:
-        frame = legacy_text_form(getattr(result, kind))
-        records.update(kind.encode())
-        records.update(frame.to_csv(index=False).encode())
+    if streamed:
+        with tempfile.TemporaryDirectory() as folder:
+            result = simulate(scenario, scenario.seed, records_dir=folder)
+            for kind in KINDS:
+                records.update(kind.encode())
+                records.update((Path(folder) / f"{kind}.csv").read_bytes())
+    else:
+        result = simulate(scenario, scenario.seed)
+        for kind in KINDS:
+            frame = legacy_text_form(getattr(result, kind))
+            records.update(kind.encode())
+            records.update(frame.to_csv(index=False).encode())
     metrics = {k: float(v) for k, v in result.metrics.items()}
     text = json.dumps(metrics, sort_keys=True, default=repr)
     return records.hexdigest()[:16], hashlib.sha256(text.encode()).hexdigest()[:16], metrics
@@ -80,13 +97,16 @@ def main() -> int:
     parser.add_argument("--horizon", type=float, default=None, help="cap every horizon (minutes)")
     parser.add_argument("--save", type=Path, default=None, help="write every metric to this JSON")
     parser.add_argument("--compare", type=Path, default=None, help="a --save file to compare to")
+    parser.add_argument(
+        "--streamed", action="store_true", help="hash the streamed CSV files' bytes instead"
+    )
     parser.add_argument("scenarios", nargs="*", type=Path, help="default: scenarios/*.yaml")
     args = parser.parse_args()
     paths = args.scenarios or sorted((ROOT / "scenarios").glob("*.yaml"))
     before = json.loads(args.compare.read_text()) if args.compare else {}
     saved = {}
     for path in paths:
-        records, metrics_hash, metrics = run_one(path, args.horizon)
+        records, metrics_hash, metrics = run_one(path, args.horizon, args.streamed)
         saved[path.stem] = {"records": records, "metrics_hash": metrics_hash, "metrics": metrics}
         line = f"{path.stem:18} records {records}  metrics {metrics_hash}"
         old = before.get(path.stem)
