@@ -39,7 +39,7 @@ from scipy.special import erfcx, ndtr
 __all__ = [
     "draw_density",
     "match_quality",
-    "match_quality_lists",
+    "match_quality_of_pairs",
     "true_draw_density",
     "update_1v1",
     "update_1v1_one",
@@ -169,31 +169,17 @@ def match_quality(
     return np.sqrt(two_beta2 / c2) * np.exp(-0.5 * d * d / c2)
 
 
-def match_quality_lists(
-    mu_a: list[float], var_a: list[float], mu_b: list[float], var_b: list[float], beta2: float
+def match_quality_of_pairs(
+    mu: list[float], var: list[float], a: list[int], b: list[int], beta2: float
 ) -> list[float]:
-    """:func:`match_quality` of a few pairs on Python floats, bit for bit (a pass on every
-    arrival asks for one to a few dozen pairs, where the array version is mostly overhead).
+    """:func:`match_quality` of the pairs ``(a[k], b[k])`` of indices into the lists ``mu`` and
+    ``var`` (side a first), on Python floats, bit for bit (a pass on every arrival asks for one
+    to a few dozen pairs, where the array version is mostly overhead).
 
     The same IEEE operations in the same order, ``sqrt`` correctly rounded in both; the
     exponentials come from numpy's ``exp``, called on each float (the kernel of its array call,
     tested equal), as numpy's vectorised ``exp`` need not agree with ``math.exp`` to the last bit.
     """
-    two_beta2 = 2.0 * beta2
-    exp = np.exp
-    values = []
-    for ma, va, mb, vb in zip(mu_a, var_a, mu_b, var_b, strict=True):
-        c2 = va + vb + two_beta2
-        d = ma - mb
-        values.append(math.sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2)))
-    return values
-
-
-def match_quality_of_pairs(
-    mu: list[float], var: list[float], a: list[int], b: list[int], beta2: float
-) -> list[float]:
-    """:func:`match_quality_lists` of the pairs ``(a[k], b[k])`` of indices into ``mu`` and
-    ``var`` (side a first), bit for bit: the same operations, without the four lists."""
     two_beta2 = 2.0 * beta2
     exp, sqrt = np.exp, math.sqrt
     values = []

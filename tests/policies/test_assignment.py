@@ -346,11 +346,9 @@ def list_quality(
     mu: list[float], var: list[float]
 ) -> Callable[[list[int], list[int]], list[float]]:
     """The match quality of pairs of pool indices, on lists (as a small pass asks for it)."""
-    from lobbysim.skill.gaussian import match_quality_lists
+    from lobbysim.skill.gaussian import match_quality_of_pairs
 
     def quality(a: list[int], b: list[int]) -> list[float]:
-        return match_quality_lists(
-            [mu[i] for i in a], [var[i] for i in a], [mu[j] for j in b], [var[j] for j in b], BETA2
-        )
+        return match_quality_of_pairs(mu, var, a, b, BETA2)
 
     return quality

@@ -207,11 +207,11 @@ def test_the_one_game_update_is_the_array_update_bit_for_bit() -> None:
 
 
 def test_match_quality_on_lists_is_the_array_version_bit_for_bit() -> None:
-    """match_quality_lists and match_quality_of_pairs (a small pass's pairs on floats) against
-    match_quality over batches of 1 to 40 pairs: ordinary and far-apart beliefs (exponents
-    down to underflow), equal means, tiny and huge variances, the package's beta2 and others;
-    and against one pair at a time."""
-    from lobbysim.skill.gaussian import match_quality_lists, match_quality_of_pairs
+    """match_quality_of_pairs (a small pass's pairs on floats) against match_quality over
+    batches of 1 to 40 pairs: ordinary and far-apart beliefs (exponents down to underflow),
+    equal means, tiny and huge variances, the package's beta2 and others; pairs in either
+    order of the lists; and against one pair at a time."""
+    from lobbysim.skill.gaussian import match_quality_of_pairs
 
     rng = np.random.default_rng(22)
     for _ in range(3000):
@@ -221,20 +221,16 @@ def test_match_quality_on_lists_is_the_array_version_bit_for_bit() -> None:
         mu_b = np.where(rng.random(n) < 0.1, mu_a, rng.normal(25, 8, n))
         var_a, var_b = (10.0 ** rng.uniform(-8, 3, n) for _ in range(2))
         want = match_quality(mu_a, var_a, mu_b, var_b, beta2).tolist()
-        got = match_quality_lists(
-            mu_a.tolist(), var_a.tolist(), mu_b.tolist(), var_b.tolist(), beta2
-        )
+        mu, var = [*mu_b.tolist(), *mu_a.tolist()], [*var_b.tolist(), *var_a.tolist()]
+        got = match_quality_of_pairs(mu, var, list(range(n, 2 * n)), list(range(n)), beta2)
         assert got == want
-        mu, var = [*mu_a.tolist(), *mu_b.tolist()], [*var_a.tolist(), *var_b.tolist()]
-        a, b = list(range(n)), list(range(n, 2 * n))
-        assert match_quality_of_pairs(mu, var, a, b, beta2) == want
         k = int(rng.integers(n))
         assert got[k] == float(match_quality(mu_a[k : k + 1], var_a[k : k + 1], mu_b[k : k + 1],
                                              var_b[k : k + 1], beta2)[0])  # fmt: skip
 
 
 def test_numpys_exp_of_one_float_is_its_array_kernel() -> None:
-    """The float paths (match_quality_lists, one game scored) call numpy's exp on one float and
+    """The float paths (match_quality_of_pairs, one game scored) call numpy's exp on one float and
     rely on it being the array call's value to the last bit. (math.exp need not be: with
     numpy's AVX-512 kernel it differs from it on about 5% of these, so they do not use it.)"""
     rng = np.random.default_rng(23)
