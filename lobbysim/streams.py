@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numbers
 import zlib
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -94,3 +96,60 @@ class Streams:
 
     def __repr__(self) -> str:
         return f"Streams(seed={self._seed})"
+
+
+class Uniforms:
+    """A generator's uniforms, drawn ahead in blocks and handed out in order.
+
+    ``take(k)`` returns the ``k`` values ``rng.random(k).tolist()`` would have drawn next, for
+    a fraction of a call's cost when ``k`` is small (a matchmaking pass on every arrival draws
+    two to a few dozen tie-break uniforms). A double of ``random`` is one 64-bit output of the
+    bit generator, so a block of ``m`` holds the next ``m`` draws whatever sizes they are asked
+    for in. Whoever draws from the generator itself must get it from :meth:`generator`, which
+    first rewinds it to just after the values taken (the bit generator's saved state, then
+    those values drawn again): the stream is then the one a plain generator would have been.
+
+    Blocks start small and double while nobody else draws (up to :attr:`LARGEST`); after a
+    rewind they start small again.
+
+    Args:
+        rng: the generator (from now on, reach it only through :meth:`generator`).
+    """
+
+    SMALLEST = 16
+    LARGEST = 4096
+
+    __slots__ = ("_block", "_next", "_rng", "_size", "_start")
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._block: list[float] = []
+        self._next = 0  # the first value of the block not taken
+        self._start: Mapping[str, Any] | None = None  # the bit generator before the block
+        self._size = self.SMALLEST
+
+    def take(self, k: int) -> list[float]:
+        """Return the next ``k`` uniforms of the stream, as ``rng.random(k).tolist()``."""
+        first = self._next
+        end = first + k
+        if end > len(self._block):
+            self.generator()
+            self._start = self._rng.bit_generator.state
+            size = self._size if self._size >= k else k
+            self._block = self._rng.random(size).tolist()
+            self._size = min(2 * self._size, self.LARGEST)
+            first, end = 0, k
+        self._next = end
+        return self._block[first:end]
+
+    def generator(self) -> np.random.Generator:
+        """Return the generator, in the state the values taken so far would have left it."""
+        if self._start is not None:
+            if self._next < len(self._block):  # rewind to just after the values taken
+                self._rng.bit_generator.state = self._start
+                self._rng.random(self._next)
+                self._size = self.SMALLEST
+            self._start = None
+            self._block = []
+            self._next = 0
+        return self._rng

@@ -96,3 +96,27 @@ def test_names_sharing_a_key_are_rejected_rather_than_sharing_a_stream() -> None
     streams.get("plumless")
     with pytest.raises(ValueError, match=r"'plumless' and 'buckeroo' share the key"):
         streams.get("buckeroo")
+
+
+def test_uniforms_drawn_ahead_are_the_generators_own_draws_in_order() -> None:
+    """Uniforms.take(k) against rng.random(k) on a twin generator, over a run of small and
+    large takes (across block ends, and larger than a block) mixed with draws of other kinds
+    from generator(): the same values, and the generator left where the twin is."""
+    from lobbysim.streams import Uniforms
+
+    plan = np.random.default_rng(3)
+    ties, twin = Uniforms(np.random.default_rng(11)), np.random.default_rng(11)
+    for step in range(3000):
+        if plan.random() < 0.03:  # someone else draws from the stream itself
+            kind = int(plan.integers(3))
+            rng = ties.generator()
+            if kind == 0:
+                assert rng.permutation(7).tolist() == twin.permutation(7).tolist()
+            elif kind == 1:
+                assert rng.standard_normal() == twin.standard_normal()
+            else:
+                assert rng.random(3).tolist() == twin.random(3).tolist()
+        else:
+            k = int(plan.integers(0, 9)) if step % 500 else 5000
+            assert ties.take(k) == twin.random(k).tolist()
+    assert ties.generator().bit_generator.state == twin.bit_generator.state

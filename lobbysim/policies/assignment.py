@@ -46,6 +46,7 @@ from numpy.typing import NDArray
 
 from lobbysim.policies.base import Decision, FloatArray, IntArray, OpponentPolicy, choose
 from lobbysim.registry import Registry
+from lobbysim.skill.gaussian import match_quality_of_pairs
 
 _NO = -1.0e300  # score of an inadmissible pair
 
@@ -467,11 +468,20 @@ def _decide_block(
     """The end of :meth:`GlobalMatching._one_block` without focal players, for finite
     weights, on floats (:func:`_best_matching`), as the array of the chosen pairs."""
     chosen = _best_matching(
-        n, weight, quality, waits[0].tolist(), waits[1].tolist(), threshold, rng
+        n,
+        weight,
+        quality,
+        waits[0].tolist(),
+        waits[1].tolist(),
+        threshold,
+        lambda k: rng.random(k).tolist(),
     )
     a_list, b_list = a.tolist(), b.tolist()
     pairs = [(a_list[e], b_list[e]) for e in chosen]
     return np.array(pairs, dtype=np.intp).reshape(-1, 2)
+
+
+UniformDraws = Callable[[int], list[float]]  # the next k uniforms of the tie-break stream
 
 
 def _best_matching(
@@ -481,18 +491,19 @@ def _best_matching(
     wait_a: list[float],
     wait_b: list[float],
     threshold: ThresholdSchedule,
-    rng: np.random.Generator,
+    uniforms: UniformDraws,
 ) -> list[int]:
     """Return the edges (of ``_matchings(n)``) of the matching the array code of
     :meth:`GlobalMatching._one_block` chooses without focal players, for finite weights.
 
     Each step is the array code's, element by element: IEEE arithmetic in the same order, and
-    the uniforms of :func:`choose` drawn from numpy as there, so the same matching is chosen and
-    the same uniforms are drawn. A matching's value is the product of the edge values by the
-    incidence matrix: up to 5 players, a matching has at most two edges, and a sum of two
-    values and zeros is the same in any order, so it is summed here; from 6, by numpy as there.
-    (Up to 5, a matching with an inadmissible edge is left at its sum, below -1e299, not set to
-    the array code's ``_NO``: the empty matching's 0.0 beats both, so the choice is the same.)
+    the uniforms of :func:`choose` drawn as there (``uniforms(k)`` gives what
+    ``rng.random(k)`` would), so the same matching is chosen and the same uniforms are drawn.
+    A matching's value is the product of the edge values by the incidence matrix: up to 5
+    players, a matching has at most two edges, and a sum of two values and zeros is the same
+    in any order, so it is summed here; from 6, by numpy as there. (Up to 5, a matching with
+    an inadmissible edge is left at its sum, below -1e299, not set to the array code's
+    ``_NO``: the empty matching's 0.0 beats both, so the choice is the same.)
     """
     at_one = threshold.at_one
     lo, hi = math.inf, -math.inf
@@ -521,12 +532,15 @@ def _best_matching(
         _, incidence = _matchings(n)
         value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
         value = [_NO if v < -1e299 else v for v in value]
-    keys = rng.random(len(value)).tolist()  # choose(): one uniform per matching
+    return _matching_edges(n)[_pick(value, uniforms(len(value)))]
+
+
+def _pick(value: list[float], keys: list[float]) -> int:
+    """Return the matching :func:`choose` picks: the best value, ties broken by the largest key
+    (``np.argmax`` of the keys among the best: the first of the largest, as ``max()`` keeps)."""
     best = max(value)
     tied = [m for m, v in enumerate(value) if v == best]
-    # np.argmax of the keys among the best: the first of the largest (max() keeps the first)
-    pick = tied[0] if len(tied) == 1 else max(tied, key=keys.__getitem__)
-    return _matching_edges(n)[pick]
+    return tied[0] if len(tied) == 1 else max(tied, key=keys.__getitem__)
 
 
 @cache
@@ -543,28 +557,33 @@ def _edge_pairs(k: int) -> tuple[tuple[int, int], ...]:
 
 def small_pool_pairs(
     mu: list[float],
+    var: list[float],
     waited: list[float],
-    quality: Callable[[list[int], list[int]], list[float]],
+    beta2: float,
     threshold: ThresholdSchedule,
-    rng: np.random.Generator,
+    uniforms: UniformDraws,
 ) -> list[tuple[int, int, float]] | None:
     """:meth:`GlobalMatching.pairs` of a pool of 2 to ``block_size`` players on floats, without
-    focal players, when a pair's policy weight is its match quality; and each pair's quality.
+    focal players, for DrawChance under TrueSkill's match quality; and each pair's quality.
 
-    The weight is the quality when the policy is DrawChance and the driving rater's quality is
-    TrueSkill's: both are :func:`~lobbysim.skill.gaussian.match_quality` of the same beliefs
-    with the same ``beta2``, bit for bit symmetric, so the mean of a pair's two scores is its
-    quality. (A pool of two needs no weight: its pair is chosen whenever it is admissible.)
-    The same decisions as the arrays of :meth:`GlobalMatching._two` and
+    A pair's quality is :func:`~lobbysim.skill.gaussian.match_quality` of the beliefs
+    ``N(mu, var)`` with ``beta2``, as :func:`~lobbysim.skill.gaussian.match_quality_of_pairs`
+    computes it (lower-rated side first). It is also the pair's weight: DrawChance scores with
+    the same function of the same beliefs, bit for bit symmetric, so the mean of a pair's two
+    scores is its quality. (A pool of two needs no weight: its pair is chosen whenever it is
+    admissible.) The same decisions as the arrays of :meth:`GlobalMatching._two` and
     :meth:`GlobalMatching._one_block`, the same uniforms drawn (tested in
-    tests/sim/test_fast_paths.py); a pass on every arrival, of a few players, is mostly these.
+    tests/policies/test_assignment.py); a pass on every arrival, of a few players, is mostly
+    these, and a pool of three is worked out without lists.
 
     Args:
         mu: the pool's rating means.
+        var: the pool's rating variances.
         waited: the pool's waiting times.
-        quality: match quality of pairs of pool indices, as a list.
+        beta2: the performance variance of the quality.
         threshold: the quality threshold by waiting time.
-        rng: the tie-break generator.
+        uniforms: the next ``k`` uniforms of the tie-break stream, as ``rng.random(k)`` would
+            draw them (e.g. :meth:`lobbysim.streams.Uniforms.take`).
 
     Returns:
         ``(a, b, quality)`` per pair, in :meth:`GlobalMatching.pairs`' order; None, having drawn
@@ -572,26 +591,87 @@ def small_pool_pairs(
         pool of three or more).
     """
     n = len(mu)
+    two_beta2 = 2.0 * beta2
+    exp, sqrt = np.exp, math.sqrt
     if n == 2:
-        rng.random((1, 2))  # choose() over the block's two matchings
+        uniforms(2)  # choose() over the block's two matchings
         low, high = _argsort_two(*mu)
-        (q,) = quality([low], [high])
+        c2 = var[low] + var[high] + two_beta2
+        d = mu[low] - mu[high]
+        q = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
         wait_a, wait_b = waited[low], waited[high]
         wait = wait_b if wait_b > wait_a else wait_a
         return [(low, high, q)] if q >= threshold.at_one(wait) else []
     if any(m != m for m in mu):  # np.argsort sorts NaN last
         return None
     order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
+    if n == 3:
+        return _three(mu, var, waited, two_beta2, order, threshold, uniforms)
     e0, e1 = _edge_lists(n)
     a = [order[i] for i in e0]
     b = [order[j] for j in e1]
-    values = quality(a, b)
+    values = match_quality_of_pairs(mu, var, a, b, beta2)
     if not all(map(math.isfinite, values)):
         return None
     chosen = _best_matching(
-        n, values, values, [waited[i] for i in a], [waited[j] for j in b], threshold, rng
+        n, values, values, [waited[i] for i in a], [waited[j] for j in b], threshold, uniforms
     )
     return [(a[e], b[e], values[e]) for e in chosen]
+
+
+def _three(
+    mu: list[float],
+    var: list[float],
+    waited: list[float],
+    two_beta2: float,
+    order: list[int],
+    threshold: ThresholdSchedule,
+    uniforms: UniformDraws,
+) -> list[tuple[int, int, float]] | None:
+    """:func:`small_pool_pairs` of three players, given their order by mean: the steps of
+    :func:`match_quality_of_pairs` and :func:`_best_matching` written out for the three edges
+    (i, j), (i, k), (j, k) of K_3 and its four matchings (none, (j, k), (i, j), (i, k)); the
+    same IEEE operations, so the same choice and the same draws (tested against the blocks)."""
+    exp, sqrt = np.exp, math.sqrt
+    i, j, k = order
+    mu_i, mu_j, mu_k = mu[i], mu[j], mu[k]
+    var_i, var_j, var_k = var[i], var[j], var[k]
+    c2 = var_i + var_j + two_beta2
+    d = mu_i - mu_j
+    q0 = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
+    c2 = var_i + var_k + two_beta2
+    d = mu_i - mu_k
+    q1 = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
+    c2 = var_j + var_k + two_beta2
+    d = mu_j - mu_k
+    q2 = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
+    isfinite = math.isfinite
+    if not (isfinite(q0) and isfinite(q1) and isfinite(q2)):
+        return None
+    at_one = threshold.at_one
+    w_i, w_j, w_k = waited[i], waited[j], waited[k]
+    ok0 = q0 >= at_one(w_j if w_j > w_i else w_i)
+    ok1 = q1 >= at_one(w_k if w_k > w_i else w_i)
+    ok2 = q2 >= at_one(w_k if w_k > w_j else w_j)
+    keys = uniforms(4)
+    if not (ok0 or ok1 or ok2):
+        return []  # only the empty matching is admissible
+    fit = [q for q, ok in ((q0, ok0), (q1, ok1), (q2, ok2)) if ok]
+    lo, hi = min(fit), max(fit)
+    span = hi - lo
+    v0 = v1 = v2 = _NO
+    if ok0:
+        scaled = (q0 - lo) / span if span > 0 else 0.0
+        v0 = 1.0 + 0.5 * (1.0 if scaled > 1.0 else 0.0 if scaled < 0.0 else scaled)
+    if ok1:
+        scaled = (q1 - lo) / span if span > 0 else 0.0
+        v1 = 1.0 + 0.5 * (1.0 if scaled > 1.0 else 0.0 if scaled < 0.0 else scaled)
+    if ok2:
+        scaled = (q2 - lo) / span if span > 0 else 0.0
+        v2 = 1.0 + 0.5 * (1.0 if scaled > 1.0 else 0.0 if scaled < 0.0 else scaled)
+    # the empty matching's 0.0 loses to any admissible edge (>= 1.0)
+    pick = _pick([0.0, v2, v0, v1], keys)
+    return [((j, k, q2), (i, j, q0), (i, k, q1))[pick - 1]]
 
 
 def _argsort_two(mu0: float, mu1: float) -> tuple[int, int]:

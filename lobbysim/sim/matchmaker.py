@@ -92,7 +92,7 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
-from lobbysim.skill.gaussian import match_quality_of_pairs
+from lobbysim.streams import Uniforms
 
 IntArray = NDArray[np.intp]
 REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
@@ -178,7 +178,19 @@ class Matchmaker:
             else 0
         )
         self._threshold = threshold
+        #: Whether a small pass may decide on floats, as far as the scenario goes (the policy
+        #: in force and the focal players are checked pass by pass).
+        self._floats = self.rematch is None and self._plain_gaussian
+        # The tie-break stream: with DrawChance in force throughout, nearly every pass on every
+        # arrival is a small one, so its uniforms are drawn ahead (the stream is the same).
         self._tie_rng = tie_rng
+        self._ties: Uniforms | None = None
+        self._uniforms: Callable[[int], list[float]] = lambda k: tie_rng.random(k).tolist()
+        if self._floats and all(
+            p is None or type(p.policy) is DrawChance for p in (self._policy, self._status_quo)
+        ):
+            self._ties = Uniforms(tie_rng)
+            self._uniforms = self._ties.take
         self._driver_name = driver_name
         #: Run first in every pass; replace it to watch the ratings pass by pass.
         self.before_pass = before_pass
@@ -261,7 +273,7 @@ class Matchmaker:
             self._group_pass(waiting, ids, pool, quality, policy)
             return
         if policy.uniform:
-            pairs = uniform_pairs(pool.size, self._tie_rng, pool.focal)
+            pairs = uniform_pairs(pool.size, self._tie_generator(), pool.focal)
         elif policy.engagement and self.engagement is not None:
             pairs = engagement_pairs(
                 self.engagement,
@@ -303,12 +315,11 @@ class Matchmaker:
         qualities are those the pass records.
         """
         if (
-            self.rematch is not None
+            not self._floats
             or self.focal is not None
             or policy.uniform
             or policy.engagement
             or policy.truth
-            or not self._plain_gaussian
             or (len(waiting) > 2 and type(policy.policy) is not DrawChance)
         ):
             return False
@@ -316,13 +327,13 @@ class Matchmaker:
         assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
         mu, var = driver.belief_lists([w.pid for w in waiting])
         now = self.env.now
-        beta2 = driver.beta2
-
-        def quality(a: list[int], b: list[int]) -> list[float]:
-            return match_quality_of_pairs(mu, var, a, b, beta2)
-
         pairs = small_pool_pairs(
-            mu, [now - w.since for w in waiting], quality, self._threshold, self._tie_rng
+            mu,
+            var,
+            [now - w.since for w in waiting],
+            driver.beta2,
+            self._threshold,
+            self._uniforms,
         )
         if pairs is None:
             return False
@@ -353,6 +364,10 @@ class Matchmaker:
         seated = games.backfill_queue(waiting, mu)
         if self.rematch is not None:
             self.rematch.played([waiting[i] for i in sorted(seated)])
+
+    def _tie_generator(self) -> np.random.Generator:
+        """Return the tie-break generator, as the uniforms taken so far have left it."""
+        return self._tie_rng if self._ties is None else self._ties.generator()
 
     def policy_in_force(self) -> InForce:
         """Return the policy of a pass now: the status quo before the switch, else the policy."""
@@ -407,7 +422,7 @@ class Matchmaker:
         name = self._settings.assignment.name
         try:
             pairs = self._assignment.pairs(
-                pool, policy.policy, self._threshold, self._tie_rng, self.n_passes
+                pool, policy.policy, self._threshold, self._tie_generator(), self.n_passes
             )
         except PluginError:
             raise
@@ -457,7 +472,7 @@ class Matchmaker:
             return masked(left[i], left[j])
 
         if policy.uniform:
-            order = self._tie_rng.permutation(left.size)
+            order = self._tie_generator().permutation(left.size)
             groups = list(order[: left.size - left.size % size].reshape(-1, size))
         else:
             groups = form_groups(

@@ -289,6 +289,7 @@ def test_a_small_pool_on_floats_is_decided_as_by_the_blocks() -> None:
     stream left in the same place; over pools near and far from the threshold, ties of means
     (and of -0.0 and 0.0), equal waits and both wait orders."""
     from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.streams import Uniforms
 
     policy = POLICIES.create("draw_chance")
     threshold = ThresholdSchedule(((0.0, 0.75), (1.0, 0.5), (2.0, 0.4)))
@@ -309,37 +310,81 @@ def test_a_small_pool_on_floats_is_decided_as_by_the_blocks() -> None:
         fast_rng, slow_rng = np.random.default_rng(seed), np.random.default_rng(seed)
         mu_l, var_l = mu.tolist(), var.tolist()
 
-        quality = list_quality(mu_l, var_l)
-        fast = small_pool_pairs(mu_l, waited.tolist(), quality, threshold, fast_rng)
+        fast = small_pool_pairs(
+            mu_l, var_l, waited.tolist(), BETA2, threshold, (fast_ties := Uniforms(fast_rng)).take
+        )
         slow = GlobalMatching(block_size=8)._blocks(pool, policy, threshold, slow_rng, 3)
         assert fast is not None
         assert [[a, b] for a, b, _ in fast] == slow.tolist()
         if len(slow):
             expected = pool.quality_fn(slow[:, 0], slow[:, 1]).tolist()
             assert [q for _, _, q in fast] == expected
-        assert fast_rng.random() == slow_rng.random()
+        assert fast_ties.generator().random() == slow_rng.random()
         made[n].add(len(fast))
     assert all(made[n] == set(range(n // 2 + 1)) for n in made), made
 
 
-def test_a_small_pool_leaves_what_floats_cannot_decide_to_the_arrays() -> None:
-    """A NaN mean or a quality that is not finite in a pool of three or more: None, and
-    nothing drawn; a pool of two decides even then (as GlobalMatching._two does)."""
+def test_a_small_pool_breaks_ties_as_the_blocks_do() -> None:
+    """Pools of 3 to 5 whose pairs tie in quality (means on a grid of whole numbers, one
+    variance for all): small_pool_pairs, with the tie-break uniforms drawn as a
+    streams.Uniforms hands them out, against the block solver with the generator itself; the
+    same pairs and the same tie-breaks, pass after pass on one stream."""
     from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.streams import Uniforms
+
+    policy = POLICIES.create("draw_chance")
+    threshold = ThresholdSchedule(((0.0, 0.6), (1.0, 0.3)))
+    draws = np.random.default_rng(5)
+    fast_ties, slow_rng = Uniforms(np.random.default_rng(9)), np.random.default_rng(9)
+    picked: set[tuple[tuple[int, int], ...]] = set()
+    for _ in range(600):
+        n = int(draws.integers(3, 6))
+        mu = draws.integers(0, 3, n).astype(float)
+        var = np.full(n, float(draws.choice([0.5, 1.0])))
+        waited = draws.choice([0.5, 1.5], n)
+        fast = small_pool_pairs(
+            mu.tolist(), var.tolist(), waited.tolist(), BETA2, threshold, fast_ties.take
+        )
+        slow = GlobalMatching(block_size=8)._blocks(
+            make_pool(mu, var, waited), policy, threshold, slow_rng, 3
+        )
+        assert fast is not None
+        assert [[a, b] for a, b, _ in fast] == slow.tolist()
+        if n == 3:
+            picked.add(tuple((a, b) for a, b, _ in fast))
+    assert fast_ties.generator().random() == slow_rng.random()
+    assert len(picked) >= 4  # the ties went several ways
+
+
+def test_a_small_pool_leaves_what_floats_cannot_decide_to_the_arrays() -> None:
+    """A NaN mean or a quality that is not finite (a NaN variance) in a pool of three or more:
+    None, and nothing drawn; a pool of two decides even then (as GlobalMatching._two does)."""
+    from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.skill.gaussian import match_quality_of_pairs
 
     threshold = ThresholdSchedule(((0.0, 0.5),))
     rng = np.random.default_rng(1)
     state = rng.bit_generator.state
 
-    def flat(a: list[int], b: list[int]) -> list[float]:
-        return [0.9] * len(a)
+    def draw(k: int) -> list[float]:
+        return rng.random(k).tolist()
 
-    assert small_pool_pairs([0.0, np.nan, 1.0], [1.0] * 3, flat, threshold, rng) is None
-    assert small_pool_pairs([0.0, 2.0, 1.0], [1.0] * 3, lambda a, b: [math.nan] * len(a),
-                            threshold, rng) is None  # fmt: skip
-    assert rng.bit_generator.state == state
-    assert small_pool_pairs([np.nan, 1.0], [1.0, 1.0], flat, threshold, rng) == [(1, 0, 0.9)]
-    assert small_pool_pairs([0.0, 1.0], [1.0, 1.0], lambda a, b: [0.4], threshold, rng) == []
+    for n in (3, 4, 6):
+        mu, var = [0.0, 0.5, 0.25, 0.75, 1.0, 0.1][:n], [1.0] * n
+        assert small_pool_pairs(mu, var, [1.0] * n, BETA2, threshold, draw) is not None
+        state = rng.bit_generator.state
+        nan_mean = [mu[0], math.nan, *mu[2:]]
+        assert small_pool_pairs(nan_mean, var, [1.0] * n, BETA2, threshold, draw) is None
+        nan_var = [*var[:-1], math.nan]
+        assert small_pool_pairs(mu, nan_var, [1.0] * n, BETA2, threshold, draw) is None
+        assert rng.bit_generator.state == state
+    (q,) = match_quality_of_pairs([math.nan, 0.0], [1.0, 1.0], [1], [0], BETA2)
+    assert math.isnan(q)  # not admissible: the pool of two is decided, with no pair
+    assert small_pool_pairs([math.nan, 0.0], [1.0, 1.0], [1.0, 1.0], BETA2, threshold, draw) == []
+    (q,) = match_quality_of_pairs([0.5, 0.0], [1.0, 1.0], [1], [0], BETA2)
+    got = small_pool_pairs([0.5, 0.0], [1.0, 1.0], [1.0, 1.0], BETA2, threshold, draw)
+    assert q > 0.5 and got == [(1, 0, q)]
+    assert small_pool_pairs([0.0, 40.0], [1.0, 1.0], [1.0, 1.0], BETA2, threshold, draw) == []
 
 
 def list_quality(
