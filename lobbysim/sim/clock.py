@@ -156,23 +156,48 @@ class _Fire:
 class Doorbell:
     """The matchmaker's wake-up: rings are coalesced until the matchmaker answers them.
 
-    Ringing triggers one event through the event queue, so everyone who rings at the same
-    instant (both players of a finished game queueing again) is in before the pass runs.
+    The first ring after an answer puts one entry in the event queue, as triggering a SimPy
+    event would (now, normal priority, the next event id), so everyone who rings at the same
+    instant (both players of a finished game queueing again) is in before the pass runs; when
+    the entry is processed, the answer (:meth:`answer_with`) is called. The entry is a
+    :class:`_Ring`, which the queue processes as an event without being one: a ring costs a
+    queue entry, not an event object and its triggering (a pass on every arrival is one per
+    queueing).
     """
 
     def __init__(self, env: simpy.Environment) -> None:
         self._env = env
-        self._event = env.event()
+        self._ring = _Ring(self._answer)
+        self._rung = False
+        self._answer_with: Callable[[], None] | None = None
+
+    def answer_with(self, answer: Callable[[], None]) -> None:
+        """Call ``answer`` (a pass) for every ring from now on, once per coalesced ring."""
+        self._answer_with = answer
 
     def ring(self) -> None:
         """Ask for a pass (coalesced with any already asked for)."""
-        if not self._event.triggered:
-            self._event.succeed()
+        if not self._rung:
+            self._rung = True
+            self._ring.callbacks = self._ring.armed
+            self._env.schedule(self._ring)  # type: ignore[arg-type]  # an event to the queue
 
-    def rung(self) -> simpy.Event:
-        """Return the event of the next ring (the matchmaker waits on it)."""
-        return self._event
+    def _answer(self, _ring: _Ring) -> None:
+        """Process a ring: rings from now on ask for the next pass; then call the answer."""
+        self._rung = False
+        if self._answer_with is not None:
+            self._answer_with()
 
-    def answer(self) -> None:
-        """Start collecting rings for the next pass (call on waking, before the pass)."""
-        self._event = self._env.event()
+
+class _Ring:
+    """The event-queue entry of a ring: SimPy's ``step`` processes an entry by calling each of
+    its ``callbacks`` with it and then checking ``_ok``; this entry has one callback and never
+    fails. One per doorbell, queued at most once at a time (a ring is coalesced until then)."""
+
+    __slots__ = ("armed", "callbacks")
+    _ok = True
+
+    def __init__(self, answer: Callable[[_Ring], None]) -> None:
+        #: The callbacks of a queued ring (SimPy sets ``callbacks`` to None as it processes it).
+        self.armed: tuple[Callable[[_Ring], None], ...] = (answer,)
+        self.callbacks: tuple[Callable[[_Ring], None], ...] | None = None

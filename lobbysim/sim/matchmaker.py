@@ -1,9 +1,10 @@
 """The matchmaker: passes over the queue, their wake-ups and ticks, and who plays whom.
 
-:class:`Matchmaker` runs a pass whenever the doorbell rings (a callback on the ring's event),
-rung by a tick process at every ``k * tick`` minutes (tick k at exactly that float, not at a
-running sum) and, with ``wake_on_arrival``, whenever a player queues; everyone who queues at the
-same instant is in the pool before the pass runs. With timed passes only, the events due at a
+:class:`Matchmaker` runs a pass whenever the doorbell rings (the pass is its answer, called
+when the ring's entry in the event queue is processed), rung by a tick process at every
+``k * tick`` minutes (tick k at exactly that float, not at a running sum) and, with
+``wake_on_arrival``, whenever a player queues; everyone who queues at the same instant is in the
+pool before the pass runs. With timed passes only, the events due at a
 tick (games ending on the grid) are fired just before its pass, so their players make it.
 
 **Back-fill passes.** A quit that opens a seat of a team or free-for-all game rings a second
@@ -213,26 +214,10 @@ class Matchmaker:
     # ------------------------------------------------------------------------ processes
     def start(self) -> None:
         """Start answering the doorbells (a pass per ring) and the tick process."""
-        self._doorbell.rung().callbacks.append(self._wake_up)
+        self._doorbell.answer_with(self.run_pass)
         self.env.process(self._ticker())
         if self._backfill_bell is not None:
-            self._backfill_bell.rung().callbacks.append(self._backfill_wake_up)
-
-    def _wake_up(self, _event: simpy.Event) -> None:
-        """Answer a ring with a pass: a callback of the ring's event, where a process waiting on
-        it would resume, without resuming one (a pass on every arrival is one per queueing)."""
-        doorbell = self._doorbell
-        doorbell.answer()
-        doorbell.rung().callbacks.append(self._wake_up)
-        self.run_pass()
-
-    def _backfill_wake_up(self, _event: simpy.Event) -> None:
-        """Answer a ring of the back-fill bell with a back-fill pass (as :meth:`_wake_up`)."""
-        bell = self._backfill_bell
-        assert bell is not None
-        bell.answer()
-        bell.rung().callbacks.append(self._backfill_wake_up)
-        self.backfill_pass()
+            self._backfill_bell.answer_with(self.backfill_pass)
 
     def _ticker(self) -> Generator[simpy.Event, Any, None]:
         """Ring at tick k = 1, 2, ... at exactly the float time ``k * tick``.
