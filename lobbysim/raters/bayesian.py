@@ -150,7 +150,7 @@ class BayesianRater(GaussianBeliefs):
         if len(batch) == 1:
             if batch.registered_a[0] and batch.registered_b[0]:
                 a, b = batch.player_a[0], batch.player_b[0]
-                self._update_one(*((a, b) if batch.winner[0] == 0 else (b, a)))
+                self.rate_duel(*((a, b) if batch.winner[0] == 0 else (b, a)))
             return
         duels: list[tuple[int, int] | None] = [
             ((a, b) if won == 0 else (b, a)) if ra and rb else None
@@ -177,13 +177,13 @@ class BayesianRater(GaussianBeliefs):
             KeyError: a player id is unknown (nothing is changed).
         """
         if len(duels) == 1:
-            self._update_one(*duels[0])
+            self.rate_duel(*duels[0])
             return
         if len(duels) <= FLOAT_DUELS:
             ids = [pid for duel in duels for pid in duel]
             if min(ids) >= 0 and max(ids) < self._table.n_dense:
                 for w, lo in duels:
-                    self._update_one(w, lo)
+                    self.rate_duel(w, lo)
                 return
         self._rate((), list(duels), list(duels))
 
@@ -219,12 +219,16 @@ class BayesianRater(GaussianBeliefs):
         if not (a.registered and b.registered):
             return
         w, lo = (a.player_id, b.player_id) if game.winner == a.team else (b.player_id, a.player_id)
-        self._update_one(w, lo)
+        self.rate_duel(w, lo)
 
-    def _update_one(self, w: int, lo: int) -> None:
-        """Apply one rated 1v1 game, ``w`` beat ``lo``: :meth:`_apply_duels`' arithmetic for one
-        game on floats, the two players written in place (nothing can fail after the first
-        write, so there is nothing to undo)."""
+    def rate_duel(self, w: int, lo: int) -> None:
+        """Apply one rated 1v1 outcome, ``w`` beat ``lo`` (:meth:`rate_duels` of one game):
+        :meth:`_apply_duels`' arithmetic for one game on floats, the two players written in
+        place (nothing can fail after the first write, so there is nothing to undo).
+
+        Raises:
+            KeyError: a player id is unknown (nothing is changed).
+        """
         table = self._table
         if not (0 <= w < table.n_dense and 0 <= lo < table.n_dense):
             table.index(np.array([w, lo], dtype=np.int64))  # raises KeyError for an unknown id
@@ -341,16 +345,16 @@ def rates_outcomes_only(rater: object) -> bool:
 
     True for a :class:`BayesianRater` whose update is its own (not overridden): a 1v1 game
     moves it by the sides, their registration and the winner. Such a driving rater can be
-    given a game's outcome (:meth:`BayesianRater.rate_duels`) before its scores are drawn
-    (:meth:`lobbysim.sim.games.Games.take_outcomes`).
+    given a game's outcome (:meth:`BayesianRater.rate_duel`) before its scores are drawn
+    (:meth:`lobbysim.sim.games.Games.rate_at_end`).
     """
     return isinstance(rater, BayesianRater) and all(
         getattr(type(rater), name) is getattr(BayesianRater, name)
         for name in (
             "update",
             "rate_duels",
+            "rate_duel",
             "_update_duels",
-            "_update_one",
             "_rate",
             "_apply_duels",
         )

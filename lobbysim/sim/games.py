@@ -16,7 +16,7 @@
 * **Scores** are Poisson counts over each stint's minutes with a rate rising with performance,
   drawn for all games finished since the last call in one call; a team game is won by the higher
   total score. (A 1v1 game's winner is decided when it starts, so its outcome can go to a rater
-  that reads no score before its scores are drawn: :meth:`Games.take_outcomes`,
+  that reads no score as the game ends, before its scores are drawn: :meth:`Games.rate_at_end`,
   :meth:`Games.score_held`.) The true draw density, skill gap and whether the stronger side
   won go into the game's record with the scores (:class:`~lobbysim.sim.recorder.Recorder`).
 * **Skill dynamics** (:mod:`lobbysim.sim.skills`, off by default). The truth of a game is each
@@ -115,8 +115,9 @@ class Games:
         self.n_games = 0
         # finished games not yet scored (1v1: see _FinishDuels)
         self._finished: list[Any] = []
-        # finished 1v1 games whose outcomes went out (take_outcomes), their scores not drawn yet
+        # finished 1v1 games whose outcomes went out (rate_at_end), their scores not drawn yet
         self._held: list[Any] = []
+        self._rate_duel: Callable[[int, int], None] | None = None  # see rate_at_end
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
@@ -357,6 +358,7 @@ class Games:
         quit_rate, behind = rules.quit_rate, rules.quit_behind_multiplier
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
+        finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
             if dynamics is None:  # _truth_of, without the call
@@ -387,7 +389,7 @@ class Games:
             end_event = clock.shared_event_at(end)
             if end_event is not group_event:
                 group, group_event = [], end_event
-                end_event.callbacks.append(_FinishDuels(self, group, lobby.stint_over))
+                end_event.callbacks.append(finish(self, group, lobby.stint_over))
             group.append(
                 (
                     game_id,
@@ -461,37 +463,26 @@ class Games:
             results.append(result)
         return results
 
-    def take_outcomes(self) -> list[tuple[int, int]]:
-        """Return the outcomes ``(winner, loser)`` of the rated 1v1 games (both players
-        registered) finished since the last call, in the order they finished, and hold every
-        game finished back for :meth:`score_held`, its scores not drawn yet.
+    def rate_at_end(self, rate_duel: Callable[[int, int], None]) -> None:
+        """From now on, give each 1v1 game's outcome to ``rate_duel(winner, loser)`` as the
+        game ends (when both players are registered), and hold the game back for
+        :meth:`score_held`, its scores not drawn yet.
 
-        A rater that reads no score (:func:`~lobbysim.raters.bayesian.rates_outcomes_only`) can
-        be given a game's outcome before its scores are drawn; the scores come from their own
-        stream in the order the games finished, so drawing them later, many at once, draws the
-        same values (:meth:`score_held`). With skills that drift, the truth is brought up to
-        date first, as :meth:`score_finished` would.
+        A rater that reads no score (:func:`~lobbysim.raters.bayesian.rates_outcomes_only`)
+        can be given a game's outcome before its scores are drawn; the scores come from their
+        own stream in the order the games finished, so drawing them later, many at once, draws
+        the same values (:meth:`score_held`). Only for skills that do not drift: the truth of
+        a game is then known at its start, and nothing has to be brought up to date first.
         """
-        self._bring_truth_up_to_date()
-        finished = self._finished
-        if not finished:
-            return []
-        self._finished = []
-        self._held += finished
-        outcomes = []
-        for _, game in finished:
-            pa, pb = game[2], game[3]
-            if pa.registered and pb.registered:
-                outcomes.append((pa.pid, pb.pid) if game[7] == 0 else (pb.pid, pa.pid))
-        return outcomes
+        self._rate_duel = rate_duel
 
     @property
     def n_held(self) -> int:
-        """The number of games held back by :meth:`take_outcomes`, not scored yet."""
+        """The number of games held back (:meth:`rate_at_end`), not scored yet."""
         return len(self._held)
 
     def score_held(self) -> DuelBatch | None:
-        """Score and record the games held back by :meth:`take_outcomes`, in the order they
+        """Score and record the games held back (:meth:`rate_at_end`), in the order they
         finished, as :meth:`score_finished` would have one by one (None: none held)."""
         if not self._held:
             return None
@@ -716,3 +707,26 @@ class _FinishDuels:
             finished.append((now, game))
             stint_over(game[2])
             stint_over(game[3])
+
+
+class _FinishRatedDuels(_FinishDuels):
+    """:class:`_FinishDuels` where the games' outcomes are rated as they end
+    (:meth:`Games.rate_at_end`): each game is held back for :meth:`Games.score_held` and its
+    outcome goes to the rater (both players registered), then both stints end."""
+
+    __slots__ = ()
+
+    def __call__(self, event: Any) -> None:
+        now, stint_over, owner = event.env.now, self._stint_over, self._owner
+        held, rate_duel = owner._held, owner._rate_duel
+        assert rate_duel is not None
+        for game in self._games:
+            held.append((now, game))
+            pa, pb = game[2], game[3]
+            if pa.registered and pb.registered:
+                if game[7] == 0:
+                    rate_duel(pa.pid, pb.pid)
+                else:
+                    rate_duel(pb.pid, pa.pid)
+            stint_over(pa)
+            stint_over(pb)

@@ -262,8 +262,7 @@ class LobbySimulation:
             self.matchmaker.settle = self._score_held
             driver = self.raters[0][1]
             assert isinstance(driver, BayesianRater)  # rates_outcomes_only
-            #: Applies the outcomes of games whose scores are held back to the driving rater.
-            self._rate_outcomes = driver.rate_duels
+            self.games.rate_at_end(driver.rate_duel)
 
     # ----------------------------------------------------------------------- set-up and run
     def run(
@@ -390,9 +389,11 @@ class LobbySimulation:
 
         **Held scores.** On every arrival, in a 1v1 lobby without a player base or drifting
         skills, whose driving rater rates by outcomes alone (the Bayesian rater:
-        :func:`~lobbysim.raters.bayesian.rates_outcomes_only`), a pass gives the driver the
-        games finished since the last pass without their scores
-        (:meth:`~lobbysim.sim.games.Games.take_outcomes`) and holds them back. They are scored
+        :func:`~lobbysim.raters.bayesian.rates_outcomes_only`), each game's outcome goes to the
+        driver as the game ends, without its scores, and the game is held back
+        (:meth:`~lobbysim.sim.games.Games.rate_at_end`): no pass reads the driver's beliefs
+        between a game's end and the next pass, so they are those of rating each pass's
+        finished games before it, in the order they finished. The held games are scored
         and recorded (:meth:`_score_held`) once :data:`HELD_SCORES` wait, before a pass that
         reads more than the driver's beliefs and the queue (the matchmaker's ``settle``: any
         pass but a small one on floats), before each ratings sample and at the end. Scores
@@ -405,9 +406,6 @@ class LobbySimulation:
         Drawing the scores of one game per pass cost about a fifth of a pass on every arrival.
         """
         if self._hold_scores:
-            outcomes = self.games.take_outcomes()
-            if outcomes:
-                self._rate_outcomes(outcomes)
             if self.games.n_held >= HELD_SCORES:
                 self._score_held()
             return
