@@ -132,15 +132,18 @@ class Uniforms:
         """Return the next ``k`` uniforms of the stream, as ``rng.random(k).tolist()``."""
         first = self._next
         end = first + k
-        if end > len(self._block):
-            self.generator()
-            self._start = self._rng.bit_generator.state
-            size = self._size if self._size >= k else k
-            self._block = self._rng.random(size).tolist()
-            self._size = min(2 * self._size, self.LARGEST)
-            first, end = 0, k
-        self._next = end
-        return self._block[first:end]
+        block = self._block
+        if end <= len(block):
+            self._next = end
+            return block[first:end]
+        # the rest of this block, then the next one: the generator is at the end of this one
+        rest = block[first:]
+        need = k - len(rest)
+        self._start = self._rng.bit_generator.state
+        self._block = self._rng.random(self._size if self._size >= need else need).tolist()
+        self._size = min(2 * self._size, self.LARGEST)
+        self._next = need
+        return rest + self._block[:need]
 
     def generator(self) -> np.random.Generator:
         """Return the generator, in the state the values taken so far would have left it."""
