@@ -591,22 +591,19 @@ def small_pool_pairs(
         pool of three or more).
     """
     n = len(mu)
-    two_beta2 = 2.0 * beta2
-    exp, sqrt = np.exp, math.sqrt
     if n == 2:
-        uniforms(2)  # choose() over the block's two matchings
-        low, high = _argsort_two(*mu)
-        c2 = var[low] + var[high] + two_beta2
-        d = mu[low] - mu[high]
-        q = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
-        wait_a, wait_b = waited[low], waited[high]
-        wait = wait_b if wait_b > wait_a else wait_a
-        return [(low, high, q)] if q >= threshold.at_one(wait) else []
+        two = pair_of_two(
+            mu[0], var[0], mu[1], var[1], waited[0], waited[1], beta2, threshold, uniforms
+        )
+        if two is None:
+            return []
+        swapped, q = two
+        return [(1, 0, q) if swapped else (0, 1, q)]
     if any(m != m for m in mu):  # np.argsort sorts NaN last
         return None
     order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
     if n == 3:
-        return _three(mu, var, waited, two_beta2, order, threshold, uniforms)
+        return _three(mu, var, waited, 2.0 * beta2, order, threshold, uniforms)
     e0, e1 = _edge_lists(n)
     a = [order[i] for i in e0]
     b = [order[j] for j in e1]
@@ -672,6 +669,38 @@ def _three(
     # the empty matching's 0.0 loses to any admissible edge (>= 1.0)
     pick = _pick([0.0, v2, v0, v1], keys)
     return [((j, k, q2), (i, j, q0), (i, k, q1))[pick - 1]]
+
+
+def pair_of_two(
+    mu_a: float,
+    var_a: float,
+    mu_b: float,
+    var_b: float,
+    wait_a: float,
+    wait_b: float,
+    beta2: float,
+    threshold: ThresholdSchedule,
+    uniforms: UniformDraws,
+) -> tuple[bool, float] | None:
+    """:func:`small_pool_pairs` of a pool of two, a and b, given as floats: None when their pair
+    is not admissible, else whether it is b, not a, that goes first (``np.argsort`` of the two
+    means, stable: b only if lower, or if a's mean is NaN and b's is not) and its quality.
+
+    As :meth:`GlobalMatching._two`: two uniforms drawn (``choose()`` over the block's two
+    matchings), and the pair taken whenever its quality clears the threshold for the longer
+    wait (a pass on every arrival is most often of two players).
+    """
+    uniforms(2)
+    swapped = _argsort_two(mu_a, mu_b)[0] == 1
+    if swapped:
+        mu_a, var_a, mu_b, var_b, wait_a, wait_b = mu_b, var_b, mu_a, var_a, wait_b, wait_a
+    two_beta2 = 2.0 * beta2
+    c2 = var_a + var_b + two_beta2  # match_quality_of_pairs of the pair, on these floats
+    d = mu_a - mu_b
+    q = math.sqrt(two_beta2 / c2) * float(np.exp(-0.5 * d * d / c2))
+    if q >= threshold.at_one(wait_b if wait_b > wait_a else wait_a):  # np.maximum: no NaN
+        return swapped, q
+    return None
 
 
 def _argsort_two(mu0: float, mu1: float) -> tuple[int, int]:

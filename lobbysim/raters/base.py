@@ -166,6 +166,16 @@ class GaussianBeliefs:
         mu, var = table.columns
         return mu[idx].tolist(), var[idx].tolist()
 
+    def belief_pair(self, a: int, b: int) -> tuple[float, float, float, float]:
+        """Return the belief means and variances of two players, ``(mu_a, var_a, mu_b, var_b)``
+        (:meth:`belief_lists` of ``[a, b]``, for a small pass of two)."""
+        table = self._table
+        if 0 <= a < table.n_dense and 0 <= b < table.n_dense:
+            mu, var = table.columns
+            return mu.item(a), var.item(a), mu.item(b), var.item(b)
+        (mu_a, mu_b), (var_a, var_b) = self.belief_lists([a, b])
+        return mu_a, var_a, mu_b, var_b
+
     def mean_list(self, ids: list[int]) -> list[float]:
         """Return the belief means of ``ids`` as a list of floats (:meth:`belief_lists`' first)."""
         table = self._table

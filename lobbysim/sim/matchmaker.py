@@ -70,6 +70,7 @@ from lobbysim.policies.assignment import (
     Pool,
     QualityFn,
     ThresholdSchedule,
+    pair_of_two,
     small_pool_pairs,
 )
 from lobbysim.policies.groups import form_groups
@@ -310,8 +311,28 @@ class Matchmaker:
             return False
         driver = self._driver
         assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
-        mu, var = driver.belief_lists([w.pid for w in waiting])
         now = self.env.now
+        if len(waiting) == 2:  # small_pool_pairs of two, on the players themselves
+            wa, wb = waiting
+            mu_a, var_a, mu_b, var_b = driver.belief_pair(wa.pid, wb.pid)
+            two = pair_of_two(
+                mu_a,
+                var_a,
+                mu_b,
+                var_b,
+                now - wa.since,
+                now - wb.since,
+                driver.beta2,
+                self._threshold,
+                self._uniforms,
+            )
+            if two is not None:
+                swapped, q = two
+                if not 0.0 <= q <= 1.0:
+                    self._check_quality([q])
+                self._games.start_duels([(wb, wa, q) if swapped else (wa, wb, q)])
+            return True
+        mu, var = driver.belief_lists([w.pid for w in waiting])
         pairs = small_pool_pairs(
             mu,
             var,
