@@ -359,6 +359,9 @@ class Games:
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
         finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
+        # a game's end: shared by the games of a pass that end at one tick (timed passes only;
+        # otherwise shared_event_at is timeout_at)
+        end_event_at = clock.shared_event_at if clock.timed_only else clock.timeout_at
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
             if dynamics is None:  # _truth_of, without the call
@@ -386,7 +389,7 @@ class Games:
             winner = 1 if loser_is_a else 0
             game_id = self.n_games
             self.n_games += 1
-            end_event = clock.shared_event_at(end)
+            end_event = end_event_at(end)
             if end_event is not group_event:
                 group, group_event = [], end_event
                 end_event.callbacks.append(finish(self, group, lobby.stint_over))
