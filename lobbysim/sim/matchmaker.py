@@ -4,8 +4,8 @@
 when the ring's entry in the event queue is processed), rung by a tick process at every
 ``k * tick`` minutes (tick k at exactly that float, not at a running sum) and, with
 ``wake_on_arrival``, whenever a player queues; everyone who queues at the same instant is in the
-pool before the pass runs. With timed passes only, the events due at a
-tick (games ending on the grid) are fired just before its pass, so their players make it.
+pool before the pass runs. With timed passes only, the events due at a tick (games ending on the
+grid) are fired just before its pass, so their players make it.
 
 **Back-fill passes.** A quit that opens a seat of a team or free-for-all game rings a second
 doorbell, answered by :meth:`Matchmaker.backfill_pass`: the ratings are brought up to date and
