@@ -11,12 +11,14 @@ it started. Neither decides anything: the lobby, the games and the matchmaker us
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from typing import Any
 
 import simpy
 
+_NORMAL = simpy.events.NORMAL  # the priority of a triggered event in SimPy's queue
 TICK_SNAP = 1e-9  # a game's end this close to a tick's time (relative) is that time
 
 
@@ -52,11 +54,24 @@ class Clock:
         reaches it (always from now >= t / 2, and when ``t`` was computed as ``now + d``), and
         otherwise at the first float time after ``t`` that ``now + delay`` can take.
         """
+        return self.env.timeout(self._delay_to(t))
+
+    def enqueue_at(self, t: float, entry: Any) -> None:
+        """Put ``entry`` into the event queue at time ``t``, where :meth:`timeout_at` would put
+        a timeout (normal priority, the next event id).
+
+        The entry stands for an event: SimPy's ``step`` calls each of its ``callbacks`` with
+        it, then reads ``_ok`` (True: it never fails).
+        """
+        self.env.schedule(entry, _NORMAL, self._delay_to(t))
+
+    def _delay_to(self, t: float) -> float:
+        """Return the delay after which SimPy fires at ``t`` (see :meth:`timeout_at`)."""
         now = self.env.now
         delay = t - now
         while now + delay < t:
             delay = math.nextafter(delay, math.inf)
-        return self.env.timeout(delay)
+        return delay
 
     def snap_to_tick(self, end: float) -> float:
         """Return a game's scheduled end, on the tick grid if it is within rounding of it.
@@ -163,6 +178,16 @@ class Doorbell:
     :class:`_Ring`, which the queue processes as an event without being one: a ring costs a
     queue entry, not an event object and its triggering (a pass on every arrival is one per
     queueing).
+
+    **Rings held to the end of an event.** Between :meth:`hold` and :meth:`release`, called by
+    an event's last callback around what it does (a game's end, whose players queue again), the
+    first ring takes its event id but no queue entry. At the release, if the entry would be the
+    next one processed (the queue holds nothing before ``(now, normal priority, that id)``), it
+    is answered there and then, as processing it next would have done; otherwise it goes into
+    the queue with that id, where it would have been. Either way the pass runs where it would
+    have, after the same events, and every other entry keeps its place; it saves the queue
+    entry's round trip on most game ends of a lobby on every arrival (tested against rings that
+    always take the queue in tests/sim/test_clock.py).
     """
 
     def __init__(self, env: simpy.Environment) -> None:
@@ -170,6 +195,8 @@ class Doorbell:
         self._ring = _Ring(self._answer)
         self._rung = False
         self._answer_with: Callable[[], None] | None = None
+        self._held = False
+        self._held_id = -1  # the event id of a ring held back (-1: none)
 
     def answer_with(self, answer: Callable[[], None]) -> None:
         """Call ``answer`` (a pass) for every ring from now on, once per coalesced ring."""
@@ -179,8 +206,33 @@ class Doorbell:
         """Ask for a pass (coalesced with any already asked for)."""
         if not self._rung:
             self._rung = True
+            if self._held:
+                self._held_id = next(self._env._eid)
+                return
             self._ring.callbacks = self._ring.armed
             self._env.schedule(self._ring)  # type: ignore[arg-type]  # an event to the queue
+
+    def hold(self) -> None:
+        """Hold a ring back until :meth:`release` (see the class docstring); call both from
+        the last callback of the event being processed, nothing after the release."""
+        self._held = True
+
+    def release(self) -> None:
+        """Answer a ring held back since :meth:`hold` if it is due next, else queue it."""
+        self._held = False
+        eid = self._held_id
+        if eid < 0:
+            return
+        self._held_id = -1
+        env = self._env
+        queue: list[Any] = env._queue
+        if queue:
+            at, priority, first, _ = queue[0]
+            if at == env._now and (priority < _NORMAL or first < eid):
+                self._ring.callbacks = self._ring.armed
+                heapq.heappush(queue, (at, _NORMAL, eid, self._ring))
+                return
+        self._answer(self._ring)
 
     def _answer(self, _ring: _Ring) -> None:
         """Process a ring: rings from now on ask for the next pass; then call the answer."""

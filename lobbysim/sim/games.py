@@ -118,6 +118,10 @@ class Games:
         # finished 1v1 games whose outcomes went out (rate_at_end), their scores not drawn yet
         self._held: list[Any] = []
         self._rate_duel: Callable[[int, int], None] | None = None  # see rate_at_end
+        #: The doorbell whose rings a 1v1 game's end holds until its players are back in the
+        #: queue (:meth:`~lobbysim.sim.clock.Doorbell.hold`; None: rings go to the queue). Set
+        #: by the lobby where the game's end is the only callback of its event.
+        self.ring_hold: Doorbell | None = None
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
@@ -359,9 +363,8 @@ class Games:
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
         finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
-        # a game's end: shared by the games of a pass that end at one tick (timed passes only;
-        # otherwise shared_event_at is timeout_at)
-        end_event_at = clock.shared_event_at if clock.timed_only else clock.timeout_at
+        stint_over, timed_only, enqueue_at = lobby.stint_over, clock.timed_only, clock.enqueue_at
+        end_event: Any
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
             if dynamics is None:  # _truth_of, without the call
@@ -389,25 +392,28 @@ class Games:
             winner = 1 if loser_is_a else 0
             game_id = self.n_games
             self.n_games += 1
-            end_event = end_event_at(end)
-            if end_event is not group_event:
-                group, group_event = [], end_event
-                end_event.callbacks.append(finish(self, group, lobby.stint_over))
-            group.append(
-                (
-                    game_id,
-                    start,
-                    pa,
-                    pb,
-                    perf_a,
-                    perf_b,
-                    quit_side,
-                    winner,
-                    quality,
-                    truth_a,
-                    truth_b,
-                )
+            game = (
+                game_id,
+                start,
+                pa,
+                pb,
+                perf_a,
+                perf_b,
+                quit_side,
+                winner,
+                quality,
+                truth_a,
+                truth_b,
             )
+            if timed_only:  # an end shared by the games of a pass that end at one tick
+                end_event = clock.shared_event_at(end)
+                if end_event is not group_event:
+                    group, group_event = [], end_event
+                    end_event.callbacks.append(finish(self, group, stint_over))
+                group.append(game)
+            else:  # the game's end is its own entry of the event queue
+                end_event = finish(self, [game], stint_over, queued=True)
+                enqueue_at(end, end_event)
             hand_over(wa, end_event)
             hand_over(wb, end_event)
 
@@ -685,31 +691,63 @@ class _FinishGroup:
 
 
 class _FinishDuels:
-    """The end event's callback of 1v1 games that end together: notes each game as finished,
-    with its end, then ends both players' stints (in seat order), game after game, as their own
-    callbacks would, one after another.
+    """The end of 1v1 games that end together: notes each game as finished, with its end, then
+    ends both players' stints (in seat order), game after game, as their own callbacks would,
+    one after another.
+
+    It is a callback of the games' end event (a :class:`~lobbysim.sim.clock.Moment` of a tick),
+    or, made with ``queued``, the end event itself: an entry of the event queue
+    (:meth:`lobbysim.sim.clock.Clock.enqueue_at`), processed as SimPy processes an event (its
+    ``callbacks`` called with it, the first one :meth:`end`), which saves a timeout object per
+    game where every game ends at its own time. Others may add callbacks to it, as to an event
+    (the rematch rule's), which run after :meth:`end`.
 
     A finished game is ``(end, game)``, ``game`` the tuple (id, start, player a, player b, their
     performances, the side that quit or -1, the winning side, the predicted quality, their
     effective skills) that :meth:`Games._score_1v1` reads.
     """
 
-    __slots__ = ("_games", "_owner", "_stint_over")
+    __slots__ = ("_games", "_owner", "_stint_over", "callbacks")
+    _ok = True  # as an event, it never fails, and its value is None
+    _value = None
 
     def __init__(
-        self, owner: Games, games: list[tuple[Any, ...]], stint_over: Callable[[Player], None]
+        self,
+        owner: Games,
+        games: list[tuple[Any, ...]],
+        stint_over: Callable[[Player], None],
+        queued: bool = False,
     ) -> None:
         self._owner = owner
         self._games = games
         self._stint_over = stint_over
+        #: As a queue entry, the callbacks SimPy calls with it (the class's end first, so that
+        #: the entry is not in a cycle with itself); None otherwise.
+        self.callbacks: list[Callable[[Any], None]] | None = [type(self).end] if queued else None
 
-    def __call__(self, event: Any) -> None:
-        now, stint_over = event.env.now, self._stint_over
-        finished = self._owner._finished  # the list of the games not scored yet, now
+    @property
+    def env(self) -> simpy.Environment:
+        """The run's environment (as an event's ``env``, for the other callbacks)."""
+        return self._owner.env
+
+    def __call__(self, _event: Any) -> None:
+        """As a callback of the games' end event: :meth:`end`."""
+        self.end()
+
+    def end(self) -> None:
+        """End the games now."""
+        owner, stint_over = self._owner, self._stint_over
+        now = owner.env.now
+        finished = owner._finished  # the list of the games not scored yet, now
+        bell = owner.ring_hold
+        if bell is not None:
+            bell.hold()
         for game in self._games:
             finished.append((now, game))
             stint_over(game[2])
             stint_over(game[3])
+        if bell is not None:
+            bell.release()
 
 
 class _FinishRatedDuels(_FinishDuels):
@@ -719,10 +757,14 @@ class _FinishRatedDuels(_FinishDuels):
 
     __slots__ = ()
 
-    def __call__(self, event: Any) -> None:
-        now, stint_over, owner = event.env.now, self._stint_over, self._owner
-        held, rate_duel = owner._held, owner._rate_duel
+    def end(self) -> None:
+        """End the games now, rating their outcomes."""
+        owner, stint_over = self._owner, self._stint_over
+        now = owner.env.now
+        held, rate_duel, bell = owner._held, owner._rate_duel, owner.ring_hold
         assert rate_duel is not None
+        if bell is not None:
+            bell.hold()
         for game in self._games:
             held.append((now, game))
             pa, pb = game[2], game[3]
@@ -733,3 +775,5 @@ class _FinishRatedDuels(_FinishDuels):
                     rate_duel(pb.pid, pa.pid)
             stint_over(pa)
             stint_over(pb)
+        if bell is not None:
+            bell.release()

@@ -248,6 +248,8 @@ class LobbySimulation:
             has_base=scenario.base is not None,
         )
         self.matchmaker.engagement = engagement_of(scenario, self.base)
+        if mm.wake_on_arrival and scenario.game.mode == "1v1" and self.matchmaker.rematch is None:
+            self.games.ring_hold = doorbell  # a game's end is its event's only callback
         dynamics = self.games.dynamics
         #: Whether a pass gives the driving rater the outcomes of the games finished since the
         #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
