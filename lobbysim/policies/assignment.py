@@ -587,8 +587,8 @@ def small_pool_pairs(
 
     Returns:
         ``(a, b, quality)`` per pair, in :meth:`GlobalMatching.pairs`' order; None, having drawn
-        nothing, when the arrays must decide (a NaN mean or a quality that is not finite in a
-        pool of three or more).
+        nothing, when the arrays must decide (in a pool of three or more: a NaN mean, means of
+        both infinities, or a quality that is not finite).
     """
     n = len(mu)
     if n == 2:
@@ -599,7 +599,8 @@ def small_pool_pairs(
             return []
         swapped, q = two
         return [(1, 0, q) if swapped else (0, 1, q)]
-    if any(m != m for m in mu):  # np.argsort sorts NaN last
+    total = sum(mu)  # NaN if a mean is (np.argsort sorts NaN last), or if inf - inf
+    if total != total:
         return None
     order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
     if n == 3:

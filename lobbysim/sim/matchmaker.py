@@ -193,6 +193,10 @@ class Matchmaker:
         ):
             self._ties = Uniforms(tie_rng)
             self._uniforms = self._ties.take
+        #: The largest pool a small pass may decide under the policy and under the status quo
+        #: (:meth:`_small_pass`; 0: none).
+        self._small = self._small_pool(self._policy)
+        self._small_status_quo = self._small_pool(self._status_quo)
         self._driver_name = driver_name
         #: Run first in every pass; replace it to watch the ratings pass by pass.
         self.before_pass = before_pass
@@ -241,15 +245,20 @@ class Matchmaker:
         self.before_pass()
         lobby, games = self._lobby, self._games
         # two players make a game; one is enough to fill an open seat of a running game
-        if len(lobby.pool) < (1 if games.has_open_seats else 2):
+        size = len(lobby.pool)
+        if size < 2 and (size == 0 or not games.has_open_seats):
             return
         self.n_passes += 1
         if self._focal_rank is not None:
             self.focal = frozenset([self._player_of_rank(self._focal_rank)])
             self._focal_rank = None
-        policy = self.policy_in_force()
+        if self._status_quo is None:
+            policy, small = self._policy, self._small
+        else:
+            policy = self.policy_in_force()
+            small = self._small if policy is self._policy else self._small_status_quo
         waiting = list(lobby.pool.values())
-        if len(waiting) <= self._float_pool and self._small_pass(waiting, policy):
+        if size <= small and self.focal is None and self._small_pass(waiting):
             return
         if self.settle is not None:
             self.settle()
@@ -288,27 +297,27 @@ class Matchmaker:
             for a, b in pairs_list:
                 rematch.met_pair(waiting[a], waiting[b])
 
-    def _small_pass(self, waiting: list[Waiting], policy: InForce) -> bool:
+    def _small_pool(self, policy: InForce | None) -> int:
+        """Return the largest pool a small pass (:meth:`_small_pass`) may decide under
+        ``policy`` (0: none; 2: only a pool of two, where no policy scores the pair)."""
+        if policy is None or not self._floats or self._float_pool < 2:
+            return 0
+        if policy.uniform or policy.engagement or policy.truth:
+            return 0
+        return self._float_pool if type(policy.policy) is DrawChance else 2
+
+    def _small_pass(self, waiting: list[Waiting]) -> bool:
         """Pair a small 1v1 pool on floats and start its games, as the pool and the assignment
         would (:func:`~lobbysim.policies.assignment.small_pool_pairs`); return False, having
         drawn and started nothing, where the pass must take the arrays.
 
-        Taken for a pool of 2 to ``block_size`` under global assignment, without focal players
-        or a rematch rule, when the driving rater has Gaussian beliefs with their own means,
-        variances and TrueSkill's match quality (:func:`~lobbysim.raters.base.plain_gaussian`),
-        and the policy is DrawChance (for a pool of two, any policy but uniform or engagement
-        pairing, or one that sees the truth: the pair is chosen without scores). The pairs'
-        qualities are those the pass records.
+        Taken (:meth:`_small_pool`) for a pool of 2 to ``block_size`` under global assignment,
+        without focal players or a rematch rule, when the driving rater has Gaussian beliefs
+        with their own means, variances and TrueSkill's match quality
+        (:func:`~lobbysim.raters.base.plain_gaussian`), and the policy is DrawChance (for a pool
+        of two, any policy but uniform or engagement pairing, or one that sees the truth: the
+        pair is chosen without scores). The pairs' qualities are those the pass records.
         """
-        if (
-            not self._floats
-            or self.focal is not None
-            or policy.uniform
-            or policy.engagement
-            or policy.truth
-            or (len(waiting) > 2 and type(policy.policy) is not DrawChance)
-        ):
-            return False
         driver = self._driver
         assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
         now = self.env.now
@@ -344,7 +353,9 @@ class Matchmaker:
         if pairs is None:
             return False
         if pairs:
-            self._check_quality([q for _, _, q in pairs])
+            for _, _, q in pairs:
+                if not 0.0 <= q <= 1.0:
+                    self._check_quality([q])
             self._games.start_duels([(waiting[a], waiting[b], q) for a, b, q in pairs])
         return True
 

@@ -117,12 +117,19 @@ def update_1v1_one(
         one_minus_w = inv_t2 * (1.0 - inv_t2 * (6.0 - 50.0 * inv_t2))
     else:
         one_minus_w = 1.0 - v * (v + t)
-    one_minus_w = min(max(one_minus_w, 0.0), 1.0)
+    # min(max(x, 0.0), 1.0) and min(x, 1.0) as comparisons: the same value, NaN and -0.0
+    # included (max(x, 0.0) is 0.0 only if 0.0 > x), without the calls
+    if one_minus_w < 0.0:
+        one_minus_w = 0.0
+    elif one_minus_w > 1.0:
+        one_minus_w = 1.0
+    shrink_w = ((var_l + two_beta2) + var_w * one_minus_w) / c2
+    shrink_l = ((var_w + two_beta2) + var_l * one_minus_w) / c2
     return (
         mu_w + var_w / scale * v,
-        var_w * min(((var_l + two_beta2) + var_w * one_minus_w) / c2, 1.0),
+        var_w * (1.0 if shrink_w > 1.0 else shrink_w),
         mu_l - var_l / scale * v,
-        var_l * min(((var_w + two_beta2) + var_l * one_minus_w) / c2, 1.0),
+        var_l * (1.0 if shrink_l > 1.0 else shrink_l),
     )
 
 

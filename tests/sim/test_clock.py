@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import simpy
 
@@ -82,3 +84,61 @@ def test_a_held_ring_due_next_is_answered_at_the_release() -> None:
     assert answered == [1]  # answered there and then, nothing queued for it
     bell.ring()  # rings after the answer ask for the next pass, through the queue
     assert len(env._queue) == 2
+
+
+class _Entry:
+    """A queue entry as the games make them (callbacks, ``_ok``, ``_value``)."""
+
+    _ok = True
+    _value = None
+
+    def __init__(self, log: list[str], label: str, env: simpy.Environment) -> None:
+        self.env = env
+        self.callbacks = [lambda _e: log.append(f"{label} at {env.now}")]
+
+
+def order_of_game_ends(lined: bool, seed: int) -> list[str]:
+    """Return the order in which game ends and other events run: games of length 10 (some
+    cut short, as by a quit) started at random times, several at once, among timeouts of
+    other lengths; the ends as entries of the clock's line, or as plain timeouts at their
+    times."""
+    import random
+
+    from lobbysim.sim.clock import Clock
+
+    env = simpy.Environment()
+    clock = Clock(env, tick=0.25, timed_only=False)
+    log: list[str] = []
+    rng = random.Random(seed)
+    count = itertools.count()
+
+    def start_games(_event: object) -> None:
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            k = next(count)
+            length = 10.0 if rng.random() < 0.8 else rng.uniform(0.0, 10.0)
+            if rng.random() < 0.1:
+                length = 0.0  # ends at once, after what is queued now
+            end = env.now + length
+            if lined:
+                clock.enqueue_at(end, _Entry(log, f"game {k}", env))
+            else:
+                clock.timeout_at(end).callbacks.append(
+                    lambda _e, k=k: log.append(f"game {k} at {env.now}")
+                )
+        other = next(count)
+        env.timeout(rng.choice([0.0, 0.5, 10.0])).callbacks.append(
+            lambda _e: log.append(f"other {other} at {env.now}")
+        )
+
+    for _ in range(300):
+        at = rng.choice([rng.uniform(0, 50), float(rng.randrange(0, 50))])  # ties too
+        env.timeout(at).callbacks.append(start_games)
+    env.run()
+    return log
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_game_ends_in_the_line_run_where_their_timeouts_would(seed: int) -> None:
+    lined = order_of_game_ends(True, seed)
+    assert len(lined) > 600
+    assert lined == order_of_game_ends(False, seed)

@@ -478,8 +478,8 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
     on_floats = []
     small_pass = matchmaker.Matchmaker._small_pass
 
-    def counted(self, waiting, policy):  # type: ignore[no-untyped-def]
-        on_floats.append(small_pass(self, waiting, policy))
+    def counted(self, waiting):  # type: ignore[no-untyped-def]
+        on_floats.append(small_pass(self, waiting))
         return on_floats[-1]
 
     with monkeypatch.context() as patch:
