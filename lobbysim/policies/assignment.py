@@ -39,6 +39,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from operator import add
 from typing import ClassVar, Protocol
 
 import numpy as np
@@ -527,7 +528,10 @@ def _best_matching(
         edge_value.append(1.0 + 0.5 * (1.0 if scaled > 1.0 else scaled) / half_share)
     if n <= 5:
         edge_value.append(0.0)  # the missing second edge of a matching of fewer than two
-        value = [edge_value[e] + edge_value[f] for e, f in _edge_pairs(n)]
+        first, second = _edge_pairs(n)
+        value = list(
+            map(add, map(edge_value.__getitem__, first), map(edge_value.__getitem__, second))
+        )
     else:
         _, incidence = _matchings(n)
         value = (np.array(edge_value)[None, :] @ incidence)[0].tolist()
@@ -539,20 +543,24 @@ def _pick(value: list[float], keys: list[float]) -> int:
     """Return the matching :func:`choose` picks: the best value, ties broken by the largest key
     (``np.argmax`` of the keys among the best: the first of the largest, as ``max()`` keeps)."""
     best = max(value)
+    if value.count(best) == 1:  # no NaN: a value is itself, and == another only if equal
+        return value.index(best)
     tied = [m for m, v in enumerate(value) if v == best]
-    return tied[0] if len(tied) == 1 else max(tied, key=keys.__getitem__)
+    return max(tied, key=keys.__getitem__)
 
 
 @cache
-def _edge_pairs(k: int) -> tuple[tuple[int, int], ...]:
-    """Return each matching of K_k (k <= 5: at most two edges) as two edge indices, in the
-    order of ``_matchings(k)``, a missing edge given as the index one past the last edge."""
+def _edge_pairs(k: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Return each matching of K_k (k <= 5: at most two edges) as two edge indices, the
+    matchings' first edges and their second ones, in the order of ``_matchings(k)``, a missing
+    edge given as the index one past the last edge."""
     missing = k * (k - 1) // 2
-    pairs = []
+    first, second = [], []
     for edges in _matching_edges(k):
         padded = [*edges, missing, missing]
-        pairs.append((padded[0], padded[1]))
-    return tuple(pairs)
+        first.append(padded[0])
+        second.append(padded[1])
+    return tuple(first), tuple(second)
 
 
 def small_pool_pairs(
@@ -654,8 +662,14 @@ def _three(
     keys = uniforms(4)
     if not (ok0 or ok1 or ok2):
         return []  # only the empty matching is admissible
-    fit = [q for q, ok in ((q0, ok0), (q1, ok1), (q2, ok2)) if ok]
-    lo, hi = min(fit), max(fit)
+    # min() and max() of the admissible qualities
+    lo = hi = q0 if ok0 else q1 if ok1 else q2
+    if ok1:
+        lo = q1 if q1 < lo else lo
+        hi = q1 if q1 > hi else hi
+    if ok2:
+        lo = q2 if q2 < lo else lo
+        hi = q2 if q2 > hi else hi
     span = hi - lo
     v0 = v1 = v2 = _NO
     if ok0:
@@ -667,8 +681,16 @@ def _three(
     if ok2:
         scaled = (q2 - lo) / span if span > 0 else 0.0
         v2 = 1.0 + 0.5 * (1.0 if scaled > 1.0 else 0.0 if scaled < 0.0 else scaled)
-    # the empty matching's 0.0 loses to any admissible edge (>= 1.0)
-    pick = _pick([0.0, v2, v0, v1], keys)
+    # _pick of [0.0, v2, v0, v1]: the empty matching's 0.0 loses to any admissible edge
+    # (>= 1.0); the best of the three, ties broken by the largest key (the first of equal ones)
+    best = v2 if v2 >= v0 else v0
+    best = best if best >= v1 else v1
+    tie2, tie0, tie1 = v2 == best, v0 == best, v1 == best
+    if tie2 + tie0 + tie1 == 1:
+        pick = 1 if tie2 else 2 if tie0 else 3
+    else:
+        tied = [m for m, tie in ((1, tie2), (2, tie0), (3, tie1)) if tie]
+        pick = max(tied, key=keys.__getitem__)
     return [((j, k, q2), (i, j, q0), (i, k, q1))[pick - 1]]
 
 
