@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -45,9 +44,6 @@ class Clock:
         self.tick_hooks: list[Callable[[], None]] = []
         self._shared: tuple[float, Moment] | None = None  # the last moment of shared_event_at
         self._snapped = (math.nan, math.nan)  # the last (end, snapped end) of snap_to_tick
-        self._line: deque[tuple[float, int, Any]] = (
-            deque()
-        )  # (time, event id, entry): see enqueue_at
 
     def timeout_at(self, t: float) -> simpy.Timeout:
         """Return a timeout that fires at time ``t`` (>= now), or just after if it cannot.
@@ -62,45 +58,12 @@ class Clock:
 
     def enqueue_at(self, t: float, entry: Any) -> None:
         """Put ``entry`` into the event queue at time ``t``, where :meth:`timeout_at` would put
-        a timeout: at ``now + delay``, normal priority, the next event id (its key).
+        a timeout (normal priority, the next event id).
 
         The entry stands for an event: SimPy's ``step`` calls each of its ``callbacks`` (a
         list) with it, then reads ``_ok`` (True: it never fails).
-
-        **The line.** Entries whose keys come in order (games of one length, started as time
-        goes on, end in the order they started) wait in a line, and only its first is in
-        SimPy's queue, with its key; the next goes in, with its own key taken when it was
-        enqueued, as the first is processed (a callback put first among the first's). The
-        queue then processes them exactly when it would have, each after the same entries,
-        but stays a few entries long rather than one per game in progress, which makes every
-        push and pop cheaper. An entry whose key is below the last one's in the line goes
-        straight into the queue.
         """
-        env = self.env
-        at = env._now + self._delay_to(t)  # the time env.schedule would give it
-        eid = next(env._eid)
-        line = self._line
-        if line and at < line[-1][0]:  # out of order: its own place in the queue
-            heapq.heappush(env._queue, (at, _NORMAL, eid, entry))
-            return
-        line.append((at, eid, entry))
-        if len(line) == 1:
-            self._first_in_line()
-
-    def _first_in_line(self) -> None:
-        """Put the line's first entry into the queue, with its key and the callback that lets
-        the next one in."""
-        at, eid, entry = self._line[0]
-        entry.callbacks.insert(0, self._next_in_line)
-        heapq.heappush(self.env._queue, (at, _NORMAL, eid, entry))
-
-    def _next_in_line(self, entry: Any) -> None:
-        """The first callback of the line's first entry: the next one goes into the queue."""
-        line = self._line
-        first = line.popleft()
-        assert first[2] is entry, "the line's first entry is processed first"
-        if line:
-            self._first_in_line()
+        self.env.schedule(entry, _NORMAL, self._delay_to(t))
 
     def _delay_to(self, t: float) -> float:
         """Return the delay after which SimPy fires at ``t`` (see :meth:`timeout_at`)."""

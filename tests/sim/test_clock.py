@@ -100,8 +100,8 @@ class _Entry:
 def order_of_game_ends(lined: bool, seed: int) -> list[str]:
     """Return the order in which game ends and other events run: games of length 10 (some
     cut short, as by a quit) started at random times, several at once, among timeouts of
-    other lengths; the ends as entries of the clock's line, or as plain timeouts at their
-    times."""
+    other lengths; the ends as entries of the queue (Clock.enqueue_at), or as timeouts at
+    their times."""
     import random
 
     from lobbysim.sim.clock import Clock
@@ -138,7 +138,7 @@ def order_of_game_ends(lined: bool, seed: int) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_game_ends_in_the_line_run_where_their_timeouts_would(seed: int) -> None:
+def test_game_ends_as_queue_entries_run_where_their_timeouts_would(seed: int) -> None:
     lined = order_of_game_ends(True, seed)
     assert len(lined) > 600
     assert lined == order_of_game_ends(False, seed)
