@@ -352,7 +352,10 @@ class Games:
 
         The games that end at one moment (with timed passes only, all those without a quit)
         are noted as finished by one callback, :class:`_FinishDuels`, which does for each game
-        in turn what its own callback would have done.
+        in turn what its own callback would have done. Otherwise a game's end is an entry of
+        the event queue (:meth:`~lobbysim.sim.clock.Clock.enqueue_at`), shared by the games
+        that end together one after another (a pass's games without a quit): their entries
+        would have been next to each other in the queue, as nothing is scheduled in between.
         """
         rules, clock, lobby = self.rules, self._clock, self._lobby
         hand_over, dynamics = lobby.hand_over, self.dynamics
@@ -362,6 +365,7 @@ class Games:
         quit_rate, behind = rules.quit_rate, rules.quit_behind_multiplier
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
+        group_end = math.nan  # the end of group_event's games (equal to no end)
         finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
         stint_over, timed_only, enqueue_at = lobby.stint_over, clock.timed_only, clock.enqueue_at
         end_event: Any
@@ -410,10 +414,13 @@ class Games:
                 if end_event is not group_event:
                     group, group_event = [], end_event
                     end_event.callbacks.append(finish(self, group, stint_over))
-                group.append(game)
-            else:  # the game's end is its own entry of the event queue
-                end_event = finish(self, [game], stint_over, queued=True)
+            elif end != group_end:  # the game's end is an entry of the event queue ...
+                group, group_end = [], end
+                end_event = group_event = finish(self, group, stint_over, queued=True)
                 enqueue_at(end, end_event)
+            else:  # ... shared with the pass's last game if they end together
+                end_event = group_event
+            group.append(game)
             hand_over(wa, end_event)
             hand_over(wb, end_event)
 
