@@ -714,7 +714,7 @@ def pair_of_two(
     wait (a pass on every arrival is most often of two players).
     """
     uniforms(2)
-    swapped = _argsort_two(mu_a, mu_b)[0] == 1
+    swapped = mu_b < mu_a or (mu_a != mu_a and mu_b == mu_b)  # _argsort_two(mu_a, mu_b)[0] == 1
     if swapped:
         mu_a, var_a, mu_b, var_b, wait_a, wait_b = mu_b, var_b, mu_a, var_a, wait_b, wait_a
     two_beta2 = 2.0 * beta2

@@ -361,13 +361,14 @@ class Games:
         hand_over, dynamics = lobby.hand_over, self.dynamics
         start = self.env.now
         beta, normal = self._beta, self._perf_normal
-        full_end = clock.snap_to_tick(start + rules.length)
+        timed_only = clock.timed_only
+        full_end = clock.snap_to_tick(start + rules.length) if timed_only else start + rules.length
         quit_rate, behind = rules.quit_rate, rules.quit_behind_multiplier
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
         group_end = math.nan  # the end of group_event's games (equal to no end)
         finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
-        stint_over, timed_only, enqueue_at = lobby.stint_over, clock.timed_only, clock.enqueue_at
+        stint_over, enqueue_at = lobby.stint_over, clock.enqueue_at
         end_event: Any
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
@@ -416,7 +417,7 @@ class Games:
                     end_event.callbacks.append(finish(self, group, stint_over))
             elif end != group_end:  # the game's end is an entry of the event queue ...
                 group, group_end = [], end
-                end_event = group_event = finish(self, group, stint_over, queued=True)
+                end_event = group_event = finish(self, group, stint_over, True)
                 enqueue_at(end, end_event)
             else:  # ... shared with the pass's last game if they end together
                 end_event = group_event
