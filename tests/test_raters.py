@@ -276,6 +276,36 @@ def test_batch_equals_one_game_at_a_time(name: str) -> None:
     assert (mu_b[moved] != before[moved]).all()
 
 
+def test_the_table_views_are_the_columns_through_growth_and_pickling() -> None:
+    """PlayerTable.views (read and written by the one-player paths) are the columns themselves:
+    after the columns grow (new arrays), a write through either shows in the other, and a
+    pickled table comes back with views of its own columns; a rater grown after one-game
+    updates reads the same beliefs through its lists and its arrays."""
+    import pickle
+
+    table = PlayerTable("t", 2)
+    for lo, hi in ((0, 3), (3, 40), (40, 41)):  # 16, then 40 (doubling: 32 < 40), then 80
+        table.add(np.arange(lo, hi), [np.arange(lo, hi) + 0.5, np.ones(hi - lo)])
+        for col, view in zip(table.columns, table.views, strict=True):
+            assert view.obj is col and view.tolist() == col.tolist()
+    table.views[0][39] = -1.25
+    table.columns[1][2] = 7.0
+    assert table.columns[0][39] == -1.25 and table.views[1][2] == 7.0
+    copy = pickle.loads(pickle.dumps(table))
+    assert [v.tolist() for v in copy.views] == [c.tolist() for c in table.columns]
+    copy.views[0][0] = 3.0
+    assert copy.columns[0][0] == 3.0 and table.columns[0][0] == 0.5
+
+    rater = bayesian([25.0, 20.0], [8.0, 8.0])
+    rater.rate_duel(1, 0)
+    rater.add_players(np.arange(2, 40), np.full(38, 25.0), np.full(38, 8.0))  # columns grow
+    rater.rate_duel(0, 39)
+    mu, var = rater.belief_lists([0, 1, 39])
+    assert mu == rater.means(np.array([0, 1, 39])).tolist() and mu[2] < 25.0 and mu[1] > 20.0
+    assert var == rater.variances(np.array([0, 1, 39])).tolist()
+    assert rater.belief_pair(39, 1) == (mu[2], var[2], mu[1], var[1])
+
+
 def test_rate_duels_is_update_of_the_games_with_those_outcomes() -> None:
     """BayesianRater.rate_duels (the outcomes of games whose scores are not drawn yet) against
     update() of the same games, bit for bit: one game, a few of different players (applied one

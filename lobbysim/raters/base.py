@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -160,8 +160,8 @@ class GaussianBeliefs:
         :meth:`means` and :meth:`variances` return, for a small pass that works on floats)."""
         table = self._table
         if ids and min(ids) >= 0 and max(ids) < table.n_dense:
-            mu, var = table.columns
-            return list(map(mu.item, ids)), list(map(var.item, ids))
+            means, variances = table.views
+            return list(map(means.__getitem__, ids)), list(map(variances.__getitem__, ids))
         idx = table.index(np.array(ids, dtype=np.intp))  # raises on an unknown id
         mu, var = table.columns
         return mu[idx].tolist(), var[idx].tolist()
@@ -171,8 +171,8 @@ class GaussianBeliefs:
         (:meth:`belief_lists` of ``[a, b]``, for a small pass of two)."""
         table = self._table
         if 0 <= a < table.n_dense and 0 <= b < table.n_dense:
-            mu, var = table.columns
-            return mu.item(a), var.item(a), mu.item(b), var.item(b)
+            mu, var = table.views
+            return mu[a], var[a], mu[b], var[b]
         (mu_a, mu_b), (var_a, var_b) = self.belief_lists([a, b])
         return mu_a, var_a, mu_b, var_b
 
@@ -180,7 +180,7 @@ class GaussianBeliefs:
         """Return the belief means of ``ids`` as a list of floats (:meth:`belief_lists`' first)."""
         table = self._table
         if ids and min(ids) >= 0 and max(ids) < table.n_dense:
-            return list(map(table.columns[0].item, ids))
+            return list(map(table.views[0].__getitem__, ids))
         return self.means(np.array(ids, dtype=np.intp)).tolist()  # raises on an unknown id
 
     def win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
@@ -230,7 +230,19 @@ class PlayerTable:
         self.known = np.zeros(0, dtype=bool)
         self.n_dense = 0  # ids 0 .. n_dense - 1 are all known (players are never removed)
         self.columns: list[FloatArray] = [np.zeros(0) for _ in range(n_columns)]
+        #: The columns as memoryviews (a Python float per item, read and written in place at a
+        #: fraction of an array's indexing cost): one player at a time, on the hot path.
+        self.views: list[Any] = [col.data for col in self.columns]
         self._journal: list[tuple[NDArray[np.intp], list[FloatArray]]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["views"]  # a memoryview does not pickle; made again from the columns
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.views = [col.data for col in self.columns]
 
     def add(self, ids: ArrayLike, values: Sequence[FloatArray]) -> None:
         """Add players ``ids`` (new, non-negative, unique) with one value array per column."""
@@ -259,6 +271,7 @@ class PlayerTable:
             self.columns = [
                 np.concatenate([col, np.zeros(new_capacity - capacity)]) for col in self.columns
             ]
+            self.views = [col.data for col in self.columns]
         self.known[idx] = True
         rest = self.known[self.n_dense :]
         unknown = np.flatnonzero(~rest)

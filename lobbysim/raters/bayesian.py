@@ -232,11 +232,10 @@ class BayesianRater(GaussianBeliefs):
         table = self._table
         if not (0 <= w < table.n_dense and 0 <= lo < table.n_dense):
             table.index(np.array([w, lo], dtype=np.int64))  # raises KeyError for an unknown id
-        mu, var = table.columns
-        mu_w, var_w, mu_l, var_l = update_1v1_one(
-            float(mu[w]), float(var[w]), float(mu[lo]), float(var[lo]), self.beta2, self.tau2
+        mu, var = table.views  # Python floats, read and written in place
+        mu[w], var[w], mu[lo], var[lo] = update_1v1_one(
+            mu[w], var[w], mu[lo], var[lo], self.beta2, self.tau2
         )
-        mu[w], var[w], mu[lo], var[lo] = mu_w, var_w, mu_l, var_l
 
     def _apply_duels(self, duels: list[tuple[int, int]]) -> None:
         """Apply 1v1 results (winner, loser) of players who are all different."""

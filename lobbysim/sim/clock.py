@@ -63,7 +63,12 @@ class Clock:
         The entry stands for an event: SimPy's ``step`` calls each of its ``callbacks`` (a
         list) with it, then reads ``_ok`` (True: it never fails).
         """
-        self.env.schedule(entry, _NORMAL, self._delay_to(t))
+        env = self.env
+        now = env._now
+        at = now + (t - now)  # SimPy's now + delay, with the delay of _delay_to ...
+        if at < t:  # ... which steps it up only here
+            at = now + self._delay_to(t)
+        heapq.heappush(env._queue, (at, _NORMAL, next(env._eid), entry))  # env.schedule's entry
 
     def _delay_to(self, t: float) -> float:
         """Return the delay after which SimPy fires at ``t`` (see :meth:`timeout_at`)."""

@@ -142,3 +142,27 @@ def test_game_ends_as_queue_entries_run_where_their_timeouts_would(seed: int) ->
     lined = order_of_game_ends(True, seed)
     assert len(lined) > 600
     assert lined == order_of_game_ends(False, seed)
+
+
+def test_an_entry_fires_where_a_timeout_at_its_time_would() -> None:
+    """Clock.enqueue_at puts an entry at the time timeout_at's timeout fires, also where
+    ``now + (t - now)`` rounds below ``t`` (the delay is then stepped up) or above it."""
+    import random
+
+    from lobbysim.sim.clock import Clock
+
+    rng = random.Random(3)
+    stepped = above = 0
+    for _ in range(2000):
+        now = rng.uniform(0.0, 10.0)
+        t = now * rng.choice([1.5, 3.0, 1e3]) + rng.uniform(0.0, 1.0)
+        stepped += now + (t - now) < t
+        above += now + (t - now) > t
+        env = simpy.Environment(initial_time=now)
+        clock = Clock(env, tick=0.25, timed_only=False)
+        clock.enqueue_at(t, _Entry([], "entry", env))
+        timeout = clock.timeout_at(t)
+        (at_entry, _, _, entry), (at_timeout, _, _, event) = sorted(env._queue)
+        assert isinstance(entry, _Entry) and event is timeout
+        assert at_entry == at_timeout >= t
+    assert stepped > 10 and above > 10  # both roundings were met
