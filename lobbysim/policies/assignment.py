@@ -610,9 +610,14 @@ def small_pool_pairs(
     total = sum(mu)  # NaN if a mean is (np.argsort sorts NaN last), or if inf - inf
     if total != total:
         return None
-    order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
-    if n == 3:
+    if n == 3:  # sorted() of three by comparisons: no NaN, so one order is stable
+        m0, m1, m2 = mu
+        if m1 < m0:
+            order = [2, 1, 0] if m2 < m1 else [1, 2, 0] if m2 < m0 else [1, 0, 2]
+        else:
+            order = [2, 0, 1] if m2 < m0 else [0, 2, 1] if m2 < m1 else [0, 1, 2]
         return _three(mu, var, waited, 2.0 * beta2, order, threshold, uniforms)
+    order = sorted(range(n), key=mu.__getitem__)  # np.argsort(kind="stable") without NaN
     e0, e1 = _edge_lists(n)
     a = [order[i] for i in e0]
     b = [order[j] for j in e1]

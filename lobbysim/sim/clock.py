@@ -237,7 +237,9 @@ class Doorbell:
                 self._ring.callbacks = self._ring.armed
                 heapq.heappush(queue, (at, _NORMAL, eid, self._ring))
                 return
-        self._answer(self._ring)
+        self._rung = False  # _answer(), without the call
+        if self._answer_with is not None:
+            self._answer_with()
 
     def _answer(self, _ring: _Ring) -> None:
         """Process a ring: rings from now on ask for the next pass; then call the answer."""
