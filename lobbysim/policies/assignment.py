@@ -79,6 +79,9 @@ class ThresholdSchedule:
     _waits: FloatArray = field(init=False, repr=False, compare=False)
     _qualities: FloatArray = field(init=False, repr=False, compare=False)
     _wait_steps: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    #: ``(until, quality)``: the first step's quality holds for waits in ``[0, until)`` (the
+    #: second step's wait, or inf), where :meth:`at_one` needs no search.
+    first_step: tuple[float, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         steps = tuple((float(w), float(q)) for w, q in self.steps)
@@ -100,6 +103,8 @@ class ThresholdSchedule:
         object.__setattr__(self, "_waits", waits_array)
         object.__setattr__(self, "_qualities", qualities)
         object.__setattr__(self, "_wait_steps", tuple(waits))
+        until = waits[1] if len(waits) > 1 else math.inf
+        object.__setattr__(self, "first_step", (until, steps[0][1]))
 
     def at(self, waited: FloatArray) -> FloatArray:
         """Return the minimum quality for players who have waited ``waited`` minutes."""
@@ -659,11 +664,16 @@ def _three(
     isfinite = math.isfinite
     if not (isfinite(q0) and isfinite(q1) and isfinite(q2)):
         return None
+    # each edge's threshold, at_one() of its longer wait (the first step's without the call)
     at_one = threshold.at_one
+    until, first = threshold.first_step
     w_i, w_j, w_k = waited[i], waited[j], waited[k]
-    ok0 = q0 >= at_one(w_j if w_j > w_i else w_i)
-    ok1 = q1 >= at_one(w_k if w_k > w_i else w_i)
-    ok2 = q2 >= at_one(w_k if w_k > w_j else w_j)
+    w = w_j if w_j > w_i else w_i
+    ok0 = q0 >= (first if 0.0 <= w < until else at_one(w))
+    w = w_k if w_k > w_i else w_i
+    ok1 = q1 >= (first if 0.0 <= w < until else at_one(w))
+    w = w_k if w_k > w_j else w_j
+    ok2 = q2 >= (first if 0.0 <= w < until else at_one(w))
     keys = uniforms(4)
     if not (ok0 or ok1 or ok2):
         return []  # only the empty matching is admissible
@@ -726,7 +736,9 @@ def pair_of_two(
     c2 = var_a + var_b + two_beta2  # match_quality_of_pairs of the pair, on these floats
     d = mu_a - mu_b
     q = math.sqrt(two_beta2 / c2) * float(np.exp(-0.5 * d * d / c2))
-    if q >= threshold.at_one(wait_b if wait_b > wait_a else wait_a):  # np.maximum: no NaN
+    wait = wait_b if wait_b > wait_a else wait_a  # np.maximum: no NaN
+    until, first = threshold.first_step  # at_one(wait), without the call where it is the first
+    if q >= (first if 0.0 <= wait < until else threshold.at_one(wait)):
         return swapped, q
     return None
 

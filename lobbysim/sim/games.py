@@ -115,8 +115,9 @@ class Games:
         self.n_games = 0
         # finished games not yet scored (1v1: see _FinishDuels)
         self._finished: list[Any] = []
-        # finished 1v1 games whose outcomes went out (rate_at_end), their scores not drawn yet
-        self._held: list[Any] = []
+        #: Finished 1v1 games whose outcomes went out (:meth:`rate_at_end`), their scores not
+        #: drawn yet: ``(end, game)`` as in :class:`_FinishDuels`, in the order they finished.
+        self.held: list[Any] = []
         self._rate_duel: Callable[[int, int], None] | None = None  # see rate_at_end
         #: The doorbell whose rings a 1v1 game's end holds until its players are back in the
         #: queue (:meth:`~lobbysim.sim.clock.Doorbell.hold`; None: rings go to the queue). Set
@@ -496,14 +497,14 @@ class Games:
     @property
     def n_held(self) -> int:
         """The number of games held back (:meth:`rate_at_end`), not scored yet."""
-        return len(self._held)
+        return len(self.held)
 
     def score_held(self) -> DuelBatch | None:
         """Score and record the games held back (:meth:`rate_at_end`), in the order they
         finished, as :meth:`score_finished` would have one by one (None: none held)."""
-        if not self._held:
+        if not self.held:
             return None
-        held, self._held = self._held, []
+        held, self.held = self.held, []
         return self._score_1v1(held)
 
     def _score_1v1(self, finished: list[Any]) -> DuelBatch:
@@ -768,8 +769,8 @@ class _FinishRatedDuels(_FinishDuels):
     def end(self) -> None:
         """End the games now, rating their outcomes."""
         owner, stint_over = self._owner, self._stint_over
-        now = owner.env.now
-        held, rate_duel, bell = owner._held, owner._rate_duel, owner.ring_hold
+        now = owner.env._now  # env.now without the property
+        held, rate_duel, bell = owner.held, owner._rate_duel, owner.ring_hold
         assert rate_duel is not None
         if bell is not None:
             bell.hold()

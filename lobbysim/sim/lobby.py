@@ -262,6 +262,7 @@ class LobbySimulation:
         )
         if self._hold_scores:
             self.matchmaker.settle = self._score_held
+            self.matchmaker.before_pass = self._before_held_pass
             driver = self.raters[0][1]
             assert isinstance(driver, BayesianRater)  # rates_outcomes_only
             self.games.rate_at_end(driver.rate_duel)
@@ -425,6 +426,12 @@ class LobbySimulation:
         if self.recorder.streaming:
             self.lobby.forget(self.recorder.write_departed())
             self.recorder.flush()
+
+    def _before_held_pass(self) -> None:
+        """:meth:`_before_pass` with held scores, as the matchmaker's hook (on every arrival, a
+        pass per game): score the held games once :data:`HELD_SCORES` wait."""
+        if len(self.games.held) >= HELD_SCORES:
+            self._score_held()
 
     def _score_held(self) -> None:
         """Score and record the games whose outcomes alone went to the driving rater

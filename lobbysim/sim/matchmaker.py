@@ -320,7 +320,7 @@ class Matchmaker:
         """
         driver = self._driver
         assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
-        now = self.env.now
+        now = self.env._now  # env.now without the property
         if len(waiting) == 2:  # small_pool_pairs of two, on the players themselves
             wa, wb = waiting
             mu_a, var_a, mu_b, var_b = driver.belief_pair(wa.pid, wb.pid)

@@ -109,6 +109,20 @@ def test_threshold_relaxes_with_waiting_time() -> None:
             assert len(pairs) == expected, (strategy, waited)
 
 
+def test_the_first_step_is_at_one_where_it_holds() -> None:
+    """ThresholdSchedule.first_step, which the small passes read instead of calling at_one for
+    waits in [0, until): exactly at_one there, and at_one's search elsewhere (the step
+    boundaries, a negative wait and NaN sort past every step, to the last one)."""
+    for steps in (((0, 0.5),), ((0, 0.9), (1, 0.6), (3, 0.0)), ((0.0, 0.5), (1e-9, 0.2))):
+        schedule = ThresholdSchedule(steps)
+        until, first = schedule.first_step
+        assert until == (steps[1][0] if len(steps) > 1 else math.inf) and first == steps[0][1]
+        for wait in (0.0, -0.0, 5e-324, 1e-9, 0.5, 0.99, 1.0, 2.0, 3.0, 1e9, -1.0, math.nan):
+            if 0.0 <= wait < until:
+                assert schedule.at_one(wait) == first
+            assert schedule.at_one(wait) == schedule.at(np.array([wait]))[0]
+
+
 @pytest.mark.parametrize(
     ("steps", "message"),
     [
