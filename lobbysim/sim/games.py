@@ -124,6 +124,9 @@ class Games:
         #: by the lobby where the game's end is the only callback of its event.
         self.ring_hold: Doorbell | None = None
         self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
+        # what start_duels reads on every call, read at its first (the lobby's hand_over and
+        # stint_over, the clock and its enqueue_at, timed_only, beta, the performance normals)
+        self._duel_kit: tuple[Any, ...] | None = None
         beta = math.sqrt(rules.beta2)
         perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
         # a performance is skill + beta * the next standard normal (start_duels, _seat)
@@ -358,18 +361,27 @@ class Games:
         that end together one after another (a pass's games without a quit): their entries
         would have been next to each other in the queue, as nothing is scheduled in between.
         """
-        rules, clock, lobby = self.rules, self._clock, self._lobby
-        hand_over, dynamics = lobby.hand_over, self.dynamics
-        start = self.env.now
-        beta, normal = self._beta, self._perf_normal
-        timed_only = clock.timed_only
+        kit = self._duel_kit
+        if kit is None:  # read at the first game (a pass on every arrival starts one or two)
+            lobby, clock = self._lobby, self._clock
+            kit = self._duel_kit = (
+                lobby.hand_over,
+                lobby.stint_over,
+                clock,
+                clock.enqueue_at,
+                clock.timed_only,
+                self._beta,
+                self._perf_normal,
+            )
+        hand_over, stint_over, clock, enqueue_at, timed_only, beta, normal = kit
+        rules, dynamics = self.rules, self.dynamics
+        start = self.env._now  # env.now without the property
         full_end = clock.snap_to_tick(start + rules.length) if timed_only else start + rules.length
         quit_rate, behind = rules.quit_rate, rules.quit_behind_multiplier
         group: list[tuple[Any, ...]] = []
         group_event: Any = None
         group_end = math.nan  # the end of group_event's games (equal to no end)
         finish = _FinishDuels if self._rate_duel is None else _FinishRatedDuels
-        stint_over, enqueue_at = lobby.stint_over, clock.enqueue_at
         end_event: Any
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
