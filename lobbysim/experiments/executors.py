@@ -126,18 +126,40 @@ class DaskSession:
             self.cluster.close()
 
     def run(self, runs: Sequence[SweepRun], on_done: OnDone) -> None:
-        """Run on the cluster, calling ``on_done`` here as each run finishes."""
+        """Run on the cluster, calling ``on_done`` here as each run finishes.
+
+        A run given up with ``KilledWorker`` (workers died while it was on them) may only have
+        been near the run that killed them: on a loaded machine the scheduler can still place
+        a run on a worker that is dying. Each such run is then run again alone, and reported
+        only if it kills its worker again, as the local pool isolates a worker's death.
+        """
+        from distributed.scheduler import KilledWorker
+
+        suspects = self._run_all(runs, "", on_done, KilledWorker if len(runs) > 1 else None)
+        for run in suspects:
+            self._run_all([run], "-alone", on_done, None)
+
+    def _run_all(
+        self, runs: Sequence[SweepRun], suffix: str, on_done: OnDone, suspect: type | None
+    ) -> list[SweepRun]:
+        """Submit ``runs`` and report each as it completes; return, unreported, those that
+        failed with the ``suspect`` error."""
         from distributed import as_completed
 
         futures = {
-            self.client.submit(run_one, run, key=f"lobbysim-run-{run.key}", pure=False): run
+            self.client.submit(run_one, run, key=f"lobbysim-run-{run.key}{suffix}", pure=False): run
             for run in runs
         }
+        suspects: list[SweepRun] = []
         for future in as_completed(futures):
             run = futures[future]
             if future.status == "finished":
                 on_done(run, future.result(), None)
             else:
                 error = future.exception()
-                on_done(run, None, error_text(error) if error is not None else future.status)
+                if suspect is not None and isinstance(error, suspect):
+                    suspects.append(run)
+                else:
+                    on_done(run, None, error_text(error) if error is not None else future.status)
             future.release()
+        return [run for run in runs if run in suspects]  # in the sweep's order
