@@ -12,6 +12,8 @@ error)`` at once, so the caller stores it before the next one finishes.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -130,8 +132,9 @@ class DaskSession:
 
         A run given up with ``KilledWorker`` (workers died while it was on them) may only have
         been near the run that killed them: on a loaded machine the scheduler can still place
-        a run on a worker that is dying. Each such run is then run again alone, and reported
-        only if it kills its worker again, as the local pool isolates a worker's death.
+        a run on a worker that is dying, and a finished run's result can be lost with a worker
+        that dies before it is gathered. Each such run is then run again alone, and reported
+        only if it fails again, as the local pool isolates a worker's death.
         """
         from distributed.scheduler import KilledWorker
 
@@ -153,13 +156,25 @@ class DaskSession:
         suspects: list[SweepRun] = []
         for future in as_completed(futures):
             run = futures[future]
+            error: BaseException | None
             if future.status == "finished":
-                on_done(run, future.result(), None)
+                try:  # its result may be lost with a worker that dies before it is gathered
+                    metrics = future.result()
+                except (Exception, asyncio.CancelledError) as exc:
+                    error = exc
+                else:
+                    on_done(run, metrics, None)
+                    future.release()
+                    continue
             else:
                 error = future.exception()
-                if suspect is not None and isinstance(error, suspect):
-                    suspects.append(run)
-                else:
-                    on_done(run, None, error_text(error) if error is not None else future.status)
+            # the cluster's failures, not the run's: a killed worker, a lost or cancelled result
+            cluster = error is None or isinstance(
+                error, (asyncio.CancelledError, concurrent.futures.CancelledError)
+            )
+            if suspect is not None and (cluster or isinstance(error, suspect)):
+                suspects.append(run)
+            else:
+                on_done(run, None, error_text(error) if error is not None else future.status)
             future.release()
         return [run for run in runs if run in suspects]  # in the sweep's order
