@@ -36,7 +36,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from operator import add
@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from lobbysim.policies.base import Decision, FloatArray, IntArray, OpponentPolicy, choose
 from lobbysim.registry import Registry
+from lobbysim.skill.gaussian import match_quality_of_pairs
 
 _NO = -1.0e300  # score of an inadmissible pair
 
@@ -493,8 +494,8 @@ def _best_matching(
     n: int,
     weight: list[float],
     quality: list[float],
-    wait_a: list[float],
-    wait_b: list[float],
+    wait_a: Iterable[float],
+    wait_b: Iterable[float],
     threshold: ThresholdSchedule,
     uniforms: UniformDraws,
 ) -> list[int]:
@@ -522,14 +523,6 @@ def _best_matching(
             hi = w if w > hi else hi
         else:
             fit.append(None)
-    return _best_of(n, fit, lo, hi, uniforms)
-
-
-def _best_of(
-    n: int, fit: list[float | None], lo: float, hi: float, uniforms: UniformDraws
-) -> list[int]:
-    """:func:`_best_matching` from the edges' admissible weights on (``fit``, None where not
-    admissible; ``lo`` and ``hi`` their min() and max(), inf and -inf for none)."""
     span = hi - lo
     half_share = n // 2
     edge_value = []
@@ -635,31 +628,11 @@ def small_pool_pairs(
     e0, e1 = _edge_lists(n)
     a = list(map(order.__getitem__, e0))
     b = list(map(order.__getitem__, e1))
-    # match_quality_of_pairs and _best_matching's admissible weights, in one loop over the edges
-    # (a quality that is not finite returns None before anything is drawn, as there)
-    two_beta2 = 2.0 * beta2
-    exp, sqrt, isfinite = np.exp, math.sqrt, math.isfinite
-    at_one = threshold.at_one
-    until, first_quality = threshold.first_step  # at_one() there, without the call
-    lo, hi = math.inf, -math.inf
-    values: list[float] = []
-    fit: list[float | None] = []
-    for i, j in zip(a, b, strict=True):
-        c2 = var[i] + var[j] + two_beta2
-        d = mu[i] - mu[j]
-        q = sqrt(two_beta2 / c2) * float(exp(-0.5 * d * d / c2))
-        if not isfinite(q):
-            return None
-        values.append(q)
-        wa, wb = waited[i], waited[j]
-        wait = wb if wb > wa else wa  # np.maximum of two non-NaN waits
-        if q >= (first_quality if 0.0 <= wait < until else at_one(wait)):
-            fit.append(q)
-            lo = q if q < lo else lo
-            hi = q if q > hi else hi
-        else:
-            fit.append(None)
-    chosen = _best_of(n, fit, lo, hi, uniforms)
+    values = match_quality_of_pairs(mu, var, a, b, beta2)
+    if not all(map(math.isfinite, values)):
+        return None
+    waits = waited.__getitem__  # each side's waits as iterators, not lists
+    chosen = _best_matching(n, values, values, map(waits, a), map(waits, b), threshold, uniforms)
     return [(a[e], b[e], values[e]) for e in chosen]
 
 
