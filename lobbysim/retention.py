@@ -25,13 +25,24 @@ skill units), ``mean_wait`` the mean minutes per queueing spell, ``gave_up`` 1 i
 with the member giving up in the queue. A visit as good as it gets (no streak, even games, no
 wait) gives the base rate ``1 / (1 + exp(-intercept))`` and the usual return time; every
 coefficient is a scenario field, and 0 switches its term off.
+
+**Many visits at once.** The ``engagement`` policy asks for the leave probability of thousands of
+visits that might happen (every candidate pair, both outcomes) at each pass. A model may add the
+optional verb ``leave_probabilities(visits)``, taking :class:`Visits` (the same fields as
+columns) and returning one probability per visit; the engine checks its shape and values as it
+checks ``leave_probability``'s and asks a model without it one :class:`Visit` at a time
+(:func:`leave_probabilities`). ``experience`` has it, computed with the same operations as its
+one-visit verb (equal but for the last bit numpy's ``exp`` may differ in; tested).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
 
 from lobbysim.registry import PluginError, Registry
 from lobbysim.validation import real_parameter
@@ -61,6 +72,30 @@ class Visit:
     gave_up: bool
     skill: float
     tenure: int
+
+
+@dataclass(frozen=True)
+class Visits:
+    """Many visits as columns, one row per visit, the fields of :class:`Visit` (arrays of one
+    length: ``gave_up`` bool, ``games``/``wins``/``losses``/``streak``/``tenure`` integers, the
+    rest floats)."""
+
+    games: NDArray[np.int64]
+    wins: NDArray[np.int64]
+    losses: NDArray[np.int64]
+    streak: NDArray[np.int64]
+    mean_gap: NDArray[np.float64]
+    mean_wait: NDArray[np.float64]
+    gave_up: NDArray[np.bool_]
+    skill: NDArray[np.float64]
+    tenure: NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.games.shape[0])
+
+    def row(self, k: int) -> Visit:
+        """Return visit ``k`` as a :class:`Visit` of Python numbers."""
+        return Visit(**{f.name: getattr(self, f.name)[k].item() for f in fields(Visit)})
 
 
 @runtime_checkable
@@ -96,6 +131,45 @@ def check_probability(model_name: str, value: object) -> float:
             f"retention model '{model_name}': leave_probability returned {p!r}, outside [0, 1]"
         )
     return p
+
+
+def leave_probabilities(
+    model_name: str, model: RetentionModel, visits: Visits
+) -> NDArray[np.float64]:
+    """Return the model's leave probability of every visit of ``visits``, checked.
+
+    By the model's ``leave_probabilities`` where it has one (its result must be one number in
+    [0, 1] per visit), else by ``leave_probability`` one visit at a time.
+
+    Raises:
+        PluginError: a result of the wrong shape or type, or a value outside [0, 1], naming the
+            model.
+    """
+    many = getattr(model, "leave_probabilities", None)
+    if many is None:
+        return np.array(
+            [check_probability(model_name, model.leave_probability(visits.row(k)))
+             for k in range(len(visits))],
+            dtype=np.float64,
+        )
+    value = many(visits)
+    try:
+        out = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.shape != (len(visits),):
+        raise PluginError(
+            f"retention model '{model_name}': leave_probabilities returned "
+            f"{type(value).__name__} of shape {getattr(value, 'shape', '?')}, expected "
+            f"{len(visits)} numbers in [0, 1]"
+        )
+    bad = ~((out >= 0.0) & (out <= 1.0))  # also NaN
+    if bad.any():
+        raise PluginError(
+            f"retention model '{model_name}': leave_probabilities returned "
+            f"{float(out[bad][0])!r}, outside [0, 1]"
+        )
+    return out
 
 
 def check_delay(model_name: str, value: object) -> float:
@@ -165,6 +239,18 @@ class Experience:
             return 1.0 / (1.0 + math.exp(-x))
         e = math.exp(x)
         return e / (1.0 + e)
+
+    def leave_probabilities(self, visits: Visits) -> NDArray[np.float64]:
+        """Return :meth:`leave_probability` of every visit, on columns (the same operations)."""
+        x = (
+            self.intercept
+            + self.loss_streak * visits.streak
+            + self.skill_gap * visits.mean_gap
+            + self.queue * visits.mean_wait
+            + self.abandoned * visits.gave_up.astype(np.float64)
+        )
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def return_delay(self, visit: Visit) -> float:
         """Return ``exp(delay * (x - intercept))``, at least 1 (capped at 1e6)."""

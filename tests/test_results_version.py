@@ -22,6 +22,9 @@ FINGERPRINTS = {
     # a quit asks for a back-fill pass, not a full one: with timed passes only, group games form
     # on the tick grid (the lobby speed issue)
     3: "2b070983e5ef9db1700ca26ed53759ff6f65f9a0cf3941964f6ea88a751d9ed3",
+    # the engagement policy counts the players it leaves waiting (these runs have no engagement
+    # policy, which needs a player base: the same fingerprint)
+    4: "2b070983e5ef9db1700ca26ed53759ff6f65f9a0cf3941964f6ea88a751d9ed3",
 }
 
 BASE = {

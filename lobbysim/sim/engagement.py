@@ -28,14 +28,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
+import rustworkx as rx
 import simpy
 
 from lobbysim.policies import POLICIES, pairing_of
 from lobbysim.records import GameResult
 from lobbysim.registry import PluginError
-from lobbysim.retention import RetentionModel, Visit, check_delay, check_probability
+from lobbysim.retention import (
+    RetentionModel,
+    Visit,
+    Visits,
+    check_delay,
+    check_probability,
+    leave_probabilities,
+)
 from lobbysim.scenario import Scenario
 from lobbysim.sim.entities import LEFT, Player, Waiting
 from lobbysim.sim.sessions import Lobby
@@ -192,27 +199,77 @@ class Retention:
         the game's gap is ``gap`` and its queueing time ``waited`` (the visit so far counts).
         The prediction sees the player's rating mean ``belief``, never their true skill.
         """
-        tally = self._tallies.get(player.pid) or Tally()
-        games = tally.games + 1
-        spells = tally.spells + 1
-        mean_gap = (tally.gaps + gap) / games
-        mean_wait = (tally.waits + waited) / spells
-        streak = self._streaks.get(player.pid, 0)
-        risks = []
-        for won in (True, False):
-            visit = Visit(
-                games=games,
-                wins=tally.wins + won,
-                losses=tally.losses + (not won),
-                streak=0 if won else streak + 1,
-                mean_gap=mean_gap,
-                mean_wait=mean_wait,
-                gave_up=False,
-                skill=belief,
-                tenure=player.games + 1,
+        _, risk = self.pool_risks(
+            [player], [belief], [waited], 0.0, np.zeros(1, np.intp), [p_win], [gap]
+        )
+        return float(risk[0])
+
+    def waiting_risk(self, player: Player, waited: float, belief: float) -> float:
+        """Return the predicted chance that ``player`` leaves if left waiting for another pass.
+
+        The model's leave probability of a visit ending without another game after a queueing
+        spell of ``waited`` minutes (the wait so far plus the time to the next pass): the losing
+        streak and the visit's games stay as they are. It is as myopic as :meth:`churn_risk`
+        (as if the visit ended there), so the two can be added up over a pool.
+        """
+        stay, _ = self.pool_risks([player], [belief], [0.0], waited, np.zeros(0, np.intp), [], [])
+        return float(stay[0])
+
+    def pool_risks(
+        self,
+        players: Sequence[Player],
+        beliefs: Sequence[float],
+        waited: Sequence[float],
+        next_pass: float,
+        seats: np.ndarray,
+        p_wins: Sequence[float] | np.ndarray,
+        gaps: Sequence[float] | np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return the predicted churn of a pool's players left waiting and of possible games.
+
+        ``stay[i]``: :meth:`waiting_risk` of ``players[i]`` after ``waited[i] + next_pass``
+        minutes in the queue; ``risk[k]``: :meth:`churn_risk` of player ``seats[k]`` in a game
+        they win with probability ``p_wins[k]`` with a gap ``gaps[k]`` (its queueing time
+        ``waited``). Every visit goes to the model in one call
+        (:func:`~lobbysim.retention.leave_probabilities`).
+        """
+        n = len(players)
+        cols = np.zeros((8, n))  # games, wins, losses, gaps, waits, spells, streak, tenure
+        for i, player in enumerate(players):
+            tally = self._tallies.get(player.pid) or Tally()
+            cols[:, i] = (
+                tally.games, tally.wins, tally.losses, tally.gaps, tally.waits, tally.spells,
+                self._streaks.get(player.pid, 0), player.games,
             )
-            risks.append(check_probability(self._name, self.model.leave_probability(visit)))
-        return p_win * risks[0] + (1.0 - p_win) * risks[1]
+        games, wins, losses, past_gaps, waits, spells, streak, tenure = cols
+        belief = np.asarray(beliefs, dtype=np.float64)
+        wait = np.asarray(waited, dtype=np.float64)
+        k = seats
+        played = games[k] + 1
+        gap_mean = (past_gaps[k] + np.asarray(gaps, dtype=np.float64)) / played
+        wait_mean = (waits[k] + wait[k]) / (spells[k] + 1)
+        stay_wait = (waits + (wait + next_pass)) / (spells + 1)
+        stay_gap = np.divide(past_gaps, games, out=np.zeros(n), where=games > 0)
+        m = k.size
+
+        def ints(*parts: np.ndarray) -> np.ndarray:
+            return np.concatenate(parts).astype(np.int64)
+
+        visits = Visits(
+            games=ints(games, played, played),
+            wins=ints(wins, wins[k] + 1, wins[k]),
+            losses=ints(losses, losses[k], losses[k] + 1),
+            streak=ints(streak, np.zeros(m), streak[k] + 1),
+            mean_gap=np.concatenate([stay_gap, gap_mean, gap_mean]),
+            mean_wait=np.concatenate([stay_wait, wait_mean, wait_mean]),
+            gave_up=np.zeros(n + 2 * m, dtype=bool),
+            skill=np.concatenate([belief, belief[k], belief[k]]),
+            tenure=ints(tenure, tenure[k] + 1, tenure[k] + 1),
+        )
+        leave = leave_probabilities(self._name, self.model, visits)
+        p = np.asarray(p_wins, dtype=np.float64)
+        risk = p * leave[n : n + m] + (1.0 - p) * leave[n + m :]
+        return leave[:n], risk
 
     # ------------------------------------------------------------------ metrics
     def _take_cohort(self, _event: simpy.Event) -> None:
@@ -358,6 +415,60 @@ def engagement_of(scenario: Scenario, base: PlayerBase | None) -> Retention | No
     return retention
 
 
+def candidate_edges(mu: np.ndarray, nearest: int, reach: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Return the candidate pairs ``(a, b)`` (pool indices, ``a < b``) of an engagement pass.
+
+    With the pool in rating-mean order, each player is paired with the ``nearest // 2`` (at least
+    one) players on either side, and with ``reach`` also with players further away on either
+    side, at rank distances growing by a quarter each (h, then ``d = floor(1.25 d) + 1``: 11, 14,
+    18, 23, 29, 37, ... for h = 8), about three per doubling of the distance. In a large pool the
+    least total churn often pairs a player on a losing streak with one far below them (over a
+    pool of 200 a quarter of the best pairs are 40 or more ranks apart), which the nearest
+    players alone cannot offer; the far pairs cost O(n log n) pairs rather than O(n^2)
+    (``benchmarks/bench_engagement.py`` measures what they leave out). The pairs come sorted,
+    each once.
+    """
+    n = mu.size
+    order = np.argsort(mu, kind="stable")
+    half = max(1, nearest // 2)
+    offsets = list(range(1, min(half, n - 1) + 1))
+    if reach:
+        far = int(half * 1.25) + 1
+        while far < n:
+            offsets.append(far)
+            far = int(far * 1.25) + 1
+    if not offsets:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    first = np.concatenate([order[: n - d] for d in offsets])
+    second = np.concatenate([order[d:] for d in offsets])
+    a, b = np.minimum(first, second), np.maximum(first, second)
+    keys = np.lexsort((b, a))
+    return a[keys].astype(np.intp), b[keys].astype(np.intp)
+
+
+_WEIGHT_SCALE = float(2**40)  # a weight in [0, 4] as an integer, resolved to ~1e-12
+
+
+def max_weight_matching(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Return a maximum-cardinality matching of greatest total weight, as sorted pairs.
+
+    The graph has nodes ``0..n-1`` and the edges ``(a[k], b[k])`` of weight ``weight[k]`` in
+    [-2, 2]. Solved exactly by Edmonds' blossom algorithm, compiled (rustworkx's
+    ``max_weight_matching``, which takes integer weights: each is ``weight + 2`` times 2^40,
+    rounded, so weights closer than about 1e-12 tie); with maximum cardinality a constant added
+    to every weight does not change the choice. ``tests/sim/test_retention.py`` checks it
+    against networkx's pure-Python solver and against brute force.
+    """
+    graph = rx.PyGraph(multigraph=False)
+    graph.add_nodes_from(range(n))
+    scaled = np.rint((np.asarray(weight, dtype=np.float64) + 2.0) * _WEIGHT_SCALE)
+    weights = scaled.astype(np.int64).tolist()
+    graph.add_edges_from(list(zip(a.tolist(), b.tolist(), weights, strict=True)))
+    matching = rx.max_weight_matching(graph, max_cardinality=True, weight_fn=int)
+    out = sorted((min(i, j), max(i, j)) for i, j in matching)
+    return np.array(out, dtype=np.intp).reshape(-1, 2)
+
+
 def engagement_pairs(
     retention: Retention,
     waiting: Sequence[Waiting],
@@ -367,44 +478,70 @@ def engagement_pairs(
     win_probability: Callable[[np.ndarray, np.ndarray], np.ndarray],
     allowed: Callable[[np.ndarray, np.ndarray], np.ndarray],
     candidates: int,
+    next_pass: float,
+    reach: bool = True,
 ) -> np.ndarray:
-    """Return the pairs (pool indices) of least total predicted churn: a max-weight matching.
+    """Return the pairs (pool indices) of least total predicted churn over the whole pool.
 
-    Each player's candidates are the ``candidates`` others nearest in rating mean; a pair the
-    rematch rule bars (``allowed`` is -inf for it) is left out. The weight of a pair is
-    ``2 - risk_a - risk_b``, positive, and the matching pairs as many players as it can
-    (``maxcardinality``), so it never leaves two compatible players waiting to lower the risk.
+    Every waiting player counts: a player in a pair with their predicted churn after that game
+    (:meth:`Retention.churn_risk`), a player left waiting with their predicted churn after
+    another ``next_pass`` minutes in the queue (:meth:`Retention.waiting_risk`). The pool's
+    total is the sum over both, so a pair's weight is the fall in predicted churn that playing
+    brings (:func:`engagement_graph`), and a maximum-weight matching among those pairing as many
+    players as possible minimises the total. Maximum cardinality keeps the policy from holding
+    players in the queue: it never leaves two compatible players waiting to lower the risk.
+    The matching is exact on the graph of candidate pairs (:func:`max_weight_matching`).
+    """
+    graph = engagement_graph(
+        retention, waiting, ids, mu, waited, win_probability, allowed, candidates, next_pass, reach
+    )
+    if graph is None:
+        return np.empty((0, 2), dtype=np.intp)
+    a, b, weight, _ = graph
+    return max_weight_matching(len(waiting), a, b, weight)
+
+
+def engagement_graph(
+    retention: Retention,
+    waiting: Sequence[Waiting],
+    ids: np.ndarray,
+    mu: np.ndarray,
+    waited: np.ndarray,
+    win_probability: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    allowed: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    candidates: int,
+    next_pass: float,
+    reach: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Return the candidate pairs of an engagement pass and what playing each is worth.
+
+    ``(a, b, weight, stay)``: the pairs are :func:`candidate_edges` (``candidates`` nearest in
+    rating mean, and with ``reach`` a few far ones) less those the rematch rule bars
+    (``allowed`` is -inf for them); ``stay[i]`` is player i's predicted churn after another
+    pass in the queue, and ``weight`` is ``stay[a] + stay[b] - risk_a - risk_b``, the fall in
+    predicted churn if the two play each other. The predicted churn of the pool under a matching
+    is ``stay.sum()`` less the weights of its pairs. None: no pair to consider.
     """
     n = len(waiting)
     if n < 2:
-        return np.empty((0, 2), dtype=np.intp)
-    order = np.argsort(mu, kind="stable")
-    rank = np.empty(n, dtype=np.intp)
-    rank[order] = np.arange(n)
-    edges = set()
-    half = max(1, candidates // 2)
-    for i in range(n):
-        r = int(rank[i])
-        for s in range(max(0, r - half), min(n, r + half + 1)):
-            j = int(order[s])
-            if j != i:
-                edges.add((min(i, j), max(i, j)))
-    if not edges:
-        return np.empty((0, 2), dtype=np.intp)
-    pairs = np.array(sorted(edges), dtype=np.intp)
-    a, b = pairs[:, 0], pairs[:, 1]
-    keep = np.isfinite(allowed(a, b))
-    a, b = a[keep], b[keep]
+        return None
+    a, b = candidate_edges(mu, candidates, reach)
+    if a.size:
+        keep = np.isfinite(allowed(a, b))
+        a, b = a[keep], b[keep]
     if a.size == 0:
-        return np.empty((0, 2), dtype=np.intp)
+        return None
     p = np.asarray(win_probability(ids[a], ids[b]), dtype=np.float64)
     gap = np.abs(mu[a] - mu[b])
-    graph = nx.Graph()
-    for k in range(a.size):
-        i, j = int(a[k]), int(b[k])
-        risk = retention.churn_risk(waiting[i].player, p[k], gap[k], waited[i], mu[i])
-        risk += retention.churn_risk(waiting[j].player, 1.0 - p[k], gap[k], waited[j], mu[j])
-        graph.add_edge(i, j, weight=2.0 - risk)
-    matching = nx.max_weight_matching(graph, maxcardinality=True)
-    out = sorted((min(i, j), max(i, j)) for i, j in matching)
-    return np.array(out, dtype=np.intp).reshape(-1, 2)
+    # seat k of 2E plays edge k mod E, as a (k < E) or as b
+    stay, risk = retention.pool_risks(
+        [w.player for w in waiting],
+        mu.tolist(),
+        waited.tolist(),
+        next_pass,
+        np.concatenate([a, b]),
+        np.concatenate([p, 1.0 - p]),
+        np.concatenate([gap, gap]),
+    )
+    weight = stay[a] + stay[b] - risk[: a.size] - risk[a.size :]
+    return a, b, weight, stay

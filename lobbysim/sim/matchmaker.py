@@ -279,6 +279,8 @@ class Matchmaker:
                 self._driver.win_probability,
                 pool.quality_fn,
                 int(getattr(policy.policy, "candidates", 16)),
+                self._settings.tick,
+                bool(getattr(policy.policy, "reach", True)),
             )
         else:
             pairs = self._pairs(pool, policy)

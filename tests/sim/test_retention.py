@@ -248,8 +248,8 @@ def test_retention_is_registered_with_its_defaults() -> None:
 # --- the engagement policy ---------------------------------------------------------------------
 
 
-def engagement_setup(streaks: dict[int, int]) -> tuple[Any, list[Any]]:
-    """A lobby with a retention model and four waiting members, with given losing streaks."""
+def engagement_setup(streaks: dict[int, int], size: int = 4) -> tuple[Any, list[Any]]:
+    """A lobby with a retention model and ``size`` waiting members, with given losing streaks."""
     import simpy
 
     from lobbysim.sim.entities import Waiting
@@ -257,48 +257,209 @@ def engagement_setup(streaks: dict[int, int]) -> tuple[Any, list[Any]]:
     retention = {"name": "experience", "intercept": -3.0, "loss_streak": 0.6, "skill_gap": 0.4}
     sim = LobbySimulation(scenario(retention, policy="engagement"), Streams(0))
     sim.base.start()
-    members = [p for p in sim.players if p is not None][:4]
+    members = [p for p in sim.players if p is not None][:size]
     sim.base.retention._streaks.update({members[k].pid: s for k, s in streaks.items()})
     env: simpy.Environment = sim.env
     waiting = [Waiting(p.pid, p, 0.0, env.event(), 1) for p in members]
     return sim, waiting
 
 
-def test_engagement_pairs_are_the_matching_of_least_total_predicted_churn() -> None:
-    import itertools
-
-    from lobbysim.sim.engagement import engagement_pairs
-
-    sim, waiting = engagement_setup({0: 5, 2: 1})
-    retention = sim.base.retention
-    ids = np.array([w.pid for w in waiting])
-    mu = np.array([0.0, -2.0, 2.0, 0.3])
-    waited = np.array([0.5, 0.0, 1.0, 2.0])
+def logistic_win(ids: np.ndarray, mu: np.ndarray) -> Any:
     index = {int(pid): k for k, pid in enumerate(ids)}
 
     def p_win(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         d = mu[[index[int(x)] for x in a]] - mu[[index[int(x)] for x in b]]
         return 1 / (1 + np.exp(-d))
 
-    def allowed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.ones(len(a))
+    return p_win
 
-    pairs = engagement_pairs(retention, waiting, ids, mu, waited, p_win, allowed, 16)
 
-    def risk(i: int, j: int) -> float:
+def every_allowed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.ones(len(a))
+
+
+def maximum_matchings(n: int) -> list[tuple[tuple[int, int], ...]]:
+    """Every matching of K_n that pairs as many players as possible (brute force)."""
+    out: list[tuple[tuple[int, int], ...]] = []
+
+    def extend(rest: tuple[int, ...], chosen: tuple[tuple[int, int], ...]) -> None:
+        if len(rest) < 2:
+            out.append(chosen)
+            return
+        first, others = rest[0], rest[1:]
+        if len(rest) % 2 == 1:  # an odd rest: `first` may be the one left waiting
+            extend(others, chosen)
+        for k, other in enumerate(others):
+            extend(others[:k] + others[k + 1 :], (*chosen, (first, other)))
+
+    extend(tuple(range(n)), ())
+    return [m for m in out if len(m) == n // 2]
+
+
+def game_risk(retention: Any, player: Any, p: float, gap: float, waited: float, mu: float) -> float:
+    """A player's predicted churn after one more game, straight from Visits and the model."""
+    from lobbysim.sim.engagement import Tally
+
+    t = retention._tallies.get(player.pid) or Tally()
+    streak = retention._streaks.get(player.pid, 0)
+    risks = []
+    for won in (True, False):
+        visit = Visit(
+            games=t.games + 1,
+            wins=t.wins + won,
+            losses=t.losses + (not won),
+            streak=0 if won else streak + 1,
+            mean_gap=(t.gaps + gap) / (t.games + 1),
+            mean_wait=(t.waits + waited) / (t.spells + 1),
+            gave_up=False,
+            skill=mu,
+            tenure=player.games + 1,
+        )
+        risks.append(retention.model.leave_probability(visit))
+    return p * risks[0] + (1 - p) * risks[1]
+
+
+def wait_risk(retention: Any, player: Any, waited: float, mu: float) -> float:
+    """A player's predicted churn after more waiting and no game, straight from the model."""
+    from lobbysim.sim.engagement import Tally
+
+    t = retention._tallies.get(player.pid) or Tally()
+    visit = Visit(
+        games=t.games,
+        wins=t.wins,
+        losses=t.losses,
+        streak=retention._streaks.get(player.pid, 0),
+        mean_gap=t.gaps / t.games if t.games else 0.0,
+        mean_wait=(t.waits + waited) / (t.spells + 1),
+        gave_up=False,
+        skill=mu,
+        tenure=player.games,
+    )
+    return retention.model.leave_probability(visit)
+
+
+def pool_churn(
+    retention: Any, waiting: list[Any], ids: np.ndarray, mu: np.ndarray, waited: np.ndarray,
+    matching: tuple[tuple[int, int], ...], next_pass: float,
+) -> float:
+    """The predicted churn of the whole pool under ``matching``: the matched after their game,
+    the rest after another pass in the queue."""
+    p_win = logistic_win(ids, mu)
+    total, matched = 0.0, set()
+    for i, j in matching:
         p = float(p_win(ids[[i]], ids[[j]])[0])
         gap = abs(mu[i] - mu[j])
-        return retention.churn_risk(
-            waiting[i].player, p, gap, waited[i], mu[i]
-        ) + retention.churn_risk(waiting[j].player, 1 - p, gap, waited[j], mu[j])
+        total += game_risk(retention, waiting[i].player, p, gap, waited[i], mu[i])
+        total += game_risk(retention, waiting[j].player, 1 - p, gap, waited[j], mu[j])
+        matched |= {i, j}
+    for k in set(range(len(waiting))) - matched:
+        total += wait_risk(retention, waiting[k].player, waited[k] + next_pass, mu[k])
+    return total
 
-    matchings = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))]
-    totals = {m: sum(risk(*pair) for pair in m) for m in matchings}
-    best = min(totals, key=totals.__getitem__)
-    assert sorted(map(tuple, pairs.tolist())) == sorted(best)
-    # The player on a five-game losing streak gets the opponent they most likely beat.
-    assert best[0] == (0, 1)
-    assert len(set(itertools.chain(*pairs.tolist()))) == 4
+
+def random_tallies(retention: Any, waiting: list[Any], rng: np.random.Generator) -> None:
+    """Give each waiting player a visit so far: games, wins, losses, gaps, waits."""
+    from lobbysim.sim.engagement import Tally
+
+    for w in waiting:
+        games = int(rng.integers(0, 6))
+        wins = int(rng.integers(0, games + 1))
+        spells = games + int(rng.integers(0, 2))
+        retention._tallies[w.pid] = Tally(
+            games, wins, games - wins, float(rng.uniform(0, 2) * games),
+            float(rng.uniform(0, 3) * spells), spells,
+        )
+        w.player.games = games + int(rng.integers(0, 50))
+
+
+def test_the_brute_force_enumerates_every_maximum_matching() -> None:
+    # (n - 1)!! perfect matchings for even n; n * (n - 2)!! for odd n
+    assert [len(maximum_matchings(n)) for n in (2, 3, 4, 5, 6, 7)] == [1, 3, 3, 15, 15, 105]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_engagement_pairs_minimise_the_predicted_churn_of_the_whole_pool(seed: int) -> None:
+    from lobbysim.sim.engagement import engagement_pairs
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 8))
+    streaks = {k: int(s) for k, s in enumerate(rng.integers(0, 7, n))}
+    sim, waiting = engagement_setup(streaks, size=n)
+    retention = sim.base.retention
+    random_tallies(retention, waiting, rng)
+    ids = np.array([w.pid for w in waiting])
+    mu = rng.normal(0.0, 2.0, n)
+    waited = rng.uniform(0.0, 3.0, n)
+    pairs = engagement_pairs(
+        retention, waiting, ids, mu, waited, logistic_win(ids, mu), every_allowed, 16, 0.5
+    )
+    chosen = tuple(map(tuple, pairs.tolist()))
+    totals = [
+        pool_churn(retention, waiting, ids, mu, waited, m, 0.5) for m in maximum_matchings(n)
+    ]
+    assert len(chosen) == n // 2
+    assert pool_churn(retention, waiting, ids, mu, waited, chosen, 0.5) == pytest.approx(
+        min(totals), abs=1e-11
+    )
+
+
+def test_engagement_plays_the_riskiest_player_of_an_odd_pool() -> None:
+    """Whoever is left waiting counts: the player on a six-game losing streak is matched with
+    the opponent they most likely beat, and the player with least to lose waits. (Counting only
+    the matched players' risks, a pool of three left the riskiest player out every time.)"""
+    from lobbysim.sim.engagement import engagement_pairs
+
+    sim, waiting = engagement_setup({0: 6}, size=3)
+    retention = sim.base.retention
+    ids = np.array([w.pid for w in waiting])
+    mu = np.array([0.0, -1.0, 1.0])
+    waited = np.array([1.0, 1.0, 1.0])
+    pairs = engagement_pairs(
+        retention, waiting, ids, mu, waited, logistic_win(ids, mu), every_allowed, 16, 0.5
+    )
+    assert pairs.tolist() == [[0, 1]]
+    totals = {
+        m: pool_churn(retention, waiting, ids, mu, waited, m, 0.5) for m in maximum_matchings(3)
+    }
+    assert min(totals, key=totals.__getitem__) == ((0, 1),)
+
+
+def test_the_compiled_matching_is_networkxs_maximum_weight_matching() -> None:
+    import networkx as nx
+
+    from lobbysim.sim.engagement import max_weight_matching
+
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.integers(2, 40))
+        a, b = np.triu_indices(n, 1)
+        keep = rng.random(a.size) < 0.3
+        a, b = a[keep], b[keep]
+        weight = rng.uniform(-2.0, 2.0, a.size)
+        ours = max_weight_matching(n, a, b, weight)
+        graph = nx.Graph()
+        edges = zip(a.tolist(), b.tolist(), (weight + 2.0).tolist(), strict=True)
+        graph.add_weighted_edges_from(edges)
+        theirs = nx.max_weight_matching(graph, maxcardinality=True)
+        value = dict(zip(zip(a.tolist(), b.tolist(), strict=True), weight.tolist(), strict=True))
+        assert len(ours) == len(theirs)
+        assert sum(value[tuple(e)] for e in ours.tolist()) == pytest.approx(
+            sum(value[(min(e), max(e))] for e in theirs), abs=1e-9
+        )
+
+
+def test_candidate_edges_reach_far_in_a_large_pool() -> None:
+    from lobbysim.sim.engagement import candidate_edges
+
+    mu = np.arange(200.0)[::-1]  # rank r holds pool index 199 - r
+    a, b = candidate_edges(mu, 16, reach=False)
+    assert set(np.abs(a - b).tolist()) == set(range(1, 9))
+    a, b = candidate_edges(mu, 16, reach=True)
+    far = [11, 14, 18, 23, 29, 37, 47, 59, 74, 93, 117, 147, 184]
+    assert set(np.abs(a - b).tolist()) == {*range(1, 9), *far}
+    assert len(set(zip(a.tolist(), b.tolist(), strict=True))) == a.size and bool(np.all(a < b))
+    a, b = candidate_edges(np.zeros(3), 16, reach=True)
+    assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1), (0, 2), (1, 2)]
 
 
 def test_engagement_keeps_the_rematch_rule_and_runs_a_lobby() -> None:
@@ -349,3 +510,78 @@ def test_the_report_shows_retention_by_skill_decile(tmp_path: Any) -> None:
     plain = run_experiment(Scenario.from_dict(no_retention), replications=1)
     (tmp_path / "b").mkdir()
     assert RETENTION_FIGURE_FILE not in {p.name for p in write_report(plain, tmp_path / "b")}
+
+
+def random_visits(rng: np.random.Generator, n: int) -> Any:
+    from lobbysim.retention import Visits
+
+    games = rng.integers(0, 12, n)
+    wins = rng.integers(0, 12, n) % (games + 1)
+    return Visits(
+        games=games, wins=wins, losses=games - wins, streak=rng.integers(0, 9, n),
+        mean_gap=rng.uniform(0, 4, n), mean_wait=rng.exponential(2.0, n),
+        gave_up=rng.random(n) < 0.2, skill=rng.normal(0, 2, n), tenure=rng.integers(0, 500, n),
+    )
+
+
+@pytest.mark.parametrize("intercept", [-4.5, 3.0])
+def test_the_experience_model_on_columns_is_its_one_visit_verb(intercept: float) -> None:
+    model = Experience(intercept=intercept, loss_streak=0.5, skill_gap=0.3, queue=0.2, delay=0.5)
+    visits = random_visits(np.random.default_rng(2), 500)
+    many = model.leave_probabilities(visits)
+    one = [model.leave_probability(visits.row(k)) for k in range(500)]
+    # numpy's exp may differ from the math module's in the last bit
+    assert many.tolist() == pytest.approx(one, rel=1e-14, abs=0.0)
+
+
+@dataclass(frozen=True)
+class OneAtATime:
+    """The experience model without its column verb: the engine asks one visit at a time."""
+
+    name: ClassVar[str] = "one_at_a_time"
+    inner: Any = dataclasses.field(default_factory=lambda: Experience(-3.0, 0.6, 0.4))
+
+    def leave_probability(self, visit: Visit) -> float:
+        return self.inner.leave_probability(visit)
+
+    def return_delay(self, visit: Visit) -> float:
+        return self.inner.return_delay(visit)
+
+
+def test_a_model_without_the_column_verb_gets_the_same_pairs() -> None:
+    from lobbysim.sim.engagement import engagement_pairs
+
+    rng = np.random.default_rng(8)
+    sim, waiting = engagement_setup({k: int(s) for k, s in enumerate(rng.integers(0, 6, 30))}, 30)
+    retention = sim.base.retention
+    random_tallies(retention, waiting, rng)
+    ids = np.array([w.pid for w in waiting])
+    mu, waited = rng.normal(0, 2, 30), rng.uniform(0, 3, 30)
+    args = (waiting, ids, mu, waited, logistic_win(ids, mu), every_allowed, 8, 0.5)
+    columns = engagement_pairs(retention, *args)
+    retention.model = OneAtATime()
+    assert engagement_pairs(retention, *args).tolist() == columns.tolist()
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (lambda n: np.full(n + 1, 0.1), "leave_probabilities returned ndarray of shape"),
+        (lambda n: np.full(n, 1.5), "leave_probabilities returned 1.5, outside [0, 1]"),
+        (lambda n: np.full(n, np.nan), "leave_probabilities returned nan, outside [0, 1]"),
+        (lambda n: "no", "leave_probabilities returned str of shape ?"),
+    ],
+)
+def test_a_bad_column_verb_is_named(returned: Any, message: str) -> None:
+    from lobbysim.retention import leave_probabilities
+
+    class Bad:
+        name = "bad"
+
+        def leave_probabilities(self, visits: Any) -> Any:
+            return returned(len(visits))
+
+    with pytest.raises(PluginError, match=r"retention model 'mine': ") as info:
+        visits = random_visits(np.random.default_rng(0), 4)
+        leave_probabilities("mine", Bad(), visits)  # type: ignore[arg-type]
+    assert message in str(info.value)
