@@ -3,6 +3,8 @@ intervals cut to a metric's support, and what ``lobbysim run`` and ``compare`` p
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import struct
 from pathlib import Path
@@ -20,14 +22,20 @@ from lobbysim.experiments.replications import (
     paired_differences,
     summarise,
 )
-from lobbysim.intervals import benjamini_hochberg, interval, paired_p_value
+from lobbysim.intervals import (
+    benjamini_hochberg,
+    detectable_difference,
+    interval,
+    paired_p_value,
+)
 from lobbysim.metrics import metric_support
-from lobbysim.reporting.document import format_interval, format_p_value
+from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.headline import (
     BASELINE_BEST,
     BETTER,
     NO_DIFFERENCE,
     NO_INTERVAL,
+    TERMINAL_WIDTH,
     build_headline,
     experiment_headline,
     item_sentence,
@@ -75,6 +83,17 @@ def scenario_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def printed(scenario_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A real small ``lobbysim compare`` of two policies, 2 replications, and what it printed."""
+    out = tmp_path_factory.mktemp("printed") / "cmp"
+    argv = ["compare", str(scenario_file), "--policies", ",".join(POLICIES[:2])]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main([*argv, "--replications", "2", "--out", str(out), "--jobs", "2"]) == 0
+    return out, stdout.getvalue()
+
+
+@pytest.fixture(scope="module")
 def compared(
     scenario_file: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, ExperimentResult]:
@@ -111,6 +130,9 @@ def test_the_headlines_numbers_are_the_rows_of_differences_csv(
                 assert item.difference.policy == closest["policy"]
                 assert item.difference.estimate.mean == pytest.approx(closest["mean"], rel=1e-12)
                 assert item.difference.p_adjusted == pytest.approx(closest["p_adjusted"])
+                # and what it could have detected: its row's detectable, at 80% power
+                detectable = f"detectable: ±{format_number(closest['detectable'])}"
+                assert detectable in item_sentence(item, "uniform_random")
             continue
         expected = better.loc[(sign * better["mean"]).idxmax()]  # the largest improvement
         assert item.outcome == BETTER and item.best == expected["policy"]
@@ -166,18 +188,39 @@ def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentR
 # The terminal
 
 
-def test_compare_prints_the_headline_units_and_the_report(
-    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "cmp"
-    argv = ["compare", str(scenario_file), "--policies", ",".join(POLICIES[:2])]
-    assert main([*argv, "--replications", "2", "--out", str(out), "--jobs", "2"]) == 0
-    text = capsys.readouterr().out
+def test_compare_prints_the_headline_units_and_the_report(printed: tuple[Path, str]) -> None:
+    out, text = printed
     assert "Benjamini-Hochberg adjusted p < 0.05" in text
     assert "queue time p90 (min, lower is better): " in text
     assert "queue_time_p90        min " in text and "games/h" in text
     assert text.rstrip().endswith(f"Report: {out / 'report.html'}")
     assert "nan" not in text.lower()
+
+
+def test_compare_prints_what_a_comparison_without_a_difference_could_have_detected(
+    printed: tuple[Path, str],
+) -> None:
+    out, text = printed
+    csv = pd.read_csv(out / "differences.csv").set_index("metric")
+    headline = text[text.index("Headline:") : text.index("Metrics (")]
+    # 2 replications of point_estimate against uniform_random: the Kendall's tau of the driving
+    # rater does not differ significantly, and the terminal says how large a difference it could
+    # have detected and what more replications would detect
+    tau = csv.loc["bayesian.kendall_tau"]
+    assert not tau["significant"]
+    entry = headline[headline.index("bayesian's Kendall's tau") :]
+    flat = " ".join(entry.split())
+    assert flat.startswith(
+        "bayesian's Kendall's tau (tau, higher is better): no policy differs significantly from "
+        "uniform_random ("
+    )
+    detectable = format_number(tau["detectable"])
+    assert f"detectable: ±{detectable} at 80% power with 2 replications; ~" in flat
+    assert f"replications would detect half that, ±{format_number(tau['detectable'] / 2)})" in flat
+    # never "no difference" alone
+    for line in headline.splitlines():
+        assert len(line) <= TERMINAL_WIDTH, line
+    assert headline.count("differs significantly") == headline.count("detectable: ±")
 
 
 @pytest.mark.parametrize("command", ["run", "compare"])
@@ -213,6 +256,7 @@ def _differences(rows: list[tuple[str, str, float, float, float, float]]) -> pd.
         p_value=frame["p"] / 2,
         p_adjusted=frame["p"],
         significant=frame["p"] < 0.05,
+        detectable=detectable_difference(0.1, 5),
     )[DIFFERENCE_COLUMNS]
 
 
@@ -245,9 +289,12 @@ def test_headline_outcomes() -> None:
     assert [d.policy for d in draw.worse] == ["a"]
     assert item_sentence(draw, "base").startswith("no policy beats base; worse: a -0.0200")
     assert gap.outcome == NO_DIFFERENCE
+    # sd 0.1 over 5 pairs: (t_.975,4 + t_.8,4) 0.1 / sqrt(5) = (2.776 + 0.941) 0.0447 = 0.166
     assert item_sentence(gap, "base") == (
         "no policy differs significantly from base "
-        "(closest: a +0.100 [-0.100, +0.300] skill points, adjusted p 0.3)"
+        "(closest: a +0.100 [-0.100, +0.300] skill points, adjusted p 0.3; "
+        "detectable: ±0.166 skill points at 80% power with 5 replications; "
+        "~14 replications would detect half that, ±0.0831 skill points)"
     )
     single = build_headline(differences, _summary(policies, metrics), policies, metrics, 1)
     assert {item.outcome for item in single.items} == {NO_INTERVAL}
@@ -313,7 +360,9 @@ def test_the_verdict_follows_the_adjusted_p_value() -> None:
     assert row["p_value"] < 0.05 and row["ci_low"] > 0  # the interval excludes 0 ...
     assert row["p_adjusted"] >= 0.05 and not row["significant"]  # ... but not after BH
     _, rows = differences_table(differences)
-    assert dict((r[0], r[5]) for r in rows)["games_per_hour"] == NOT_SIGNIFICANT
+    said = dict((r[0], r[5]) for r in rows)["games_per_hour"]
+    detectable = format_number(row["detectable"])
+    assert said.startswith(f"{NOT_SIGNIFICANT} (detectable: ±{detectable} at 80% power with 5 ")
 
 
 @pytest.mark.parametrize(

@@ -167,9 +167,13 @@ def test_which_policy_is_better_has_one_row_per_metric(
             policy="draw_chance",
             baseline="point_estimate",
             n=int(d["n"]),
+            sd=float(d["sd"]),
         )
         assert said == expected
+        if said.startswith(NO_DIFFERENCE) and d["sd"] > 0:  # what it could have detected
+            assert f"(detectable: ±{format_number(d['detectable'])} at 80% power" in said
     assert dict((row[0], row[5]) for row in rows)["stronger_side_win_rate"] == NO_VERDICT
+    assert any("(detectable: ±" in row[5] for row in rows)
 
 
 def test_markdown_explains_the_intervals_and_embeds_the_figures(report: Path) -> None:
@@ -350,6 +354,24 @@ def test_verdict_needs_two_replications() -> None:
     assert verdict("queue_time_mean", -1.0, False, policy="a", baseline="b", n=1) == NO_INTERVAL
 
 
+def test_no_significant_difference_says_what_could_have_been_detected() -> None:
+    # sd 1 over 10 pairs: (t_.975,9 + t_.8,9) / sqrt(10) = (2.262 + 0.883) / 3.162 = 0.995; half
+    # that, 0.497, needs 34 replications (MDD 0.494; 33 give 0.502)
+    said = verdict("games_per_hour", 0.3, False, policy="kg", baseline="pe", n=10, sd=1.0)
+    assert said == (
+        "no significant difference (detectable: ±0.995 at 80% power with 10 replications; "
+        "~34 replications would detect half that, ±0.497)"
+    )
+    # the same every replication: nothing to detect
+    said = verdict("games_per_hour", 0.0, False, policy="kg", baseline="pe", n=5, sd=0.0)
+    assert said == "no significant difference (identical in every replication)"
+    # past 10,000 replications
+    said = verdict("games_per_hour", 0.0, False, policy="kg", baseline="pe", n=5000, sd=1.0)
+    assert said.endswith(
+        "with 5,000 replications; over 10,000 replications would be needed for half that, ±0.0198)"
+    )
+
+
 def test_differences_table_on_a_hand_made_frame() -> None:
     frame = pd.DataFrame(
         {
@@ -404,7 +426,9 @@ def test_differences_table_on_a_hand_made_frame() -> None:
             "+0.00200 [-0.0104, +0.0144]",
             "0.6",
             "0.6",
-            NO_DIFFERENCE,
+            # sd 0.01 over 5 pairs: (t_.975,4 + t_.8,4) 0.01 / sqrt(5) = 0.0166
+            f"{NO_DIFFERENCE} (detectable: ±0.0166 at 80% power with 5 replications; "
+            "~14 replications would detect half that, ±0.00831)",
         ],
     ]
 

@@ -13,10 +13,12 @@ difference from the baseline (the first policy) with its interval and the p-valu
 t-test, and the p-values adjusted for false discoveries (Benjamini-Hochberg) over the whole
 family of the comparison, every metric of every other policy: a difference is called significant
 when its adjusted p-value is below 0.05. (Significant implies that the interval excludes 0, but
-an interval can exclude 0 without the adjusted p-value being below 0.05.) The intervals and
-p-values are computed by :mod:`lobbysim.intervals`. When a comparison holds both reference
-policies ``uniform_random`` and ``oracle``, :func:`oracle_shares` says how much of the oracle's
-gain over uniformly random matching each other policy captures.
+an interval can exclude 0 without the adjusted p-value being below 0.05.) Each difference also
+has the smallest difference the comparison could detect, at 80% power (``detectable``). The
+intervals, p-values and detectable differences are computed by :mod:`lobbysim.intervals`. When
+a comparison holds both reference policies ``uniform_random`` and ``oracle``,
+:func:`oracle_shares` says how much of the oracle's gain over uniformly random matching each
+other policy captures.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.intervals import (
     FDR_LEVEL,
     benjamini_hochberg,
+    detectable_difference,
     difference_support,
     interval,
     interval_columns,
@@ -90,7 +93,8 @@ class ExperimentResult:
             cut to the metric's support).
         differences: one row per non-baseline policy and metric: the paired difference
             ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, p_value, p_adjusted,
-            significant`` (:data:`DIFFERENCE_COLUMNS`, see :func:`paired_differences`).
+            significant, detectable`` (:data:`DIFFERENCE_COLUMNS`, see
+            :func:`paired_differences`).
     """
 
     scenario: Scenario
@@ -221,6 +225,7 @@ DIFFERENCE_COLUMNS = [
     "p_value",
     "p_adjusted",
     "significant",
+    "detectable",
 ]
 """The columns of :func:`paired_differences` (and of a comparison's ``differences.csv``)."""
 
@@ -233,7 +238,10 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
     (:func:`lobbysim.intervals.paired_p_value`: NaN with fewer than 2 pairs), ``p_adjusted``
     the Benjamini-Hochberg adjustment over every row with a p-value (every metric of every other
     policy: one family per comparison), and ``significant`` whether ``p_adjusted`` is below
-    :data:`lobbysim.intervals.FDR_LEVEL`. Columns :data:`DIFFERENCE_COLUMNS`.
+    :data:`lobbysim.intervals.FDR_LEVEL`, and ``detectable`` the minimum detectable difference
+    (:func:`lobbysim.intervals.detectable_difference`: the smallest true difference a two-sided
+    paired t-test at 0.05 over these ``n`` pairs finds with 80% power, in the metric's units;
+    NaN with fewer than 2 pairs). Columns :data:`DIFFERENCE_COLUMNS`.
     """
     base = metrics[metrics.policy == baseline].set_index("replication")
     rows = []
@@ -256,6 +264,9 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
     frame["p_adjusted"] = benjamini_hochberg(frame["p_value"].to_numpy(dtype=float))
     frame["significant"] = (frame["p_adjusted"] < FDR_LEVEL).astype(bool)
+    frame["detectable"] = [
+        detectable_difference(sd, n) for sd, n in zip(frame["sd"], frame["n"], strict=True)
+    ]
     return frame
 
 

@@ -14,17 +14,22 @@ retention model, the daily active players and the churn per week):
   the very numbers of its row in ``differences.csv``;
 - when no policy is better but some are significantly worse, the baseline is best;
 - otherwise no policy differs significantly from the baseline on that metric; the difference
-  closest to significance (the smallest adjusted p-value) is shown for its size.
+  closest to significance (the smallest adjusted p-value) is shown for its size, with the
+  smallest difference its comparison could detect at 80% power and the replications that would
+  detect half that (:func:`~lobbysim.reporting.verdicts.detectable_text`).
 
 With one replication there is no interval and no verdict, only the values. :func:`build_headline`
 returns the structured :class:`Headline`; :func:`headline_blocks` renders it for the report's
 document model (:mod:`lobbysim.reporting.document`) and :func:`headline_text` and
-:func:`terminal_summary` as plain text for the terminal, every number with its unit.
+:func:`terminal_summary` as plain text for the terminal, every number with its unit, the
+headline's lines wrapped to :data:`TERMINAL_WIDTH` characters.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +47,12 @@ from lobbysim.reporting.document import (
     md_items,
     md_text,
 )
-from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, NEUTRAL, better_direction
+from lobbysim.reporting.verdicts import (
+    HIGHER_IS_BETTER,
+    NEUTRAL,
+    better_direction,
+    detectable_text,
+)
 
 BETTER = "better"
 """Outcome: some policy is significantly better than the baseline; ``best`` is the best one."""
@@ -62,6 +72,9 @@ RETENTION_HEADLINE = ("daily_active_players", "churn_per_week")
 
 TERMINAL_EXTRA = ("abandonment_rate", "games_per_hour")
 """Metrics the terminal's table shows besides the headline metrics."""
+
+TERMINAL_WIDTH = 100
+"""The width the headline's lines are wrapped to in the terminal."""
 
 _LABELS = {
     "queue_time_mean": "mean queue time",
@@ -120,10 +133,16 @@ def metric_label(metric: str) -> str:
     return _LABELS.get(metric, metric)
 
 
+def shown_unit(metric: str) -> str:
+    """Return the unit written after a metric's numbers: empty for a dimensionless one."""
+    unit = metric_unit(metric)
+    return "" if unit in _DIMENSIONLESS else unit
+
+
 def with_unit(text: str, metric: str) -> str:
     """Return a formatted number or interval followed by the metric's unit (if it has one)."""
-    unit = metric_unit(metric)
-    return text if not unit or unit in _DIMENSIONLESS or text == "n/a" else f"{text} {unit}"
+    unit = shown_unit(metric)
+    return text if not unit or text == "n/a" else f"{text} {unit}"
 
 
 @dataclass(frozen=True)
@@ -143,12 +162,18 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Difference:
-    """One policy's paired difference from the baseline: a row of ``differences.csv``."""
+    """One policy's paired difference from the baseline: a row of ``differences.csv``.
+
+    ``sd`` is the standard deviation of the paired differences and ``n`` their number, whence
+    the smallest difference the comparison could detect (the row's ``detectable``).
+    """
 
     policy: str
     estimate: Estimate
     p_value: float
     p_adjusted: float
+    sd: float = math.nan
+    n: int = 0
 
 
 @dataclass(frozen=True)
@@ -209,7 +234,8 @@ def _estimate(row: pd.Series) -> Estimate:
 
 def _difference(row: pd.Series) -> Difference:
     p_value, p_adjusted = float(row["p_value"]), float(row["p_adjusted"])
-    return Difference(str(row["policy"]), _estimate(row), p_value, p_adjusted)
+    sd, n = float(row["sd"]), int(row["n"])
+    return Difference(str(row["policy"]), _estimate(row), p_value, p_adjusted, sd, n)
 
 
 def _improvement(difference: Difference, metric: str) -> float:
@@ -314,11 +340,15 @@ def item_sentence(item: HeadlineItem, baseline: str) -> str:
     if item.outcome == NO_DIFFERENCE:
         text = f"no policy differs significantly from {baseline}"
         closest = item.difference
-        if closest is None or closest.estimate.mean == 0:
-            return text
-        estimate = with_unit(closest.estimate.text(signed=True), item.metric)
-        p_value = format_p_value(closest.p_adjusted)
-        return f"{text} (closest: {closest.policy} {estimate}, adjusted p {p_value})"
+        if closest is None:
+            return f"{text} (fewer than 2 replications with data: no test)"
+        parts = []
+        if closest.estimate.mean != 0:
+            estimate = with_unit(closest.estimate.text(signed=True), item.metric)
+            p_value = format_p_value(closest.p_adjusted)
+            parts.append(f"closest: {closest.policy} {estimate}, adjusted p {p_value}")
+        parts.append(detectable_text(closest.sd, closest.n, shown_unit(item.metric)))
+        return f"{text} ({'; '.join(parts)})"
     if item.outcome == NO_INTERVAL:
         return f"{_levels_text(item)}; n/a (1 replication): no verdict"
     if item.outcome == LEVEL:
@@ -351,11 +381,51 @@ def headline_blocks(headline: Headline) -> list[Block]:
     return [md_text(headline_lead(headline)), md_items(items)] if items else []
 
 
+_SHOWN_UNITS = sorted(
+    {"min", "skill points", "players", *_UNITS.values()} - _DIMENSIONLESS, key=len, reverse=True
+)
+_UNBROKEN = re.compile(
+    r"(?:[^\s\[]+ \[[^\]]*\]|±\S+)"
+    rf"(?: (?:{'|'.join(re.escape(u) for u in _SHOWN_UNITS)})\b)?"
+    r"|\bp (?:< )?\S+"
+)
+"""What the terminal's wrapping keeps on one line: a number with its interval and unit, a ±
+size with its unit, a p-value."""
+
+_NO_BREAK = "\u00a0"
+
+
+def wrap_terminal(line: str, width: int = TERMINAL_WIDTH, indent: str = "    ") -> list[str]:
+    """Return ``line`` wrapped to ``width`` characters, continued lines indented by ``indent``.
+
+    Breaks after a clause's ``"; "`` where it can, otherwise between words, never inside an
+    interval, a p-value or a ± size (a word longer than ``width`` stays whole).
+    """
+    kept = _UNBROKEN.sub(lambda m: m.group().replace(" ", _NO_BREAK), line)
+    packed: list[str] = []
+    for clause in re.split(r"(?<=;) ", kept):
+        if packed and len(packed[-1]) + 1 + len(clause) <= width:
+            packed[-1] += " " + clause
+        else:
+            packed.append(indent + clause if packed else clause)
+    wrapper = textwrap.TextWrapper(
+        width=width,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    lines = [wrapped for part in packed for wrapped in wrapper.wrap(part)]
+    return [wrapped.replace(_NO_BREAK, " ") for wrapped in lines]
+
+
 def headline_text(headline: Headline) -> str:
-    """Return the headline as terminal text: the lead, then one indented line per metric."""
-    lines = [headline_lead(headline)]
+    """Return the headline as terminal text: the lead, then one indented entry per metric.
+
+    Every line is wrapped to :data:`TERMINAL_WIDTH` characters (:func:`wrap_terminal`).
+    """
+    lines = wrap_terminal(headline_lead(headline), indent="  ")
     for item in headline.items:
-        lines.append(f"  {item.label}: {item_sentence(item, headline.baseline)}")
+        lines += wrap_terminal(f"  {item.label}: {item_sentence(item, headline.baseline)}")
     return "\n".join(lines)
 
 

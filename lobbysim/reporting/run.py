@@ -38,7 +38,7 @@ from lobbysim.experiments.replications import (
     ExperimentResult,
     oracle_shares,
 )
-from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
+from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, POWER
 from lobbysim.metrics import VETERAN_GAMES
 from lobbysim.reporting.document import (
     Block,
@@ -98,7 +98,10 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
     One row per non-baseline policy and metric, in the order of ``differences``: the paired
     difference ``policy - baseline`` with its 95% interval, the paired t-test's p-value, the
     Benjamini-Hochberg adjusted p-value, and the :func:`verdict`, which follows the adjusted
-    p-value (the ``significant`` column).
+    p-value (the ``significant`` column); a difference that is not significant says the
+    smallest difference the comparison could detect at 80% power (the ``detectable`` column)
+    and the replications that would detect half that
+    (:func:`~lobbysim.reporting.verdicts.detectable_text`).
     """
     header = ["metric", "policy vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
     rows = []
@@ -119,6 +122,7 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
                     policy=policy,
                     baseline=baseline,
                     n=int(row["n"]),
+                    sd=float(row["sd"]),
                 ),
             ]
         )
@@ -233,7 +237,15 @@ INTERVALS_TEXT = (
     "discoveries (Benjamini-Hochberg, over all the comparison's differences), and 'significant', "
     f"the verdicts and the headline use the adjusted p-value: below {FDR_LEVEL:.2g}. So a "
     "difference whose interval excludes 0 can still be 'no significant difference' after the "
-    "adjustment; both are in the table and in differences.csv. With few "
+    "adjustment; both are in the table and in differences.csv. A difference that is not "
+    "significant is not shown to be absent: the verdict says how large a difference the "
+    "comparison could have detected, the smallest true difference a paired t-test at 0.05 finds "
+    f"with {POWER:.0%} power over these replications, (t(0.975) + t({POWER:.1f})) sd / sqrt(n) "
+    "with t the Student-t quantiles of n - 1 degrees of freedom and sd that of the paired "
+    "differences (the detectable column of differences.csv; the false-discovery adjustment "
+    "asks for somewhat more), and how many replications would detect half that: the "
+    "detectable difference shrinks with the square root of the replications, so halving it "
+    "takes about four times as many. With few "
     "replications the intervals are wide (and a metric with no data in a replication, shown as "
     "n/a when no replication has any, is left out of its interval); run more replications to "
     "narrow them."
@@ -340,8 +352,10 @@ def report_blocks(
                 "p-value adjusted for false discoveries (Benjamini-Hochberg, over every row of "
                 "this table with a p-value) and the verdict: the better policy when the adjusted "
                 "p-value is "
-                f"below {FDR_LEVEL:.2g}, otherwise no significant difference. "
-                "stronger_side_win_rate has no better direction, so it gets no verdict."
+                f"below {FDR_LEVEL:.2g}, otherwise no significant difference, with the smallest "
+                f"difference the comparison could detect ({POWER:.0%} power, a paired t-test at "
+                "0.05 over these replications) and the replications that would detect half "
+                "that. stronger_side_win_rate has no better direction, so it gets no verdict."
             ),
             md_table(header, rows),
         ]

@@ -1,15 +1,23 @@
 """Which way a metric is better, the verdict on a comparison, and the paper claims' verdicts.
 
 The one place for the wording of "which policy is better": :func:`better_direction` and
-:func:`verdict` for the run and sweep reports, :func:`claim_verdict` for the paper's claims, and
-:func:`metric_meaning` for the one-line description of each metric.
+:func:`verdict` for the run and sweep reports, :func:`detectable_text` for what a comparison
+without a significant difference could have detected, :func:`claim_verdict` for the paper's
+claims, and :func:`metric_meaning` for the one-line description of each metric.
 """
 
 from __future__ import annotations
 
 import math
 
+from lobbysim.intervals import (
+    MAX_REPLICATIONS,
+    POWER,
+    detectable_difference,
+    replications_to_detect,
+)
 from lobbysim.metrics import VETERAN_GAMES, VETERANS_COUNT
+from lobbysim.reporting.document import format_number
 
 LOWER_IS_BETTER = "lower"
 HIGHER_IS_BETTER = "higher"
@@ -136,6 +144,41 @@ def better_direction(metric: str) -> str:
     return NEUTRAL
 
 
+def detectable_text(sd: float, n: int, unit: str = "") -> str:
+    """Return what a paired comparison of ``n`` replications could have detected.
+
+    ``"detectable: ±X at 80% power with N replications; ~M replications would detect half that,
+    ±X/2"``: X is the minimum detectable difference
+    (:func:`lobbysim.intervals.detectable_difference`, the ``detectable`` column of
+    ``differences.csv``) of paired differences of standard deviation ``sd``, and M the
+    replications that would detect a difference half as large
+    (:func:`lobbysim.intervals.replications_to_detect`; the rule is always half the detectable
+    difference, about four times the replications, whatever difference was observed: it says
+    what more replications buy without reading anything into a difference that was not
+    significant). ``unit`` follows each size. With differences of no spread (``sd`` 0: the same
+    every replication) ``"identical in every replication"``; with fewer than 2 replications
+    ``"fewer than 2 replications with data: no test"``.
+    """
+    detectable = detectable_difference(sd, n)
+    if not math.isfinite(detectable):
+        return "fewer than 2 replications with data: no test"
+    if detectable == 0:
+        return "identical in every replication"
+
+    def size(value: float) -> str:
+        return f"±{format_number(value)}" + (f" {unit}" if unit else "")
+
+    half = detectable / 2
+    needed = replications_to_detect(half, sd)
+    more = (
+        f"~{needed:,} replications would detect half that, {size(half)}"
+        if needed is not None
+        else f"over {MAX_REPLICATIONS:,} replications would be needed for half that, {size(half)}"
+    )
+    runs = f"{n:,} replication{'s' if n != 1 else ''}"
+    return f"detectable: {size(detectable)} at {POWER:.0%} power with {runs}; {more}"
+
+
 def verdict(
     metric: str,
     difference: float,
@@ -144,6 +187,7 @@ def verdict(
     policy: str,
     baseline: str,
     n: int = 2,
+    sd: float = math.nan,
 ) -> str:
     """Return the verdict on one paired difference ``policy - baseline`` of a metric.
 
@@ -155,11 +199,14 @@ def verdict(
         policy: the policy compared with the baseline.
         baseline: the baseline policy.
         n: the number of paired replications behind the difference.
+        sd: the standard deviation of the paired differences; with it, "no significant
+            difference" says what the comparison could have detected (:func:`detectable_text`).
 
     Returns:
-        ``"<policy> better"``, ``"<baseline> better"``, :data:`NO_DIFFERENCE`, or for a
-        neutral metric :data:`NO_VERDICT`; :data:`NO_DATA` when the difference is not a number
-        and :data:`NO_INTERVAL` with fewer than 2 replications.
+        ``"<policy> better"``, ``"<baseline> better"``, :data:`NO_DIFFERENCE` (followed by
+        ``" (<detectable_text>)"`` when ``sd`` is given), or for a neutral metric
+        :data:`NO_VERDICT`; :data:`NO_DATA` when the difference is not a number and
+        :data:`NO_INTERVAL` with fewer than 2 replications.
     """
     if not math.isfinite(difference):
         return NO_DATA
@@ -169,7 +216,9 @@ def verdict(
     if n < 2:
         return NO_INTERVAL
     if not significant or difference == 0:
-        return NO_DIFFERENCE
+        if math.isnan(sd):
+            return NO_DIFFERENCE
+        return f"{NO_DIFFERENCE} ({detectable_text(sd, n)})"
     policy_lower = difference < 0
     policy_better = policy_lower == (direction == LOWER_IS_BETTER)
     return f"{policy} better" if policy_better else f"{baseline} better"
