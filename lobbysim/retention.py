@@ -15,16 +15,19 @@ leaving depends on recent wins, losses and draws; here also on how uneven the ga
 time in the queue, the things a matchmaker changes::
 
     x = intercept + loss_streak * streak + skill_gap * mean_gap + queue * mean_wait
-        + abandoned * gave_up
+        + abandoned * gave_up - win_rate * wins / games
     leave_probability = 1 / (1 + exp(-x))
     return_delay = exp(delay * (x - intercept))
 
 ``streak`` is the number of consecutive losses at the end of the visit (carried over from earlier
 visits when the visit had no game), ``mean_gap`` the mean true skill gap of the visit's games (in
 skill units), ``mean_wait`` the mean minutes per queueing spell, ``gave_up`` 1 if the visit ended
-with the member giving up in the queue. A visit as good as it gets (no streak, even games, no
-wait) gives the base rate ``1 / (1 + exp(-intercept))`` and the usual return time; every
-coefficient is a scenario field, and 0 switches its term off.
+with the member giving up in the queue, and ``wins / games`` the share of the visit's games won (0
+without games): with ``win_rate`` > 0 winning makes a member more likely to come back, so that
+a matchmaker that lets strong players win more can keep them (off by default). A visit as good
+as it gets (no streak, even games, no wait, no win) gives the base rate
+``1 / (1 + exp(-intercept))`` and the usual return time; every coefficient is a scenario field,
+and 0 switches its term off.
 
 **Many visits at once.** The ``engagement`` policy asks for the leave probability of thousands of
 visits that might happen (every candidate pair, both outcomes) at each pass. A model may add the
@@ -202,6 +205,8 @@ class Experience:
         abandoned: added when the visit ended with the member giving up in the queue.
         delay: how much a bad visit also delays the next one: the gap is multiplied by
             ``exp(delay * (x - intercept))`` (0: not at all).
+        win_rate: subtracted per unit of the visit's share of games won (0: winning counts
+            only by ending a losing streak).
     """
 
     name: ClassVar[str] = "experience"
@@ -211,10 +216,11 @@ class Experience:
     queue: float = 0.2
     abandoned: float = 1.0
     delay: float = 0.5
+    win_rate: float = 0.0
 
     def __post_init__(self) -> None:
         real_parameter("intercept", self.intercept)
-        for name in ("loss_streak", "skill_gap", "queue", "abandoned", "delay"):
+        for name in ("loss_streak", "skill_gap", "queue", "abandoned", "delay", "win_rate"):
             value = real_parameter(name, getattr(self, name))
             if value < 0:
                 raise ValueError(
@@ -230,6 +236,7 @@ class Experience:
             + self.skill_gap * visit.mean_gap
             + self.queue * visit.mean_wait
             + self.abandoned * float(visit.gave_up)
+            - self.win_rate * (visit.wins / visit.games if visit.games else 0.0)
         )
 
     def leave_probability(self, visit: Visit) -> float:
@@ -242,16 +249,19 @@ class Experience:
 
     def leave_probabilities(self, visits: Visits) -> NDArray[np.float64]:
         """Return :meth:`leave_probability` of every visit, on columns (the same operations)."""
+        games = visits.games
+        share = np.divide(visits.wins, games, out=np.zeros(len(visits)), where=games > 0)
         x = (
             self.intercept
             + self.loss_streak * visits.streak
             + self.skill_gap * visits.mean_gap
             + self.queue * visits.mean_wait
             + self.abandoned * visits.gave_up.astype(np.float64)
+            - self.win_rate * share
         )
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def return_delay(self, visit: Visit) -> float:
-        """Return ``exp(delay * (x - intercept))``, at least 1 (capped at 1e6)."""
+        """Return ``exp(delay * (x - intercept))`` (capped at 1e6): at least 1 unless wins count."""
         return min(math.exp(min(self.delay * (self.predictor(visit) - self.intercept), 50.0)), 1e6)

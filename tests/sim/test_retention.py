@@ -71,6 +71,12 @@ def test_the_experience_hazard_is_the_logistic_of_its_predictor() -> None:
     calm = Visit(0, 0, 0, 0, 0.0, 0.0, False, 0.0, 0)
     assert model.return_delay(calm) == 1.0
     assert model.leave_probability(calm) == pytest.approx(1 / (1 + math.exp(3.0)))
+    # winning counts: a quarter of the games won takes 0.25 * win_rate off the log-odds
+    winner = dataclasses.replace(model, win_rate=2.0)
+    assert winner.leave_probability(visit) == pytest.approx(
+        1 / (1 + math.exp(-(x - 2.0 * 0.25))), rel=1e-15
+    )
+    assert winner.leave_probability(calm) == model.leave_probability(calm)  # no games
 
 
 def test_each_decision_uses_the_next_uniform_of_the_retention_stream() -> None:
@@ -197,6 +203,7 @@ def test_retention_by_tenure_and_skill_decile_is_what_the_decisions_say() -> Non
         ({"loss_streak": -1}, "loss_streak must be >= 0"),
         ({"intercept": math.inf}, "intercept"),
         ({"delay": "x"}, "delay"),
+        ({"win_rate": -0.5}, "win_rate must be >= 0"),
     ],
 )
 def test_bad_coefficients_are_named(params: dict[str, Any], message: str) -> None:
@@ -524,9 +531,11 @@ def random_visits(rng: np.random.Generator, n: int) -> Any:
     )
 
 
-@pytest.mark.parametrize("intercept", [-4.5, 3.0])
-def test_the_experience_model_on_columns_is_its_one_visit_verb(intercept: float) -> None:
-    model = Experience(intercept=intercept, loss_streak=0.5, skill_gap=0.3, queue=0.2, delay=0.5)
+@pytest.mark.parametrize(("intercept", "win_rate"), [(-4.5, 0.0), (3.0, 0.0), (-4.5, 1.5)])
+def test_the_experience_model_on_columns_is_its_one_visit_verb(
+    intercept: float, win_rate: float
+) -> None:
+    model = Experience(intercept, loss_streak=0.5, skill_gap=0.3, queue=0.2, win_rate=win_rate)
     visits = random_visits(np.random.default_rng(2), 500)
     many = model.leave_probabilities(visits)
     one = [model.leave_probability(visits.row(k)) for k in range(500)]
