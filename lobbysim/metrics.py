@@ -378,7 +378,13 @@ def metric_names(rater_names: Sequence[str], *, base: bool = False) -> list[str]
 # The values each metric can take
 
 UNIT_INTERVAL_METRICS = frozenset(
-    {"abandonment_rate", "draw_prob_true_mean", "stronger_side_win_rate", "retained"}
+    {
+        "abandonment_rate",
+        "draw_prob_true_mean",
+        "stronger_side_win_rate",
+        "retained",
+        "retained_deciles_1_9",
+    }
 )
 """Shares and probabilities: their values lie in [0, 1] (and ``retained_decile_k``)."""
 

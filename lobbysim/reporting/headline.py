@@ -116,7 +116,7 @@ def metric_unit(metric: str) -> str:
         return "skill points"
     if metric.endswith((".kendall_tau", ".kendall_tau_veterans")):
         return "tau"
-    if metric.startswith("retained_decile_"):
+    if metric.startswith(("retained_decile_", "retained_deciles_")):
         return "share"
     if metric.startswith("visits_per_member_week"):
         return "visits/week"

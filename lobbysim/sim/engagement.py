@@ -313,7 +313,9 @@ class Retention:
         (``newcomer_...``, ``veteran_...``; the overall daily active players and visits also
         count members who joined after the start, the groups only the cohort's), and by true
         skill decile of the cohort (k = 1 lowest to 10 highest) ``retained_decile_k`` and
-        ``visits_per_member_week_decile_k``.
+        ``visits_per_member_week_decile_k``; ``retained_deciles_1_9`` is the mean share
+        retained of deciles 1 to 9, the "bottom 90%" of Activision's 2024 white paper on
+        skill-based matchmaking (the deciles differ in size by at most one member).
         """
         empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
         ids, skills = self._cohort if self._cohort is not None else empty
@@ -343,6 +345,8 @@ class Retention:
         for k, part in enumerate(np.array_split(order, DECILES), start=1):
             out[f"retained_decile_{k}"] = _mean(stayed[part])
             out[f"visits_per_member_week_decile_{k}"] = _mean(visits[part]) / weeks
+        bottom = [out[f"retained_decile_{k}"] for k in range(1, DECILES)]
+        out["retained_deciles_1_9"] = sum(bottom) / len(bottom)
         return out
 
 

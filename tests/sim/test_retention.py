@@ -179,6 +179,8 @@ def test_retention_by_tenure_and_skill_decile_is_what_the_decisions_say() -> Non
     sizes = [part.size for part in np.array_split(order, 10)]
     for k, part in enumerate(np.array_split(order, 10), start=1):
         assert metrics[f"retained_decile_{k}"] == pytest.approx(stayed[part].mean(), rel=1e-12)
+    bottom = [stayed[part].mean() for part in np.array_split(order, 10)[:9]]
+    assert metrics["retained_deciles_1_9"] == pytest.approx(np.mean(bottom), rel=1e-12)
     # The cohort's visits: by decile and by tenure group, the same total.
     by_decile = sum(
         size * metrics[f"visits_per_member_week_decile_{k}"] for k, size in enumerate(sizes, 1)
