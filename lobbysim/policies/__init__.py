@@ -4,10 +4,11 @@
 ``choose(scores, rng)`` picks the best with random tie-breaking. The reference points
 ``uniform_random`` (no matchmaking) and ``oracle`` (true skill) carry capability flags the lobby's
 matchmaker honours (:mod:`lobbysim.policies.baselines`); so does ``engagement``, which pairs for
-the least predicted churn (:mod:`lobbysim.policies.engagement`).
+the least predicted churn (:mod:`lobbysim.policies.engagement`). ``lobby_knowledge_gradient``
+looks ahead over the players online (:mod:`lobbysim.policies.lobby_knowledge_gradient`).
 """
 
-from lobbysim.policies.base import POLICIES, Decision, OpponentPolicy, choose
+from lobbysim.policies.base import POLICIES, Decision, OpponentPolicy, choose, needs_online
 from lobbysim.policies.knowledge_gradient import KnowledgeGradient, kg_lookahead
 from lobbysim.policies.simple import DrawChance, FirstComeFirstServed, PointEstimate, RandomOpponent
 
@@ -15,6 +16,7 @@ from lobbysim.policies.simple import DrawChance, FirstComeFirstServed, PointEsti
 # the reference points are registered (and listed) after the paper's policies and baselines
 from lobbysim.policies.baselines import Oracle, UniformRandom, pairing_of, sees_truth
 from lobbysim.policies.engagement import Engagement
+from lobbysim.policies.lobby_knowledge_gradient import LobbyKnowledgeGradient
 
 __all__ = [
     "POLICIES",
@@ -23,6 +25,7 @@ __all__ = [
     "Engagement",
     "FirstComeFirstServed",
     "KnowledgeGradient",
+    "LobbyKnowledgeGradient",
     "OpponentPolicy",
     "Oracle",
     "PointEstimate",
@@ -30,6 +33,7 @@ __all__ = [
     "UniformRandom",
     "choose",
     "kg_lookahead",
+    "needs_online",
     "pairing_of",
     "sees_truth",
 ]

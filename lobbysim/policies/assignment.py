@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from operator import add
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -126,6 +126,13 @@ class Pool:
         quality: ``quality(i, j)`` -> match quality in [0, 1] for index arrays i, j.
         focal: which players may choose (default all); others are only candidates.
         games_played: games each player has played (for finite-horizon KG).
+        future_mu, future_var: the beliefs of the players online now, the pool's own players
+            first, in pool order (entry i is pool player i), then the others (in running
+            games); None: not collected (see :func:`~lobbysim.policies.base.needs_online`).
+            An assignment passes them on in every decision, with the pool indices of its
+            focal player and candidates as ``future_focal`` and ``future_candidates``.
+        future_pool: the candidates a player will have at the next pass, about (the pool's
+            size less one, at least 1), passed on as ``Decision.future_pool``.
     """
 
     mu: FloatArray
@@ -135,6 +142,9 @@ class Pool:
     quality_fn: QualityFn
     focal: NDArray[np.bool_] | None = None
     games_played: NDArray[np.int64] | None = None
+    future_mu: FloatArray | None = None
+    future_var: FloatArray | None = None
+    future_pool: int | None = None
 
     @property
     def size(self) -> int:
@@ -232,6 +242,7 @@ class Sequential:
                 beta2=pool.beta2,
                 waited=pool.waited[cand],
                 games_played=0 if pool.games_played is None else int(pool.games_played[i]),
+                **_future(pool, np.intp(i), cand),
             )
             j = int(cand[int(choose(policy.score(decision), rng))])
             free[i] = free[j] = False
@@ -445,11 +456,27 @@ class GlobalMatching:
             beta2=pool.beta2,
             waited=pool.waited[cand],
             games_played=0 if pool.games_played is None else pool.games_played[safe],
+            **_future(pool, blocks, blocks[:, others]),
         )
         raw = policy.score(decision)  # (B, k, k-1)
         scores = np.zeros((n_blocks, k, k))
         scores[:, rows, others.ravel()] = raw.reshape(n_blocks, -1)
         return scores
+
+
+def _future(pool: Pool, focal: IntArray | np.intp, candidates: IntArray) -> dict[str, Any]:
+    """Return the fields of a decision about the players online (none if the pool has none):
+    the pool's arrays, and the pool indices of the focal players and candidates (their places
+    in the arrays; -1 for padding)."""
+    if pool.future_mu is None:
+        return {}
+    return {
+        "future_mu": pool.future_mu,
+        "future_var": pool.future_var,
+        "future_pool": pool.future_pool,
+        "future_focal": focal,
+        "future_candidates": candidates,
+    }
 
 
 @cache

@@ -37,6 +37,17 @@ class Decision:
         games_played: games the focal player has played so far (n), for finite-horizon rules:
             one count for every decision (the paper engine's sample paths all play their n-th
             game together), or one per focal player, shape ``S`` (a lobby's pass).
+        future_mu, future_var: the beliefs of the players online now (the lobby: everyone
+            waiting plus everyone in a running game), whom the focal player may meet in a
+            later game; 1-D arrays of length N shared by every decision of the batch. None
+            (default): not known (the paper engine; a lobby passes them only to a policy with
+            the flag ``needs_online``, see :func:`needs_online`).
+        future_pool: about how many candidates the focal player will have at the next pass
+            (the lobby: the pass's pool size less one, at least 1); None: not known.
+        future_focal: where the focal player is in ``future_mu``, shape ``S`` (-1: not there);
+            None: not known.
+        future_candidates: where each candidate is in ``future_mu``, shape ``S + (M,)`` (-1:
+            not there, e.g. a padding slot); None: not known.
     """
 
     focal_mu: FloatArray
@@ -46,6 +57,11 @@ class Decision:
     beta2: float
     waited: FloatArray | None = None
     games_played: int | IntArray = 0
+    future_mu: FloatArray | None = None
+    future_var: FloatArray | None = None
+    future_pool: int | None = None
+    future_focal: IntArray | None = None
+    future_candidates: IntArray | None = None
 
     @property
     def n_candidates(self) -> int:
@@ -62,7 +78,9 @@ class OpponentPolicy(Protocol):
     flags change what the lobby's matchmaker does with the policy: ``pairing = "uniform"`` (pair
     uniformly at random over the whole pool, bypassing the assignment and the threshold) and
     ``sees_truth = True`` (be given the true skills instead of beliefs); see
-    :mod:`lobbysim.policies.baselines`.
+    :mod:`lobbysim.policies.baselines`. A third, ``needs_online = True``, asks for the beliefs
+    of every player online in each decision (:attr:`Decision.future_mu` and the fields after
+    it; :func:`needs_online`).
     """
 
     name: ClassVar[str]
@@ -74,6 +92,23 @@ class OpponentPolicy(Protocol):
 
 
 POLICIES: Registry[OpponentPolicy] = Registry("policy", required=("score", "needs_variance"))
+
+
+def needs_online(policy: object) -> bool:
+    """Return whether ``policy`` asks for the beliefs of the players online (``needs_online``).
+
+    The lobby's matchmaker collects them only for such a policy (everyone online, at every
+    pass that scores candidates, costs more than many passes themselves) and puts them into
+    every :class:`Decision` of the pass: ``future_mu``, ``future_var``, ``future_pool``,
+    ``future_focal`` and ``future_candidates``. A policy that sees the truth is not given them.
+
+    Raises:
+        ValueError: the flag is set to something other than True or False.
+    """
+    flag = getattr(policy, "needs_online", False)
+    if not isinstance(flag, bool):
+        raise ValueError(f"needs_online must be True or False, got {flag!r}")
+    return flag
 
 
 def choose(scores: FloatArray, rng: np.random.Generator) -> IntArray:

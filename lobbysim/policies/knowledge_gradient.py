@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,6 +50,41 @@ def kg_lookahead(decision: Decision) -> tuple[FloatArray, FloatArray]:
     ``q_0j`` is the draw density of eq. (5) now; ``F_j`` the expected best draw density after one
     game against j (see the module docstring).
     """
+    g = game_outcomes(decision)
+    m = g.mu.shape[1]
+    best = _best_density(g.x, g.a, g.mu0, g.mu, g.var, g.self_q)
+    best *= _INV_SQRT_2PI
+    f = g.p_win * best[:, :m] + (1.0 - g.p_win) * best[:, m:]
+    return g.q_now.reshape(decision.mu.shape), f.reshape(decision.mu.shape)
+
+
+class GameOutcomes(NamedTuple):
+    """What a look-ahead needs of the focal player's game with each candidate, on flat rows.
+
+    The decision's batch dimensions ``S`` are flattened into R rows. ``mu0``/``v0`` (R, 1) are
+    the focal player's belief now, ``mu``/``var`` (R, M) the candidates'; ``q_now`` (R, M) is
+    q_0j and ``p_win`` P(0 beats j). ``x``, ``a`` and ``self_q`` have 2M columns, the game's two
+    outcomes: column j the focal player beats j, column M + j j beats the focal player. ``x`` is
+    the focal player's mean after the outcome and ``a - 2 beta2`` its variance (so that
+    ``a + var_k`` is c^2 against a player k of variance ``var_k``); ``self_q`` is sqrt(2 pi)
+    times q between the two updated players.
+    """
+
+    mu0: FloatArray
+    v0: FloatArray
+    mu: FloatArray
+    var: FloatArray
+    q_now: FloatArray
+    p_win: FloatArray
+    x: FloatArray
+    a: FloatArray
+    self_q: FloatArray
+
+
+def game_outcomes(decision: Decision) -> GameOutcomes:
+    """Return the decision's :class:`GameOutcomes`: its beliefs on flat rows and, for each
+    candidate j, the game with j now and the focal player's belief after each outcome (the
+    1v1 update of :mod:`lobbysim.skill.gaussian`, both players updated)."""
     d = decision
     beta2 = float(d.beta2)
     batch_shape = d.mu.shape[:-1]
@@ -58,12 +93,7 @@ def kg_lookahead(decision: Decision) -> tuple[FloatArray, FloatArray]:
     v0 = np.broadcast_to(np.asarray(d.focal_var, dtype=np.float64), batch_shape).reshape(-1, 1)
     mu = np.asarray(d.mu, dtype=np.float64).reshape(-1, m)
     var = np.broadcast_to(np.asarray(d.var, dtype=np.float64), d.mu.shape).reshape(-1, m)
-
-    q_now, p_win, x, a, self_q = _outcomes(mu0, v0, mu, var, beta2)
-    best = _best_density(x, a, mu0, mu, var, self_q)
-    best *= _INV_SQRT_2PI
-    f = p_win * best[:, :m] + (1.0 - p_win) * best[:, m:]
-    return q_now.reshape(d.mu.shape), f.reshape(d.mu.shape)
+    return GameOutcomes(mu0, v0, mu, var, *_outcomes(mu0, v0, mu, var, beta2))
 
 
 def _outcomes(

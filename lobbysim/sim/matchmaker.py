@@ -37,7 +37,11 @@ ones; ``pairing = "uniform"`` bypasses the assignment and the threshold: the poo
 the tie-break stream and consecutive players are paired (with focal players, each focal player in
 the shuffled order takes the first free player of it); in team and free-for-all games groups of
 consecutive players are formed the same way. Teams are balanced on the pool's means (the true
-skills, for a policy that sees them); back-fill always goes by the driving rater's means.
+skills, for a policy that sees them); back-fill always goes by the driving rater's means. For a
+policy with ``needs_online`` (``lobby_knowledge_gradient``) the pool also holds the driving
+rater's beliefs of everyone online (the queue, in pool order, then the players in running
+games) and the pool's size less one, which the assignment puts into every decision
+(:class:`~lobbysim.policies.assignment.Pool`); for any other policy nothing is collected.
 
 **No accidental rematches** (``matchmaker.rematch_games``, ``rematch_minutes``): the pass's
 quality function is wrapped by :class:`~lobbysim.sim.rematch.RematchRule` so that barred pairs
@@ -430,7 +434,26 @@ class Matchmaker:
             focal=focal,
             games_played=games_played,
         )
+        if policy.online and not policy.truth:
+            pool.future_mu, pool.future_var = self._online_beliefs(mu, var)
+            pool.future_pool = max(n - 1, 1)
         return pool, quality
+
+    def _online_beliefs(self, mu: FloatArray, var: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Return the driving rater's beliefs of every player online now: the pool's (``mu``,
+        ``var``, in pool order) first, then those of everyone in a running game (present but
+        not queueing), in the order they came (for a policy that ``needs_online``)."""
+        queue = self._lobby.pool
+        playing = [pid for pid in self._lobby.present if pid not in queue]
+        if not playing:
+            return mu.copy(), var.copy()
+        others = np.array(playing, dtype=np.int64)
+        variances = self._driver.variances(others)
+        other_var = np.zeros(others.size) if variances is None else variances
+        return (
+            np.concatenate([mu, self._driver.means(others)]),
+            np.concatenate([var, other_var]),
+        )
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""

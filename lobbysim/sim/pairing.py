@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.policies import OpponentPolicy, pairing_of, sees_truth
+from lobbysim.policies import OpponentPolicy, needs_online, pairing_of, sees_truth
 from lobbysim.policies.assignment import QualityFn
 from lobbysim.registry import PluginError
 from lobbysim.scenario import MatchmakerConfig
@@ -34,6 +34,7 @@ class InForce(NamedTuple):
     uniform: bool  # pairing = "uniform": no assignment, no threshold, no rematch rule
     truth: bool  # sees_truth: the pool holds true skills and the true match quality
     engagement: bool = False  # pairing = "engagement": least predicted churn, no threshold
+    online: bool = False  # needs_online: the pool carries the beliefs of everyone online
 
 
 def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
@@ -41,7 +42,12 @@ def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
     try:
         pairing = pairing_of(policy)
         return InForce(
-            policy, name, pairing == "uniform", sees_truth(policy), pairing == "engagement"
+            policy,
+            name,
+            pairing == "uniform",
+            sees_truth(policy),
+            pairing == "engagement",
+            needs_online(policy),
         )
     except ValueError as exc:
         raise PluginError(f"{field_name}: '{name}': {exc}") from None
