@@ -55,6 +55,7 @@ from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.experiments.simulation import SimulationResult
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
+from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
 from lobbysim.progress import CallbackProgress, Progress
 from lobbysim.record_files import read_records
 from lobbysim.records import RECORD_COLUMNS
@@ -372,6 +373,8 @@ class RunFolder:
 
         Raises:
             KeyError: an unknown policy or kind, or records that the folder does not hold.
+            lobbysim.record_files.RecordFileError: a record file cut short, changed or
+                unreadable (a ValueError naming the file and, where it can, the line).
         """
         label = self.policies[0] if policy is None else policy
         if label not in self.policies:
@@ -392,7 +395,7 @@ class RunFolder:
                     f"replication: only the first replication's records are kept unless the "
                     f"scenario streams them (records.stream), got {replication}"
                 )
-            self._cache[key] = read_records(where)
+            self._cache[key] = read_records(where, complete=True)
             if not self._cache[key]:
                 del self._cache[key]
                 raise KeyError(f"no record files in {where}")
@@ -411,9 +414,17 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
         A :class:`RunFolder`: the scenario, the replications, summary and differences frames
         (as :func:`compare` returned them), and ``records(policy, kind)`` for the record frames.
 
+    Every table read is checked first: against the folder's ``manifest.json`` (each file's size
+    and SHA-256 when written), for a last row cut short, for bytes that are not UTF-8 and for a
+    missing value where every row has one; the record files likewise when ``records()`` reads
+    them (:func:`lobbysim.record_files.read_records`). A folder written before manifests gets
+    the checks that need none.
+
     Raises:
         TypeError: ``folder`` is not a path.
-        ValueError: the folder is not a finished run's folder.
+        ValueError: the folder is not a finished run's folder, or one of its files is cut
+            short, changed or unreadable (:class:`lobbysim.outputs.OutputFileError`, naming the
+            file and, where it can, the line).
     """
     if not isinstance(folder, str | os.PathLike):
         raise TypeError(f"folder: expected a path, got {type(folder).__name__}")
@@ -429,11 +440,14 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
             f"{', '.join(missing)})"
         )
 
+    manifest = read_manifest(path)
+
     def table(name: str) -> pd.DataFrame:
-        return pd.read_csv(path / name)
+        return read_table(path / name, manifest, TABLE_KEYS[name])
 
     replications = table("replications.csv")
     differences = table("differences.csv") if (path / "differences.csv").is_file() else None
+    verify_file(path / "scenario.yaml", manifest)
     return RunFolder(
         folder=path,
         scenario=load_scenario_file(path / "scenario.yaml"),
@@ -442,3 +456,46 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
         differences=differences,
         policies=[str(p) for p in dict.fromkeys(replications["policy"])],
     )
+
+
+#: The columns of a run folder's tables that every row fills in: a missing one is a damaged file.
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "replications.csv": ("policy", "replication", "seed"),
+    "summary.csv": ("policy", "metric", "n"),
+    "differences.csv": ("policy", "baseline", "metric", "n"),
+}
+
+
+def read_table(
+    path: Path, manifest: Mapping[str, Mapping[str, Any]] | None, keys: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Read a table of a run folder, checked (:func:`lobbysim.outputs.verify_file`: against the
+    folder's manifest, for a last row cut short) and with a value in every row of ``keys``.
+
+    Raises:
+        OutputFileError: naming the file and, where it can, the line.
+    """
+    verify_file(path, manifest)
+    try:
+        frame = pd.read_csv(path)
+    except UnicodeDecodeError as exc:
+        raise decode_problem(path, exc) from None
+    except (ValueError, pd.errors.EmptyDataError) as exc:
+        raise OutputFileError(
+            f"{path}: cannot be read as a table ({' '.join(str(exc).split())})"
+        ) from None
+    entry = (manifest or {}).get(path.name)
+    if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
+        raise OutputFileError(f"{path}: {len(frame)} rows, {entry['rows']} when written")
+    absent = [key for key in keys if key not in frame.columns]
+    if absent:
+        raise OutputFileError(f"{path}: no column {absent[0]!r}; the file is damaged")
+    missing = frame[list(keys)].isna().any(axis=1).to_numpy()
+    if missing.any():
+        row = int(missing.argmax())
+        column = next(k for k in keys if pd.isna(frame[k].iat[row]))
+        raise OutputFileError(
+            f"{path}: line {row + 2} has no {column}, which every row has: the file is cut short "
+            "or damaged"
+        )
+    return frame

@@ -505,7 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Ctrl-C and SIGTERM stop the command the same way: worker processes are stopped, temporary
     output folders removed, and the exit status is 130 (Ctrl-C) or 143 (SIGTERM). A closed
-    standard output (``lobbysim run ... | head``) ends the command with status 2 and one line.
+    standard output (``lobbysim run ... | head``) ends the command with status 2 and one line,
+    as does a full disk or an output that cannot be written (naming the path).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -527,6 +528,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         print("lobbysim: error: standard output was closed (broken pipe)", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a full disk, an output that cannot be written: one line, exit 2
+        from lobbysim.outputs import storage_problem
+
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        print(f"lobbysim: error: {problem}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         terminated = isinstance(exc, Terminated)

@@ -8,17 +8,29 @@ workers or on which worker finished first.
 With ``partial=True`` a task may also report how far it is (:func:`task_progress`, a fraction),
 in this process or from a worker (through a queue read by a thread here), and the progress
 callback then gets the finished tasks plus the fractions of those in flight.
+
+Workers die with the process that started them (:func:`die_with_parent`, run as every pool's
+worker initializer): if the command is killed outright (SIGKILL, the OOM killer, a CI timeout),
+its workers end too, instead of running on, holding memory, with nobody to hand a result to.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
+import os
 import queue
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
+
+from lobbysim.outputs import process_alive
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -36,9 +48,74 @@ def task_progress(fraction: float) -> None:
         report(min(max(float(fraction), 0.0), 1.0))
 
 
-def _init_worker(channel: Any) -> None:
+#: Seconds between two looks of a worker's watchdog at its parent (:func:`die_with_parent`).
+PARENT_POLL_SECONDS = 0.2
+#: The exit status of a process that ends because its parent has gone.
+ORPHAN_EXIT = 70
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int, *, deathsig: bool = True) -> None:
+    """Make this process end when the process ``parent`` (the one that started it) ends.
+
+    Two ways, so that a worker never outlives a command killed outright: on Linux, the kernel
+    sends this process SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``, unless
+    ``deathsig`` is false); everywhere, a daemon thread looks every
+    :data:`PARENT_POLL_SECONDS` whether the parent is still there and ends the process
+    (``os._exit``) when it is not. A parent gone already ends it at once.
+
+    Call it first thing in a worker process (a pool's initializer), from the thread that will
+    run; ``parent`` is the pid of the process that created the pool, passed to the worker.
+    """
+    direct = os.getppid() == parent  # started by it (fork, spawn), not by a fork server
+    if deathsig and direct and sys.platform.startswith("linux"):
+        _set_deathsig(signal.SIGKILL)
+    if not _parent_alive(parent, direct):  # gone before the death signal was asked for
+        os._exit(ORPHAN_EXIT)
+    watchdog = threading.Thread(
+        target=_watch_parent, args=(parent, direct), name="lobbysim-parent-watch", daemon=True
+    )
+    watchdog.start()
+
+
+def _set_deathsig(signum: int) -> None:
+    """Ask Linux to send this process ``signum`` when its parent dies; nothing if it cannot."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc or no prctl: the watchdog alone
+        pass
+
+
+def _parent_alive(parent: int, direct: bool) -> bool:
+    """Whether the process ``parent`` is still there (``direct``: it is this one's parent)."""
+    if os.name == "posix":
+        if direct:  # an orphan is adopted by another process: its parent pid changes
+            return os.getppid() == parent
+        return process_alive(parent)
+    process = multiprocessing.parent_process()  # Windows: its handle tells
+    return process is None or process.is_alive()
+
+
+def _watch_parent(parent: int, direct: bool) -> None:
+    while _parent_alive(parent, direct):
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(ORPHAN_EXIT)
+
+
+def _init_worker(parent: int, channel: Any = None) -> None:
+    """A pool worker's initializer: die with the parent; keep the progress queue, if any."""
     global _queue
+    die_with_parent(parent)
     _queue = channel
+
+
+def worker_pool(workers: int, channel: Any = None) -> ProcessPoolExecutor:
+    """Return a process pool of ``workers`` whose workers die with this process
+    (:func:`die_with_parent`); ``channel``: the queue :func:`task_progress` reports to."""
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(os.getpid(), channel)
+    )
 
 
 def _call_reporting(fn: Callable[[T], R], index: int, task: T) -> R:
@@ -90,7 +167,7 @@ def run_tasks(
         return results
     if partial and progress is not None:
         return _run_reporting(fn, tasks, min(jobs, total), progress)
-    with ProcessPoolExecutor(max_workers=min(jobs, total)) as pool, stopping_on_error(pool):
+    with worker_pool(min(jobs, total)) as pool, stopping_on_error(pool):
         futures = [pool.submit(fn, task) for task in tasks]
         for i, _ in enumerate(as_completed(futures)):
             if progress is not None:
@@ -130,7 +207,7 @@ def _run_reporting(
 
     reader = threading.Thread(target=drain, name="lobbysim-progress", daemon=True)
     reader.start()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(channel,))
+    pool = worker_pool(workers, channel)
     try:
         with pool, stopping_on_error(pool):
             futures: dict[Future[R], int] = {

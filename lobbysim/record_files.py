@@ -21,6 +21,16 @@ value as the empty field. Text that needs quoting, and values of another type th
 go through the standard library's :mod:`csv` writer instead (:func:`csv_rows` converts the values;
 the writer quotes as pandas does, which uses it too). In a running lobby the column formatter
 writes a flush slightly faster than the :mod:`csv` writer with the checks that writer needs.
+
+**Verified when read.** A folder of record files holds a manifest (``manifest.json``,
+:mod:`lobbysim.outputs`) with each file's rows and bytes, written with the files (by a sink when it
+closes, streamed or not; by :func:`write_frames`). :func:`read_records` checks every file against
+it and refuses, naming the file and where possible the line (:class:`RecordFileError`), a file cut
+short or changed, a CSV file whose last row has no line end (cut mid-row) or that is not UTF-8,
+and, read for :func:`lobbysim.load_run` (``complete=True``), a missing value in a column that
+every record has (:data:`REQUIRED_COLUMNS`); a folder without a manifest (written before
+manifests) gets the checks that need none. A sink's write that fails (a full disk) names the
+file.
 """
 
 from __future__ import annotations
@@ -41,6 +51,15 @@ from typing import Any
 
 import pandas as pd
 
+from lobbysim.outputs import (
+    OutputFileError,
+    decode_problem,
+    read_manifest,
+    remove_manifest,
+    verify_file,
+    write_manifest,
+)
+from lobbysim.parallel import die_with_parent
 from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_COLUMNS, RECORD_FORMATS
 
 FORMATS = RECORD_FORMATS
@@ -62,6 +81,31 @@ _AS_IS: dict[str, frozenset[type]] = {
     "boolean": frozenset({bool, _NONE}),
     "str": frozenset({str}),
 }
+
+
+#: Per record kind, the columns that always hold a value: a missing one is a damaged file. The
+#: ``int64``, ``bool`` and ``str`` columns, and these ``float64`` ones (the others may be NaN:
+#: ``waits.left_queue`` of a player still waiting, ``ratings.variance`` of a rater without one).
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    kind: tuple(
+        column
+        for column, dtype in columns.items()
+        if dtype in ("int64", "bool", "str")
+        or column
+        in {
+            "games": ("start", "end"),
+            "participants": ("joined", "left", "minutes"),
+            "waits": ("enqueued", "wait"),
+            "ratings": ("time", "rating"),
+            "players": ("skill", "mu0", "var0"),
+        }.get(kind, ())
+    )
+    for kind, columns in RECORD_COLUMNS.items()
+}
+
+
+class RecordFileError(OutputFileError):
+    """A record file is cut short, changed or unreadable; the message names it (and the line)."""
 
 
 def _missing(value: Any) -> bool:
@@ -257,6 +301,10 @@ class RecordFileSink:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        remove_manifest(self.folder)  # of earlier files there: written anew when closed
+        self.rows = dict.fromkeys(RECORD_COLUMNS, 0)  # written so far, by kind
+        self.failed = False  # a write failed: no manifest
+        self.closed = False
 
     def path(self, kind: str) -> Path:
         """Return the file of a record kind."""
@@ -266,7 +314,30 @@ class RecordFileSink:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Finish the files (the Parquet footers); calling it again does nothing."""
+        """Finish the files (the Parquet footers) and write the folder's manifest (the rows and
+        bytes of each file); calling it again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        self._finish()
+        if not self.failed:
+            write_manifest(
+                self.folder,
+                {
+                    self.path(kind).name: {"rows": rows, "bytes": self.path(kind).stat().st_size}
+                    for kind, rows in self.rows.items()
+                },
+            )
+
+    def _finish(self) -> None:
+        """Complete the files (nothing for CSV)."""
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """Return ``exc`` naming ``path`` if it names no file (a failed ``write()`` does not)."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))
 
 
 class CsvSink(RecordFileSink):
@@ -277,13 +348,23 @@ class CsvSink(RecordFileSink):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         for kind, columns in RECORD_COLUMNS.items():
-            with self.path(kind).open("w", encoding="utf-8", newline="") as file:
-                csv.writer(file, lineterminator="\n").writerow(columns)
+            self._write(kind, "w", ",".join(columns) + "\n")  # no name needs quoting
 
     def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        text = csv_text(kind, rows)
-        with self.path(kind).open("a", encoding="utf-8", newline="") as file:
-            file.write(text)
+        self._write(kind, "a", csv_text(kind, rows))
+        self.rows[kind] += len(rows)
+
+    def _write(self, kind: str, mode: str, text: str) -> None:
+        path = self.path(kind)
+        try:
+            with path.open(mode, encoding="utf-8", newline="") as file:
+                file.write(text)
+        except OSError as exc:
+            self.failed = True
+            named = _naming(exc, path)
+            if named is exc:
+                raise
+            raise named from exc
 
 
 class ParquetSink(RecordFileSink):
@@ -302,12 +383,24 @@ class ParquetSink(RecordFileSink):
         }
 
     def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        self._writers[kind].write_table(arrow_table(kind, record_frame(kind, rows)))
+        try:
+            self._writers[kind].write_table(arrow_table(kind, record_frame(kind, rows)))
+        except OSError as exc:
+            self.failed = True
+            named = _naming(exc, self.path(kind))
+            if named is exc:
+                raise
+            raise named from exc
+        self.rows[kind] += len(rows)
 
-    def close(self) -> None:
+    def _finish(self) -> None:
         writers, self._writers = self._writers, {}
-        for writer in writers.values():
-            writer.close()
+        try:
+            for writer in writers.values():
+                writer.close()
+        except OSError:
+            self.failed = True
+            raise
 
 
 def open_sink(
@@ -365,14 +458,16 @@ class BackgroundSink(RecordFileSink):
     in-process, while the simulation goes on. The pipe's buffer bounds what is in flight: a
     simulation faster than its writer waits for it. :meth:`close` returns once every row is
     written and the files are complete. The writer ignores SIGINT and SIGTERM (the run's own
-    handling of them closes it); it stops when the pipe closes, if the run dies. A sink still
+    handling of them closes it); it stops when the pipe closes, and dies with the run's process if
+    that is killed outright (:func:`lobbysim.parallel.die_with_parent`). A sink still
     open when the interpreter exits is closed then (its files completed), before
     :mod:`multiprocessing` waits for its children: the writer would otherwise wait for rows that
     never come, and the exit with it.
 
     Raises:
-        OSError: the writer could not create or write the files (the writer's message), or it
-            stopped; raised once, by the call that finds it (:meth:`close` then only cleans up).
+        OSError: the writer could not create or write the files (the writer's message, with
+            its error number and file: a full disk names the file), or it stopped; raised
+            once, by the call that finds it (:meth:`close` then only cleans up).
     """
 
     #: A run hands rows over once this many of a kind are buffered (fewer if ``flush_rows`` says
@@ -387,7 +482,7 @@ class BackgroundSink(RecordFileSink):
         self._conn: Any = here
         self._process = context.Process(
             target=_write_records,
-            args=(there, str(self.folder), fmt),
+            args=(there, str(self.folder), fmt, os.getpid(), here),
             name="lobbysim-records",
             daemon=True,
         )
@@ -442,33 +537,45 @@ class BackgroundSink(RecordFileSink):
         except OSError as exc:  # nobody left to raise it to
             print(f"lobbysim: {exc}", file=sys.stderr)
 
-    def _receive(self) -> str | None:
+    def _receive(self) -> Failure:
         """Return the writer's next message (None: all is well), or why it cannot be read."""
         try:
-            message: str | None = self._conn.recv()
+            message: Failure = self._conn.recv()
         except (OSError, EOFError):
             return "the record writer process stopped"
         return message
 
     @staticmethod
-    def _raise_if_failed(status: str | None) -> None:
-        if status is not None:
-            raise OSError(f"writing the records: {status}")
+    def _raise_if_failed(status: Failure) -> None:
+        if status is None:
+            return
+        if isinstance(status, tuple):  # an OSError of the writer: its number and file
+            name, number, strerror, filename = status
+            raise OSError(number, f"writing the records: {name}: {strerror}", filename)
+        raise OSError(f"writing the records: {status}")
 
 
 WRITER_BACKLOG = 4  # batches the writer process holds unwritten before the run waits for it
 _GONE = "gone"  # the run has gone (the pipe closed)
+#: What the writer reports: None (all is well), a message, or an OSError's type name, number,
+#: text and file.
+Failure = str | tuple[str, int, str | None, str | None] | None
 
 
-def _write_records(conn: Any, folder: str, fmt: str) -> None:
+def _write_records(conn: Any, folder: str, fmt: str, parent: int, run_end: Any = None) -> None:
     """The writer process of :class:`BackgroundSink`: run the sink on what comes down ``conn``.
 
     Replies once with None (ready) or a message; then writes every ``(kind, rows)`` until None
     comes, and replies with None (done) or the first error's message, which it also sends as
     soon as it happens (it then reads on without writing, so the run never blocks on it). A
     thread reads the pipe while the main thread writes, up to :data:`WRITER_BACKLOG` batches
-    ahead, so a run that flushes several kinds at once hands them over without waiting.
+    ahead, so a run that flushes several kinds at once hands them over without waiting. It
+    dies with the run's process ``parent`` (:func:`lobbysim.parallel.die_with_parent`);
+    ``run_end``, the run's end of the pipe, is closed here.
     """
+    die_with_parent(parent)
+    if run_end is not None:  # the run's end of the pipe, inherited with the fork: its EOF comes
+        run_end.close()  # only once no process holds that end
     # the run's own handling of Ctrl-C and SIGTERM closes the writer (its handlers, inherited
     # with the fork, are not the writer's)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -476,7 +583,7 @@ def _write_records(conn: Any, folder: str, fmt: str) -> None:
     try:
         sink = _inline_sink(Path(folder), fmt)
     except Exception as exc:  # reported by the run, which stops
-        conn.send(_message(exc))
+        conn.send(_failure(exc))
         return
     conn.send(None)
     inbox: queue.Queue[Any] = queue.Queue(maxsize=WRITER_BACKLOG)
@@ -492,7 +599,7 @@ def _write_records(conn: Any, folder: str, fmt: str) -> None:
                 return
 
     threading.Thread(target=read, name="lobbysim-records-reader", daemon=True).start()
-    error: str | None = None
+    error: Failure = None
     while True:
         item = inbox.get()
         if item is _GONE:  # the run has gone
@@ -503,17 +610,22 @@ def _write_records(conn: Any, folder: str, fmt: str) -> None:
             try:
                 sink(*item)
             except Exception as exc:
-                error = _message(exc)
+                error = _failure(exc)
                 conn.send(error)
     if error is None:
         try:
             sink.close()
         except Exception as exc:
-            error = _message(exc)
+            error = _failure(exc)
     conn.send(error)
 
 
-def _message(exc: BaseException) -> str:
+def _failure(exc: BaseException) -> Failure:
+    """Return what the writer reports of ``exc``: an OSError's number and file, so that the run
+    raises the same error (a full disk is one line naming the file); else its message."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        filename = None if exc.filename is None else os.fsdecode(exc.filename)
+        return type(exc).__name__, exc.errno, exc.strerror, filename
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
@@ -533,17 +645,28 @@ def arrow_table(kind: str, frame: pd.DataFrame) -> Any:
 
 
 def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> None:
-    """Write record frames (by kind) into ``folder`` (made if need be), a file each, as ``fmt``."""
+    """Write record frames (by kind) into ``folder`` (made if need be), a file each, as ``fmt``,
+    and the folder's manifest (each file's rows and bytes)."""
     _require(fmt)
     folder.mkdir(parents=True, exist_ok=True)
+    remove_manifest(folder)
+    written = {}
     for kind, frame in frames.items():
         path = record_path(folder, kind, fmt)
-        if fmt == "csv":
-            frame.to_csv(path, index=False)
-        else:
-            import pyarrow.parquet as pq
+        try:
+            if fmt == "csv":
+                frame.to_csv(path, index=False)
+            else:
+                import pyarrow.parquet as pq
 
-            pq.write_table(arrow_table(kind, with_dtypes(kind, frame)), path)
+                pq.write_table(arrow_table(kind, with_dtypes(kind, frame)), path)
+        except OSError as exc:
+            named = _naming(exc, path)
+            if named is exc:
+                raise
+            raise named from exc
+        written[path.name] = {"rows": len(frame), "bytes": path.stat().st_size}
+    write_manifest(folder, written)
 
 
 def read_records(
@@ -552,6 +675,7 @@ def read_records(
     *,
     columns: Mapping[str, Sequence[str]] | None = None,
     fmt: str | None = None,
+    complete: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Read a run's record files back as frames with the schema's dtypes, by kind.
 
@@ -562,10 +686,17 @@ def read_records(
             left out of the result.
         columns: per kind, only these columns (in the schema's order); default: all.
         fmt: ``csv`` or ``parquet``; default: whichever file of the kind is there (CSV first).
+        complete: also refuse a missing value in a column that every record lobbysim writes
+            fills in (:data:`REQUIRED_COLUMNS`), as :func:`lobbysim.load_run` does.
 
     Raises:
         KeyError: a kind or column the schema does not have.
+        RecordFileError: a file that is cut short or changed since it was written (against the
+            folder's manifest), a CSV file that ends mid-row or is not UTF-8, a file that does
+            not read as its kind's records, or with ``complete`` a missing value in a column
+            that always has one; the message names the file, and the line where it can.
     """
+    manifest = read_manifest(Path(folder))
     out = {}
     for kind in RECORD_COLUMNS if kinds is None else kinds:
         schema = RECORD_COLUMNS[kind]
@@ -579,17 +710,89 @@ def read_records(
         )
         if path is None:
             continue
-        if path.suffix == ".csv":
-            frame = pd.read_csv(
-                path,
-                usecols=names,
-                dtype={c: schema[c] for c in names},
-                keep_default_na=False,  # only the empty field is missing, and not in text
-                na_values={c: [""] for c in names if schema[c] != "str"},
-                **_EXACT_FLOATS,  # every float exactly as written
+        try:
+            verify_file(path, manifest)
+        except OutputFileError as exc:
+            raise RecordFileError(str(exc)) from None
+        frame = _read_file(path, kind, names)
+        entry = (manifest or {}).get(path.name)
+        if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
+            raise RecordFileError(
+                f"{path}: {len(frame)} rows, {entry['rows']} when written (manifest.json): "
+                "the file was changed"
             )
-        else:
-            _require("parquet")
-            frame = with_dtypes(kind, pd.read_parquet(path, columns=names, engine="pyarrow"))
+        required = [c for c in REQUIRED_COLUMNS[kind] if c in names] if complete else []
+        missing = frame[required].isna().any(axis=1).to_numpy() if required else None
+        if missing is not None and missing.any():
+            row = int(missing.argmax())
+            column = next(c for c in required if pd.isna(frame[c].iat[row]))
+            where = f"line {row + 2}" if path.suffix == ".csv" else f"row {row + 1}"
+            raise RecordFileError(
+                f"{path}: {where} has no {column}, which every {kind} record has: the file is "
+                "damaged"
+            )
         out[kind] = frame[names]
     return out
+
+
+def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
+    """Read one record file with the schema's dtypes; an unreadable one is a
+    :class:`RecordFileError` naming it (and, for CSV, the line where it can)."""
+    schema = RECORD_COLUMNS[kind]
+    if path.suffix != ".csv":
+        _require("parquet")
+        try:
+            return with_dtypes(kind, pd.read_parquet(path, columns=names, engine="pyarrow"))
+        except (OSError, ValueError) as exc:  # pyarrow's errors are either
+            raise RecordFileError(
+                f"{path}: cannot be read as {kind} records ({' '.join(str(exc).split())})"
+            ) from None
+    try:
+        return pd.read_csv(
+            path,
+            usecols=names,
+            dtype={c: schema[c] for c in names},
+            keep_default_na=False,  # only the empty field is missing, and not in text
+            na_values={c: [""] for c in names if schema[c] != "str"},
+            **_EXACT_FLOATS,  # every float exactly as written
+        )
+    except UnicodeDecodeError as exc:
+        raise RecordFileError(str(decode_problem(path, exc))) from None
+    except (ValueError, TypeError) as exc:  # a field that is not of its column's type
+        line = _bad_line(path, kind)
+        where = f"line {line}: " if line is not None else ""
+        raise RecordFileError(
+            f"{path}: {where}cannot be read as {kind} records ({' '.join(str(exc).split())})"
+        ) from None
+
+
+def _bad_line(path: Path, kind: str) -> int | None:
+    """Return the first line of a CSV record file whose fields do not fit its kind's columns
+    (their number, an empty field where one is required, a number that is not one), or None."""
+    schema = RECORD_COLUMNS[kind]
+    required = set(REQUIRED_COLUMNS[kind])
+    parse = {"int64": int, "Int64": int, "float64": float}
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return None
+        for row in reader:
+            if len(row) != len(header):
+                return reader.line_num
+            for column, value in zip(header, row, strict=True):
+                dtype = schema.get(column)
+                if dtype is None:
+                    continue
+                if value == "":
+                    if column in required:
+                        return reader.line_num
+                    continue
+                try:
+                    if dtype in parse:
+                        parse[dtype](value)
+                    elif dtype in ("bool", "boolean") and value not in ("True", "False"):
+                        return reader.line_num
+                except ValueError:
+                    return reader.line_num
+    return None

@@ -16,6 +16,7 @@ from lobbysim.commands.paper import PaperArgumentError, run_paper
 
 SMALL = ["paper", "--case", "top", "--paths", "4", "--games", "30"]
 REPORT_FILES = {
+    "manifest.json",
     "per_game.csv",
     "windows.csv",
     "claims.csv",

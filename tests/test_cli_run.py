@@ -52,7 +52,7 @@ def test_run_writes_a_complete_repeatable_folder(scenario_file: Path, tmp_path: 
     } <= names
     assert "differences.csv" not in names
     records = {p.stem for p in (out / "records" / "draw_chance").iterdir()}
-    assert records == {"games", "participants", "waits", "ratings", "players"}
+    assert records == {"games", "participants", "waits", "ratings", "players", "manifest"}
     # the resolved scenario runs again from the folder alone, to the same bytes
     again = tmp_path / "run2"
     assert main(["run", str(out / "scenario.yaml"), "--out", str(again), "--jobs", "1"]) == 0
@@ -273,7 +273,8 @@ def test_a_streamed_run_keeps_every_replications_records(
     )
     for rep in ("rep-1", "rep-2"):
         files = {p.name for p in (out / "records" / "draw_chance" / rep).iterdir()}
-        assert files == {"games.csv", "participants.csv", "waits.csv", "ratings.csv", "players.csv"}
+        kinds = {"games.csv", "participants.csv", "waits.csv", "ratings.csv", "players.csv"}
+        assert files == {*kinds, "manifest.json"}
     kept = tmp_path / "kept"
     assert (
         main(["run", str(scenario_file), "--replications", "2", "--out", str(kept), "--jobs", "1"])

@@ -100,7 +100,8 @@ def test_written_records_read_back_equal_the_in_memory_frames(
 ) -> None:
     kept = frames(simulate(scenario(mode, fmt), seed=5))
     write_frames(kept, tmp_path, fmt)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{k}.{fmt}" for k in kept)
+    expected = sorted([*(f"{k}.{fmt}" for k in kept), "manifest.json"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == expected
     back = read_records(tmp_path)
     assert list(back) == list(RECORD_COLUMNS)
     for kind, frame in kept.items():
@@ -116,7 +117,8 @@ def test_streamed_records_equal_the_in_memory_frames_and_metrics(
     kept = simulate(scenario(mode, fmt), seed=5)
     streamed = simulate(scenario(mode, fmt, stream=True), seed=5, records_dir=tmp_path)
     assert streamed.games is None and streamed.records_dir == tmp_path
-    assert sorted(p.suffix for p in tmp_path.iterdir()) == [f".{fmt}"] * len(RECORD_COLUMNS)
+    files = sorted(p.suffix for p in tmp_path.iterdir() if p.name != "manifest.json")
+    assert files == [f".{fmt}"] * len(RECORD_COLUMNS)
     # the metrics are computed from the files: exactly those of the run kept in memory
     assert streamed.metrics.keys() == kept.metrics.keys()
     for name, value in kept.metrics.items():
@@ -323,7 +325,7 @@ def test_a_run_writes_csv_records_by_default(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["run", str(path), "--replications", "1", "--out", str(out), "--jobs", "1"]) == 0
     names = sorted(p.name for p in (out / "records" / "draw_chance").iterdir())
-    assert names == sorted(f"{kind}.csv" for kind in RECORD_COLUMNS)  # pyarrow or not
+    assert names == sorted([*(f"{kind}.csv" for kind in RECORD_COLUMNS), "manifest.json"])
     assert "format" not in load_scenario(out / "scenario.yaml").to_dict()["records"]
 
 
@@ -339,7 +341,7 @@ def test_records_format_parquet_from_the_command_line(tmp_path: Path) -> None:
     )
     for policy in ("draw_chance", "fifo"):
         names = sorted(p.name for p in (out / "records" / policy).iterdir())
-        assert names == sorted(f"{kind}.parquet" for kind in RECORD_COLUMNS)
+        assert names == sorted([*(f"{kind}.parquet" for kind in RECORD_COLUMNS), "manifest.json"])
     # the folder's scenario repeats the run as it was
     assert load_scenario(out / "scenario.yaml").records.format == "parquet"
     back = read_records(out / "records" / "draw_chance")

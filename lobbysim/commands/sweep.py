@@ -48,7 +48,7 @@ import yaml
 from lobbysim.commands.run import RunError, check_scenario, load_run_scenario, policy_problems
 from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
 from lobbysim.experiments.replications import replication_seeds, with_policy
-from lobbysim.experiments.store import RunStore, check_folder, claim_folder, write_text
+from lobbysim.experiments.store import RunStore, check_folder, claim_folder, tmp_name, write_text
 from lobbysim.experiments.sweeps import (
     Cell,
     Sweep,
@@ -390,7 +390,7 @@ def _write_tables(
         return
     from lobbysim.reporting.sweep import write_sweep_report
 
-    tmp = folder / f".report-tmp-{os.getpid()}"
+    tmp = tmp_name(folder / "report")  # removed by the next sweep if this one is killed
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()

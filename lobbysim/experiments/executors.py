@@ -7,7 +7,9 @@ culprit, and the rest of the sweep goes on. ``dask``: an existing Dask distribut
 single-threaded worker processes started for the sweep. Dask is an optional extra
 (``pip install 'lobbysim[dask]'``). The workers of a remote cluster need lobbysim (and any plug-in
 module the scenario names) installed. Each finished run is handed to ``on_done(run, metrics,
-error)`` at once, so the caller stores it before the next one finishes.
+error)`` at once, so the caller stores it before the next one finishes. A full disk or an
+output that cannot be written (:func:`lobbysim.outputs.storage_problem`) is not a run's failure:
+it stops the sweep (every run would fail the same way), which the next invocation resumes.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from lobbysim.experiments.sweeps import SweepError, SweepRun, error_text, run_one
-from lobbysim.parallel import stopping_on_error
+from lobbysim.outputs import storage_problem
+from lobbysim.parallel import stopping_on_error, worker_pool
 
 EXECUTORS = ("local", "dask", "dask-local")
 DASK_MISSING = (
@@ -38,6 +41,8 @@ def run_local(runs: Sequence[SweepRun], jobs: int, on_done: OnDone) -> None:
             try:
                 metrics = run_one(run)
             except Exception as exc:  # reported with its cell and seed
+                if storage_problem(exc) is not None:
+                    raise
                 on_done(run, None, error_text(exc))
             else:
                 on_done(run, metrics, None)
@@ -54,7 +59,7 @@ def run_local(runs: Sequence[SweepRun], jobs: int, on_done: OnDone) -> None:
 
 def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[SweepRun]:
     """Run from ``pending`` until it is empty or the pool breaks; return the runs in flight then."""
-    with ProcessPoolExecutor(max_workers=jobs) as pool, stopping_on_error(pool):
+    with worker_pool(jobs) as pool, stopping_on_error(pool):
         flight: dict[Future[dict[str, float]], SweepRun] = {}
         while pending or flight:
             while pending and len(flight) < jobs:
@@ -74,6 +79,8 @@ def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[Swee
                     broken = True
                     flight[future] = run  # a suspect: re-run alone by the caller
                 except Exception as exc:  # reported with its cell and seed
+                    if storage_problem(exc) is not None:
+                        raise
                     on_done(run, None, error_text(exc))
                 else:
                     on_done(run, metrics, None)
@@ -172,6 +179,8 @@ class DaskSession:
             cluster = error is None or isinstance(
                 error, (asyncio.CancelledError, concurrent.futures.CancelledError)
             )
+            if error is not None and storage_problem(error) is not None:
+                raise error
             if suspect is not None and (cluster or isinstance(error, suspect)):
                 suspects.append(run)
             else:

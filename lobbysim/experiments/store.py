@@ -4,28 +4,28 @@ As soon as a run finishes, its metrics are written to ``runs/<key>.json`` in the
 to a temporary name first, flushed to disk and renamed, so a file either is complete or does not
 exist. A run that raises, or whose worker dies, is written to ``failed/<key>.json`` with its cell
 and seed. A sweep folder holds a manifest (``sweep.json``) written when it is created: a folder
-is used only when it is new, empty, or a folder of the same sweep. Temporary files carry this
-host and the writer's pid, so a starting sweep removes only those of writers that are dead.
+is used only when it is new, empty, or a folder of the same sweep. Temporary files (and the
+report's temporary folder) carry this host and the writer's pid, so a starting sweep removes only
+those of writers that are dead (a sweep killed outright leaves them; its workers die with it:
+:func:`lobbysim.parallel.die_with_parent`). A write that fails (a full disk) removes its
+temporary file and names the file it was writing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
-import socket
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiments.sweeps import Sweep, SweepError, SweepRun
-from lobbysim.outputs import creation_problem
+from lobbysim.outputs import HOST, creation_problem, process_alive
 
 MANIFEST = "sweep.json"  # written when a sweep folder is created; identifies its sweep
-# A short hash of this host's name, in temporary file names (see ``abandoned``).
-HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
 def check_folder(sweep: Sweep, folder: Path) -> None:
@@ -89,13 +89,7 @@ def abandoned(tmp: Path) -> bool:
     parts = tmp.name.split("-", 3)
     if len(parts) != 4 or parts[1] != HOST or not parts[2].isdigit():
         return False
-    try:
-        os.kill(int(parts[2]), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, but not ours to signal
-        return False
-    return False
+    return int(parts[2]) != os.getpid() and not process_alive(int(parts[2]))
 
 
 class RunStore:
@@ -108,10 +102,13 @@ class RunStore:
         self.done_dir.mkdir(parents=True, exist_ok=True)
         self.failed_dir.mkdir(parents=True, exist_ok=True)
         for leftover in itertools.chain(
-            self.done_dir.glob(".tmp-*"), self.failed_dir.glob(".tmp-*")
+            folder.glob(".tmp-*"), self.done_dir.glob(".tmp-*"), self.failed_dir.glob(".tmp-*")
         ):
-            if abandoned(leftover):  # a killed writer's partial file
-                leftover.unlink(missing_ok=True)
+            if abandoned(leftover):  # a killed writer's partial file (or report folder)
+                if leftover.is_dir():
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
 
     def done_keys(self) -> set[str]:
         """Return the keys of every finished run (not a killed writer's ``.tmp-`` file)."""
@@ -134,11 +131,15 @@ class RunStore:
             record["error"] = error
             target = self.failed_dir / f"{run.key}.json"
         tmp = tmp_name(target)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, sort_keys=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(record, fh, sort_keys=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException as exc:
+            _give_up(tmp, target, exc)
+            raise
         if error is None:
             (self.failed_dir / target.name).unlink(missing_ok=True)
 
@@ -156,6 +157,19 @@ class RunStore:
 
 
 def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so it is whole or as it was."""
     tmp = tmp_name(path)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException as exc:
+        _give_up(tmp, path, exc)
+        raise
+
+
+def _give_up(tmp: Path, target: Path, exc: BaseException) -> None:
+    """Remove the temporary file of a failed write; name ``target`` in an error that names the
+    temporary file or no file (a full disk: ``write()`` says no file)."""
+    tmp.unlink(missing_ok=True)
+    if isinstance(exc, OSError) and exc.filename in (None, str(tmp)):
+        exc.filename = str(target)
