@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from lobbysim.registry import PluginError, Registry
+from lobbysim.registry import PluginError, PluginRef, Registry
 from lobbysim.validation import real_parameter
 
 FloatArray = NDArray[np.float64]
@@ -177,13 +177,8 @@ def sample_window(
     """Ask ``model`` for the arrivals in ``[start, end)`` and check them with ``check_arrivals``."""
     _check_window(start, end)
     name = getattr(model, "name", type(model).__qualname__)
-    try:
-        arrivals = model.sample(rng, start, end)
-    except Exception as exc:  # a model's own bug: name it, no traceback
-        raise PluginError(
-            f"arrivals: the arrival model '{name}' failed in sample(rng, {start:g}, {end:g}): "
-            f"{type(exc).__name__}: {exc}"
-        ) from None
+    plugin = PluginRef("arrivals", "arrival model", name)
+    arrivals = plugin.call(f"sample(rng, {start:g}, {end:g})", model.sample, rng, start, end)
     return check_arrivals(name, arrivals, start, end)
 
 

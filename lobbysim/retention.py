@@ -6,8 +6,9 @@ member leaves the base for good with probability ``leave_probability(visit)``, a
 next visit comes after the visit model's gap *times* ``return_delay(visit)`` (> 0; 1: as usual).
 ``visit`` is a :class:`Visit`, what the member lived through in the visit just ended and the streak
 of losses they carry. A model is a small plug-in with those two verbs; the engine checks what it
-returns (a probability in [0, 1], a finite delay > 0) and names the model in the error, as it does
-for arrival and visit models.
+returns (a probability in [0, 1], a finite delay > 0; any real number, numpy scalars included,
+but not a bool) and names the model in the error, as it does for arrival and visit models; a verb
+that raises or calls ``sys.exit`` stops the run with one line naming the model and the verb.
 
 The built-in ``experience`` model is a logistic hazard in the spirit of the engagement model of
 Chen et al., "EOMM: An Engagement Optimized Matchmaking Framework" (WWW 2017), where the chance of
@@ -41,13 +42,14 @@ one-visit verb (equal but for the last bit numpy's ``exp`` may differ in; tested
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.registry import PluginError, Registry
+from lobbysim.registry import PluginError, PluginRef, Registry
 from lobbysim.validation import real_parameter
 
 
@@ -121,9 +123,18 @@ RETENTION: Registry[RetentionModel] = Registry(
 )
 
 
+def retention_plugin(model_name: str) -> PluginRef:
+    """Return the retention model named ``model_name`` as errors name it (``base.retention``):
+    a verb that raises or calls ``sys.exit`` stops the run with one line naming it."""
+    return PluginRef("base.retention", RETENTION.family, model_name)
+
+
 def check_probability(model_name: str, value: object) -> float:
-    """Return a model's leave probability as a float, or raise naming the model."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """Return a model's leave probability as a float, or raise naming the model.
+
+    Any real number is one (a numpy scalar such as ``np.float32`` too), a bool is not.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise PluginError(
             f"retention model '{model_name}': leave_probability returned {value!r}, expected a "
             "number in [0, 1]"
@@ -145,17 +156,23 @@ def leave_probabilities(
     [0, 1] per visit), else by ``leave_probability`` one visit at a time.
 
     Raises:
-        PluginError: a result of the wrong shape or type, or a value outside [0, 1], naming the
-            model.
+        PluginError: the model failed (raised, or called ``sys.exit``), or returned a result
+            of the wrong shape or type or a value outside [0, 1]; naming the model.
     """
+    plugin = retention_plugin(model_name)
     many = getattr(model, "leave_probabilities", None)
     if many is None:
+        one = model.leave_probability
         return np.array(
-            [check_probability(model_name, model.leave_probability(visits.row(k)))
-             for k in range(len(visits))],
+            [
+                check_probability(
+                    model_name, plugin.call("leave_probability(visit)", one, visits.row(k))
+                )
+                for k in range(len(visits))
+            ],
             dtype=np.float64,
         )
-    value = many(visits)
+    value = plugin.call("leave_probabilities(visits)", many, visits)
     try:
         out = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -176,8 +193,9 @@ def leave_probabilities(
 
 
 def check_delay(model_name: str, value: object) -> float:
-    """Return a model's return delay as a float, or raise naming the model."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """Return a model's return delay as a float, or raise naming the model (any real number
+    but a bool, numpy scalars too)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise PluginError(
             f"retention model '{model_name}': return_delay returned {value!r}, expected a "
             "finite number > 0"

@@ -19,7 +19,9 @@ player the same rate), so some members play daily and others weekly, as in a rea
 drawn for a time while the player is still online cannot happen: the next visit is drawn when a
 visit ends, from that moment (a renewal process), so a member is never in two places at once.
 
-The engine checks what a model returns (:func:`check_times`) and names the model in the error;
+The engine checks what a model returns (:func:`check_times`) and names the model in the error
+(a verb that raises or calls ``sys.exit`` too, on one line:
+:class:`~lobbysim.registry.PluginRef`);
 ``VISITS.create(name, params)`` builds a built-in or a user class (``"package.module:Class"``).
 """
 

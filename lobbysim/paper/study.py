@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 
 from lobbysim.parallel import run_tasks
 from lobbysim.policies import POLICIES, Decision, OpponentPolicy, choose
+from lobbysim.registry import PluginRef
 from lobbysim.skill.gaussian import true_draw_density, update_1v1
 
 CASES = ("top", "bottom", "middle")
@@ -178,7 +179,12 @@ def simulate_block(
             waited=n - last_played,
             games_played=n,
         )
-        pick = choose(policy.score(decision), tie_rng)
+        try:
+            scores = policy.score(decision)
+        except (Exception, SystemExit) as exc:  # a policy's own bug or exit: one line
+            name = getattr(policy, "name", type(policy).__qualname__)
+            raise PluginRef("", "policy", name).failure("score(decision)", exc) from None
+        pick = choose(scores, tie_rng)
         opp = pick + 1
         last_played[rows, pick] = n + 1
         s_opp = skills[rows, opp]

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from lobbysim.records import GameResult, Seat
-from lobbysim.registry import Registry
+from lobbysim.registry import PluginRef, Registry
 from lobbysim.skill import gaussian
 
 FloatArray = NDArray[np.float64]
@@ -101,6 +101,15 @@ RATERS: Registry[Rater] = Registry(
         "quality",
     ),
 )
+
+
+def rater_plugin(index: int, name: str) -> PluginRef:
+    """Return a run's rater as errors name it: ``index`` 0 is the driving rater
+    (``raters.driver``), 1 on the shadows (``raters.shadows[index - 1]``); ``name`` as the
+    scenario gives it. The engine's calls into a rater go through it (or its ``failure``), so
+    that a rater whose verb raises or calls ``sys.exit`` stops the run with one line."""
+    field = "raters.driver" if index == 0 else f"raters.shadows[{index - 1}]"
+    return PluginRef(field, RATERS.family, name)
 
 
 class EvenMatchQuality:

@@ -33,6 +33,7 @@ import simpy
 
 from lobbysim.population import Population
 from lobbysim.records import GameResult
+from lobbysim.registry import PluginRef
 from lobbysim.retention import RetentionModel
 from lobbysim.scenario import BaseConfig
 from lobbysim.sim.clock import Clock
@@ -40,7 +41,7 @@ from lobbysim.sim.engagement import Retention
 from lobbysim.sim.entities import Buffered, Player
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
-from lobbysim.visits import MINUTES_PER_DAY, VisitModel, check_times
+from lobbysim.visits import MINUTES_PER_DAY, VISITS, VisitModel, check_times
 
 JOIN_WINDOW = MINUTES_PER_DAY  # minutes of newcomer joins sampled at a time
 
@@ -75,6 +76,9 @@ class PlayerBase:
         self.config = config
         self.model = model
         self._model_name = config.visits.name
+        #: The visit model as errors name it: a verb that raises or calls ``sys.exit`` stops
+        #: the run with one line naming it.
+        self._plugin = PluginRef("base.visits", VISITS.family, config.visits.name)
         self.env = clock.env
         self._clock = clock
         self._lobby = lobby
@@ -110,7 +114,8 @@ class PlayerBase:
         """Register ``n`` new members now; their first visit is now or drawn from the model."""
         batch = self._population.sample(self._base_rng, n)
         members = self._lobby.join(batch)
-        rates = check_times(self._model_name, "rates", self.model.rates(self._base_rng, n), n, 0.0)
+        raw_rates = self._plugin.call(f"rates(rng, {n})", self.model.rates, self._base_rng, n)
+        rates = check_times(self._model_name, "rates", raw_rates, n, 0.0)
         lifetimes = self._base_rng.standard_exponential(n)
         now = self.env.now
         per_day = self.config.leave_per_day
@@ -141,7 +146,15 @@ class PlayerBase:
         start = 0.0
         while start < horizon:
             end = min(start + JOIN_WINDOW, horizon)
-            raw = self.model.joins(self._visit_rng, start, end, self.config.newcomers_per_day)
+            per_day = self.config.newcomers_per_day
+            raw = self._plugin.call(
+                f"joins(rng, {start:g}, {end:g}, {per_day:g})",
+                self.model.joins,
+                self._visit_rng,
+                start,
+                end,
+                per_day,
+            )
             times = check_times(self._model_name, "joins", raw, -1, start, end)
             for t in times.tolist():
                 if t > env.now:
@@ -154,7 +167,10 @@ class PlayerBase:
     # ------------------------------------------------------------------ visits
     def _next_visits(self, members: Sequence[Player]) -> list[float]:
         rates = np.array([p.rate for p in members], dtype=np.float64)
-        raw = self.model.next_visits(self._visit_rng, self.env.now, rates)
+        try:
+            raw = self.model.next_visits(self._visit_rng, self.env.now, rates)
+        except (Exception, SystemExit) as exc:  # a model's own bug, or its sys.exit: one line
+            raise self._plugin.failure(f"next_visits(rng, {self.env.now:g}, rates)", exc) from None
         times = check_times(self._model_name, "next_visits", raw, len(members), self.env.now)
         return times.tolist()
 

@@ -42,6 +42,7 @@ from lobbysim.retention import (
     check_delay,
     check_probability,
     leave_probabilities,
+    retention_plugin,
 )
 from lobbysim.scenario import Scenario
 from lobbysim.sim.entities import LEFT, Player, Waiting
@@ -87,6 +88,7 @@ class Retention:
         self._base = base
         self.model = model
         self._name = model_name
+        self._plugin = retention_plugin(model_name)  # names the model if a verb fails
         self._rng = streams.get("retention")
         self._tallies: dict[int, Tally] = {}
         self._streaks: dict[int, int] = {}
@@ -176,13 +178,22 @@ class Retention:
     def decide(self, player: Player) -> None:
         """Let ``player`` leave the base with the model's probability, or come back later."""
         visit = self.visit_of(player)
-        p = check_probability(self._name, self.model.leave_probability(visit))
+        model = self.model
+        try:
+            value = model.leave_probability(visit)
+        except (Exception, SystemExit) as exc:  # a model's own bug, or its sys.exit: one line
+            raise self._plugin.failure("leave_probability(visit)", exc) from None
+        p = check_probability(self._name, value)
         leaves = bool(self._rng.random() < p)
         delay = None
         if leaves:
             self._base.leave(player)
         else:
-            delay = check_delay(self._name, self.model.return_delay(visit))
+            try:
+                value = model.return_delay(visit)
+            except (Exception, SystemExit) as exc:
+                raise self._plugin.failure("return_delay(visit)", exc) from None
+            delay = check_delay(self._name, value)
             self._base.return_later(player, delay)
         if self.decisions is not None:
             self.decisions.append((self._base.env.now, player.pid, p, delay, leaves))

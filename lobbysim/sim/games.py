@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.groups import balance_teams
 from lobbysim.population import Population
 from lobbysim.raters import Rater
-from lobbysim.raters.base import mean_lists
+from lobbysim.raters.base import mean_lists, rater_plugin
 from lobbysim.records import DuelBatch, GameResult, Seat, make_result, make_seat
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
@@ -83,6 +83,7 @@ class Games:
             ``drift`` with a skill drift).
         skill_mean, skill_sd: the population's skill distribution, the scale of performances
             for scores.
+        driver_name: the driving rater's name, for messages.
 
     The skill dynamics and the horizon are the lobby's population's and horizon's (the lobby
     is built with both).
@@ -101,6 +102,7 @@ class Games:
         skill_sd: float,
         population: Population | None = None,
         horizon: float = math.inf,
+        driver_name: str = "driver",
     ) -> None:
         self.env = clock.env
         self.rules = rules
@@ -110,6 +112,7 @@ class Games:
         self._recorder = recorder
         self._driver = driver
         self._mean_list = mean_lists(driver)  # a quitter's mean on floats, where it can
+        self._driver_plugin = rater_plugin(0, driver_name)
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
         self.n_games = 0
@@ -328,7 +331,8 @@ class Games:
                 if self._mean_list is not None:
                     (mean,) = self._mean_list([pid])
                 else:
-                    mean = float(self._driver.means(np.array([pid]))[0])
+                    plugin = self._driver_plugin
+                    mean = float(plugin.call("means(ids)", self._driver.means, np.array([pid]))[0])
                 game.open_seats.append((stint.team, mean))
                 self._open_games[game.game_id] = game
                 self._backfill_bell.ring()

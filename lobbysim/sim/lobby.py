@@ -48,6 +48,7 @@ from lobbysim.policies import POLICIES, OpponentPolicy
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import RATERS, Rater
+from lobbysim.raters.base import rater_plugin
 from lobbysim.raters.bayesian import BayesianRater, rates_outcomes_only
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.registry import PluginError, declared_parameters
@@ -197,6 +198,7 @@ class LobbySimulation:
             streams,
             scenario.horizon,
             mm.wake_on_arrival,
+            rater_names=[name for name, _ in self.raters],
         )
         #: The persistent player base, if the scenario has one.
         self.base: PlayerBase | None = None
@@ -227,6 +229,7 @@ class LobbySimulation:
             float(population.skill_sd),
             population=population,
             horizon=scenario.horizon,
+            driver_name=scenario.raters.driver.name,
         )
         self.matchmaker = Matchmaker(
             mm,
@@ -415,7 +418,10 @@ class LobbySimulation:
         games = self.games.score_finished()
         if games:
             raters = self.raters
-            raters[0][1].update(games)  # the driver (or what replaced it in self.raters)
+            try:
+                raters[0][1].update(games)  # the driver (or what replaced it in self.raters)
+            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
+                raise rater_plugin(0, raters[0][0]).failure("update(games)", exc) from None
             if len(raters) > 1:
                 self._shadow_games.append(games)
                 self._shadow_count += len(games)
@@ -461,8 +467,8 @@ class LobbySimulation:
             if len(duels) == len(held)
             else list(itertools.chain.from_iterable(held))
         )
-        for _, rater in self.raters[1:]:
-            rater.update(games)
+        for k, (name, rater) in enumerate(self.raters[1:], start=1):
+            rater_plugin(k, name).call("update(games)", rater.update, games)
 
     def sample_ratings(self, everyone: bool = False) -> None:
         """Record every rater's rating (and variance) of the players in the lobby now.

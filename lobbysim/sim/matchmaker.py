@@ -80,8 +80,8 @@ from lobbysim.policies.assignment import (
 from lobbysim.policies.groups import form_groups
 from lobbysim.policies.simple import DrawChance
 from lobbysim.raters import Rater
-from lobbysim.raters.base import GaussianBeliefs, mean_lists, plain_gaussian
-from lobbysim.registry import PluginError
+from lobbysim.raters.base import GaussianBeliefs, mean_lists, plain_gaussian, rater_plugin
+from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.engagement import Retention, engagement_pairs
@@ -157,6 +157,8 @@ class Matchmaker:
         self._lobby = lobby
         self._games = games
         self._driver = driver
+        #: The driving rater as errors name it (a verb that raises stops the run on one line).
+        self._rater = rater_plugin(0, driver_name)
         self._mean_list = mean_lists(driver)  # the queue's means on floats, where it can
         self._plain_gaussian = plain_gaussian(driver)  # a small pass on floats, where it can
         self._policy = in_force(policy, settings.policy.name, "matchmaker.policy")
@@ -209,7 +211,7 @@ class Matchmaker:
         #: scores it held back (None: nothing to do).
         self.settle: Callable[[], None] | None = None
         #: The performance variance the policies are given: the driving rater's own.
-        self.beta2 = float(driver.beta2)
+        self.beta2 = self._rater.call("beta2", lambda: float(driver.beta2))
         #: The focal players (None: everybody chooses); a ``focal_rank`` is resolved at the
         #: first pass.
         self.focal = None if settings.focal_players is None else frozenset(settings.focal_players)
@@ -280,7 +282,7 @@ class Matchmaker:
                 ids,
                 pool.mu,
                 pool.waited,
-                self._driver.win_probability,
+                self._win_probability,
                 pool.quality_fn,
                 int(getattr(policy.policy, "candidates", 16)),
                 self._settings.tick,
@@ -382,7 +384,7 @@ class Matchmaker:
             mu = self._mean_list(list(lobby.pool))  # keyed by player id
         else:
             ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))
-            mu = self._driver.means(ids).tolist()
+            mu = self._rater.call("means(ids)", self._driver.means, ids).tolist()
         # Games.backfill with everybody free, on lists (tested against it)
         seated = games.backfill_queue(waiting, mu)
         if self.rematch is not None:
@@ -413,8 +415,14 @@ class Matchmaker:
             beta2 = self._rules.beta2
             quality = true_quality(mu, beta2)
         else:
-            mu = self._driver.means(ids)
-            variances = self._driver.variances(ids)
+            try:
+                mu = self._driver.means(ids)
+            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
+                raise self._rater.failure("means(ids)", exc) from None
+            try:
+                variances = self._driver.variances(ids)
+            except (Exception, SystemExit) as exc:
+                raise self._rater.failure("variances(ids)", exc) from None
             var = np.zeros_like(mu) if variances is None else variances
             beta2 = self.beta2
             quality = self._quality_fn(ids)
@@ -448,19 +456,31 @@ class Matchmaker:
         if not playing:
             return mu.copy(), var.copy()
         others = np.array(playing, dtype=np.int64)
-        variances = self._driver.variances(others)
+        rater, driver = self._rater, self._driver
+        variances = rater.call("variances(ids)", driver.variances, others)
         other_var = np.zeros(others.size) if variances is None else variances
         return (
-            np.concatenate([mu, self._driver.means(others)]),
+            np.concatenate([mu, rater.call("means(ids)", driver.means, others)]),
             np.concatenate([var, other_var]),
         )
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""
-        return _PoolQuality(self._driver.quality, ids)
+        return _PoolQuality(self._driver.quality, ids, self._rater)
+
+    def _win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
+        """Return the driving rater's win probabilities (a failure names the rater)."""
+        return self._rater.call(
+            "win_probability(ids_a, ids_b)", self._driver.win_probability, ids_a, ids_b
+        )
 
     def _pairs(self, pool: Pool, policy: InForce) -> IntArray:
-        """Ask the assignment for this pass's pairs; check them (a problem names the plug-in)."""
+        """Ask the assignment for this pass's pairs; check them (a problem names the plug-in).
+
+        A failure (an exception, or ``sys.exit``) inside the policy's ``score``, which the
+        assignment calls, names the policy; any other names the assignment; a rater's, named
+        where the engine calls it (the pool's quality), passes through.
+        """
         name = self._settings.assignment.name
         try:
             pairs = self._assignment.pairs(
@@ -468,10 +488,13 @@ class Matchmaker:
             )
         except PluginError:
             raise
-        except Exception as exc:  # a plug-in's own bug: name it, no traceback
-            raise PluginError(
-                f"matchmaker.assignment: '{name}' failed in pairs() with the policy "
-                f"'{policy.name}': {type(exc).__name__}: {_one_line(exc)}"
+        except (Exception, SystemExit) as exc:  # a plug-in's own bug: name it, no traceback
+            if _raised_in(exc, policy.policy, "score"):
+                raise PluginRef(policy.field, "policy", policy.name).failure(
+                    "score(decision)", exc
+                ) from None
+            raise PluginRef("matchmaker.assignment", "assignment", name).failure(
+                f"pairs() with the policy '{policy.name}'", exc
             ) from None
         return check_pairs(name, pairs, pool.size)
 
@@ -498,7 +521,10 @@ class Matchmaker:
         games, rematch = self._games, self.rematch
         free = np.ones(len(waiting), dtype=bool)
         if games.has_open_seats:
-            games.backfill(waiting, self._driver.means(ids) if policy.truth else pool.mu, free)
+            mu = (
+                self._rater.call("means(ids)", self._driver.means, ids) if policy.truth else pool.mu
+            )
+            games.backfill(waiting, mu, free)
             if rematch is not None:
                 rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         size = self._rules.seats
@@ -550,7 +576,8 @@ class Matchmaker:
                 f"matchmaker.focal_rank: {rank} is out of range: {ids.size} players were present "
                 "at the first matchmaking pass"
             )
-        order = ids[np.argsort(-self._driver.means(ids), kind="stable")]
+        mu = self._rater.call("means(ids)", self._driver.means, ids)
+        order = ids[np.argsort(-mu, kind="stable")]
         return int(order[rank - 1] if rank > 0 else order[rank])
 
 
@@ -563,11 +590,18 @@ class _PoolQuality:
     rater twice (a rater's quality is that of each pair, whatever else is asked with it).
     """
 
-    __slots__ = ("_ids", "_known", "_quality")
+    __slots__ = ("_ids", "_known", "_quality", "_rater")
 
-    def __init__(self, quality: Callable[[IdArray, IdArray], FloatArray], ids: IdArray) -> None:
+    def __init__(
+        self,
+        quality: Callable[[IdArray, IdArray], FloatArray],
+        ids: IdArray,
+        rater: PluginRef | None = None,
+    ) -> None:
         self._quality = quality
         self._ids = ids
+        #: The rater as errors name it (a quality that raises stops the run on one line).
+        self._rater = rater if rater is not None else PluginRef("raters.driver", "rater", "?")
         self._known: dict[tuple[int, int], float] | None = (
             {} if ids.size <= REMEMBERED_POOL else None
         )
@@ -575,18 +609,33 @@ class _PoolQuality:
     def __call__(self, i: IntArray, j: IntArray) -> FloatArray:
         ids, known = self._ids, self._known
         if known is None or i.ndim != 1:
-            return self._quality(ids[i], ids[j])
+            ids_a, ids_b = ids[i], ids[j]
+            try:
+                return self._quality(ids_a, ids_b)
+            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
+                raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
         pairs = list(zip(i.tolist(), j.tolist(), strict=True))
         if all(pair in known for pair in pairs):
             return np.array([known[pair] for pair in pairs], dtype=np.float64)
-        values = self._quality(ids[i], ids[j])
+        ids_a, ids_b = ids[i], ids[j]
+        try:
+            values = self._quality(ids_a, ids_b)
+        except (Exception, SystemExit) as exc:
+            raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
         known.update(zip(pairs, values.tolist(), strict=True))
         return values
 
 
-def _one_line(exc: BaseException) -> str:
-    """Return an exception's message on one line."""
-    return " ".join(str(exc).split())
+def _raised_in(exc: BaseException, plugin: object, verb: str) -> bool:
+    """Return whether ``exc`` was raised inside ``plugin``'s method ``verb`` (a frame of its
+    traceback runs that method on that object)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == verb and frame.f_locals.get("self") is plugin:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def group_qualities(groups: list[IntArray], quality: QualityFn) -> list[float]:

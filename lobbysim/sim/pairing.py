@@ -35,6 +35,7 @@ class InForce(NamedTuple):
     truth: bool  # sees_truth: the pool holds true skills and the true match quality
     engagement: bool = False  # pairing = "engagement": least predicted churn, no threshold
     online: bool = False  # needs_online: the pool carries the beliefs of everyone online
+    field: str = "matchmaker.policy"  # the scenario field naming it, for messages
 
 
 def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
@@ -48,6 +49,7 @@ def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
             sees_truth(policy),
             pairing == "engagement",
             needs_online(policy),
+            field_name,
         )
     except ValueError as exc:
         raise PluginError(f"{field_name}: '{name}': {exc}") from None

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobbysim.raters import Rater
+from lobbysim.raters.base import rater_plugin
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.sim.entities import IdArray, Player, Records
 
@@ -234,14 +235,18 @@ class Recorder:
         return written
 
     def sample_ratings(self, raters: Sequence[tuple[str, Rater]], ids: IdArray, now: float) -> None:
-        """Record every rater's rating (and variance, NaN without one) of players ``ids``."""
+        """Record every rater's rating (and variance, NaN without one) of players ``ids``.
+
+        ``raters``: the driving rater first, then the shadows (as errors name them).
+        """
         if ids.size == 0:
             return
         ratings = self.records.ratings
         id_list = ids.tolist()
-        for name, rater in raters:
-            means = rater.means(ids).tolist()
-            variances = rater.variances(ids)
+        for k, (name, rater) in enumerate(raters):
+            plugin = rater_plugin(k, name)
+            means = plugin.call("means(ids)", rater.means, ids).tolist()
+            variances = plugin.call("variances(ids)", rater.variances, ids)
             var_list = [math.nan] * len(means) if variances is None else variances.tolist()
             ratings.extend(
                 zip(

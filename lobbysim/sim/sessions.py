@@ -29,6 +29,7 @@ import simpy
 from lobbysim.arrivals import ArrivalModel, sample_window
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import Rater
+from lobbysim.raters.base import rater_plugin
 from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.entities import (
     ABANDONED,
@@ -57,10 +58,11 @@ class Lobby:
         recorder: gets each queueing spell and each departure.
         population: samples arriving players and their patience.
         arrival_model: when players arrive.
-        raters: every rater, told about players before they arrive.
+        raters: every rater, told about players before they arrive (the driving rater first).
         streams: the run's random streams (``arrivals``, ``population``, ``patience``).
         horizon: the end of the run (no arrivals after it).
         wake_on_arrival: ring the doorbell whenever a player queues.
+        rater_names: the raters' names, for messages (default: their classes' ``name``).
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class Lobby:
         streams: Streams,
         horizon: float,
         wake_on_arrival: bool,
+        rater_names: Sequence[str] | None = None,
     ) -> None:
         self.env = clock.env
         self._clock = clock
@@ -82,6 +85,11 @@ class Lobby:
         self._population = population
         self._arrival_model = arrival_model
         self._raters = tuple(raters)
+        self._rater_names = (
+            tuple(rater_names)
+            if rater_names is not None
+            else tuple(getattr(r, "name", type(r).__qualname__) for r in raters)
+        )
         self._streams = streams
         self._horizon = horizon
         self._wake_on_arrival = wake_on_arrival
@@ -125,8 +133,12 @@ class Lobby:
         """
         first = len(self.players)
         ids = np.arange(first, first + len(batch), dtype=np.int64)
-        for r in self._raters:
-            r.add_players(ids, batch.mu0, batch.var0)
+        for k, r in enumerate(self._raters):
+            try:
+                r.add_players(ids, batch.mu0, batch.var0)
+            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
+                name = self._rater_names[k]
+                raise rater_plugin(k, name).failure("add_players(ids, mu0, var0)", exc) from None
         self.players.extend([None] * len(batch))
         self._reserved.extend(ids.tolist())
         return ids

@@ -111,7 +111,8 @@ def test_an_assignment_that_raises_is_named_with_its_error_on_one_line() -> None
     with pytest.raises(PluginError) as info:
         sim.env.run(until=5)
     assert str(info.value) == (
-        f"matchmaker.assignment: '{NAME}' failed in pairs() with the policy 'draw_chance': "
+        f"matchmaker.assignment: the assignment '{NAME}' failed in pairs() with the policy "
+        "'draw_chance': "
         "ValueError: no pairs today, sorry"
     )
 
