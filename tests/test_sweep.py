@@ -247,6 +247,9 @@ def test_a_run_that_raises_or_kills_its_worker_is_reported_and_the_rest_complete
     assert sorted(failures["arrivals.how"]) == sorted(how.split(",")[1:] * 2)
     raised = failures[failures["arrivals.how"] == "raise"]
     assert raised.error.str.contains("RuntimeError: boom in the arrival model").all()
+    # a plug-in's failure is its one line naming the model, not a traceback
+    assert raised.error.str.startswith("arrivals: the arrival model").all()
+    assert not raised.error.str.contains("Traceback").any()
     assert set(raised.seed) == set(replication_seeds(4, 2))
     if jobs == 2:
         died = failures[failures["arrivals.how"] == "exit"]

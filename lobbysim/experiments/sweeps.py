@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from lobbysim import RESULTS_VERSION
+from lobbysim.registry import PluginError
 from lobbysim.scenario import (
     Scenario,
     folder_label,
@@ -168,4 +169,8 @@ def run_one(run: SweepRun) -> dict[str, float]:
 
 
 def error_text(exc: BaseException) -> str:
+    """Return what ``failures.csv`` says of a failed run: a plug-in's failure as its one line
+    (it names the plug-in and the call), anything else as its traceback."""
+    if isinstance(exc, PluginError):
+        return str(exc)
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
