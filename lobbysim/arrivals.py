@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from lobbysim.registry import PluginError, PluginRef, Registry
-from lobbysim.validation import real_parameter
+from lobbysim.validation import input_file_problem, real_parameter
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -36,6 +36,8 @@ HOURS_PER_DAY = 24
 # Players (or groups) per minute: a billion a week, far beyond any game; a larger rate is a
 # mistake that would only exhaust memory (numpy's Poisson sampler refuses above ~1e19 anyway).
 MAX_RATE = 100_000.0
+#: The largest trace file read: 100 MB, some 8 million arrivals of a dozen bytes a row.
+MAX_TRACE_BYTES = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,8 @@ class Trace:
     The CSV has a header row, a column ``time`` (minutes since the start of the simulation, before
     ``time_scale``) and optionally a column ``size`` (players arriving together, default 1). The
     file is read and checked once, when the model is created; unsorted rows are sorted by time.
+    It must be a regular file of at most :data:`MAX_TRACE_BYTES` (a device or a pipe is refused
+    unread).
 
     Args:
         path: the CSV file.
@@ -429,8 +433,11 @@ def _plain(value: object) -> object:
 
 def _read_trace(path: Path) -> tuple[FloatArray, IntArray]:
     """Read and check the ``time`` and optional ``size`` columns of a trace CSV."""
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"path: trace file '{path}' does not exist")
+    problem = input_file_problem(path, MAX_TRACE_BYTES)  # a device, a pipe, too large: unread
+    if problem is not None:
+        raise ValueError(f"path: trace file '{path}': {problem}")
     try:
         table = pd.read_csv(path, skipinitialspace=True)
     except (ValueError, OSError, UnicodeDecodeError) as exc:

@@ -8,6 +8,7 @@ one line each with a non-zero exit status and no traceback.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -157,11 +158,22 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     compare.set_defaults(handler=_run)
     validate = subparsers.add_parser(
         "validate",
-        help="check scenario files without running them",
-        description="Check scenario files: one line per problem, exit status 2 if any.",
+        help="check scenario files without running them (or their plug-ins' code)",
+        description=(
+            "Check scenario files: one line per problem, exit status 2 if any. Runs no code of "
+            "the scenario's: a user plug-in (file.py:Class, module:Class) is checked by "
+            "reference only (the file exists, the module is installed, the names are "
+            "identifiers) unless --import-plugins."
+        ),
     )
     validate.add_argument(
         "scenarios", type=Path, nargs="+", help="scenario YAML files or bundled scenarios' names"
+    )
+    validate.add_argument(
+        "--import-plugins",
+        action="store_true",
+        help="import the user plug-ins the scenarios name (this runs their code) and check "
+        "them as run does",
     )
     validate.set_defaults(handler=_validate)
     plugins = subparsers.add_parser(
@@ -199,6 +211,16 @@ def _policy_names(option: str | None) -> list[str]:
     return names
 
 
+def _say_which_file(scenario: Path) -> None:
+    """Print which file a scenario argument names when a file here wins over a bundled
+    scenario of that name (:func:`lobbysim.scenario.bundled.local_file_note`)."""
+    from lobbysim.scenario.bundled import local_file_note
+
+    line = local_file_note(scenario)
+    if line is not None:
+        print(line, flush=True)
+
+
 def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
@@ -211,6 +233,7 @@ def _run(args: argparse.Namespace) -> int:
     policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     command = "lobbysim " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
+    _say_which_file(args.scenario)
     try:
         out, result = run(
             args.scenario,
@@ -234,16 +257,28 @@ def _run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
-    from lobbysim.commands.run import validate, validate_warnings
+    from lobbysim.commands.run import plugins_not_imported, validate, validate_warnings
 
-    problems = validate(args.scenarios)
+    imports = args.import_plugins
+    for path in args.scenarios:
+        _say_which_file(path)
+    problems = validate(args.scenarios, import_plugins=imports)
     for line in problems:
         print(f"lobbysim: error: {line}", file=sys.stderr)
     if not problems:
-        for line in validate_warnings(args.scenarios):
+        for line in validate_warnings(args.scenarios, import_plugins=imports):
             print(f"lobbysim: warning: {line}", file=sys.stderr)
         for path in args.scenarios:
-            print(f"{path}: ok")
+            skipped = [] if imports else plugins_not_imported(path)
+            print(
+                f"{path}: ok"
+                + (
+                    f" (plug-ins not imported, so not run: {', '.join(skipped)}; "
+                    "--import-plugins imports and checks them)"
+                    if skipped
+                    else ""
+                )
+            )
     return 2 if problems else 0
 
 
@@ -349,7 +384,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     import time
 
     from lobbysim.commands.run import RunError
-    from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
+    from lobbysim.commands.sweep import build_sweep, check_executor, default_folder, run_sweep
     from lobbysim.experiments.sweeps import SweepError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
@@ -358,8 +393,10 @@ def _run_sweep(args: argparse.Namespace) -> int:
     policies = _policy_names(args.policies)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     start = time.perf_counter()
+    _say_which_file(args.scenario)
     display = _display(args)
     try:
+        check_executor(args.executor, args.scheduler)  # before the set-up, and any connection
         sweep = build_sweep(
             args.scenario,
             grid=args.grid,
@@ -397,6 +434,21 @@ def _run_sweep(args: argparse.Namespace) -> int:
     return 1 if len(outcome.failures) else 0
 
 
+def _count(text: str) -> int:
+    """Return a count given as a whole number, also written ``1e6`` or ``10_000``."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value == int(value)):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
+
+
 def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``lobbysim paper``: the paper's Section 4 study with figures and a claims check."""
     from lobbysim.paper import CASES, DEFAULT_POLICIES
@@ -418,7 +470,7 @@ def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "--equal-priors", action="store_true", help="start every prior mean at 0 (the truths not)"
     )
     paper.add_argument(
-        "--paths", type=int, default=1000, help="sample paths (>= 2; default: %(default)s)"
+        "--paths", type=_count, default=1000, help="sample paths (>= 2; default: %(default)s)"
     )
     paper.add_argument("--seed", type=int, default=0, help="master seed (default: %(default)s)")
     paper.add_argument(
@@ -428,7 +480,7 @@ def _add_paper_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     )
     paper.add_argument(
         "--games",
-        type=int,
+        type=_count,
         default=500,
         help=(
             "games per path N (>= 3; default: %(default)s); windows 1-100, 101-200, 201-N, or "

@@ -12,14 +12,30 @@ Two shapes, one vocabulary:
 
 Booleans are never numbers here (YAML's ``yes`` must not become 1), and NaN and infinities are
 never finite values.
+
+Two checks bound what a run may take before anything is read or allocated:
+:func:`input_file_problem` looks at a file a user names (a scenario, a trace, a plug-in) with
+``os.stat`` alone, so that a device (``/dev/zero``), a pipe or a huge file is refused without
+reading a byte; :func:`memory_budget` is the memory a run may plan to use, against which
+the commands set an estimate (:mod:`lobbysim.scenario.sizing` for a scenario,
+:func:`lobbysim.commands.paper.study_memory` for the paper's study).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
+from pathlib import Path
 
 MAX_REPLICATIONS = 10_000
+#: The largest performance-noise or dynamics variance on the skill scale (``game.beta2``, a
+#: Gaussian rater's ``beta2`` and ``tau2``): a standard deviation of 10,000 skill points, 5,000
+#: times the default skill sd of 2. The raters square and sum these (``2 beta2 + var``, its
+#: square root, its reciprocal); far beyond it every rating change is lost in rounding and, near
+#: 1e308, the sums overflow to infinity and the ratings to NaN.
+MAX_SKILL_VARIANCE = 1e8
 
 
 class ScenarioError(ValueError):
@@ -134,3 +150,80 @@ def replications_problem(where: str, value: object) -> str | None:
             "narrow with the square root of the replications, so a few dozen usually suffice"
         )
     return problem
+
+
+def input_file_problem(path: str | Path, max_bytes: int) -> str | None:
+    """Return why the file ``path`` cannot be read as input, without opening it, or None.
+
+    Only ``os.stat`` is called (it follows symbolic links): a missing file, a folder, anything
+    but a regular file (a device such as ``/dev/zero``, a pipe, a socket: reading one could
+    block or never end) and a file larger than ``max_bytes`` are refused. A reader should still
+    read at most ``max_bytes + 1`` bytes, in case the file grows in between.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return f"cannot read the file: {exc.strerror or exc}"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        kind = (
+            "a pipe"
+            if stat.S_ISFIFO(info.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(info.st_mode)
+            else "a device"
+            if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+            else "not a regular file"
+        )
+        return f"is {kind}, not a regular file; give a file"
+    if info.st_size > max_bytes:
+        return f"longer than {max_bytes:,} bytes ({info.st_size:,})"
+    return None
+
+
+#: The memory budget when the machine's cannot be read (no ``os.sysconf``): 16 GiB.
+FALLBACK_MEMORY = 16 * 2**30
+
+
+def memory_budget() -> tuple[int, str]:
+    """Return the bytes of memory a run may plan to use, and where that limit comes from.
+
+    The smallest of: the machine's physical memory (``SC_PHYS_PAGES * SC_PAGE_SIZE``; a fixed
+    16 GiB where that cannot be read), the process's address-space limit (``ulimit -v``,
+    ``RLIMIT_AS``) and a Linux control group's ``memory.max`` (a container's limit). Total
+    memory, not the memory free now: a check that depends on what else runs at the moment
+    would pass and fail by turns.
+    """
+    try:
+        budget = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        where = "this machine's memory"
+    except (AttributeError, ValueError, OSError):
+        budget, where = FALLBACK_MEMORY, "the default limit"
+    if budget <= 0:
+        budget, where = FALLBACK_MEMORY, "the default limit"
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and 0 < soft < budget:
+            budget, where = soft, "this process's address-space limit, ulimit -v"
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        text = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+        if text.isdigit() and 0 < int(text) < budget:
+            budget, where = int(text), "this container's memory limit, cgroup memory.max"
+    except (OSError, ValueError):
+        pass
+    return budget, where
+
+
+def format_bytes(size: float) -> str:
+    """Return a size in bytes for humans: ``"480 GB"``, ``"3.2 TB"``, ``"950 MB"`` (powers of
+    1000, two or three significant digits)."""
+    for unit, scale in (("EB", 1e18), ("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+    return f"{size / 1e3:.3g} kB"

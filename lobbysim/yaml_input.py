@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from lobbysim.validation import input_file_problem
+
 MAX_BYTES = 1_000_000  # a scenario is a few kilobytes; a trace belongs in a CSV file
 MAX_DEPTH = 50
 MAX_NODES = 100_000
@@ -151,16 +153,20 @@ def read_yaml_file(path: Path) -> Any:
     """Return the data of a YAML file (see :func:`load_yaml`).
 
     Raises:
-        YamlInputError: the file cannot be read, is too large, is not UTF-8, or
+        YamlInputError: the file cannot be read, is not a regular file (a device such as
+            ``/dev/zero``, a pipe: refused before reading), is too large, is not UTF-8, or
             :func:`load_yaml` rejects it.
     """
+    problem = input_file_problem(path, MAX_BYTES)
+    if problem is not None:
+        raise YamlInputError(problem)
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise YamlInputError(f"longer than {MAX_BYTES:,} bytes ({size:,})")
-        raw = path.read_bytes()
+        with open(path, "rb") as file:
+            raw = file.read(MAX_BYTES + 1)  # bounded, should the file grow after the check
     except OSError as exc:
         raise YamlInputError(f"cannot read the file: {exc.strerror}") from None
+    if len(raw) > MAX_BYTES:
+        raise YamlInputError(f"longer than {MAX_BYTES:,} bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -176,7 +176,7 @@ def test_a_name_finds_a_bundled_scenario_and_an_existing_path_beats_it(
     Path("quickstart.yaml").write_text("name: mine\nhorizon: 100\n")
     assert find_scenario("quickstart.yaml") == Path("quickstart.yaml")
     assert load_scenario("quickstart.yaml").name == "mine"
-    assert find_scenario("quickstart") == bundled  # no such file: the name
+    assert find_scenario("quickstart") == Path("quickstart.yaml")  # ./NAME.yaml wins too
     Path("quickstart").write_text("name: bare\n")
     assert load_scenario("quickstart").name == "bare"
     Path("live_game").mkdir()  # a folder is not a scenario file: the name is meant

@@ -139,10 +139,11 @@ def test_record_folders_are_safe_and_distinct() -> None:
 
 def test_a_bare_name_of_the_scenarios_own_policy_keeps_its_parameters() -> None:
     own = PluginSpec("knowledge_gradient", {"gamma": 0.9})
-    specs = resolve_policies(
-        own, ["knowledge_gradient", "knowledge_gradient(gamma=0.9)", "draw_chance"], "--policies"
-    )
+    specs = resolve_policies(own, ["knowledge_gradient", "draw_chance"], "--policies")
     assert [spec_label(s) for s in specs] == ["knowledge_gradient(gamma=0.9)", "draw_chance"]
+    # the bare name and the spec are one policy: given twice (tests/test_hardening_inputs.py)
+    with pytest.raises(ScenarioError, match="is given twice"):
+        resolve_policies(own, ["knowledge_gradient", "knowledge_gradient(gamma=0.9)"], "--policies")
 
 
 def test_the_compare_section_takes_texts_and_mappings_and_round_trips(tmp_path: Path) -> None:

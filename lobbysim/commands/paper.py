@@ -18,6 +18,7 @@ from lobbysim.outputs import out_folder_problem, write_atomically
 from lobbysim.paper import CASES, DEFAULT_POLICIES, PaperStudy, default_jobs, run_study
 from lobbysim.policies import POLICIES, pairing_of, sees_truth
 from lobbysim.reporting.paper import write_report
+from lobbysim.validation import format_bytes, memory_budget
 
 
 class PaperArgumentError(ValueError):
@@ -88,6 +89,63 @@ def _check_out(out: Path) -> None:
         raise PaperArgumentError("out", out, problem)
 
 
+#: Bytes per game of each path of a block a worker simulates at once: the performance noise
+#: (2 float64), the four per-game metrics (4 float64) and, at the block's end, two temporaries of
+#: the metrics' size for their squared deviations (:func:`lobbysim.paper.study.simulate_block`).
+BLOCK_BYTES_PER_PATH_GAME = 8 * (2 + 4 + 2 * 4)
+#: Bytes per game of each block's result the parent keeps: the per-game means and squared
+#: deviations of the four metrics (``BlockResult.mean``, ``m2``).
+RESULT_BYTES_PER_GAME = 8 * 2 * 4
+#: Bytes per block of a policy beyond that: its task tuple, the result's objects and arrays.
+BYTES_PER_BLOCK = 1_200
+#: Bytes per path of a policy: its window means (three windows x four metrics, float64), kept,
+#: joined and, for knowledge gradient, differenced.
+BYTES_PER_PATH = 3 * 8 * 3 * 4
+#: Bytes per game of a policy in the per-game table (ten float64 columns, the policy's name).
+TABLE_BYTES_PER_GAME = 150
+
+
+def study_memory(paths: int, games: int, policies: int, jobs: int) -> float:
+    """Return the bytes the paper study needs (an estimate from its arrays, see the constants).
+
+    ``min(jobs, blocks)`` workers each simulate one block of ``min(block_paths, paths)`` paths
+    of ``games`` games at once; the parent keeps every block's per-game results, every path's
+    window means and the per-game table, per policy.
+    """
+    block = PaperStudy.block_paths
+    blocks = -(-paths // block)
+    workers = max(1, min(jobs, blocks * policies))
+    return float(
+        workers * BLOCK_BYTES_PER_PATH_GAME * games * min(block, paths)
+        + policies
+        * (
+            blocks * (RESULT_BYTES_PER_GAME * games + BYTES_PER_BLOCK)
+            + paths * BYTES_PER_PATH
+            + games * TABLE_BYTES_PER_GAME
+        )
+    )
+
+
+def _check_memory(paths: int, games: int, policies: int, jobs: int) -> None:
+    """Refuse a study that needs more memory than :func:`lobbysim.validation.memory_budget`,
+    naming ``paths`` or ``games``, whichever would need more on its own (the other cut to its
+    default, 1,000 paths or 500 games)."""
+    need = study_memory(paths, games, policies, jobs)
+    budget, where = memory_budget()
+    if need <= budget:
+        return
+    by_paths = study_memory(paths, min(games, 500), policies, jobs)
+    by_games = study_memory(min(paths, 1000), games, policies, jobs)
+    argument, value = ("paths", paths) if by_paths >= by_games else ("games", games)
+    raise PaperArgumentError(
+        argument,
+        value,
+        f"{value} would need about {format_bytes(need)} of memory ({paths:,} sample paths x "
+        f"{games:,} games x {policies} {'policy' if policies == 1 else 'policies'}), more than "
+        f"the limit of {format_bytes(budget)}, {where}; use fewer {argument}",
+    )
+
+
 def validate_paper_arguments(
     case: str,
     *,
@@ -102,8 +160,9 @@ def validate_paper_arguments(
     """Check the arguments of :func:`run_paper` without running or writing anything.
 
     Raises:
-        PaperArgumentError: a bad case, paths < 2, games < 3, jobs < 1, seed < 0, no policies or
-            a non-empty ``out``.
+        PaperArgumentError: a bad case, paths < 2, games < 3, jobs < 1, seed < 0, no policies,
+            more paths or games than fit in memory (:func:`study_memory`) or a non-empty
+            ``out``.
         lobbysim.registry.PluginError: an unknown policy name (with a "did you mean").
     """
     if case not in CASES:
@@ -137,6 +196,7 @@ def validate_paper_arguments(
                 "the paper's study picks one player's opponents from beliefs: use "
                 "point_estimate, draw_chance, knowledge_gradient, random or fifo",
             )
+    _check_memory(paths, games, len(names), jobs)
     out_path = Path(out) if out is not None else default_out_dir(case, equal_priors)
     _check_out(out_path)
     study = PaperStudy(

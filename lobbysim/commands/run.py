@@ -59,6 +59,7 @@ from lobbysim.scenario import (
     read_scenario_data,
 )
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.references import is_user_class, reference_problem
 from lobbysim.scenario.specs import policy_spec, record_folders, resolve_policies, spec_label
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.lobby import build_plugin, build_raters
@@ -71,26 +72,29 @@ class RunError(ValueError):
     """A problem with a run's arguments; the message names the argument and the value."""
 
 
-def load_run_scenario(path: str | Path, sets: Sequence[str] = ()) -> Scenario:
+def load_run_scenario(
+    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
+) -> Scenario:
     """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
 
     When the file breaks the schema, the problems of its plug-ins (unknown names, bad
-    parameters) are reported with the schema's, so that every problem comes out at once.
+    parameters) are reported with the schema's, so that every problem comes out at once (user
+    classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
     """
-    scenario = _from_data(read_scenario_data(path), str(path))
+    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
     if not sets:
         return scenario
     # on the resolved scenario, so that the defaults are there to override
     data = scenario.to_dict()
     apply_overrides(data, sets)
-    return _from_data(data, f"{path} (with --set)")
+    return _from_data(data, f"{path} (with --set)", import_plugins)
 
 
-def _from_data(data: Mapping[str, Any], where: str) -> Scenario:
+def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
     try:
         return Scenario.from_dict(data)
     except ScenarioError as exc:
-        problems = exc.problems + plugin_problems(data)
+        problems = exc.problems + plugin_problems(data, import_plugins=import_plugins)
         raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
 
 
@@ -104,12 +108,9 @@ def _at(data: Mapping[str, Any], *path: str) -> Any:
     return node
 
 
-def plugin_problems(data: Mapping[str, Any]) -> list[str]:
-    """Return the problems of every plug-in named in scenario data (one line each).
-
-    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
-    missing (its default is valid) or malformed (the schema reports it) is skipped.
-    """
+def plugin_fields(data: Mapping[str, Any]) -> list[tuple[Registry[Any], str, Any]]:
+    """Return ``(registry, field, value)`` of every plug-in field of scenario data (the value
+    None where the field is missing)."""
     fields: list[tuple[Registry[Any], str, Any]] = [
         (ARRIVALS, "arrivals", _at(data, "arrivals")),
         (POLICIES, "matchmaker.policy", _at(data, "matchmaker", "policy")),
@@ -122,18 +123,49 @@ def plugin_problems(data: Mapping[str, Any]) -> list[str]:
     shadows = _at(data, "raters", "shadows")
     if isinstance(shadows, list | tuple):
         fields += [(RATERS, f"raters.shadows[{i}]", v) for i, v in enumerate(shadows)]
+    return fields
+
+
+def user_plugins(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return ``(field, name)`` of every user class (``module:Class``, ``file.py:Class``) that
+    scenario data names as a plug-in."""
+    found = []
+    for _, field_name, value in plugin_fields(data):
+        try:
+            spec = plugin_spec(value, field_name) if value is not None else None
+        except ScenarioError:
+            continue
+        if spec is not None and is_user_class(spec.name):
+            found.append((field_name, spec.name))
+    return found
+
+
+def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> list[str]:
+    """Return the problems of every plug-in named in scenario data (one line each).
+
+    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
+    missing (its default is valid) or malformed (the schema reports it) is skipped. Without
+    ``import_plugins``, a user class is not imported (which would run its module's code): only
+    its reference is checked (:func:`lobbysim.scenario.references.reference_problem`).
+    """
     problems = []
     # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
     # the schema's problem: the default stands in)
     beta2 = _at(data, "game", "beta2")
     if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
         beta2 = GameRules.beta2
-    for registry, field_name, value in fields:
+    for registry, field_name, value in plugin_fields(data):
         if value is None:
             continue
         defaults = {"beta2": beta2} if registry is RATERS else None
         try:
-            build_plugin(registry, plugin_spec(value, field_name), field_name, defaults)
+            spec = plugin_spec(value, field_name)
+            if not import_plugins and is_user_class(spec.name):
+                problem = reference_problem(spec.name)
+                if problem is not None:
+                    problems.append(f"{field_name}: {problem}")
+                continue
+            build_plugin(registry, spec, field_name, defaults)
         except ScenarioError:
             continue  # malformed: the schema's problem
         except PluginError as exc:
@@ -152,16 +184,28 @@ def check_scenario(
     policies: Sequence[str | PluginSpec] = (),
     *,
     variants: Mapping[str, Scenario] | None = None,
+    held_runs: int | None = None,
+    import_plugins: bool = True,
 ) -> None:
     """Build every plug-in, then the simulation once per policy, so that every plug-in problem
     and impossible combination is reported now, all at once (one line each); a records format
-    whose library is not installed (Parquet without pyarrow) is one too.
+    whose library is not installed (Parquet without pyarrow) is one too, and so is a run that
+    needs more memory than there is (:func:`lobbysim.scenario.sizing.memory_problems`: the
+    records of ``held_runs`` runs kept, by default the scenario's replications per policy).
 
     The policies are names or specs (:func:`~lobbysim.experiments.replications.policy_scenarios`),
-    or ``variants``, each policy's scenario by label, if given.
+    or ``variants``, each policy's scenario by label, if given. Without ``import_plugins``
+    (``lobbysim validate``), user classes are not imported, only their references checked, and
+    the simulation is not built if the scenario names one.
     """
+    from lobbysim.scenario.sizing import memory_problems
+
     mm = scenario.matchmaker
-    problems = plugin_problems(scenario.to_dict())
+    if held_runs is None:
+        held_runs = scenario.replications * max(len(variants or policies), 1)
+    problems = memory_problems(scenario, held_runs)
+    data = scenario.to_dict()
+    problems += plugin_problems(data, import_plugins=import_plugins)
     problems += filter(None, [format_problem(scenario.records.format)])
     rank, arrivals = mm.focal_rank, scenario.arrivals
     size = arrivals.params.get("size")
@@ -175,7 +219,7 @@ def check_scenario(
             f"matchmaker.focal_rank: expected a rank within the cohort of {size} players "
             f"(1..{size} or -1..-{size}), got {rank}"
         )
-    if not problems:
+    if not problems and (import_plugins or not user_plugins(data)):
         if variants is None:
             variants = policy_scenarios(scenario, policies)
         for label, checked in variants.items():
@@ -306,20 +350,37 @@ def scenario_warnings(scenario: Scenario) -> list[str]:
     return [w for w in warnings if w is not None]
 
 
-def validate_warnings(paths: Sequence[str | Path]) -> list[str]:
-    """Return the warnings of the given (valid) scenario files, each prefixed by its path."""
+def validate_warnings(paths: Sequence[str | Path], *, import_plugins: bool = True) -> list[str]:
+    """Return the warnings of the given (valid) scenario files, each prefixed by its path
+    (without ``import_plugins``, none for a file naming a user class: its warnings need it)."""
     lines = []
     for path in paths:
-        lines += [f"{path}: {line}" for line in scenario_warnings(load_run_scenario(path))]
+        scenario = load_run_scenario(path, import_plugins=import_plugins)
+        if import_plugins or not user_plugins(scenario.to_dict()):
+            lines += [f"{path}: {line}" for line in scenario_warnings(scenario)]
     return lines
 
 
-def validate(paths: Sequence[str | Path]) -> list[str]:
-    """Return one line per problem in the given scenario files (empty: all valid)."""
+def plugins_not_imported(path: str | Path) -> list[str]:
+    """Return the user classes a scenario file names (``field 'name'``), which ``validate``
+    without ``--import-plugins`` checks by reference only."""
+    data = read_scenario_data(path)
+    return [f"{field} '{name}'" for field, name in user_plugins(data)]
+
+
+def validate(paths: Sequence[str | Path], *, import_plugins: bool = False) -> list[str]:
+    """Return one line per problem in the given scenario files (empty: all valid).
+
+    Nothing is run, and without ``import_plugins`` no user class is imported either (importing
+    runs the module's code): a ``file.py:Class`` or ``module:Class`` plug-in is checked by
+    reference only (:mod:`lobbysim.scenario.references`), and a scenario naming one is not
+    built. ``import_plugins`` imports and checks them as ``run`` does.
+    """
     problems = []
     for path in paths:
         try:
-            check_scenario(load_run_scenario(path))
+            scenario = load_run_scenario(path, import_plugins=import_plugins)
+            check_scenario(scenario, import_plugins=import_plugins)
         except (ScenarioError, PluginError) as exc:
             for text in str(exc).splitlines():
                 problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
@@ -380,7 +441,8 @@ def run(
         if note is not None and not policies:
             note(why)
     try:
-        check_scenario(scenario, specs)
+        held = (scenario.replications if replications is None else replications) * len(specs or [1])
+        check_scenario(scenario, specs, held_runs=held)
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
     out_path = (

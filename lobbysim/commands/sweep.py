@@ -245,13 +245,68 @@ def _cells(
                 for label, spec in specs.items()
             }
             scenarios.update({(number, label): s for label, s in variants.items()})
-            check_scenario(scenario, variants=variants)
+            check_scenario(scenario, variants=variants, held_runs=0)  # a sweep keeps metrics
         except (RunError, ScenarioError, PluginError) as exc:
             problems += [f"cell {number} ({cell.label()}): {line}" for line in str(exc).split("\n")]
         progress(number, total)
     if problems:
         raise SweepError("\n".join(f"{path}: {line}" for line in problems))
     return cells, scenarios
+
+
+#: The protocols of a Dask scheduler's address (``tcp://`` when none is given).
+SCHEDULER_PROTOCOLS = ("tcp", "tls", "ws", "wss", "ucx")
+_SCHEDULER_FORM = "expected tcp://host:port, e.g. tcp://localhost:8786"
+
+
+def scheduler_problem(address: str) -> str | None:
+    """Return what is wrong with a Dask scheduler address, without connecting, or None.
+
+    An address is ``[protocol://]host:port`` (the protocol one of :data:`SCHEDULER_PROTOCOLS`,
+    ``tcp`` by default; an IPv6 host in brackets, ``tcp://[::1]:8786``), as Dask reads it; a
+    missing port, host or a port outside 1..65535 is one line naming the address.
+    """
+    from urllib.parse import urlsplit
+
+    text = address.strip()
+    protocol = text.partition("://")[0] if "://" in text else "tcp"
+    if protocol not in SCHEDULER_PROTOCOLS:
+        return (
+            f"--scheduler: {address!r} has the protocol '{protocol}', not one of "
+            f"{', '.join(SCHEDULER_PROTOCOLS)}; {_SCHEDULER_FORM}"
+        )
+    parts = urlsplit(text if "://" in text else f"tcp://{text}")
+    try:
+        port = parts.port
+    except ValueError:
+        return f"--scheduler: {address!r} has no valid port (1 to 65535); {_SCHEDULER_FORM}"
+    if not parts.hostname:
+        return f"--scheduler: {address!r} has no host; {_SCHEDULER_FORM}"
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return f"--scheduler: {address!r} is not host:port; {_SCHEDULER_FORM}"
+    if port is None:
+        return f"--scheduler: {address!r} has no port; {_SCHEDULER_FORM}"
+    if not 0 < port < 65536:
+        return f"--scheduler: {address!r} has no valid port (1 to 65535); {_SCHEDULER_FORM}"
+    return None
+
+
+def check_executor(executor: str, scheduler: str | None) -> None:
+    """Check ``--executor`` and ``--scheduler`` before anything runs or connects.
+
+    Raises:
+        SweepError: an unknown executor, ``dask`` without a scheduler, a scheduler for another
+            executor, or a scheduler address that is not ``[protocol://]host:port``.
+    """
+    if executor not in EXECUTORS:
+        raise SweepError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "dask" and not scheduler:
+        raise SweepError("--executor dask needs --scheduler tcp://host:port")
+    if scheduler and executor != "dask":
+        raise SweepError(f"--scheduler is for --executor dask, not {executor}")
+    problem = scheduler_problem(scheduler) if scheduler else None
+    if problem is not None:
+        raise SweepError(problem)
 
 
 def run_sweep(
@@ -278,12 +333,7 @@ def run_sweep(
         write_report: also write the trade-off report.
     """
     display = as_progress(progress)
-    if executor not in EXECUTORS:
-        raise SweepError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if executor == "dask" and not scheduler:
-        raise SweepError("--executor dask needs --scheduler tcp://host:port")
-    if scheduler and executor != "dask":
-        raise SweepError(f"--scheduler is for --executor dask, not {executor}")
+    check_executor(executor, scheduler)
     check_run_options(jobs=jobs)
     check_folder(sweep, folder)
     with contextlib.ExitStack() as stack:

@@ -53,6 +53,7 @@ from lobbysim.raters.base import (
 )
 from lobbysim.records import DuelBatch, GameResult, Seat
 from lobbysim.skill.gaussian import update_1v1, update_1v1_one
+from lobbysim.validation import MAX_SKILL_VARIANCE
 
 
 def _is_finite_real(value: object) -> bool:
@@ -84,12 +85,15 @@ class BayesianRater(GaussianBeliefs):
     """Gaussian beliefs N(mu, var) per player, updated as in the paper (see the module docstring).
 
     Args:
-        beta2: the performance-noise variance sigma_eps^2 (> 0) the rater assumes. In a lobby it
-            defaults to the scenario's ``game.beta2``, the true one: a rater spec without
-            ``beta2`` gets it. An explicit ``beta2`` in the rater's parameters overrides it, a
-            deliberate mismatch between the model and the game. Built directly, the default is
-            2.5 (the paper's).
-        tau2: dynamics variance added before each game a player is rated in (>= 0).
+        beta2: the performance-noise variance sigma_eps^2 (> 0 and at most 1e8,
+            :data:`~lobbysim.validation.MAX_SKILL_VARIANCE`: a noise sd of 10,000 skill points;
+            the update squares and sums it, and near 1e308 overflows) the rater assumes. In a
+            lobby it defaults to the scenario's ``game.beta2``, the true one: a rater spec
+            without ``beta2`` gets it. An explicit ``beta2`` in the rater's parameters overrides
+            it, a deliberate mismatch between the model and the game. Built directly, the
+            default is 2.5 (the paper's).
+        tau2: dynamics variance added before each game a player is rated in (>= 0, at most
+            1e8 for the same reason).
 
     Raises:
         ValueError: if a parameter is out of range; the message names it and its value.
@@ -109,6 +113,12 @@ class BayesianRater(GaussianBeliefs):
             raise ValueError(f"beta2 must be a finite number > 0, got {self.beta2!r}")
         if not (_is_finite_real(self.tau2) and self.tau2 >= 0):
             raise ValueError(f"tau2 must be a finite number >= 0, got {self.tau2!r}")
+        for label, value in (("beta2", self.beta2), ("tau2", self.tau2)):
+            if value > MAX_SKILL_VARIANCE:
+                raise ValueError(
+                    f"{label} must be <= {MAX_SKILL_VARIANCE:g} (a noise sd of 10,000 skill "
+                    f"points; larger variances overflow the update), got {value!r}"
+                )
         object.__setattr__(self, "_table", PlayerTable(self.name, 2))
 
     def update(self, games: Sequence[GameResult]) -> None:

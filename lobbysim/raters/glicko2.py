@@ -83,6 +83,17 @@ EPSILON = 0.000001
 MAX_ITERATIONS = 200
 """A safety bound on step 5's iterations (it converges in a handful)."""
 
+TAU_RANGE = (0.001, 10.0)
+"""The system constant's bounds (the paper suggests 0.3 to 1.2); see :class:`Glicko2Rater`."""
+MAX_RATING = 1e6
+"""The largest initial rating, either sign (ratings span a few thousand points)."""
+MAX_DEVIATION = 1e4
+"""The largest initial rating deviation (the paper's unrated player: 350)."""
+VOLATILITY_RANGE = (1e-6, 10.0)
+"""The initial volatility's bounds (the paper: 0.06)."""
+MIN_PERIOD = 0.001
+"""The shortest rating period, in minutes."""
+
 Result = tuple[int, int, float]
 """One 1v1 result: player a, player b, a's score (1 win, 1/2 draw, 0 loss)."""
 
@@ -161,12 +172,23 @@ class Glicko2Rater(EvenMatchQuality):
     not the skill scale); :meth:`set_ratings` starts known players elsewhere.
 
     Args:
-        tau: the system constant tau (> 0); the paper suggests 0.3 to 1.2.
-        initial_rating: an unrated player's rating r (finite; the paper: 1500).
-        initial_deviation: an unrated player's rating deviation RD (> 0; the paper: 350).
-        initial_volatility: an unrated player's volatility sigma (> 0; the paper: 0.06).
-        period: minutes per rating period (> 0). The paper recommends periods in which players
-            have 10 to 15 games on average.
+        tau: the system constant tau, in [0.001, 10] (:data:`TAU_RANGE`); the paper suggests
+            0.3 to 1.2. Step 5 divides by tau^2 and exponentiates: above 10 its ``exp``
+            overflows, and at 1e-30 its iteration stalls.
+        initial_rating: an unrated player's rating r, |r| <= 1e6 (:data:`MAX_RATING`; the
+            paper: 1500, ratings span a few thousand points). Far beyond, a game's change is
+            lost in rounding (every rating stays equal: no Kendall tau), and near 1e308 the
+            rating differences overflow.
+        initial_deviation: an unrated player's rating deviation RD, in (0, 1e4]
+            (:data:`MAX_DEVIATION`; the paper: 350). RD is squared (RD / 173.7)^2: at 1e200
+            that overflows.
+        initial_volatility: an unrated player's volatility sigma, in [1e-6, 10]
+            (:data:`VOLATILITY_RANGE`; the paper: 0.06; 10 adds some 1,700 points of deviation
+            a period). Step 5 takes log(sigma^2), which is -inf at 1e-300, and idle periods add
+            sigma^2, which overflows near 1e154.
+        period: minutes per rating period, at least 0.001 (:data:`MIN_PERIOD`: a period index
+            is the game's end over it, which near 1e-300 overflows). The paper recommends
+            periods in which players have 10 to 15 games on average.
 
     Raises:
         ValueError: if a parameter is out of range; the message names it and its value.
@@ -186,11 +208,12 @@ class Glicko2Rater(EvenMatchQuality):
 
     def __post_init__(self) -> None:
         """Validate the parameters and create the empty player table and period clock."""
-        real_parameter("tau", self.tau, gt=0)
-        real_parameter("initial_rating", self.initial_rating)
-        real_parameter("initial_deviation", self.initial_deviation, gt=0)
-        real_parameter("initial_volatility", self.initial_volatility, gt=0)
-        real_parameter("period", self.period, gt=0)
+        real_parameter("tau", self.tau, ge=TAU_RANGE[0], le=TAU_RANGE[1])
+        real_parameter("initial_rating", self.initial_rating, ge=-MAX_RATING, le=MAX_RATING)
+        real_parameter("initial_deviation", self.initial_deviation, gt=0, le=MAX_DEVIATION)
+        low, high = VOLATILITY_RANGE
+        real_parameter("initial_volatility", self.initial_volatility, ge=low, le=high)
+        real_parameter("period", self.period, ge=MIN_PERIOD)
         # columns: mu, phi^2 (Glicko-2 scale), sigma, and the closed periods phi^2 is current for
         object.__setattr__(self, "_table", PlayerTable(self.name, 4))
         object.__setattr__(self, "_periods", Periods())

@@ -58,7 +58,7 @@ from lobbysim.raters.base import (
 )
 from lobbysim.records import GameResult, Seat
 from lobbysim.registry import did_you_mean
-from lobbysim.validation import real_parameter
+from lobbysim.validation import MAX_SKILL_VARIANCE, real_parameter
 
 MODELS = (
     "PlackettLuce",
@@ -105,9 +105,11 @@ class OpenSkillRater(GaussianBeliefs):
 
     Args:
         model: the openskill model's class name, one of :data:`MODELS`.
-        beta2: one performance's variance (> 0); in a lobby it defaults to the game's
+        beta2: one performance's variance (> 0 and at most 1e8,
+            :data:`~lobbysim.validation.MAX_SKILL_VARIANCE`: the models square and sum it and
+            near 1e308 overflow to NaN ratings); in a lobby it defaults to the game's
             ``beta2``, as for the Bayesian rater. Built directly, the default is 2.5.
-        tau2: the dynamics variance added to sigma^2 before each game (>= 0).
+        tau2: the dynamics variance added to sigma^2 before each game (>= 0, at most 1e8).
 
     Raises:
         ValueError: a parameter out of range (the message names it), or the openskill package
@@ -129,8 +131,8 @@ class OpenSkillRater(GaussianBeliefs):
         if self.model not in MODELS:
             hint = did_you_mean(str(self.model), list(MODELS))
             raise ValueError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}{hint}")
-        beta2 = real_parameter("beta2", self.beta2, gt=0)
-        tau2 = real_parameter("tau2", self.tau2, ge=0)
+        beta2 = real_parameter("beta2", self.beta2, gt=0, le=MAX_SKILL_VARIANCE)
+        tau2 = real_parameter("tau2", self.tau2, ge=0, le=MAX_SKILL_VARIANCE)
         cls = getattr(openskill_models(), self.model)
         built = cls(mu=0.0, sigma=1.0, beta=math.sqrt(beta2), tau=math.sqrt(tau2))
         object.__setattr__(self, "_model", built)

@@ -41,6 +41,16 @@ from lobbysim.skill.sph_elo import (
     cap_scale,
     rating_changes,
 )
+from lobbysim.validation import real_parameter
+
+MAX_SCALE = 1e6
+"""The largest ``t`` and ``game_mult`` (ZoneStats: 120 and 2); see :class:`SPHEloRater`."""
+MIN_GAME_MULT = 1e-6
+"""The smallest ``game_mult``: below, a game's change is lost in rounding the ratings."""
+MIN_GAME_LENGTH = 0.001
+"""The smallest ``max_game_length``, in minutes, for the same reason."""
+MAX_RATING = 1e6
+"""The largest initial rating, either sign (ZoneStats starts players at 500)."""
 
 
 def _predicted_hi(
@@ -66,10 +76,15 @@ class SPHEloRater(EvenMatchQuality):
     zero-sum).
 
     Args:
-        t: logistic scale T of the predicted outcome (> 0).
-        game_mult: rating points per minute of a pair's shared time (> 0).
-        max_game_length: cap in minutes on each pair's time factor (> 0).
-        initial_rating: the rating of a new player (finite).
+        t: logistic scale T of the predicted outcome, in (0, 1e6] (ZoneStats: 120);
+            :attr:`beta2` squares it, which overflows near 1e154.
+        game_mult: rating points per minute of a pair's shared time, in [1e-6, 1e6]
+            (ZoneStats: 2): the changes it scales overflow near 1e308, and below 1e-6 a
+            game's change is lost in rounding the ratings (no Kendall tau).
+        max_game_length: cap in minutes on each pair's time factor, at least 0.001 (``.inf``:
+            no cap), for the same rounding.
+        initial_rating: the rating of a new player, |r| <= 1e6 (ZoneStats: 500): far beyond,
+            a game's change is lost in rounding (every rating stays equal).
 
     Raises:
         ValueError: if a parameter is out of range; the message names it and its value.
@@ -91,6 +106,11 @@ class SPHEloRater(EvenMatchQuality):
 
     def __post_init__(self) -> None:
         """Validate the parameters (via :class:`SPHParams`) and create the empty table."""
+        real_parameter("t", self.t, gt=0.0, le=MAX_SCALE)
+        real_parameter("game_mult", self.game_mult, ge=MIN_GAME_MULT, le=MAX_SCALE)
+        if not (self.max_game_length == math.inf and not isinstance(self.max_game_length, bool)):
+            real_parameter("max_game_length", self.max_game_length, ge=MIN_GAME_LENGTH)
+        real_parameter("initial_rating", self.initial_rating, ge=-MAX_RATING, le=MAX_RATING)
         params = SPHParams(self.t, self.game_mult, self.max_game_length, self.initial_rating)
         object.__setattr__(self, "_params", params)
         object.__setattr__(self, "_table", PlayerTable(self.name, 1))

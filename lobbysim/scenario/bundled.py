@@ -3,8 +3,11 @@
 The bundled scenarios are the ``*.yaml`` files of ``lobbysim/scenarios/`` (the repository's
 top-level ``scenarios`` links there), read with :mod:`importlib.resources`, so that an installed
 lobbysim runs ``lobbysim run quickstart`` from any folder. :func:`find_scenario` turns what a user
-typed into a file: an existing path always wins; otherwise a bundled scenario's name (``quickstart``
-or ``quickstart.yaml``). A plug-in file a scenario names (``examples/custom_arrivals.py:Evenings``)
+typed into a file: an existing path always wins, and so does ``./NAME.yaml`` for a bare ``NAME``
+(the file ``lobbysim init NAME`` writes, edited); otherwise a bundled scenario's name
+(``quickstart`` or ``quickstart.yaml``). When a local file wins over a bundled scenario of the
+same name, :func:`local_file_note` is the line the commands print to say which file they read.
+A plug-in file a scenario names (``examples/custom_arrivals.py:Evenings``)
 is found relative to the current folder, as always, and failing that relative to the scenario
 file's own folder (:func:`resolve_plugin_files`), which is how a bundled scenario finds the
 example it ships with (``lobbysim/scenarios/examples/``).
@@ -38,12 +41,24 @@ def bundled_scenarios() -> dict[str, Path]:
     return {path.stem: path for path in sorted(folder.glob("*.yaml")) if path.is_file()}
 
 
+def _local_file(path: Path) -> Path | None:
+    """Return the file in the current folder a bare name means: the name as given, else
+    ``NAME.yaml`` or ``NAME.yml`` (for a name without one of those suffixes), if it exists and
+    is not a folder."""
+    candidates = [path]
+    if path.suffix not in _SUFFIXES:
+        candidates += [path.with_name(path.name + suffix) for suffix in _SUFFIXES]
+    return next((c for c in candidates if c.exists() and not c.is_dir()), None)
+
+
 def find_scenario(name_or_path: str | Path) -> Path:
     """Return the scenario file a user means: an existing path, else a bundled scenario's file.
 
-    A name is a bundled scenario's, with or without ``.yaml``; a file that exists always wins
-    over a name, so a ``quickstart.yaml`` of your own in the current folder is the one read (a
-    folder of a bundled scenario's name does not).
+    A name is a bundled scenario's, with or without ``.yaml``; a file in the current folder
+    always wins over a name: ``NAME`` as given, or ``NAME.yaml`` (``.yml``) for a bare ``NAME``,
+    so that after ``lobbysim init quickstart`` and an edit, ``lobbysim run quickstart`` reads your
+    ``quickstart.yaml`` (:func:`local_file_note` says so); a folder of a bundled scenario's name
+    does not.
 
     Raises:
         ScenarioError: neither a file nor a bundled scenario's name, when the argument is a bare
@@ -53,6 +68,9 @@ def find_scenario(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if (path.exists() and not path.is_dir()) or len(path.parts) != 1:
         return path
+    local = _local_file(path)
+    if local is not None:
+        return local
     bundled = bundled_scenarios()
     stem = path.stem if path.suffix in _SUFFIXES else path.name
     if stem in bundled:
@@ -63,6 +81,25 @@ def find_scenario(name_or_path: str | Path) -> Path:
         f"{name_or_path}: no such file, and no bundled scenario of that name"
         f"{did_you_mean(stem, list(bundled))}; bundled scenarios: {', '.join(bundled)}"
     )
+
+
+def local_file_note(name_or_path: str | Path) -> str | None:
+    """Return the line saying which file a scenario argument names when a file in the current
+    folder wins over a bundled scenario of that name (or ``NAME`` was read as ``NAME.yaml``),
+    else None: ``scenario: quickstart.yaml, the file in this folder (not the bundled scenario
+    quickstart, .../lobbysim/scenarios/quickstart.yaml)``."""
+    path = Path(name_or_path)
+    if len(path.parts) != 1:
+        return None
+    local = _local_file(path)
+    if local is None:
+        return None
+    stem = local.stem if local.suffix in _SUFFIXES else local.name
+    bundled = bundled_scenarios().get(stem)
+    if bundled is None and local == path:
+        return None
+    shadowed = f" (not the bundled scenario {stem}, {bundled})" if bundled is not None else ""
+    return f"scenario: {local}, the file in this folder{shadowed}"
 
 
 def scenario_headline(path: Path) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
 from lobbysim.validation import (
+    MAX_SKILL_VARIANCE,
     ScenarioError,
     check,
     finite,
@@ -55,7 +56,9 @@ class GameRules:
             ``1v1`` it may only be 1.
         ffa_size: players in a free-for-all game, for mode ``ffa`` only (>= 2; default 8).
         length: scheduled game length in minutes (ZoneStats-style lobbies: 20, MAX_GAME_LENGTH).
-        beta2: true performance-noise variance: performance ~ N(skill, beta2) per game.
+        beta2: true performance-noise variance: performance ~ N(skill, beta2) per game (> 0,
+            at most 1e8: :data:`~lobbysim.validation.MAX_SKILL_VARIANCE`; the raters assume it
+            by default, and square and sum it).
         quit_rate: hazard of leaving mid-match, per minute (0: nobody quits).
         quit_behind_multiplier: the quit hazard of the player who is behind (lower performance)
             is multiplied by this.
@@ -91,7 +94,13 @@ class GameRules:
             self._size_problem(),
             non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
             positive("game.length", self.length),
-            positive("game.beta2", self.beta2),
+            positive("game.beta2", self.beta2)
+            or (
+                f"game.beta2: at most {MAX_SKILL_VARIANCE:g} (a noise sd of 10,000 skill points; "
+                f"larger variances overflow the raters' arithmetic), got {self.beta2!r}"
+                if self.beta2 > MAX_SKILL_VARIANCE
+                else None
+            ),
             non_negative("game.quit_rate", self.quit_rate),
             positive("game.quit_behind_multiplier", self.quit_behind_multiplier),
             non_negative("game.score_rate", self.score_rate),

@@ -196,7 +196,7 @@ def record_folders(labels: Iterable[str]) -> dict[str, str]:
 
 
 def resolve_policies(own: PluginSpec, policies: Iterable[Any], where: str) -> list[PluginSpec]:
-    """Return the specs of ``policies`` without repeats (by label), in order.
+    """Return the specs of ``policies``, in order.
 
     A bare name equal to the name of the scenario's own policy ``own`` stands for that policy
     as the scenario gives it (with its parameters, whose label then shows them); any other
@@ -204,12 +204,27 @@ def resolve_policies(own: PluginSpec, policies: Iterable[Any], where: str) -> li
     that. ``where`` names the list in errors (``--policies``, ``compare.policies``).
 
     Raises:
-        ScenarioError: a spec that cannot be read (see :func:`policy_spec`).
+        ScenarioError: a spec that cannot be read (see :func:`policy_spec`), or one policy given
+            twice: two specs that resolve to the same policy and parameters (``draw_chance,
+            draw_chance``; ``kg(a=1, b=2)`` and ``kg(b=2, a=1)``; the own policy's bare name
+            and its spec), which would silently run once.
     """
-    specs: dict[str, PluginSpec] = {}
+    specs: list[PluginSpec] = []
+    given: list[str] = []
     for value in policies:
         spec = policy_spec(value, where)
         if not spec.params and spec.name == own.name:
             spec = own
-        specs.setdefault(spec_label(spec), spec)
-    return list(specs.values())
+        text = value.strip() if isinstance(value, str) else spec_label(policy_spec(value, where))
+        if spec in specs:
+            first = given[specs.index(spec)]
+            label = spec_label(specs[specs.index(spec)])
+            shown = f"'{label}'"
+            if not first == text == label:
+                shown += f" (as {first!r} and {text!r})"
+            raise ScenarioError(
+                f"{where}: the policy {shown} is given twice; give each policy once"
+            )
+        specs.append(spec)
+        given.append(text)
+    return specs
