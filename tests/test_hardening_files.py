@@ -23,21 +23,10 @@ from lobbysim.commands.run import run
 from lobbysim.experiments import store
 from lobbysim.outputs import OutputFileError, storage_problem
 from lobbysim.record_files import RecordFileError
+from tests.test_safety import SMALL as SAFETY_SMALL
 
-SMALL = """\
-name: small
-horizon: 120
-warmup: 10
-seed: 3
-replications: 1
-arrivals: {name: poisson, rate: 1.5}
-population: {patience_mean: 3.0, session_games_mean: 4}
-game: {length: 8}
-matchmaker:
-  policy: draw_chance
-  threshold: [[0, 0.5], [1, 0.0]]
-records: {ratings_every: 20}
-"""
+# the small lobby of tests/test_safety.py, run a little longer
+SMALL = SAFETY_SMALL.replace("horizon: 40\nwarmup: 5\n", "horizon: 120\nwarmup: 10\n")
 STREAMED = SMALL.replace("horizon: 120", "horizon: 600").replace(
     "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
 )

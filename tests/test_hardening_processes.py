@@ -16,25 +16,13 @@ import pytest
 from lobbysim import outputs
 from lobbysim.cli import main
 from lobbysim.outputs import HOST, process_alive, remove_stale_temporaries
+from tests.test_safety import SMALL as SAFETY_SMALL
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists() or os.name != "posix", reason="needs /proc (Linux)"
 )
 
-SMALL = """\
-name: small
-horizon: 40
-warmup: 5
-seed: 3
-replications: 1
-arrivals: {name: poisson, rate: 1.5}
-population: {patience_mean: 3.0, session_games_mean: 4}
-game: {length: 8}
-matchmaker:
-  policy: draw_chance
-  threshold: [[0, 0.5], [1, 0.0]]
-records: {ratings_every: 20}
-"""
+SMALL = SAFETY_SMALL  # the small lobby of tests/test_safety.py
 
 GONE_WITHIN = 5.0  # seconds
 
