@@ -329,6 +329,12 @@ class RecordFileSink:
                 },
             )
 
+    def abort(self) -> None:
+        """Stop without completing the files: no manifest is written, so they never load as
+        a whole run (a run stopped midway, by Ctrl-C or an error, removes its folder)."""
+        self.failed = True
+        self.close()
+
     def _finish(self) -> None:
         """Complete the files (nothing for CSV)."""
 
@@ -522,6 +528,9 @@ class BackgroundSink(RecordFileSink):
             status = conn.recv()
         except (OSError, EOFError):
             status = "the record writer process stopped"
+        except BaseException:  # Ctrl-C or SIGTERM while the writer finishes: stop it now
+            self._process.kill()
+            raise
         finally:
             conn.close()
             self._process.join(timeout=60)
@@ -530,6 +539,22 @@ class BackgroundSink(RecordFileSink):
                 self._process.join()
         if not self._failed:
             self._raise_if_failed(status)
+
+    def abort(self) -> None:
+        """Stop the writer at once, without waiting for it to write what is in flight.
+
+        A run stopped midway (Ctrl-C, SIGTERM, an error) calls this rather than :meth:`close`:
+        the signal may have cut a batch half-sent down the pipe, and a writer waiting for the
+        rest of it would never answer.
+        """
+        conn, self._conn = self._conn, None
+        self._failed = True
+        if conn is None:
+            return
+        atexit.unregister(self._close_at_exit)
+        conn.close()
+        self._process.kill()
+        self._process.join()
 
     def _close_at_exit(self) -> None:
         try:

@@ -413,6 +413,36 @@ def test_a_writer_left_open_does_not_hold_up_the_exit(tmp_path: Path) -> None:
     assert (tmp_path / "waits.csv").read_text().splitlines()[1:] == ["1,0.0,1.0,matched,1.0"]
 
 
+def test_a_batch_cut_by_a_signal_does_not_hang_the_stop(tmp_path: Path) -> None:
+    """SIGTERM can cut a batch half-sent down the writer's pipe (a signal handler raising inside
+    a write): the writer then waits for the rest of it forever, and a stop that waited for the
+    writer to finish hung (CI saw it once in six). abort() stops the writer at once, and leaves
+    no manifest, so the files never load as a run."""
+    import os
+    import struct
+
+    sink = open_sink(tmp_path, "csv", background=True)
+    assert isinstance(sink, BackgroundSink)
+    sink("waits", [(1, 0.0, 1.0, "matched", 1.0)])
+    # the length header of a 1,000-byte message and 10 bytes of it, as a cut send leaves them
+    os.write(sink._conn.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+    started = time.monotonic()
+    sink.abort()
+    assert time.monotonic() - started < 10
+    assert not sink._process.is_alive()
+    assert not (tmp_path / "manifest.json").exists()
+    sink.close()  # after abort: nothing to do
+    with pytest.raises(OSError, match="closed"):
+        sink("waits", [(2, 0.0, 1.0, "matched", 1.0)])
+
+
+def test_an_in_process_sink_aborted_writes_no_manifest(tmp_path: Path) -> None:
+    sink = open_sink(tmp_path, "csv", background=False)
+    sink("waits", [(1, 0.0, 1.0, "matched", 1.0)])
+    sink.abort()
+    assert (tmp_path / "waits.csv").exists() and not (tmp_path / "manifest.json").exists()
+
+
 def test_the_fast_record_makers_make_the_dataclasses_objects() -> None:
     """make_seat and make_result return what Seat(...) and GameResult(...) return: equal,
     of the same type, hashing alike and still frozen."""

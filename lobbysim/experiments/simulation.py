@@ -106,8 +106,11 @@ def simulate(
         with sim.tuned():
             sim.run(progress=progress)
             return collect_streamed(sim, seed, sink)
+    except BaseException:  # Ctrl-C, SIGTERM or an error: the files are not a run's
+        sink.abort()
+        raise
     finally:
-        sink.close()
+        sink.close()  # closed already where the run ended
 
 
 def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
