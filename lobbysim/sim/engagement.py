@@ -249,8 +249,14 @@ class Retention:
         for i, player in enumerate(players):
             tally = self._tallies.get(player.pid) or Tally()
             cols[:, i] = (
-                tally.games, tally.wins, tally.losses, tally.gaps, tally.waits, tally.spells,
-                self._streaks.get(player.pid, 0), player.games,
+                tally.games,
+                tally.wins,
+                tally.losses,
+                tally.gaps,
+                tally.waits,
+                tally.spells,
+                self._streaks.get(player.pid, 0),
+                player.games,
             )
         games, wins, losses, past_gaps, waits, spells, streak, tenure = cols
         belief = np.asarray(beliefs, dtype=np.float64)

@@ -348,8 +348,13 @@ def wait_risk(retention: Any, player: Any, waited: float, mu: float) -> float:
 
 
 def pool_churn(
-    retention: Any, waiting: list[Any], ids: np.ndarray, mu: np.ndarray, waited: np.ndarray,
-    matching: tuple[tuple[int, int], ...], next_pass: float,
+    retention: Any,
+    waiting: list[Any],
+    ids: np.ndarray,
+    mu: np.ndarray,
+    waited: np.ndarray,
+    matching: tuple[tuple[int, int], ...],
+    next_pass: float,
 ) -> float:
     """The predicted churn of the whole pool under ``matching``: the matched after their game,
     the rest after another pass in the queue."""
@@ -375,8 +380,12 @@ def random_tallies(retention: Any, waiting: list[Any], rng: np.random.Generator)
         wins = int(rng.integers(0, games + 1))
         spells = games + int(rng.integers(0, 2))
         retention._tallies[w.pid] = Tally(
-            games, wins, games - wins, float(rng.uniform(0, 2) * games),
-            float(rng.uniform(0, 3) * spells), spells,
+            games,
+            wins,
+            games - wins,
+            float(rng.uniform(0, 2) * games),
+            float(rng.uniform(0, 3) * spells),
+            spells,
         )
         w.player.games = games + int(rng.integers(0, 50))
 
@@ -403,9 +412,7 @@ def test_engagement_pairs_minimise_the_predicted_churn_of_the_whole_pool(seed: i
         retention, waiting, ids, mu, waited, logistic_win(ids, mu), every_allowed, 16, 0.5
     )
     chosen = tuple(map(tuple, pairs.tolist()))
-    totals = [
-        pool_churn(retention, waiting, ids, mu, waited, m, 0.5) for m in maximum_matchings(n)
-    ]
+    totals = [pool_churn(retention, waiting, ids, mu, waited, m, 0.5) for m in maximum_matchings(n)]
     assert len(chosen) == n // 2
     assert pool_churn(retention, waiting, ids, mu, waited, chosen, 0.5) == pytest.approx(
         min(totals), abs=1e-11
@@ -527,9 +534,15 @@ def random_visits(rng: np.random.Generator, n: int) -> Any:
     games = rng.integers(0, 12, n)
     wins = rng.integers(0, 12, n) % (games + 1)
     return Visits(
-        games=games, wins=wins, losses=games - wins, streak=rng.integers(0, 9, n),
-        mean_gap=rng.uniform(0, 4, n), mean_wait=rng.exponential(2.0, n),
-        gave_up=rng.random(n) < 0.2, skill=rng.normal(0, 2, n), tenure=rng.integers(0, 500, n),
+        games=games,
+        wins=wins,
+        losses=games - wins,
+        streak=rng.integers(0, 9, n),
+        mean_gap=rng.uniform(0, 4, n),
+        mean_wait=rng.exponential(2.0, n),
+        gave_up=rng.random(n) < 0.2,
+        skill=rng.normal(0, 2, n),
+        tenure=rng.integers(0, 500, n),
     )
 
 
