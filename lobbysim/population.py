@@ -6,7 +6,7 @@ system's prior belief (mu0, var0) about that player, a registered/guest flag and
 session (in games, and optionally in minutes). Patience is drawn per queueing spell with
 :meth:`Population.sample_patience`. The population also says how true skills change once players
 play (a drift per day, a learning curve for newcomers); the lobby applies that
-(:mod:`lobbysim.sim.skills`), drawing nothing from the population's stream.
+(:mod:`lobbysim.sim.skill_dynamics`), drawing nothing from the population's stream.
 
 Randomness comes only from the injected generator, and every call consumes a fixed number of
 variates for a given ``n``, whatever the parameters (e.g. whether sessions have a time limit), so
@@ -97,7 +97,7 @@ class Population:
             engine's (:func:`lobbysim.paper.draw_priors`) for the same seed, before its reordering.
         skill_drift_per_day: variance a true skill gains per day (>= 0; 0: skills never
             change): a Gaussian random walk, applied lazily and exactly by the lobby
-            (:mod:`lobbysim.sim.skills`; docs/model.md, "Skill dynamics").
+            (:mod:`lobbysim.sim.skill_dynamics`; docs/model.md, "Skill dynamics").
         learning_deficit: how far below their skill a player plays in their first game
             (>= 0; 0: no learning curve). In a game after n others a player's effective skill
             is ``skill - learning_deficit * exp(-n / learning_games)``.

@@ -168,3 +168,122 @@ def test_the_package_loads_its_api_only_lazily() -> None:
 def test_a_module_outside_every_layer_is_named() -> None:
     with pytest.raises(KeyError, match=r"lobbysim\.newthing is in no layer"):
         violations({"lobbysim.newthing": ""})
+
+
+# --- the engine's kernels (lobbysim.sim.fast) -----------------------------------------------------
+
+#: What a kernel may import from the engine: the plain objects and other kernels.
+KERNEL_IMPORTS = ("lobbysim.sim.entities", "lobbysim.sim.fast")
+#: The plug-in families whose concrete classes the engine must never test for.
+PLUGIN_PACKAGES = (
+    "lobbysim.policies",
+    "lobbysim.raters",
+    "lobbysim.arrivals",
+    "lobbysim.visits",
+    "lobbysim.retention",
+)
+SIMPY_PRIVATE = {"_queue", "_eid", "_now"}
+
+
+def _imports(tree: ast.AST) -> list[tuple[str, list[str], int]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.module, [a.name for a in node.names], node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, [], node.lineno) for a in node.names]
+    return found
+
+
+def kernel_violations(sources: Mapping[str, str]) -> list[str]:
+    """Return one line per import of a kernel (``lobbysim.sim.fast``) from a role module: a
+    kernel imports only lobbysim.sim.entities, other kernels and the layers below the engine."""
+    found = []
+    for module, source in sources.items():
+        if not module.startswith("lobbysim.sim.fast"):
+            continue
+        for target, _, line in _imports(ast.parse(source)):
+            if target.startswith("lobbysim.sim") and not target.startswith(KERNEL_IMPORTS):
+                found.append(f"{module} imports {target} at line {line}")
+    return found
+
+
+def simpy_private_readers(sources: Mapping[str, str]) -> dict[str, list[int]]:
+    """Return the modules that read SimPy's private state (``._queue``, ``._eid``, ``._now``
+    of anything), with the lines."""
+    found: dict[str, list[int]] = {}
+    for module, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and node.attr in SIMPY_PRIVATE:
+                found.setdefault(module, []).append(node.lineno)
+    return found
+
+
+def concrete_class_checks(sources: Mapping[str, str]) -> list[str]:
+    """Return one line per place in the engine (``lobbysim.sim``) that decides by a plug-in's
+    class rather than by what it declares: ``type(x) is C``, ``isinstance(x, C)`` for a class
+    imported from a plug-in family, or a method identity ``A.m is B.m``."""
+    found = []
+    for module, source in sources.items():
+        if not module.startswith("lobbysim.sim"):
+            continue
+        tree = ast.parse(source)
+        plugin_names = {
+            name
+            for target, names, _ in _imports(tree)
+            if target.startswith(PLUGIN_PACKAGES)
+            for name in names
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(op, ast.Is | ast.IsNot) for op in node.ops
+            ):
+                sides = [node.left, *node.comparators]
+                # type(x) itself, or a member of type(x) or of a class (a capitalised name)
+                owners = [s.value if isinstance(s, ast.Attribute) else s for s in sides]
+                if any(
+                    (isinstance(o, ast.Call) and getattr(o.func, "id", None) == "type")
+                    or (o is not s and isinstance(o, ast.Name) and o.id[:1].isupper())
+                    for o, s in zip(owners, sides, strict=True)
+                ):
+                    found.append(f"{module}: a class or method identity at line {node.lineno}")
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) in ("isinstance", "issubclass")
+                and len(node.args) == 2
+            ):
+                classes = node.args[1]
+                named = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+                if any(getattr(c, "id", None) in plugin_names for c in named):
+                    found.append(f"{module}: isinstance of a plug-in class at line {node.lineno}")
+    return found
+
+
+def test_kernels_import_only_entities_and_the_layers_below() -> None:
+    sources = module_sources()
+    assert any(m.startswith("lobbysim.sim.fast.") for m in sources)
+    assert kernel_violations(sources) == []
+    bad = {"lobbysim.sim.fast.duels": "from lobbysim.sim.games import Games\n"}
+    assert kernel_violations(bad) == [
+        "lobbysim.sim.fast.duels imports lobbysim.sim.games at line 1"
+    ]
+
+
+def test_simpys_private_state_is_read_in_one_module() -> None:
+    readers = simpy_private_readers(module_sources())
+    assert list(readers) == ["lobbysim.sim.fast.events"]
+    assert simpy_private_readers({"m": "now = env._now\n"}) == {"m": [1]}
+
+
+def test_no_engine_code_decides_by_a_plugins_concrete_class() -> None:
+    assert concrete_class_checks(module_sources()) == []
+    bad = {
+        "lobbysim.sim.matchmaker": (
+            "from lobbysim.policies.simple import DrawChance\n"
+            "a = type(p) is DrawChance\n"
+            "b = isinstance(p, DrawChance)\n"
+            "c = type(r).means is Base.means\n"
+            "d = a.leave is not b.leave\n"
+        )
+    }
+    assert [line[-2:] for line in concrete_class_checks(bad)] == [" 2", " 3", " 4"]

@@ -1067,9 +1067,9 @@ def test_belief_lists_are_the_means_and_variances() -> None:
 
 def test_mean_lists_only_where_the_means_are_the_gaussian_beliefs() -> None:
     """mean_lists gives the float path of a rater whose means are its Gaussian beliefs' own,
-    and None (the array path) for the SPH Elo and for a rater that overrides means(); nor is
-    such a rater plain_gaussian (no small pass on floats)."""
-    from lobbysim.raters.base import mean_lists, plain_gaussian
+    and None (the array path) for the SPH Elo and for a rater that overrides means(); nor does
+    such a rater declare float_beliefs (no small pass on floats)."""
+    from lobbysim.raters.base import float_beliefs, mean_lists
     from lobbysim.raters.bayesian import BayesianRater
     from lobbysim.raters.sph_elo import SPHEloRater
 
@@ -1083,5 +1083,5 @@ def test_mean_lists_only_where_the_means_are_the_gaussian_beliefs() -> None:
     assert floats is not None and floats([2, 0]) == [3.0, 1.0]
     assert mean_lists(SPHEloRater()) is None
     assert mean_lists(Shifted()) is None
-    assert plain_gaussian(rater) and not plain_gaussian(Shifted())
-    assert not plain_gaussian(SPHEloRater())
+    assert float_beliefs(rater) is rater and float_beliefs(Shifted()) is None
+    assert float_beliefs(SPHEloRater()) is None

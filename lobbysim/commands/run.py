@@ -61,9 +61,7 @@ from lobbysim.scenario import (
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.references import is_user_class, reference_problem
 from lobbysim.scenario.specs import policy_spec, record_folders, resolve_policies, spec_label
-from lobbysim.sim import LobbySimulation
-from lobbysim.sim.lobby import build_plugin, build_raters
-from lobbysim.streams import Streams
+from lobbysim.sim.components import Components, build_plugin, build_raters
 from lobbysim.validation import check_run_options
 from lobbysim.visits import VISITS
 
@@ -232,9 +230,12 @@ def check_scenario(
 
 
 def build_problem(scenario: Scenario) -> str | None:
-    """Return why the lobby of ``scenario`` cannot be built (a plug-in problem), or None."""
+    """Return why the lobby of ``scenario`` cannot be built (a plug-in problem), or None.
+
+    Its plug-ins are built as a run builds them (:class:`~lobbysim.sim.components.Components`),
+    without building a lobby."""
     try:
-        LobbySimulation(scenario, Streams(0), sink=lambda kind, rows: None)  # never runs
+        Components.build(scenario)
     except PluginError as exc:
         return str(exc)
     return None

@@ -24,6 +24,7 @@ from lobbysim.record_files import RecordFileSink, open_sink, read_records, recor
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
 from lobbysim.sim.recorder import player_row
 from lobbysim.streams import Streams
@@ -74,6 +75,7 @@ def simulate(
     *,
     records_dir: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
+    plan: FastPlan | None = None,
 ) -> SimulationResult:
     """Run one replication of ``scenario`` with ``seed``.
 
@@ -89,12 +91,14 @@ def simulate(
             :func:`lobbysim.record_files.read_records`. The metrics are computed from the files.
         progress: called as ``progress(now, horizon)`` in simulated minutes, a hundred times
             over the run (:meth:`LobbySimulation.run`); it changes no result.
+        plan: the speed kernels allowed (:class:`~lobbysim.sim.fast.plan.FastPlan`; ``off()``:
+            none), for tests; every kernel gives the same result as its general path.
     """
     if not isinstance(scenario, Scenario):
         scenario = as_scenario(scenario)
     seed = scenario.seed if seed is None else seed
     if not scenario.records.stream:
-        sim = LobbySimulation(scenario, Streams(seed))
+        sim = LobbySimulation(scenario, Streams(seed), plan=plan)
         with sim.tuned():
             sim.run(progress=progress)
             return collect(sim, seed)
@@ -102,7 +106,7 @@ def simulate(
         raise ValueError("records.stream is set: simulate() needs records_dir to write them to")
     sink = open_sink(Path(records_dir), scenario.records.format)
     try:
-        sim = LobbySimulation(scenario, Streams(seed), sink=sink)
+        sim = LobbySimulation(scenario, Streams(seed), sink=sink, plan=plan)
         with sim.tuned():
             sim.run(progress=progress)
             return collect_streamed(sim, seed, sink)

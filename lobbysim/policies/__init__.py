@@ -8,7 +8,14 @@ the least predicted churn (:mod:`lobbysim.policies.engagement`). ``lobby_knowled
 looks ahead over the players online (:mod:`lobbysim.policies.lobby_knowledge_gradient`).
 """
 
-from lobbysim.policies.base import POLICIES, Decision, OpponentPolicy, choose, needs_online
+from lobbysim.policies.base import (
+    POLICIES,
+    Decision,
+    OpponentPolicy,
+    choose,
+    needs_online,
+    scores_match_quality,
+)
 from lobbysim.policies.knowledge_gradient import KnowledgeGradient, kg_lookahead
 from lobbysim.policies.simple import DrawChance, FirstComeFirstServed, PointEstimate, RandomOpponent
 
@@ -35,5 +42,6 @@ __all__ = [
     "kg_lookahead",
     "needs_online",
     "pairing_of",
+    "scores_match_quality",
     "sees_truth",
 ]

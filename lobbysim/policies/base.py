@@ -111,6 +111,25 @@ def needs_online(policy: object) -> bool:
     return flag
 
 
+def scores_match_quality(policy: object) -> bool:
+    """Return whether ``policy`` declares that its score is the match quality of the pair.
+
+    ``scores_match_quality = True`` promises that :meth:`OpponentPolicy.score` returns
+    TrueSkill's match quality of the focal player's and each candidate's beliefs,
+    :func:`lobbysim.skill.gaussian.match_quality` of ``(focal_mu, focal_var, mu, var, beta2)``,
+    bit for bit (DrawChance, eq. 9). The lobby then decides small passes on floats without
+    asking the policy (:mod:`lobbysim.sim.fast.small_pass`), with the same pairs; a user's
+    policy that declares it gets that path too.
+
+    Raises:
+        ValueError: the flag is set to something other than True or False.
+    """
+    flag = getattr(policy, "scores_match_quality", False)
+    if not isinstance(flag, bool):
+        raise ValueError(f"scores_match_quality must be True or False, got {flag!r}")
+    return flag
+
+
 def choose(scores: FloatArray, rng: np.random.Generator) -> IntArray:
     """Return the index of the best score along the last axis, ties broken uniformly at random.
 

@@ -7,6 +7,8 @@ player could face every other), and it is admissible when that clears the thresh
 longest wait in the group. Admissible groups are taken greedily in rating order without overlap.
 Everything is vectorised over the candidate groups; this module is SimPy-free.
 
+:func:`group_qualities` gives each formed group's quality from one call of the quality.
+
 Teams are balanced by the driving rater's means: players are taken from the highest mean down and
 each joins the team with the lower total so far that still has room.
 """
@@ -14,6 +16,7 @@ each joins the team with the lower total so far that still has room.
 from __future__ import annotations
 
 import itertools
+from functools import cache
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -78,3 +81,39 @@ def form_groups(
             groups.append(windows[w].copy())
             next_free = w + size
     return groups
+
+
+def group_qualities(groups: list[IntArray], quality: QualityFn) -> list[float]:
+    """Return each group's mean match quality over its pairs, from one call of ``quality``.
+
+    Equal to ``float(quality(*_all_pairs(group)).mean())`` per group, bit for bit: a quality
+    is per pair (:meth:`lobbysim.raters.Rater.quality`), and each group's mean is taken over
+    its own contiguous row of the values, in pair order, as over that group's array (tested in
+    tests/sim/test_fast_paths.py).
+
+    Args:
+        groups: the groups, each an array of pool indices, all of one size.
+        quality: match quality of index pairs.
+    """
+    if not groups:
+        return []
+    stacked = np.array(groups)
+    i, j = _pair_indices(stacked.shape[1])
+    values = quality(stacked[:, i].ravel(), stacked[:, j].ravel()).reshape(len(groups), -1)
+    return [float(row.mean()) for row in values]
+
+
+def _all_pairs(group: IntArray) -> tuple[IntArray, IntArray]:
+    """Return every pair of a group's pool indices, in pair order (as :func:`group_qualities`
+    pairs them)."""
+    i, j = _pair_indices(len(group))
+    return group[i], group[j]
+
+
+@cache
+def _pair_indices(n: int) -> tuple[IntArray, IntArray]:
+    """Return ``np.triu_indices(n, k=1)`` (made once per group size; read-only)."""
+    i, j = np.triu_indices(n, k=1)
+    i.flags.writeable = False
+    j.flags.writeable = False
+    return i, j

@@ -37,6 +37,15 @@ class DrawChance:
 
     name: ClassVar[str] = "draw_chance"
     needs_variance: ClassVar[bool] = True
+    #: Its score of a candidate is TrueSkill's match quality of the two beliefs
+    #: (:func:`lobbysim.policies.base.scores_match_quality`): the lobby may decide its small
+    #: passes on floats. A subclass with its own ``score`` loses it unless it declares it again.
+    scores_match_quality: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "score" in vars(cls) and "scores_match_quality" not in vars(cls):
+            cls.scores_match_quality = False
 
     def score(self, decision: Decision) -> FloatArray:
         """Return q~_0j for every candidate j."""

@@ -140,6 +140,23 @@ class GaussianBeliefs:
     name: ClassVar[str]
     beta2: float
     _table: PlayerTable
+    #: The capabilities of :class:`FloatBeliefs`: a subclass that overrides the methods behind
+    #: one (means; variances or quality) loses it unless it declares it again.
+    float_means: ClassVar[bool] = True
+    float_beliefs: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        if "float_means" not in own and any(
+            name in own for name in ("means", "mean_list", "_beliefs")
+        ):
+            cls.float_means = False
+        if "float_beliefs" not in own and any(
+            name in own
+            for name in ("means", "variances", "quality", "_beliefs", "belief_lists", "belief_pair")
+        ):
+            cls.float_beliefs = False
 
     def add_players(self, ids: IdArray, mu0: FloatArray, var0: FloatArray) -> None:
         """Start new players at their prior beliefs ``N(mu0, var0)`` (``var0 > 0``)."""
@@ -205,26 +222,51 @@ class GaussianBeliefs:
         return gaussian.match_quality(mu_a, var_a, mu_b, var_b, self.beta2)
 
 
-def plain_gaussian(rater: Rater) -> bool:
-    """Return whether ``rater`` has Gaussian beliefs whose means, variances and match quality
-    are :class:`GaussianBeliefs`' own (not overridden), so that its float paths
-    (:meth:`GaussianBeliefs.belief_lists`, TrueSkill's quality on floats) give what its arrays
-    give."""
-    kind = type(rater)
-    return (
-        isinstance(rater, GaussianBeliefs)
-        and kind.means is GaussianBeliefs.means
-        and kind.variances is GaussianBeliefs.variances
-        and kind.quality is GaussianBeliefs.quality
-    )
+class FloatBeliefs(Protocol):
+    """A capability a rater may declare: its beliefs read on Python floats.
+
+    ``float_means = True`` promises :meth:`mean_list`, the means of a few players as floats,
+    equal to :meth:`Rater.means` of them. ``float_beliefs = True`` also promises
+    :meth:`belief_lists` and :meth:`belief_pair` (means and variances as floats, equal to
+    :meth:`Rater.means` and :meth:`Rater.variances`) and that :meth:`Rater.quality` is
+    TrueSkill's match quality of those Gaussian beliefs with :attr:`Rater.beta2`
+    (:func:`lobbysim.skill.gaussian.match_quality`). The lobby then decides small passes and
+    back-fills on floats (:class:`lobbysim.sim.fast.plan.FastPlan`) with the same results.
+    :class:`GaussianBeliefs` declares both; a subclass that overrides the methods behind them
+    loses the declaration unless it sets it again itself.
+    """
+
+    float_means: ClassVar[bool]
+    float_beliefs: ClassVar[bool]
+
+    def mean_list(self, ids: list[int]) -> list[float]: ...
+
+    def belief_lists(self, ids: list[int]) -> tuple[list[float], list[float]]: ...
+
+    def belief_pair(self, a: int, b: int) -> tuple[float, float, float, float]: ...
 
 
-def mean_lists(rater: Rater) -> Callable[[list[int]], list[float]] | None:
-    """Return ``rater``'s :meth:`GaussianBeliefs.mean_list` where its means are its Gaussian
-    beliefs' own (not overridden), else None (ask :meth:`Rater.means` for an array)."""
-    if isinstance(rater, GaussianBeliefs) and type(rater).means is GaussianBeliefs.means:
-        return rater.mean_list
-    return None
+def declares(plugin: object, capability: str) -> bool:
+    """Return whether ``plugin`` declares ``capability`` (a class attribute set to True).
+
+    Raises:
+        ValueError: the attribute is set to something other than True or False.
+    """
+    flag = getattr(plugin, capability, False)
+    if not isinstance(flag, bool):
+        raise ValueError(f"{capability} must be True or False, got {flag!r}")
+    return flag
+
+
+def float_beliefs(rater: object) -> FloatBeliefs | None:
+    """Return ``rater`` if it declares ``float_beliefs`` (see :class:`FloatBeliefs`), else None."""
+    return rater if declares(rater, "float_beliefs") else None  # type: ignore[return-value]
+
+
+def mean_lists(rater: object) -> Callable[[list[int]], list[float]] | None:
+    """Return ``rater``'s :meth:`FloatBeliefs.mean_list` if it declares ``float_means``, else
+    None (ask :meth:`Rater.means` for an array)."""
+    return rater.mean_list if declares(rater, "float_means") else None  # type: ignore[attr-defined]
 
 
 class PlayerTable:

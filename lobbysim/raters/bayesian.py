@@ -47,6 +47,7 @@ from lobbysim.raters.base import (
     PlayerTable,
     check_seats,
     compare_sph,
+    declares,
     duel_sides,
     game_error,
     waves,
@@ -102,6 +103,15 @@ class BayesianRater(GaussianBeliefs):
     name: ClassVar[str] = "bayesian"
     has_variance: ClassVar[bool] = True
     skill_scale: ClassVar[bool] = True
+    #: Rates 1v1 games by outcomes alone (:func:`rates_outcomes_only`): the lobby may give it
+    #: a game's outcome as the game ends, before its scores are drawn.
+    outcome_only: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        if "outcome_only" not in own and any(name in own for name in _OUTCOME_METHODS):
+            cls.outcome_only = False
 
     beta2: float = 2.5
     tau2: float = 0.0
@@ -349,22 +359,19 @@ class BayesianRater(GaussianBeliefs):
         self._table.write(ids[played], [new_mu[played], new_var[played]])
 
 
-def rates_outcomes_only(rater: object) -> bool:
-    """Return whether ``rater`` rates 1v1 games by their outcomes alone, reading no score.
+#: The methods behind ``outcome_only`` (a subclass overriding one loses the declaration).
+_OUTCOME_METHODS = ("update", "rate_duels", "rate_duel", "_update_duels", "_rate", "_apply_duels")
 
-    True for a :class:`BayesianRater` whose update is its own (not overridden): a 1v1 game
-    moves it by the sides, their registration and the winner. Such a driving rater can be
-    given a game's outcome (:meth:`BayesianRater.rate_duel`) before its scores are drawn
+
+def rates_outcomes_only(rater: object) -> bool:
+    """Return whether ``rater`` declares that it rates 1v1 games by their outcomes alone.
+
+    A rater declares it with ``outcome_only = True`` and a method ``rate_duel(winner, loser)``
+    (ids): a 1v1 game moves it by the sides, their registration and the winner, and
+    :meth:`~lobbysim.raters.Rater.update` of a batch equals ``rate_duel`` of each game in turn
+    (both players registered). :class:`BayesianRater` declares it; a subclass that overrides
+    the methods behind it loses the declaration unless it sets it again. Such a driving rater
+    can be given a game's outcome before its scores are drawn
     (:meth:`lobbysim.sim.games.Games.rate_at_end`).
     """
-    return isinstance(rater, BayesianRater) and all(
-        getattr(type(rater), name) is getattr(BayesianRater, name)
-        for name in (
-            "update",
-            "rate_duels",
-            "rate_duel",
-            "_update_duels",
-            "_rate",
-            "_apply_duels",
-        )
-    )
+    return declares(rater, "outcome_only") and callable(getattr(rater, "rate_duel", None))

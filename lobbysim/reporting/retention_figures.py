@@ -1,7 +1,7 @@
 """The retention figure of a run with a retention model: who stays and who plays, by skill decile.
 
 Three panels, one line per policy, by true skill decile of the members in the base when the
-metrics start (the cohort of :mod:`lobbysim.sim.engagement`): the share still in the base at the
+metrics start (the cohort of :mod:`lobbysim.sim.churn`): the share still in the base at the
 end (``retained_decile_1`` lowest to ``retained_decile_10``), the churn per week, which is
 ``(1 - retained_decile_k) / weeks`` of the same replication, and the visits per member and week
 (``visits_per_member_week_decile_k``); each the mean over replications with its 95% interval.

@@ -1,13 +1,18 @@
 """The SimPy model of the lobby (no file I/O here), one class per role.
 
-:mod:`lobbysim.sim.lobby` holds :class:`LobbySimulation`, the façade that builds and wires the
-parts: :mod:`~lobbysim.sim.sessions` (the lobby: arrivals, sessions, the queue, reneging),
-:mod:`~lobbysim.sim.matchmaker` (passes, ticks, assignment; with :mod:`~lobbysim.sim.pairing`
-for the policy in force and :mod:`~lobbysim.sim.rematch` for the rematch rule),
-:mod:`~lobbysim.sim.games` (games, quits, back-fill, scores), :mod:`~lobbysim.sim.recorder`
-(record rows) and :mod:`~lobbysim.sim.base` (a persistent player base: members, visits, joining
-and leaving), on the exact-time events of :mod:`~lobbysim.sim.clock`;
-:mod:`~lobbysim.sim.entities` holds their plain objects.
+:mod:`lobbysim.sim.lobby` holds :class:`LobbySimulation`, the façade that builds the parts from
+the plug-ins of :mod:`~lobbysim.sim.components` (built once, with the run's fast plan) and wires
+them through their constructors: :mod:`~lobbysim.sim.sessions` (the lobby: arrivals, sessions,
+the queue, reneging), :mod:`~lobbysim.sim.matchmaker` (passes, ticks, assignment; with
+:mod:`~lobbysim.sim.pairing` for the policy in force, :mod:`~lobbysim.sim.rematch` for the
+rematch rule and :mod:`~lobbysim.sim.engagement` for engagement pairing),
+:mod:`~lobbysim.sim.games` (1v1 games, scores) with :mod:`~lobbysim.sim.group_games` (team and
+free-for-all games, back-fill), :mod:`~lobbysim.sim.recorder` (record rows),
+:mod:`~lobbysim.sim.player_base` (a persistent player base: members, visits, joining and
+leaving) with :mod:`~lobbysim.sim.churn` (its retention model at work) and
+:mod:`~lobbysim.sim.skill_dynamics` (drifting skills, learning newcomers), on the exact-time
+events of :mod:`~lobbysim.sim.clock`; :mod:`~lobbysim.sim.entities` holds their plain objects.
+The speed kernels, each equal to a general path of these roles, are in :mod:`lobbysim.sim.fast`.
 """
 
 from lobbysim.sim.lobby import LobbySimulation

@@ -11,14 +11,16 @@ it started. Neither decides anything: the lobby, the games and the matchmaker us
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable
 from typing import Any
 
 import simpy
 
-_NORMAL = simpy.events.NORMAL  # the priority of a triggered event in SimPy's queue
+from lobbysim.sim.fast.events import Doorbell, Moment, enqueue, fire_moments
+
+__all__ = ["Clock", "Doorbell", "Moment"]
+
 TICK_SNAP = 1e-9  # a game's end this close to a tick's time (relative) is that time
 
 
@@ -63,12 +65,11 @@ class Clock:
         The entry stands for an event: SimPy's ``step`` calls each of its ``callbacks`` (a
         list) with it, then reads ``_ok`` (True: it never fails).
         """
-        env = self.env
-        now = env._now
+        now = self.env.now
         at = now + (t - now)  # SimPy's now + delay, with the delay of _delay_to ...
         if at < t:  # ... which steps it up only here
             at = now + self._delay_to(t)
-        heapq.heappush(env._queue, (at, _NORMAL, next(env._eid), entry))  # env.schedule's entry
+        enqueue(self.env, at, entry)
 
     def _delay_to(self, t: float) -> float:
         """Return the delay after which SimPy fires at ``t`` (see :meth:`timeout_at`)."""
@@ -141,122 +142,4 @@ class Clock:
             hook()
         moments = self._tick_moments.pop(k, None)
         if moments:
-            event = self.env.event()
-            event.callbacks.append(_Fire(moments))
-            event.succeed()
-
-
-class Moment:
-    """A point in simulated time that callbacks wait on, fired by the ticker with others.
-
-    It stands for a SimPy event where only ``callbacks`` are used: each is called with the SimPy
-    event that fires the moment (so ``event.env.now`` is the time).
-    """
-
-    __slots__ = ("callbacks",)
-
-    def __init__(self) -> None:
-        self.callbacks: list[Callable[[Any], None]] = []
-
-
-class _Fire:
-    """The callback of a tick's event: fires its moments in order."""
-
-    __slots__ = ("_moments",)
-
-    def __init__(self, moments: list[Moment]) -> None:
-        self._moments = moments
-
-    def __call__(self, event: simpy.Event) -> None:
-        for moment in self._moments:
-            for callback in moment.callbacks:
-                callback(event)
-
-
-class Doorbell:
-    """The matchmaker's wake-up: rings are coalesced until the matchmaker answers them.
-
-    The first ring after an answer puts one entry in the event queue, as triggering a SimPy
-    event would (now, normal priority, the next event id), so everyone who rings at the same
-    instant (both players of a finished game queueing again) is in before the pass runs; when
-    the entry is processed, the answer (:meth:`answer_with`) is called. The entry is a
-    :class:`_Ring`, which the queue processes as an event without being one: a ring costs a
-    queue entry, not an event object and its triggering (a pass on every arrival is one per
-    queueing).
-
-    **Rings held to the end of an event.** Between :meth:`hold` and :meth:`release`, called by
-    an event's last callback around what it does (a game's end, whose players queue again), the
-    first ring takes its event id but no queue entry. At the release, if the entry would be the
-    next one processed (the queue holds nothing before ``(now, normal priority, that id)``), it
-    is answered there and then, as processing it next would have done; otherwise it goes into
-    the queue with that id, where it would have been. Either way the pass runs where it would
-    have, after the same events, and every other entry keeps its place; it saves the queue
-    entry's round trip on most game ends of a lobby on every arrival (tested against rings that
-    always take the queue in tests/sim/test_clock.py).
-    """
-
-    def __init__(self, env: simpy.Environment) -> None:
-        self._env = env
-        self._ring = _Ring(self._answer)
-        self._rung = False
-        self._answer_with: Callable[[], None] | None = None
-        self._held = False
-        self._held_id = -1  # the event id of a ring held back (-1: none)
-
-    def answer_with(self, answer: Callable[[], None]) -> None:
-        """Call ``answer`` (a pass) for every ring from now on, once per coalesced ring."""
-        self._answer_with = answer
-
-    def ring(self) -> None:
-        """Ask for a pass (coalesced with any already asked for)."""
-        if not self._rung:
-            self._rung = True
-            if self._held:
-                self._held_id = next(self._env._eid)
-                return
-            self._ring.callbacks = self._ring.armed
-            self._env.schedule(self._ring)  # type: ignore[arg-type]  # an event to the queue
-
-    def hold(self) -> None:
-        """Hold a ring back until :meth:`release` (see the class docstring); call both from
-        the last callback of the event being processed, nothing after the release."""
-        self._held = True
-
-    def release(self) -> None:
-        """Answer a ring held back since :meth:`hold` if it is due next, else queue it."""
-        self._held = False
-        eid = self._held_id
-        if eid < 0:
-            return
-        self._held_id = -1
-        env = self._env
-        queue: list[Any] = env._queue
-        if queue:
-            at, priority, first, _ = queue[0]
-            if at == env._now and (priority < _NORMAL or first < eid):
-                self._ring.callbacks = self._ring.armed
-                heapq.heappush(queue, (at, _NORMAL, eid, self._ring))
-                return
-        self._rung = False  # _answer(), without the call
-        if self._answer_with is not None:
-            self._answer_with()
-
-    def _answer(self, _ring: _Ring) -> None:
-        """Process a ring: rings from now on ask for the next pass; then call the answer."""
-        self._rung = False
-        if self._answer_with is not None:
-            self._answer_with()
-
-
-class _Ring:
-    """The event-queue entry of a ring: SimPy's ``step`` processes an entry by calling each of
-    its ``callbacks`` with it and then checking ``_ok``; this entry has one callback and never
-    fails. One per doorbell, queued at most once at a time (a ring is coalesced until then)."""
-
-    __slots__ = ("armed", "callbacks")
-    _ok = True
-
-    def __init__(self, answer: Callable[[_Ring], None]) -> None:
-        #: The callbacks of a queued ring (SimPy sets ``callbacks`` to None as it processes it).
-        self.armed: tuple[Callable[[_Ring], None], ...] = (answer,)
-        self.callbacks: tuple[Callable[[_Ring], None], ...] | None = None
+            fire_moments(self.env, moments)

@@ -75,7 +75,7 @@ class Player:
     rate: float = 0.0  # visits per day (members)
     leaves_base_at: float = math.inf  # when a member leaves the base for good
     # with a skill drift: when ``skill`` was last brought up to date (NaN: the walk has not
-    # started, the skill is the population's draw); see lobbysim.sim.skills
+    # started, the skill is the population's draw); see lobbysim.sim.skill_dynamics
     skill_time: float = math.nan
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
@@ -43,27 +43,23 @@ import numpy as np
 import simpy
 from threadpoolctl import ThreadpoolController
 
-from lobbysim.arrivals import ARRIVALS, ArrivalModel
-from lobbysim.policies import POLICIES, OpponentPolicy
-from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
-from lobbysim.population import PlayerBatch, Population
-from lobbysim.raters import RATERS, Rater
+from lobbysim.population import PlayerBatch
+from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
-from lobbysim.raters.bayesian import BayesianRater, rates_outcomes_only
 from lobbysim.records import DuelBatch, GameResult
-from lobbysim.registry import PluginError, declared_parameters
-from lobbysim.retention import RETENTION
-from lobbysim.scenario import PluginSpec, Scenario
-from lobbysim.sim.base import PlayerBase
+from lobbysim.scenario import Scenario
 from lobbysim.sim.clock import Clock, Doorbell
-from lobbysim.sim.engagement import engagement_of
+from lobbysim.sim.components import Components
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
+from lobbysim.sim.fast.events import check_simpy
+from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.games import Games
 from lobbysim.sim.matchmaker import Matchmaker
+from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
-from lobbysim.visits import VISITS, VisitModel
 
 GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
@@ -75,46 +71,6 @@ HELD_SCORES = 256  # games whose scores wait to be drawn together (LobbySimulati
 def _blas() -> ThreadpoolController:
     """Return the controller of the thread pools of the loaded libraries (made once)."""
     return ThreadpoolController()
-
-
-def build_plugin(
-    registry: Any,
-    spec: PluginSpec,
-    field_name: str,
-    defaults: Mapping[str, Any] | None = None,
-) -> Any:
-    """Instantiate a plug-in, naming the scenario field in any error.
-
-    Args:
-        registry: the plug-in family's registry.
-        spec: the plug-in's name and parameters.
-        field_name: the scenario field, for messages.
-        defaults: values for parameters that ``spec`` does not set, each given only to a class
-            that declares that parameter (the lobby gives its raters the game's ``beta2``).
-    """
-    try:
-        params = dict(spec.params)
-        if defaults:
-            declared = declared_parameters(registry.get(spec.name))
-            params = {**{k: v for k, v in defaults.items() if k in declared}, **params}
-        return registry.create(spec.name, params)
-    except PluginError as exc:
-        raise PluginError(f"{field_name}: {exc}") from None
-
-
-def build_raters(scenario: Scenario) -> list[Rater]:
-    """Return the driving rater then the shadow raters of ``scenario``, each built.
-
-    A rater that declares ``beta2`` assumes the game's true one unless its spec sets its own (a
-    deliberate model mismatch).
-    """
-    defaults = {"beta2": scenario.game.beta2}
-    driver = build_plugin(RATERS, scenario.raters.driver, "raters.driver", defaults)
-    shadows = [
-        build_plugin(RATERS, spec, f"raters.shadows[{i}]", defaults)
-        for i, spec in enumerate(scenario.raters.shadows)
-    ]
-    return [driver, *shadows]
 
 
 class LobbySimulation:
@@ -129,7 +85,13 @@ class LobbySimulation:
     """
 
     def __init__(
-        self, scenario: Scenario, streams: Streams, sink: RecordSink | None = None
+        self,
+        scenario: Scenario,
+        streams: Streams,
+        sink: RecordSink | None = None,
+        *,
+        plan: FastPlan | None = None,
+        components: Components | None = None,
     ) -> None:
         """Build the model.
 
@@ -138,6 +100,9 @@ class LobbySimulation:
             streams: the replication's random streams.
             sink: where streamed records go (required with ``records.stream``); called as
                 ``sink(kind, rows)`` with kind in ``Records.KINDS``.
+            plan: the kernels allowed (:meth:`FastPlan.off() <FastPlan.off>`: none, the general
+                paths everywhere; default: every kernel the plug-ins allow), for tests.
+            components: the scenario's plug-ins, built (default: built here).
 
         Raises:
             PluginError: a plug-in cannot be built, or the policy (or the status quo) needs
@@ -148,41 +113,22 @@ class LobbySimulation:
             raise ValueError("records.stream needs a sink to write the records to")
         self.scenario = scenario
         self.streams = streams
-        self.env = simpy.Environment()
+        self.env = env = simpy.Environment()
+        check_simpy(env)
         mm = scenario.matchmaker
-        arrival_model: ArrivalModel = build_plugin(ARRIVALS, scenario.arrivals, "arrivals")
-        policy: OpponentPolicy = build_plugin(POLICIES, mm.policy, "matchmaker.policy")
-        status_quo: OpponentPolicy | None = (
-            None
-            if mm.status_quo is None
-            else build_plugin(POLICIES, mm.status_quo, "matchmaker.status_quo")
-        )
-        assignment: Assignment = build_plugin(ASSIGNMENTS, mm.assignment, "matchmaker.assignment")
-        threshold = ThresholdSchedule(mm.threshold)
-        self.driver, *self.shadows = build_raters(scenario)
-        for where, spec, chosen in (
-            ("matchmaker.policy", mm.policy, policy),
-            ("matchmaker.status_quo", mm.status_quo, status_quo),
-        ):
-            if spec is None or chosen is None:
-                continue
-            if chosen.needs_variance and not self.driver.has_variance:
-                raise PluginError(
-                    f"{where}: '{spec.name}' needs belief variances, but the driving "
-                    f"rater '{scenario.raters.driver.name}' has none"
-                )
-        self.raters: list[tuple[str, Rater]] = [(scenario.raters.driver.name, self.driver)]
-        self.raters += [
-            (spec.name, r) for spec, r in zip(scenario.raters.shadows, self.shadows, strict=True)
-        ]
+        parts = Components.build(scenario) if components is None else components
+        #: The kernels this run uses, decided once (:class:`~lobbysim.sim.fast.plan.FastPlan`).
+        self.plan = parts.plan(scenario, plan)
+        self.driver = parts.driver
+        self.shadows = [rater for _, rater in parts.raters[1:]]
+        self.raters: list[tuple[str, Rater]] = list(parts.raters)
         # the batches of scored games not yet given to the shadow raters, and how many games
         self._shadow_games: list[Sequence[GameResult]] = []
         self._shadow_count = 0
-        population = Population.from_params(scenario.population)
-
-        self.clock = clock = Clock(self.env, mm.tick, timed_only=not mm.wake_on_arrival)
-        doorbell = Doorbell(self.env)
-        backfill_bell = Doorbell(self.env)  # rung by a quit that opens a seat
+        population = parts.population
+        self.clock = clock = Clock(env, mm.tick, timed_only=not mm.wake_on_arrival)
+        doorbell = Doorbell(env)
+        backfill_bell = Doorbell(env)  # rung by a quit that opens a seat
         streamed = sink if scenario.records.stream else None
         # a writer process keeps up best fed in small batches (less left to write at the end)
         flush_rows = min(scenario.records.flush_rows, getattr(streamed, "batch_rows", math.inf))
@@ -193,7 +139,7 @@ class LobbySimulation:
             doorbell,
             self.recorder,
             population,
-            arrival_model,
+            parts.arrivals,
             [self.driver, *self.shadows],
             streams,
             scenario.horizon,
@@ -203,20 +149,21 @@ class LobbySimulation:
         #: The persistent player base, if the scenario has one.
         self.base: PlayerBase | None = None
         if scenario.base is not None:
-            visits: VisitModel = build_plugin(VISITS, scenario.base.visits, "base.visits")
-            spec = scenario.base.retention
-            retention = None if spec is None else build_plugin(RETENTION, spec, "base.retention")
+            assert parts.visits is not None
             self.base = PlayerBase(
                 scenario.base,
-                visits,
+                parts.visits,
                 clock,
                 self.lobby,
                 population,
                 streams,
                 scenario.horizon,
-                retention=retention,
+                retention=parts.retention,
                 metrics_start=scenario.metrics_start,
             )
+        #: Whether a pass gives the driving rater the outcomes of the games finished since the
+        #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
+        self._hold_scores = self.plan.held_scores
         self.games = Games(
             scenario.game,
             clock,
@@ -230,7 +177,13 @@ class LobbySimulation:
             population=population,
             horizon=scenario.horizon,
             driver_name=scenario.raters.driver.name,
+            plan=self.plan,
+            ring_hold=doorbell if self.plan.ring_hold else None,
+            rate_duel=self.driver.rate_duel if self._hold_scores else None,  # type: ignore[attr-defined]
         )
+        rematch = None
+        if parts.has_rematch_rule:
+            rematch = RematchRule(env, parts.rematch_games, mm.rematch_minutes, self.lobby.has_left)
         self.matchmaker = Matchmaker(
             mm,
             scenario.game,
@@ -239,36 +192,20 @@ class LobbySimulation:
             self.lobby,
             self.games,
             self.driver,
-            policy,
-            assignment,
-            threshold,
+            parts.policy,
+            parts.assignment,
+            parts.threshold,
             streams.get("ties"),
-            before_pass=self._before_pass,
-            backfill_bell=backfill_bell,
+            before_pass=self._before_held_pass if self._hold_scores else self._before_pass,
             driver_name=scenario.raters.driver.name,
-            status_quo=status_quo,
-            warmup=scenario.warmup,
-            has_base=scenario.base is not None,
+            plan=self.plan,
+            backfill_bell=backfill_bell,
+            status_quo=parts.status_quo,
+            switch_at=parts.switch_at,
+            rematch=rematch,
+            engagement=None if self.base is None else self.base.retention,
+            settle=self._score_held if self._hold_scores else None,
         )
-        self.matchmaker.engagement = engagement_of(scenario, self.base)
-        if mm.wake_on_arrival and scenario.game.mode == "1v1" and self.matchmaker.rematch is None:
-            self.games.ring_hold = doorbell  # a game's end is its event's only callback
-        dynamics = self.games.dynamics
-        #: Whether a pass gives the driving rater the outcomes of the games finished since the
-        #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
-        self._hold_scores = (
-            scenario.game.mode == "1v1"
-            and mm.wake_on_arrival
-            and self.base is None
-            and rates_outcomes_only(self.driver)
-            and (dynamics is None or not dynamics.drifts)
-        )
-        if self._hold_scores:
-            self.matchmaker.settle = self._score_held
-            self.matchmaker.before_pass = self._before_held_pass
-            driver = self.raters[0][1]
-            assert isinstance(driver, BayesianRater)  # rates_outcomes_only
-            self.games.rate_at_end(driver.rate_duel)
 
     # ----------------------------------------------------------------------- set-up and run
     def run(

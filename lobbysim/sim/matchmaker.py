@@ -58,7 +58,6 @@ two to five players).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Generator
 from typing import Any
@@ -67,32 +66,24 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.policies import OpponentPolicy
-from lobbysim.policies.assignment import (
-    Assignment,
-    GlobalMatching,
-    Pool,
-    QualityFn,
-    ThresholdSchedule,
-    pair_of_two,
-    small_pool_pairs,
-)
-from lobbysim.policies.groups import form_groups
-from lobbysim.policies.simple import DrawChance
+from lobbysim.policies.assignment import Assignment, Pool, QualityFn, ThresholdSchedule
+from lobbysim.policies.groups import form_groups, group_qualities
 from lobbysim.raters import Rater
-from lobbysim.raters.base import GaussianBeliefs, mean_lists, plain_gaussian, rater_plugin
+from lobbysim.raters.base import float_beliefs, mean_lists, rater_plugin
 from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import GameRules, MatchmakerConfig
+from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock, Doorbell
-from lobbysim.sim.engagement import Retention, engagement_pairs
-from lobbysim.sim.entities import ABANDONED, GONE, FloatArray, IdArray, Waiting
+from lobbysim.sim.engagement import engagement_pairs
+from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.fast.small_pass import small_pass
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import (
     InForce,
+    PoolQuality,
     check_pairs,
-    in_force,
-    rematch_games,
-    switch_time,
+    raised_in,
     true_quality,
     uniform_pairs,
 )
@@ -101,7 +92,6 @@ from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Uniforms
 
 IntArray = NDArray[np.intp]
-REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
 
 
 class Matchmaker:
@@ -137,17 +127,20 @@ class Matchmaker:
         lobby: Lobby,
         games: Games,
         driver: Rater,
-        policy: OpponentPolicy,
+        policy: InForce,
         assignment: Assignment,
         threshold: ThresholdSchedule,
         tie_rng: np.random.Generator,
         before_pass: Callable[[], None],
         driver_name: str,
         *,
+        plan: FastPlan,
         backfill_bell: Doorbell | None = None,
-        status_quo: OpponentPolicy | None = None,
-        warmup: float = 0.0,
-        has_base: bool = False,
+        status_quo: InForce | None = None,
+        switch_at: float = math.inf,
+        rematch: RematchRule | None = None,
+        engagement: Retention | None = None,
+        settle: Callable[[], None] | None = None,
     ) -> None:
         self.env = clock.env
         self._settings = settings
@@ -159,57 +152,35 @@ class Matchmaker:
         self._driver = driver
         #: The driving rater as errors name it (a verb that raises stops the run on one line).
         self._rater = rater_plugin(0, driver_name)
-        self._mean_list = mean_lists(driver)  # the queue's means on floats, where it can
-        self._plain_gaussian = plain_gaussian(driver)  # a small pass on floats, where it can
-        self._policy = in_force(policy, settings.policy.name, "matchmaker.policy")
-        self._status_quo = None
-        if status_quo is not None:
-            name = "status_quo" if settings.status_quo is None else settings.status_quo.name
-            self._status_quo = in_force(status_quo, name, "matchmaker.status_quo")
+        #: The kernels of the run (:class:`~lobbysim.sim.fast.plan.FastPlan`).
+        self.plan = plan
+        self._mean_list = mean_lists(driver) if plan.float_means else None
+        self._beliefs = float_beliefs(driver)  # a small pass on floats, with the plan's
+        self._policy = policy
+        self._status_quo = status_quo
         #: When the scenario's policy takes over from the status quo (infinity: no switch).
-        self.switch_at = switch_time(settings, warmup) if self._status_quo else math.inf
-        games_apart = rematch_games(settings, has_base)
+        self.switch_at = switch_at if status_quo is not None else math.inf
         #: Who may not meet whom yet (None: no rematch rule).
-        self.rematch = (
-            RematchRule(self.env, games_apart, settings.rematch_minutes, self._gone)
-            if games_apart > 0 or settings.rematch_minutes > 0
-            else None
-        )
-        #: The retention model's churn predictions, for a policy that pairs for engagement (set
-        #: by the lobby when the base has a retention model).
-        self.engagement: Retention | None = None
+        self.rematch = rematch
+        #: The retention model's churn predictions, for a policy that pairs for engagement.
+        self.engagement = engagement
         self._assignment = assignment
-        #: The largest pool decided on floats (:meth:`_small_pass`; 0: none).
-        self._float_pool = (
-            assignment.block_size
-            if type(assignment) is GlobalMatching and rules.mode == "1v1"
-            else 0
-        )
         self._threshold = threshold
-        #: Whether a small pass may decide on floats, as far as the scenario goes (the policy
-        #: in force and the focal players are checked pass by pass).
-        self._floats = self.rematch is None and self._plain_gaussian
-        # The tie-break stream: with DrawChance in force throughout, nearly every pass on every
-        # arrival is a small one, so its uniforms are drawn ahead (the stream is the same).
+        # The tie-break stream: with the plan's float_ties nearly every pass on every arrival
+        # is a small one, so its uniforms are drawn ahead (the stream is the same).
         self._tie_rng = tie_rng
         self._ties: Uniforms | None = None
         self._uniforms: Callable[[int], list[float]] = lambda k: tie_rng.random(k).tolist()
-        if self._floats and all(
-            p is None or type(p.policy) is DrawChance for p in (self._policy, self._status_quo)
-        ):
+        if plan.float_ties:
             self._ties = Uniforms(tie_rng)
             self._uniforms = self._ties.take
-        #: The largest pool a small pass may decide under the policy and under the status quo
-        #: (:meth:`_small_pass`; 0: none).
-        self._small = self._small_pool(self._policy)
-        self._small_status_quo = self._small_pool(self._status_quo)
         self._driver_name = driver_name
         #: Run first in every pass; replace it to watch the ratings pass by pass.
         self.before_pass = before_pass
         #: Run before a pass that reads more than the driving rater's beliefs and the queue
-        #: (one that is not a small pass, :meth:`_small_pass`): the lobby scores the games whose
-        #: scores it held back (None: nothing to do).
-        self.settle: Callable[[], None] | None = None
+        #: (one that is not a small pass): the lobby scores the games whose scores it held back
+        #: (None: nothing to do).
+        self.settle = settle
         #: The performance variance the policies are given: the driving rater's own.
         self.beta2 = self._rater.call("beta2", lambda: float(driver.beta2))
         #: The focal players (None: everybody chooses); a ``focal_rank`` is resolved at the
@@ -258,11 +229,12 @@ class Matchmaker:
         if self._focal_rank is not None:
             self.focal = frozenset([self._player_of_rank(self._focal_rank)])
             self._focal_rank = None
+        plan = self.plan
         if self._status_quo is None:
-            policy, small = self._policy, self._small
+            policy, small = self._policy, plan.small_pool
         else:
             policy = self.policy_in_force()
-            small = self._small if policy is self._policy else self._small_status_quo
+            small = plan.small_pool if policy is self._policy else plan.small_pool_status_quo
         waiting = list(lobby.pool.values())
         if size <= small and self.focal is None and self._small_pass(waiting):
             return
@@ -305,66 +277,23 @@ class Matchmaker:
             for a, b in pairs_list:
                 rematch.met_pair(waiting[a], waiting[b])
 
-    def _small_pool(self, policy: InForce | None) -> int:
-        """Return the largest pool a small pass (:meth:`_small_pass`) may decide under
-        ``policy`` (0: none; 2: only a pool of two, where no policy scores the pair)."""
-        if policy is None or not self._floats or self._float_pool < 2:
-            return 0
-        if policy.uniform or policy.engagement or policy.truth:
-            return 0
-        return self._float_pool if type(policy.policy) is DrawChance else 2
-
     def _small_pass(self, waiting: list[Waiting]) -> bool:
         """Pair a small 1v1 pool on floats and start its games, as the pool and the assignment
-        would (:func:`~lobbysim.policies.assignment.small_pool_pairs`); return False, having
-        drawn and started nothing, where the pass must take the arrays.
-
-        Taken (:meth:`_small_pool`) for a pool of 2 to ``block_size`` under global assignment,
-        without focal players or a rematch rule, when the driving rater has Gaussian beliefs
-        with their own means, variances and TrueSkill's match quality
-        (:func:`~lobbysim.raters.base.plain_gaussian`), and the policy is DrawChance (for a pool
-        of two, any policy but uniform or engagement pairing, or one that sees the truth: the
-        pair is chosen without scores). The pairs' qualities are those the pass records.
+        would (the kernel :func:`~lobbysim.sim.fast.small_pass.small_pass`); return False,
+        having drawn and started nothing, where the pass must take the arrays. Taken for pools
+        up to the plan's ``small_pool`` (or ``small_pool_status_quo``) without focal players.
         """
-        driver = self._driver
-        assert isinstance(driver, GaussianBeliefs)  # plain_gaussian
-        now = self.env._now  # env.now without the property
-        if len(waiting) == 2:  # small_pool_pairs of two, on the players themselves
-            wa, wb = waiting
-            mu_a, var_a, mu_b, var_b = driver.belief_pair(wa.pid, wb.pid)
-            two = pair_of_two(
-                mu_a,
-                var_a,
-                mu_b,
-                var_b,
-                now - wa.since,
-                now - wb.since,
-                driver.beta2,
-                self._threshold,
-                self._uniforms,
-            )
-            if two is not None:
-                swapped, q = two
-                if not 0.0 <= q <= 1.0:
-                    self._check_quality([q])
-                self._games.start_duels([(wb, wa, q) if swapped else (wa, wb, q)])
-            return True
-        mu, var = driver.belief_lists([w.pid for w in waiting])
-        pairs = small_pool_pairs(
-            mu,
-            var,
-            [now - w.since for w in waiting],
-            driver.beta2,
-            self._threshold,
-            self._uniforms,
+        assert self._beliefs is not None  # the plan's small_pool needs float_beliefs
+        duels = small_pass(
+            waiting, self.env.now, self._beliefs, self.beta2, self._threshold, self._uniforms
         )
-        if pairs is None:
+        if duels is None:
             return False
-        if pairs:
-            for _, _, q in pairs:
+        if duels:
+            for _, _, q in duels:
                 if not 0.0 <= q <= 1.0:
                     self._check_quality([q])
-            self._games.start_duels([(waiting[a], waiting[b], q) for a, b, q in pairs])
+            self._games.start_duels(duels)
         return True
 
     def backfill_pass(self) -> None:
@@ -466,7 +395,7 @@ class Matchmaker:
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""
-        return _PoolQuality(self._driver.quality, ids, self._rater)
+        return PoolQuality(self._driver.quality, ids, self._rater)
 
     def _win_probability(self, ids_a: IdArray, ids_b: IdArray) -> FloatArray:
         """Return the driving rater's win probabilities (a failure names the rater)."""
@@ -489,7 +418,7 @@ class Matchmaker:
         except PluginError:
             raise
         except (Exception, SystemExit) as exc:  # a plug-in's own bug: name it, no traceback
-            if _raised_in(exc, policy.policy, "score"):
+            if raised_in(exc, policy.policy, "score"):
                 raise PluginRef(policy.field, "policy", policy.name).failure(
                     "score(decision)", exc
                 ) from None
@@ -554,11 +483,6 @@ class Matchmaker:
             if rematch is not None:
                 rematch.met(seated)
 
-    def _gone(self, pid: int) -> bool:
-        """Return whether player ``pid`` has left for good (written out, or a finished guest)."""
-        player = self._lobby.players[pid]
-        return player is None or player.state in (GONE, ABANDONED)
-
     def _check_quality(self, values: list[float]) -> None:
         """Check the match qualities of the games about to start (they go into the records)."""
         if not all(0.0 <= q <= 1.0 for q in values):
@@ -579,96 +503,3 @@ class Matchmaker:
         mu = self._rater.call("means(ids)", self._driver.means, ids)
         order = ids[np.argsort(-mu, kind="stable")]
         return int(order[rank - 1] if rank > 0 else order[rank])
-
-
-class _PoolQuality:
-    """The driving rater's match quality of pool indices, for one pass.
-
-    In a small pass (at most :data:`REMEMBERED_POOL` players, as passes on every arrival are)
-    every pair's quality is remembered once asked for: the matchmaker asks again for the pairs
-    the assignment chose among those it judged, and gets the same values without asking the
-    rater twice (a rater's quality is that of each pair, whatever else is asked with it).
-    """
-
-    __slots__ = ("_ids", "_known", "_quality", "_rater")
-
-    def __init__(
-        self,
-        quality: Callable[[IdArray, IdArray], FloatArray],
-        ids: IdArray,
-        rater: PluginRef | None = None,
-    ) -> None:
-        self._quality = quality
-        self._ids = ids
-        #: The rater as errors name it (a quality that raises stops the run on one line).
-        self._rater = rater if rater is not None else PluginRef("raters.driver", "rater", "?")
-        self._known: dict[tuple[int, int], float] | None = (
-            {} if ids.size <= REMEMBERED_POOL else None
-        )
-
-    def __call__(self, i: IntArray, j: IntArray) -> FloatArray:
-        ids, known = self._ids, self._known
-        if known is None or i.ndim != 1:
-            ids_a, ids_b = ids[i], ids[j]
-            try:
-                return self._quality(ids_a, ids_b)
-            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
-                raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
-        pairs = list(zip(i.tolist(), j.tolist(), strict=True))
-        if all(pair in known for pair in pairs):
-            return np.array([known[pair] for pair in pairs], dtype=np.float64)
-        ids_a, ids_b = ids[i], ids[j]
-        try:
-            values = self._quality(ids_a, ids_b)
-        except (Exception, SystemExit) as exc:
-            raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
-        known.update(zip(pairs, values.tolist(), strict=True))
-        return values
-
-
-def _raised_in(exc: BaseException, plugin: object, verb: str) -> bool:
-    """Return whether ``exc`` was raised inside ``plugin``'s method ``verb`` (a frame of its
-    traceback runs that method on that object)."""
-    tb = exc.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_code.co_name == verb and frame.f_locals.get("self") is plugin:
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def group_qualities(groups: list[IntArray], quality: QualityFn) -> list[float]:
-    """Return each group's mean match quality over its pairs, from one call of ``quality``.
-
-    Equal to ``float(quality(*_all_pairs(group)).mean())`` per group, bit for bit: a quality
-    is per pair (:meth:`lobbysim.raters.Rater.quality`), and each group's mean is taken over
-    its own contiguous row of the values, in pair order, as over that group's array (tested in
-    tests/sim/test_fast_paths.py).
-
-    Args:
-        groups: the groups, each an array of pool indices, all of one size.
-        quality: match quality of index pairs.
-    """
-    if not groups:
-        return []
-    stacked = np.array(groups)
-    i, j = _pair_indices(stacked.shape[1])
-    values = quality(stacked[:, i].ravel(), stacked[:, j].ravel()).reshape(len(groups), -1)
-    return [float(row.mean()) for row in values]
-
-
-def _all_pairs(group: IntArray) -> tuple[IntArray, IntArray]:
-    """Return every pair of a group's pool indices, in pair order (as :func:`group_qualities`
-    pairs them)."""
-    i, j = _pair_indices(len(group))
-    return group[i], group[j]
-
-
-@functools.cache
-def _pair_indices(n: int) -> tuple[IntArray, IntArray]:
-    """Return ``np.triu_indices(n, k=1)`` (made once per group size; read-only)."""
-    i, j = np.triu_indices(n, k=1)
-    i.flags.writeable = False
-    j.flags.writeable = False
-    return i, j

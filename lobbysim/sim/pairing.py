@@ -7,11 +7,14 @@
 * :func:`uniform_pairs`: the pairs of ``pairing = "uniform"``: consecutive players of a shuffle
   of the whole pool, no assignment and no threshold.
 * :func:`check_pairs`: what an assignment returned, checked before any game starts.
+* :class:`PoolQuality`: the driving rater's match quality of pool indices, remembered in a small
+  pass; :func:`raised_in`: whether a failure came from inside a plug-in's verb.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -19,9 +22,9 @@ from numpy.typing import NDArray
 
 from lobbysim.policies import OpponentPolicy, needs_online, pairing_of, sees_truth
 from lobbysim.policies.assignment import QualityFn
-from lobbysim.registry import PluginError
+from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import MatchmakerConfig
-from lobbysim.sim.entities import FloatArray
+from lobbysim.sim.entities import FloatArray, IdArray
 
 IntArray = NDArray[np.intp]
 
@@ -154,3 +157,63 @@ def check_pairs(name: str, pairs: object, n: int) -> IntArray:
                 )
             seen[index] = row
     raise AssertionError("unreachable: the pairs passed every check")  # pragma: no cover
+
+
+REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
+
+
+class PoolQuality:
+    """The driving rater's match quality of pool indices, for one pass.
+
+    In a small pass (at most :data:`REMEMBERED_POOL` players, as passes on every arrival are)
+    every pair's quality is remembered once asked for: the matchmaker asks again for the pairs
+    the assignment chose among those it judged, and gets the same values without asking the
+    rater twice (a rater's quality is that of each pair, whatever else is asked with it).
+    """
+
+    __slots__ = ("_ids", "_known", "_quality", "_rater")
+
+    def __init__(
+        self,
+        quality: Callable[[IdArray, IdArray], FloatArray],
+        ids: IdArray,
+        rater: PluginRef | None = None,
+    ) -> None:
+        self._quality = quality
+        self._ids = ids
+        #: The rater as errors name it (a quality that raises stops the run on one line).
+        self._rater = rater if rater is not None else PluginRef("raters.driver", "rater", "?")
+        self._known: dict[tuple[int, int], float] | None = (
+            {} if ids.size <= REMEMBERED_POOL else None
+        )
+
+    def __call__(self, i: IntArray, j: IntArray) -> FloatArray:
+        ids, known = self._ids, self._known
+        if known is None or i.ndim != 1:
+            ids_a, ids_b = ids[i], ids[j]
+            try:
+                return self._quality(ids_a, ids_b)
+            except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
+                raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
+        pairs = list(zip(i.tolist(), j.tolist(), strict=True))
+        if all(pair in known for pair in pairs):
+            return np.array([known[pair] for pair in pairs], dtype=np.float64)
+        ids_a, ids_b = ids[i], ids[j]
+        try:
+            values = self._quality(ids_a, ids_b)
+        except (Exception, SystemExit) as exc:
+            raise self._rater.failure("quality(ids_a, ids_b)", exc) from None
+        known.update(zip(pairs, values.tolist(), strict=True))
+        return values
+
+
+def raised_in(exc: BaseException, plugin: object, verb: str) -> bool:
+    """Return whether ``exc`` was raised inside ``plugin``'s method ``verb`` (a frame of its
+    traceback runs that method on that object)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == verb and frame.f_locals.get("self") is plugin:
+            return True
+        tb = tb.tb_next
+    return False

@@ -158,7 +158,12 @@ class Lobby:
 
     def _arrive(self, rows: Sequence[tuple[float, float, float, bool, int, float]]) -> list[int]:
         """:meth:`add_players` of registered players given as rows of :func:`_rows`."""
-        reserved, players, present, queue = self._reserved, self.players, self.present, self._queue
+        reserved, players, present, queue = (
+            self._reserved,
+            self.players,
+            self.present,
+            self._join_queue,
+        )
         now = self.env.now
         ids = []
         for skill, mu0, var0, registered, games, minutes in rows:
@@ -206,7 +211,7 @@ class Lobby:
         player.leave_at = self.env.now + minutes
         player.visits += 1
         self.present[player.pid] = None
-        self._queue(player)
+        self._join_queue(player)
 
     def _arrivals(self) -> Generator[simpy.Event, Any, None]:
         env, horizon = self.env, self._horizon
@@ -230,7 +235,7 @@ class Lobby:
             start = end
 
     # ------------------------------------------------------------------------ sessions
-    def _queue(self, player: Player) -> None:
+    def _join_queue(self, player: Player) -> None:
         """Put a player into the queue now, with a patience deadline (a new queueing spell)."""
         spell = player.spell = player.spell + 1
         player.state = WAITING
@@ -266,7 +271,7 @@ class Lobby:
             player.state = GONE
             self._end_session(player)
         else:
-            self._queue(player)
+            self._join_queue(player)
 
     def _renege(self, waiting: Waiting) -> None:
         """Take a waiting player out of the queue: patience (or the session's time) ran out."""
@@ -304,6 +309,11 @@ class Lobby:
         for p in players:
             counts[p.state] = counts.get(p.state, 0) + 1
             self.players[p.pid] = None
+
+    def has_left(self, pid: int) -> bool:
+        """Return whether player ``pid`` has left for good (written out, or a finished guest)."""
+        player = self.players[pid]
+        return player is None or player.state in (GONE, ABANDONED)
 
     def present_ids(self) -> IdArray:
         """Return the ids of the players waiting or playing, in arrival order."""

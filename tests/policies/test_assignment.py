@@ -302,7 +302,7 @@ def test_a_small_pool_on_floats_is_decided_as_by_the_blocks() -> None:
     same order, each with its quality as the pool's quality function gives it, and the random
     stream left in the same place; over pools near and far from the threshold, ties of means
     (and of -0.0 and 0.0), equal waits and both wait orders."""
-    from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.sim.fast.small_pass import small_pool_pairs
     from lobbysim.streams import Uniforms
 
     policy = POLICIES.create("draw_chance")
@@ -343,7 +343,7 @@ def test_a_small_pool_breaks_ties_as_the_blocks_do() -> None:
     variance for all): small_pool_pairs, with the tie-break uniforms drawn as a
     streams.Uniforms hands them out, against the block solver with the generator itself; the
     same pairs and the same tie-breaks, pass after pass on one stream."""
-    from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.sim.fast.small_pass import small_pool_pairs
     from lobbysim.streams import Uniforms
 
     policy = POLICIES.create("draw_chance")
@@ -373,7 +373,7 @@ def test_a_small_pool_breaks_ties_as_the_blocks_do() -> None:
 def test_a_small_pool_leaves_what_floats_cannot_decide_to_the_arrays() -> None:
     """A NaN mean or a quality that is not finite (a NaN variance) in a pool of three or more:
     None, and nothing drawn; a pool of two decides even then (as GlobalMatching._two does)."""
-    from lobbysim.policies.assignment import small_pool_pairs
+    from lobbysim.sim.fast.small_pass import small_pool_pairs
     from lobbysim.skill.gaussian import match_quality_of_pairs
 
     threshold = ThresholdSchedule(((0.0, 0.5),))

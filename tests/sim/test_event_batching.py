@@ -111,7 +111,7 @@ def plain_model(sim: LobbySimulation) -> None:
         for event in tick_events.pop(k, ()):
             event.succeed()
 
-    lobby._queue = queue  # type: ignore[method-assign]
+    lobby._join_queue = queue  # type: ignore[method-assign]
     push_deadlines_at_once(lobby)
     # the games hand players over and end their stints by callbacks: here the sessions' own
     # processes take the game's event and end the stint when it fires

@@ -24,7 +24,8 @@ from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import Buffered
-from lobbysim.sim.games import _median
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.group_games import _median
 from lobbysim.skill.sph_elo import Participant, rating_changes
 from lobbysim.streams import Streams
 
@@ -313,7 +314,7 @@ def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
 
 def test_the_truth_of_a_1v1_game_is_game_truths_bit_for_bit() -> None:
     """truth_1v1 (the lobby's 1v1 scoring) against game_truth over two seats."""
-    from lobbysim.sim.skills import game_truth, truth_1v1
+    from lobbysim.skill.truth import game_truth, truth_1v1
 
     rng = random.Random(15)
     for _ in range(20_000):
@@ -437,14 +438,13 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
 
 def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pass on every arrival (pools of one to a few players, one finished game at a time)
-    takes the float paths: games scored on floats, the Bayesian rater's one-game update, the
-    pool of two decided without the block solver, pools up to a block decided on floats
-    without a pool, the shadow raters fed in batches. Every
-    record, the final ratings and the rating samples are those of the array paths with the
-    shadows updated at every pass, bit for bit (quits, guests and a rating drift included)."""
-    from lobbysim.policies import assignment
-    from lobbysim.raters.bayesian import BayesianRater
-    from lobbysim.sim import games, lobby, matchmaker
+    takes the kernels: games scored on floats, outcomes rated as games end, pools up to a block
+    decided on floats without a pool, rings answered inline, the shadow raters fed in batches.
+    Every record, the final ratings and the rating samples are those of the plan off (the
+    general paths) with the shadows updated at every pass, bit for bit (quits, guests and a
+    rating drift included). (The raters' and the assignment's own float paths are checked
+    against their arrays in tests/test_raters.py and tests/policies/test_assignment.py.)"""
+    from lobbysim.sim import lobby, matchmaker
 
     scenario = Scenario.from_dict(
         {
@@ -464,8 +464,8 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
         }
     )
 
-    def run() -> tuple[dict[str, pd.DataFrame], list[list[float]], int]:
-        sim = LobbySimulation(scenario, Streams(12))
+    def run(plan: FastPlan | None = None) -> tuple[dict[str, pd.DataFrame], list[list[float]], int]:
+        sim = LobbySimulation(scenario, Streams(12), plan=plan)
         sim.run()
         frames = collect(sim, 12)
         ids = np.arange(len(sim.players), dtype=np.int64)
@@ -476,24 +476,22 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
         )
 
     on_floats = []
-    small_pass = matchmaker.Matchmaker._small_pass
+    small_pass = matchmaker.small_pass  # the kernel, as the matchmaker calls it
 
-    def counted(self, waiting):  # type: ignore[no-untyped-def]
-        on_floats.append(small_pass(self, waiting))
+    def counted(*args):  # type: ignore[no-untyped-def]
+        on_floats.append(small_pass(*args))
         return on_floats[-1]
 
     with monkeypatch.context() as patch:
-        patch.setattr(matchmaker.Matchmaker, "_small_pass", counted)
+        patch.setattr(matchmaker, "small_pass", counted)
         fast, fast_ratings, passes = run()
-    assert on_floats.count(True) > 1000
+    assert sum(duels is not None for duels in on_floats) > 1000
     with monkeypatch.context() as patch:
-        patch.setattr(matchmaker.Matchmaker, "_small_pass", lambda *_: False)
-        patch.setattr(games, "FLOAT_SCORING_GAMES", 0)
         patch.setattr(lobby, "SHADOW_BATCH", 1)
-        patch.setattr(assignment.GlobalMatching, "_two", _two_by_blocks)
-        patch.setattr(BayesianRater, "_update_duel", _duel_by_arrays)
-        patch.setattr(lobby, "rates_outcomes_only", lambda _: False)  # scores drawn at once
-        plain, plain_ratings, plain_passes = run()
+        patch.setattr(matchmaker, "small_pass", counted)
+        on_floats.clear()
+        plain, plain_ratings, plain_passes = run(FastPlan.off())
+    assert on_floats == []
     assert passes == plain_passes > 1000
     assert len(fast["games"]) > 500
     for kind, frame in fast.items():
@@ -543,8 +541,10 @@ def test_held_scores_give_the_files_of_scores_drawn_at_every_pass(
         held.append(self.games.n_held)
         score_held(self)
 
-    def run(folder: Path) -> tuple[dict[str, bytes], dict[str, float]]:
-        result = simulate(scenario, 5, records_dir=folder)
+    def run(
+        folder: Path, plan: FastPlan | None = None
+    ) -> tuple[dict[str, bytes], dict[str, float]]:
+        result = simulate(scenario, 5, records_dir=folder, plan=plan)
         files = {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
         return files, dict(result.metrics)
 
@@ -552,9 +552,7 @@ def test_held_scores_give_the_files_of_scores_drawn_at_every_pass(
         patch.setattr(lobby.LobbySimulation, "_score_held", counted)
         fast_files, fast_metrics = run(tmp_path / "held")
     assert max(held) > (20 if policy == "draw_chance" else 5)  # many held back at once
-    with monkeypatch.context() as patch:
-        patch.setattr(lobby, "rates_outcomes_only", lambda _: False)
-        plain_files, plain_metrics = run(tmp_path / "plain")
+    plain_files, plain_metrics = run(tmp_path / "plain", FastPlan.without("held_scores"))
     assert len(fast_files["games.csv"].splitlines()) > 1000
     assert list(fast_files) == list(plain_files)
     for name, content in fast_files.items():
@@ -562,22 +560,10 @@ def test_held_scores_give_the_files_of_scores_drawn_at_every_pass(
     assert fast_metrics == plain_metrics
 
 
-def _two_by_blocks(self, pool, policy, threshold, rng):  # type: ignore[no-untyped-def]
-    """GlobalMatching._two as the general block solver decides it."""
-    return self._blocks(pool, policy, threshold, rng, 0)
-
-
-def _duel_by_arrays(self, game):  # type: ignore[no-untyped-def]
-    """BayesianRater._update_duel as a batch of two (the array path): the game and nothing."""
-    from lobbysim.raters.bayesian import BayesianRater
-
-    BayesianRater.update(self, [game, game.__class__(-1, "ffa", 0.0, 0.0, (), None)])
-
-
 def test_a_small_pass_asks_the_rater_once_per_pair() -> None:
     """The pool's quality in a small pass remembers each pair (ordered: the quality need not be
     symmetric) and answers with the rater's own values; a large pass asks the rater every time."""
-    from lobbysim.sim.matchmaker import REMEMBERED_POOL, _PoolQuality
+    from lobbysim.sim.pairing import REMEMBERED_POOL, PoolQuality
 
     asked: list[list[tuple[int, int]]] = []
 
@@ -586,7 +572,7 @@ def test_a_small_pass_asks_the_rater_once_per_pair() -> None:
         return 1.0 / (1.0 + a + 0.37 * b)
 
     ids = np.arange(100, 100 + REMEMBERED_POOL, dtype=np.int64)
-    quality = _PoolQuality(lopsided, ids)
+    quality = PoolQuality(lopsided, ids)
     rng = np.random.default_rng(2)
     for _ in range(200):
         i = rng.integers(0, ids.size, int(rng.integers(1, 6))).astype(np.intp)
@@ -598,7 +584,7 @@ def test_a_small_pass_asks_the_rater_once_per_pair() -> None:
         assert not known.issuperset(call)
         known.update(call)
     assert 0 < len(asked) < 150
-    big = _PoolQuality(lopsided, np.arange(REMEMBERED_POOL + 1, dtype=np.int64))
+    big = PoolQuality(lopsided, np.arange(REMEMBERED_POOL + 1, dtype=np.int64))
     asked.clear()
     for _ in range(3):
         big(np.array([0, 1], dtype=np.intp), np.array([1, 0], dtype=np.intp))
@@ -629,7 +615,7 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
     import copy
 
     from lobbysim.sim.entities import Player, Waiting
-    from lobbysim.sim.games import Games
+    from lobbysim.sim.group_games import GroupGames
 
     scenario = Scenario.from_dict(
         {
@@ -671,7 +657,7 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
             else:
                 free = np.ones(n, dtype=bool)
                 with np.errstate(invalid="ignore"):  # inf - inf
-                    Games.backfill(games, waiting, np.array(mu, dtype=np.float64), free)
+                    GroupGames.backfill(games, waiting, np.array(mu, dtype=np.float64), free)
                 taken = np.flatnonzero(~free).tolist()
             left = {k: g.open_seats for k, g in games._open_games.items()}
             runs.append((seats, taken, repr(left)))
@@ -683,7 +669,7 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
 def test_the_truth_of_an_ffa_game_is_game_truths_bit_for_bit() -> None:
     """truth_ffa (the lobby's ffa scoring) against game_truth's ffa branch: 0 and 1 seats,
     0-minute stints, equal skills and scores per hour, infinite and NaN scores per hour."""
-    from lobbysim.sim.skills import game_truth, truth_ffa
+    from lobbysim.skill.truth import game_truth, truth_ffa
 
     rng = random.Random(16)
     for _ in range(20_000):
@@ -709,7 +695,7 @@ def test_behind_in_an_ffa_game_is_games_behind() -> None:
     """_behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
     quitters leaving and equal performances."""
     from lobbysim.sim.entities import GroupGame, Player, Stint
-    from lobbysim.sim.games import Games, _behind_ffa, _sit, _stand
+    from lobbysim.sim.group_games import GroupGames, _behind_ffa, _sit, _stand
 
     rng = random.Random(17)
     for case in range(3000):
@@ -723,7 +709,7 @@ def test_behind_in_an_ffa_game_is_games_behind() -> None:
             )
             behind = _behind_ffa(game, performance)
             _sit(game, stint)
-            assert behind == Games._behind(game, stint)
+            assert behind == GroupGames._behind(game, stint)
             assert game.performances == sorted(s.performance for s in game.seated.values())
 
 
@@ -731,8 +717,8 @@ def test_behind_in_an_ffa_game_is_games_behind() -> None:
 def test_group_qualities_are_each_groups_own_bit_for_bit(rater: str) -> None:
     """group_qualities (one quality call per pass) against each group's own call and mean, for
     groups of 2 to 12 (numpy's pairwise sums from 9 values on), uniform and adjacent ones."""
+    from lobbysim.policies.groups import _all_pairs, group_qualities
     from lobbysim.raters import RATERS
-    from lobbysim.sim.matchmaker import _all_pairs, group_qualities
     from lobbysim.sim.pairing import true_quality
 
     rng = np.random.default_rng(18)
@@ -764,3 +750,50 @@ def test_group_qualities_are_each_groups_own_bit_for_bit(rater: str) -> None:
         expected = [float(quality(*_all_pairs(group)).mean()) for group in groups]
         got = group_qualities(groups, quality)
         assert [q.hex() for q in got] == [q.hex() for q in expected]
+
+
+BUNDLED = sorted(
+    path.stem
+    for path in (Path(__file__).resolve().parents[2] / "lobbysim" / "scenarios").glob("*.yaml")
+)
+#: Minutes each bundled scenario runs here: enough for every kernel its plan turns on to work
+#: many times (a player base's scenarios need a day or two of visits).
+HORIZONS = {"live_game_retention": 2880.0, "engagement_pools": 720.0, "evening_peak": 600.0}
+
+
+def _shortened(name: str) -> Scenario:
+    from lobbysim.scenario import load_scenario
+    from lobbysim.scenario.bundled import find_scenario
+
+    scenario = load_scenario(find_scenario(name))
+    horizon = min(scenario.horizon, HORIZONS.get(name, 300.0))
+    warmup = min(scenario.warmup, horizon / 4)
+    mm = scenario.matchmaker
+    switch = None if mm.switch_at is None else min(mm.switch_at, warmup)
+    return scenario.replace(
+        horizon=horizon,
+        warmup=warmup,
+        records=dataclasses.replace(scenario.records, stream=False),
+        matchmaker=dataclasses.replace(mm, switch_at=switch),
+    )
+
+
+def test_every_bundled_scenario_is_covered() -> None:
+    assert len(BUNDLED) >= 11 and "quickstart" in BUNDLED
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_the_plan_off_gives_every_bundled_scenarios_records(name: str) -> None:
+    """Every bundled scenario (shortened), run with its kernels and with ``FastPlan.off()`` (the
+    engine's general paths everywhere): the same records, bit for bit, and the same metrics."""
+    from lobbysim.experiments.simulation import simulate
+
+    scenario = _shortened(name)
+    fast = simulate(scenario, scenario.seed)
+    plain = simulate(scenario, scenario.seed, plan=FastPlan.off())
+    assert len(fast.games) > 50
+    for kind in ("games", "participants", "waits", "ratings", "players"):
+        assert getattr(fast, kind).to_csv(index=False) == getattr(plain, kind).to_csv(
+            index=False
+        ), kind
+    assert repr(fast.metrics) == repr(plain.metrics)

@@ -307,7 +307,7 @@ def maximum_matchings(n: int) -> list[tuple[tuple[int, int], ...]]:
 
 def game_risk(retention: Any, player: Any, p: float, gap: float, waited: float, mu: float) -> float:
     """A player's predicted churn after one more game, straight from Visits and the model."""
-    from lobbysim.sim.engagement import Tally
+    from lobbysim.sim.churn import Tally
 
     t = retention._tallies.get(player.pid) or Tally()
     streak = retention._streaks.get(player.pid, 0)
@@ -330,7 +330,7 @@ def game_risk(retention: Any, player: Any, p: float, gap: float, waited: float, 
 
 def wait_risk(retention: Any, player: Any, waited: float, mu: float) -> float:
     """A player's predicted churn after more waiting and no game, straight from the model."""
-    from lobbysim.sim.engagement import Tally
+    from lobbysim.sim.churn import Tally
 
     t = retention._tallies.get(player.pid) or Tally()
     visit = Visit(
@@ -373,7 +373,7 @@ def pool_churn(
 
 def random_tallies(retention: Any, waiting: list[Any], rng: np.random.Generator) -> None:
     """Give each waiting player a visit so far: games, wins, losses, gaps, waits."""
-    from lobbysim.sim.engagement import Tally
+    from lobbysim.sim.churn import Tally
 
     for w in waiting:
         games = int(rng.integers(0, 6))

@@ -23,7 +23,7 @@ from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import Player
-from lobbysim.sim.skills import SkillDynamics, learning_gap
+from lobbysim.sim.skill_dynamics import SkillDynamics, learning_gap
 from lobbysim.streams import Streams
 
 DAY = 1440.0

@@ -36,8 +36,8 @@ from lobbysim.records import GameResult
 from lobbysim.registry import PluginRef
 from lobbysim.retention import RetentionModel
 from lobbysim.scenario import BaseConfig
+from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock
-from lobbysim.sim.engagement import Retention
 from lobbysim.sim.entities import Buffered, Player
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams

@@ -1,0 +1,241 @@
+"""The plug-ins of a scenario, built once, and the fast plan they allow.
+
+:class:`Components` builds every plug-in a scenario names (the arrival model, the policy and the
+status quo with their capability flags, the assignment, the threshold, the raters, the player
+base's visit and retention models) and checks what can be checked without a run: a policy that
+needs belief variances from a driving rater that keeps none, an engagement policy without a
+retention model, a capability declared with something other than True or False. A run
+(:class:`~lobbysim.sim.lobby.LobbySimulation`) and ``lobbysim validate`` build them the same way;
+validation stops there, without building a lobby. :meth:`Components.plan` decides the run's
+:class:`~lobbysim.sim.fast.plan.FastPlan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lobbysim.arrivals import ARRIVALS, ArrivalModel
+from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
+from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
+from lobbysim.population import Population
+from lobbysim.raters import RATERS, Rater
+from lobbysim.raters.base import declares, rater_plugin
+from lobbysim.registry import PluginError, declared_parameters
+from lobbysim.retention import RETENTION, RetentionModel
+from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
+from lobbysim.visits import VISITS, VisitModel
+
+
+def build_plugin(
+    registry: Any,
+    spec: PluginSpec,
+    field_name: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> Any:
+    """Instantiate a plug-in, naming the scenario field in any error.
+
+    Args:
+        registry: the plug-in family's registry.
+        spec: the plug-in's name and parameters.
+        field_name: the scenario field, for messages.
+        defaults: values for parameters that ``spec`` does not set, each given only to a class
+            that declares that parameter (the lobby gives its raters the game's ``beta2``).
+    """
+    try:
+        params = dict(spec.params)
+        if defaults:
+            declared = declared_parameters(registry.get(spec.name))
+            params = {**{k: v for k, v in defaults.items() if k in declared}, **params}
+        return registry.create(spec.name, params)
+    except PluginError as exc:
+        raise PluginError(f"{field_name}: {exc}") from None
+
+
+def build_raters(scenario: Scenario) -> list[Rater]:
+    """Return the driving rater then the shadow raters of ``scenario``, each built.
+
+    A rater that declares ``beta2`` assumes the game's true one unless its spec sets its own (a
+    deliberate model mismatch).
+    """
+    defaults = {"beta2": scenario.game.beta2}
+    driver = build_plugin(RATERS, scenario.raters.driver, "raters.driver", defaults)
+    shadows = [
+        build_plugin(RATERS, spec, f"raters.shadows[{i}]", defaults)
+        for i, spec in enumerate(scenario.raters.shadows)
+    ]
+    return [driver, *shadows]
+
+
+@dataclass
+class Components:
+    """The built plug-ins of one run of a scenario (see the module docstring).
+
+    Attributes:
+        arrivals: the arrival model of guests.
+        policy, status_quo: the policy and the status quo (None: no switch), with their flags.
+        assignment, threshold: how 1v1 pools are paired, and the quality threshold.
+        raters: ``(name, rater)`` of the driving rater then the shadows.
+        population: the population model.
+        visits, retention: the player base's visit and retention models (None: no base, or
+            no retention model).
+        switch_at: when the policy takes over from the status quo (infinity: never).
+        rematch_games, rematch_minutes: games and minutes apart the rematch rule asks for
+            (both 0: no rule).
+    """
+
+    arrivals: ArrivalModel
+    policy: InForce
+    status_quo: InForce | None
+    assignment: Assignment
+    threshold: ThresholdSchedule
+    raters: list[tuple[str, Rater]]
+    population: Population
+    visits: VisitModel | None
+    retention: RetentionModel | None
+    switch_at: float
+    rematch_games: int
+    rematch_minutes: float
+
+    @classmethod
+    def build(cls, scenario: Scenario) -> Components:
+        """Build the plug-ins of ``scenario``.
+
+        Raises:
+            PluginError: a plug-in cannot be built or declares a capability wrongly; the policy
+                (or the status quo) needs belief variances the driving rater does not keep; an
+                engagement policy without a retention model or outside 1v1 games. The message
+                names the scenario field.
+        """
+        mm = scenario.matchmaker
+        arrivals: ArrivalModel = build_plugin(ARRIVALS, scenario.arrivals, "arrivals")
+        policy: OpponentPolicy = build_plugin(POLICIES, mm.policy, "matchmaker.policy")
+        status_quo: OpponentPolicy | None = (
+            None
+            if mm.status_quo is None
+            else build_plugin(POLICIES, mm.status_quo, "matchmaker.status_quo")
+        )
+        assignment: Assignment = build_plugin(ASSIGNMENTS, mm.assignment, "matchmaker.assignment")
+        raters = build_raters(scenario)
+        driver = raters[0]
+        for where, spec, chosen in (
+            ("matchmaker.policy", mm.policy, policy),
+            ("matchmaker.status_quo", mm.status_quo, status_quo),
+        ):
+            if spec is None or chosen is None:
+                continue
+            if chosen.needs_variance and not driver.has_variance:
+                raise PluginError(
+                    f"{where}: '{spec.name}' needs belief variances, but the driving "
+                    f"rater '{scenario.raters.driver.name}' has none"
+                )
+        visits = retention = None
+        if scenario.base is not None:
+            visits = build_plugin(VISITS, scenario.base.visits, "base.visits")
+            spec = scenario.base.retention
+            retention = None if spec is None else build_plugin(RETENTION, spec, "base.retention")
+        _check_engagement(scenario, retention is not None)
+        sq_name = None if mm.status_quo is None else mm.status_quo.name
+        built = cls(
+            arrivals=arrivals,
+            policy=in_force(policy, mm.policy.name, "matchmaker.policy"),
+            status_quo=(
+                None
+                if status_quo is None or sq_name is None
+                else in_force(status_quo, sq_name, "matchmaker.status_quo")
+            ),
+            assignment=assignment,
+            threshold=ThresholdSchedule(mm.threshold),
+            raters=[
+                (spec.name, rater)
+                for spec, rater in zip(
+                    [scenario.raters.driver, *scenario.raters.shadows], raters, strict=True
+                )
+            ],
+            population=Population.from_params(scenario.population),
+            visits=visits,
+            retention=retention,
+            switch_at=switch_time(mm, scenario.warmup),
+            rematch_games=rematch_games(mm, scenario.base is not None),
+            rematch_minutes=mm.rematch_minutes,
+        )
+        built._check_declarations(scenario)
+        return built
+
+    def _check_declarations(self, scenario: Scenario) -> None:
+        """Refuse a capability declared with something other than True or False."""
+        mm = scenario.matchmaker
+        checks: list[tuple[str, str, object, str]] = [
+            ("matchmaker.assignment", mm.assignment.name, self.assignment, "exact_small_pools"),
+            *[
+                ("raters.driver", scenario.raters.driver.name, self.driver, flag)
+                for flag in ("float_beliefs", "float_means", "outcome_only")
+            ],
+        ]
+        for p in (self.policy, self.status_quo):
+            if p is not None:
+                checks.append((p.field, p.name, p.policy, "scores_match_quality"))
+        for field_name, name, plugin, flag in checks:
+            try:
+                declares(plugin, flag)
+            except ValueError as exc:
+                raise PluginError(f"{field_name}: '{name}': {exc}") from None
+
+    @property
+    def driver(self) -> Rater:
+        """The driving rater."""
+        return self.raters[0][1]
+
+    @property
+    def has_rematch_rule(self) -> bool:
+        """Whether a rematch rule bars pairs (``matchmaker.rematch_games`` or ``_minutes``)."""
+        return self.rematch_games > 0 or self.rematch_minutes > 0
+
+    def plan(self, scenario: Scenario, allowed: FastPlan | None = None) -> FastPlan:
+        """Return the run's fast plan (only kernels ``allowed`` allows, if given)."""
+        mm = scenario.matchmaker
+        policies: list[tuple[object, bool]] = [
+            (p.policy, not (p.uniform or p.engagement or p.truth))
+            for p in (self.policy, self.status_quo)
+            if p is not None
+        ]
+        return FastPlan.decide(
+            mode=scenario.game.mode,
+            wake_on_arrival=mm.wake_on_arrival,
+            policies=policies,
+            assignment=self.assignment,
+            driver=self.driver,
+            rematch=self.has_rematch_rule,
+            has_base=scenario.base is not None,
+            drifts=self.population.skill_drift_per_day > 0,
+            allowed=allowed,
+        )
+
+    def beta2(self) -> float:
+        """Return the driving rater's ``beta2`` (a failure names the rater)."""
+        driver = self.driver
+        return float(rater_plugin(0, self.raters[0][0]).call("beta2", lambda: driver.beta2))
+
+
+def _check_engagement(scenario: Scenario, has_retention: bool) -> None:
+    """Refuse an engagement policy without a base with a retention model, or outside 1v1."""
+    mm = scenario.matchmaker
+    for field_name, spec in (
+        ("matchmaker.policy", mm.policy),
+        ("matchmaker.status_quo", mm.status_quo),
+    ):
+        if spec is None or pairing_of(POLICIES.get(spec.name)) != "engagement":
+            continue
+        if not has_retention:
+            raise PluginError(
+                f"{field_name}: '{spec.name}' predicts churn with the retention model of a "
+                "player base: it needs base.retention"
+            )
+        if scenario.game.mode != "1v1":
+            raise PluginError(
+                f"{field_name}: '{spec.name}' pairs players for 1v1 games only, got game.mode "
+                f"{scenario.game.mode}"
+            )

@@ -1,0 +1,350 @@
+"""Team and free-for-all games: seats, quits, back-fill, the behind rule, ends and scores.
+
+:class:`GroupGames` is the part of :class:`~lobbysim.sim.games.Games` that runs games of more than
+two players. Teams are balanced by the driving rater's means. Each stint ends at the player's own
+quit time or at the game's end; a quit opens the seat and rings the back-fill doorbell, whose
+pass fills it from the queue at once (never with somebody who already played in that game) while
+enough of the game remains, or a later pass does; so minutes in the game differ between players.
+A player is *behind* when seated (their quit hazard is then multiplied by
+``quit_behind_multiplier``): in a team game, their team's mean performance is below the other's;
+in a free-for-all, their performance is below the median of the others seated. A team game is won
+by the higher total score.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import simpy
+from numpy.typing import NDArray
+
+from lobbysim.policies.groups import balance_teams
+from lobbysim.raters import Rater
+from lobbysim.records import GameResult, Seat, make_result, make_seat
+from lobbysim.registry import PluginRef
+from lobbysim.scenario import GameRules
+from lobbysim.sim.clock import Clock, Doorbell, Moment
+from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting
+from lobbysim.sim.fast.backfill import seat_from_queue
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.skill_dynamics import SkillDynamics
+from lobbysim.skill.truth import game_truth, truth_ffa
+
+if TYPE_CHECKING:
+    from lobbysim.sim.sessions import Lobby
+
+
+class GroupGames:
+    """Team and free-for-all games (see the module docstring); a part of
+    :class:`~lobbysim.sim.games.Games`, which sets the attributes below."""
+
+    env: simpy.Environment
+    rules: GameRules
+    plan: FastPlan
+    n_games: int
+    dynamics: SkillDynamics | None
+    draw_quit: Callable[[], float]
+    _clock: Clock
+    _backfill_bell: Doorbell
+    _lobby: Lobby
+    _recorder: Recorder
+    _driver: Rater
+    _driver_plugin: PluginRef
+    _mean_list: Callable[[list[int]], list[float]] | None
+    _beta: float
+    _perf_normal: Callable[[], float]
+    _score_rng: np.random.Generator
+    _skill_mean: float
+    _skill_sd: float
+    _truths: dict[int, list[float]]
+    _finished: list[Any]
+    _open_games: dict[int, GroupGame]
+
+    def _truth_of(self, waiting: Waiting) -> float:
+        raise NotImplementedError  # Games'
+
+    @property
+    def has_open_seats(self) -> bool:
+        """Whether a running group game has a seat to back-fill."""
+        return bool(self._open_games)
+
+    def backfill(
+        self,
+        waiting: list[Waiting],
+        mu: FloatArray,
+        free: NDArray[np.bool_],
+        seat: Callable[[GroupGame, Waiting, int | None], None] | None = None,
+    ) -> None:
+        """Fill open seats, oldest game first, with the free waiting player nearest in mean to
+        the one who left (never somebody who has already played in that game).
+
+        Args:
+            waiting: the queue as the pass sees it.
+            mu: the driving rater's mean of each waiting player.
+            free: which waiting players are still free; those seated are marked taken.
+            seat: seats a player (default: :meth:`_seat`).
+        """
+        seat = self._seat if seat is None else seat
+        for game in self._fillable():
+            if not free.any():  # nobody left to seat: the seats stay open
+                continue
+            # nobody returns to a game they have left
+            been = game.been
+            eligible = free & np.fromiter(
+                (w.pid not in been for w in waiting), dtype=bool, count=len(waiting)
+            )
+            while game.open_seats and eligible.any():
+                team, target = game.open_seats.pop(0)
+                candidates = np.flatnonzero(eligible)
+                pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
+                eligible[pick] = False
+                free[pick] = False
+                seat(game, waiting[pick], team)
+
+    def backfill_queue(self, waiting: list[Waiting], mu: list[float]) -> list[int]:
+        """:meth:`backfill` with every waiting player free (a back-fill pass): the positions in
+        ``waiting`` of the players seated, in the order seated.
+
+        With the plan's ``backfill_lists`` the kernel
+        :func:`lobbysim.sim.fast.backfill.seat_from_queue` seats them on lists (the same seats,
+        bit for bit); otherwise :meth:`backfill` does, on arrays.
+        """
+        if self.plan.backfill_lists:
+            return seat_from_queue(self._fillable(), waiting, mu, self._seat)
+        free = np.ones(len(waiting), dtype=bool)
+        seated: list[int] = []
+
+        def seat(game: GroupGame, member: Waiting, team: int | None) -> None:
+            seated.append(positions[id(member)])
+            self._seat(game, member, team)
+
+        positions = {id(w): k for k, w in enumerate(waiting)}
+        self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat)
+        return seated
+
+    def _fillable(self) -> Iterator[GroupGame]:
+        """Yield the running games with open seats, oldest first, for a back-fill to seat
+        players in; the seats of a game too near its end are closed first, and a game leaves
+        the open games once its seats are all filled or closed."""
+        rules, now = self.rules, self.env.now
+        for game_id in list(self._open_games):
+            game = self._open_games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            if game.open_seats:
+                yield game
+            if not game.open_seats:
+                del self._open_games[game_id]
+
+    def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
+        """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
+        rules, env = self.rules, self.env
+        teams: list[int | None]
+        if rules.mode == "team":
+            teams = [int(t) for t in balance_teams(mu, rules.seats // 2)]
+        else:
+            teams = [None] * len(members)
+        end = self._clock.snap_to_tick(env.now + rules.length)
+        game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
+        self.n_games += 1
+        self._truths[game.game_id] = []
+        game.end_event.callbacks.append(_FinishGroup(self, game))
+        for member, team in zip(members, teams, strict=True):
+            self._seat(game, member, team)
+
+    def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
+        """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
+        now, rules = self.env.now, self.rules
+        player = member.player
+        # _truth_of without the call when skills never change
+        truth = player.skill if self.dynamics is None else self._truth_of(member)
+        self._truths[game.game_id].append(truth)
+        player.unscored += 1
+        performance = truth + self._beta * self._perf_normal()
+        stint = Stint(player, team, now, math.nan, performance, False)
+        game.stints.append(stint)
+        ffa_behind = team is None and _behind_ffa(game, performance)  # before sitting down
+        _sit(game, stint)
+        game.been.add(player.pid)
+        leave: simpy.Event | Moment = game.end_event
+        if rules.quit_rate > 0:
+            behind = self._behind(game, stint) if team is not None else ffa_behind
+            rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
+            quit_at = now + self.draw_quit() / rate
+            if quit_at < game.end:
+                leave = self._clock.timeout_at(quit_at)
+                leave.callbacks.append(self._make_quit(game, stint))  # ends the stint too
+        if leave is game.end_event:
+            game.finishing.append(player)  # its stint ends with the game (_FinishGroup)
+        self._lobby.hand_over(member, leave)
+
+    @staticmethod
+    def _behind(game: GroupGame, stint: Stint) -> bool:
+        """Whether a player is behind when seated.
+
+        Team: their team's mean performance is below the other team's; free-for-all: their
+        performance is below the median of the others seated.
+        """
+        others = [s for s in game.seated.values() if s is not stint]
+        if not others:
+            return False
+        if stint.team is None:
+            return stint.performance < _median([s.performance for s in others])
+        mine = [s.performance for s in game.seated.values() if s.team == stint.team]
+        theirs = [s.performance for s in others if s.team != stint.team]
+        return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
+
+    def _make_quit(self, game: GroupGame, stint: Stint) -> Callable[[simpy.Event], None]:
+        def quit_game(_event: simpy.Event) -> None:
+            now = self.env.now
+            stint.left = now
+            stint.quit = True
+            _stand(game, stint)
+            rules = self.rules
+            if rules.backfill and game.end - now >= rules.backfill_min_remaining:
+                pid = stint.player.pid
+                if self._mean_list is not None:
+                    (mean,) = self._mean_list([pid])
+                else:
+                    plugin = self._driver_plugin
+                    mean = float(plugin.call("means(ids)", self._driver.means, np.array([pid]))[0])
+                game.open_seats.append((stint.team, mean))
+                self._open_games[game.game_id] = game
+                self._backfill_bell.ring()
+            self._lobby.stint_over(stint.player)
+
+        return quit_game
+
+    def _finish_group(self, game: GroupGame) -> None:
+        """End a team or free-for-all game: its last stints end, and it waits for its scores."""
+        for stint in game.seated.values():
+            stint.left = game.end
+        game.seated.clear()
+        game.performances.clear()
+        self._open_games.pop(game.game_id, None)
+        self._finished.append(
+            FinishedGame(
+                game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
+            )
+        )
+
+    def _score_groups(self, finished: list[FinishedGame]) -> list[GameResult]:
+        """Score and record finished team and free-for-all games (see
+        :meth:`Games.score_finished <lobbysim.sim.games.Games.score_finished>`)."""
+        rules = self.rules
+        stints = [st for g in finished for st in g.stints]
+        minutes = [st.left - st.joined for st in stints]  # each seat's minutes
+        z = np.array([st.performance for st in stints])
+        z = (z - self._skill_mean) / self._skill_sd
+        lam = rules.score_rate * np.exp(rules.score_gain * z) * np.array(minutes)
+        scores = self._score_rng.poisson(lam).astype(np.float64).tolist()
+        beta2 = rules.beta2
+        results = []
+        k = 0
+        for g in finished:
+            n = len(g.stints)
+            seats = tuple(
+                [
+                    make_seat(
+                        st.player.pid,
+                        st.team,
+                        st.joined,
+                        st.left,
+                        score,
+                        st.player.registered,
+                        st.quit,
+                        st.performance,
+                    )
+                    for st, score in zip(g.stints, scores[k : k + n], strict=True)
+                ]
+            )
+            result = self._result(g, seats)
+            players = [st.player for st in g.stints]
+            skills = self._truths.pop(g.game_id)
+            if g.mode == "ffa" and self.plan.float_scoring:  # game_truth's, on lists
+                truth = truth_ffa(skills, scores[k : k + n], minutes[k : k + n], beta2)
+            else:
+                truth = game_truth(g.mode, result.seats, skills, result.winner, beta2)
+            k += n
+            self._recorder.game(result, g.quality, truth, players)
+            results.append(result)
+        return results
+
+    @staticmethod
+    def _result(g: FinishedGame, seats: tuple[Seat, ...]) -> GameResult:
+        """Return a scored game as the raters get it; a team game is won on total score."""
+        winner = g.winner
+        if g.mode == "team":
+            totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
+            winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
+        return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
+
+
+def _behind_ffa(game: GroupGame, performance: float) -> bool:
+    """Return :meth:`Games._behind` of a stint of ``performance`` about to sit down in a
+    free-for-all ``game``: below the median of the others seated, read off their sorted
+    performances (``game.performances``, kept by :func:`_sit` and :func:`_stand`). Tested
+    against :meth:`Games._behind` in tests/sim/test_fast_paths.py.
+    """
+    others = game.performances
+    return bool(others) and performance < _median_of_sorted(others)
+
+
+def _sit(game: GroupGame, stint: Stint) -> None:
+    """Seat a stint in a group game (its sorted performances kept in step)."""
+    game.seated[stint.player.pid] = stint
+    bisect.insort(game.performances, stint.performance)
+
+
+def _stand(game: GroupGame, stint: Stint) -> None:
+    """Take a quitting stint out of a group game (its sorted performances kept in step)."""
+    del game.seated[stint.player.pid]
+    performances = game.performances
+    del performances[bisect.bisect_left(performances, stint.performance)]
+
+
+def _median(values: list[float]) -> float:
+    """Return the median of a non-empty list, as ``np.median`` computes it (bit for bit).
+
+    ``np.median`` takes the middle value, or ``mean`` of the two middle ones, which for two
+    float64 values is ``(a + b) / 2``; in pure Python this is much cheaper for a few values.
+    """
+    return _median_of_sorted(sorted(values))
+
+
+def _median_of_sorted(ordered: list[float]) -> float:
+    """Return :func:`_median` of values already sorted."""
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+class _FinishGroup:
+    """The end event's callback of a team or free-for-all game: :meth:`Games._finish_group`.
+
+    It lets go of the game once called. The game holds its end event, and a
+    :class:`~lobbysim.sim.clock.Moment` keeps its callbacks after firing: holding the game
+    after that would make a reference cycle (game, end event, this callback) that keeps the
+    game, its stints and its players' callbacks alive until the cyclic garbage collector runs,
+    rather than freeing them by reference counting.
+    """
+
+    __slots__ = ("_game", "_games")
+
+    def __init__(self, games: GroupGames, game: GroupGame) -> None:
+        self._games = games
+        self._game: GroupGame | None = game
+
+    def __call__(self, _event: Any) -> None:
+        game, self._game = self._game, None
+        assert game is not None, "a game ends once"
+        self._games._finish_group(game)
+        stint_over = self._games._lobby.stint_over
+        for player in game.finishing:  # as their own callbacks would, in seating order
+            stint_over(player)
