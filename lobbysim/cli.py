@@ -175,6 +175,12 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         help="import the user plug-ins the scenarios name (this runs their code) and check "
         "them as run does",
     )
+    validate.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print the fast plan: which speed kernels a run uses, and why (or why not)",
+    )
     validate.set_defaults(handler=_validate)
     plugins = subparsers.add_parser(
         "plugins",
@@ -257,7 +263,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
-    from lobbysim.commands.run import plugins_not_imported, validate, validate_warnings
+    from lobbysim.commands.run import (
+        fast_plan_lines,
+        plugins_not_imported,
+        validate,
+        validate_warnings,
+    )
 
     imports = args.import_plugins
     for path in args.scenarios:
@@ -279,6 +290,8 @@ def _validate(args: argparse.Namespace) -> int:
                     else ""
                 )
             )
+            for line in fast_plan_lines(path, import_plugins=imports) if args.verbose else ():
+                print(f"  {line}")
     return 2 if problems else 0
 
 

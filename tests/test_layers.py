@@ -7,6 +7,7 @@ Imports inside functions count too: a lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -287,3 +288,35 @@ def test_no_engine_code_decides_by_a_plugins_concrete_class() -> None:
         )
     }
     assert [line[-2:] for line in concrete_class_checks(bad)] == [" 2", " 3", " 4"]
+
+
+# --- the repository stands alone ------------------------------------------------------------------
+
+CITED_PATH = re.compile(
+    r"(?<![\w/])((?:docs|tests|benchmarks|scripts|lobbysim|examples|scenarios)/[\w/.-]*\w"
+    r"\.(?:md|py|yaml|txt))"
+)
+CITED_DOCUMENT = re.compile(r"\b[A-Z][A-Z_]+\.md\b")  # DESIGN.md, README.md, ...
+
+
+def cited_files_missing(sources: Mapping[str, str], root: Path) -> list[str]:
+    """Return the files the package's sources cite (a repository path, or a document such as
+    ``NAME.md``) that do not exist in the repository."""
+    missing = []
+    for module, source in sources.items():
+        for pattern in (CITED_PATH, CITED_DOCUMENT):
+            for match in pattern.finditer(source):
+                cited = match.group(1) if match.groups() else match.group(0)
+                if not (root / cited).exists():
+                    missing.append(f"{module} cites {cited}")
+    return missing
+
+
+def test_the_package_cites_only_files_that_ship() -> None:
+    root = PACKAGE.parent
+    assert cited_files_missing(module_sources(), root) == []
+    fake = {"lobbysim.x": '"""See DESIGN.md 3.1 and docs/gone.md; docs/model.md is here."""'}
+    assert sorted(cited_files_missing(fake, root)) == [
+        "lobbysim.x cites DESIGN.md",
+        "lobbysim.x cites docs/gone.md",
+    ]

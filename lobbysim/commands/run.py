@@ -388,6 +388,17 @@ def validate(paths: Sequence[str | Path], *, import_plugins: bool = False) -> li
     return problems
 
 
+def fast_plan_lines(path: str | Path, *, import_plugins: bool = False) -> list[str]:
+    """Return the fast plan of a valid scenario file, one line per kernel: on or off, and why
+    (:class:`~lobbysim.sim.fast.plan.FastPlan`); one line saying why not where its user
+    plug-ins are not imported."""
+    scenario = load_run_scenario(path, import_plugins=import_plugins)
+    if not import_plugins and user_plugins(scenario.to_dict()):
+        return ["fast plan: not decided (it needs the plug-ins imported: --import-plugins)"]
+    plan = Components.build(scenario).plan(scenario)
+    return ["fast plan (the speed kernels of a run):", *plan.describe()]
+
+
 def run(
     path: str | Path | Scenario,
     *,

@@ -11,11 +11,11 @@ An update is all or nothing: if any game is rejected, no rating changes.
 Four raters are registered in :data:`RATERS`, in this order:
 
 * ``bayesian`` (:class:`BayesianRater`, :mod:`lobbysim.raters.bayesian`): the Gaussian beliefs of
-  the paper (DESIGN.md 3.1, the corrected TrueSkill form of
-  :func:`lobbysim.skill.gaussian.update_1v1`); team and free-for-all games follow DESIGN.md 3.4
+  the paper (docs/model.md 3.1, the corrected TrueSkill form of
+  :func:`lobbysim.skill.gaussian.update_1v1`); team and free-for-all games follow docs/model.md 3.4
   with the pair combination rule stated in :mod:`lobbysim.raters.bayesian`.
 * ``sph_elo`` (:class:`SPHEloRater`, :mod:`lobbysim.raters.sph_elo`): the ZoneStats
-  score-per-hour Elo of :mod:`lobbysim.skill.sph_elo` (DESIGN.md 3.3); SPH decides every game,
+  score-per-hour Elo of :mod:`lobbysim.skill.sph_elo` (docs/model.md 3.3); SPH decides every game,
   ``1v1`` included.
 * ``glicko2`` (:class:`Glicko2Rater`, :mod:`lobbysim.raters.glicko2`): Glickman's Glicko-2,
   applied in rating periods of simulated time; team and ffa games as 1v1 results per pair.

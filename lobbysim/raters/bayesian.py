@@ -1,9 +1,9 @@
 """The Bayesian rater: Gaussian beliefs per player, updated as in the paper.
 
-``bayesian`` (:class:`BayesianRater`): the Gaussian beliefs of the paper (DESIGN.md 3.1, the
+``bayesian`` (:class:`BayesianRater`): the Gaussian beliefs of the paper (docs/model.md 3.1, the
 corrected TrueSkill form of :func:`lobbysim.skill.gaussian.update_1v1`). A ``1v1`` game updates
 both players by ``game.winner`` (a guest in the game: nothing changes for anybody). Team and
-free-for-all games follow DESIGN.md 3.4, with this **combination rule**. Every two rated
+free-for-all games follow docs/model.md 3.4, with this **combination rule**. Every two rated
 players on opposing sides (team: different teams; ffa: every two) form a pair with weight
 ``w_ij = overlap([joined_i, left_i], [joined_j, left_j]) / game.length`` in [0, 1]. The pair is
 a 1v1 outcome decided by exact score per hour (``score_i * minutes_j`` against

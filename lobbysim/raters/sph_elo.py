@@ -1,7 +1,7 @@
 """The SPH Elo rater: the ZoneStats score-per-hour Elo over a player table.
 
 ``sph_elo`` (:class:`SPHEloRater`): the ZoneStats score-per-hour Elo of
-:mod:`lobbysim.skill.sph_elo` (DESIGN.md 3.3); SPH decides every game, ``1v1`` included.
+:mod:`lobbysim.skill.sph_elo` (docs/model.md 3.3); SPH decides every game, ``1v1`` included.
 Ordinary 1v1 games (two registered players on different sides, with minutes > 0) take a
 vectorised path tested to equal :func:`~lobbysim.skill.sph_elo.rating_changes`; every other
 game goes through :func:`~lobbysim.skill.sph_elo.rating_changes` itself. (This module is the
@@ -68,7 +68,7 @@ def _predicted_hi(
 @RATERS.register
 @dataclass(frozen=True, eq=False)
 class SPHEloRater(EvenMatchQuality):
-    """The ZoneStats score-per-hour Elo (DESIGN.md 3.3) over a player table.
+    """The ZoneStats score-per-hour Elo (docs/model.md 3.3) over a player table.
 
     Every player starts at ``initial_rating`` (the prior beliefs given to :meth:`add_players` are
     ignored). After each :meth:`update`, :attr:`last_batch_change_sums` holds the sum of the

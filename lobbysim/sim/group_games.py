@@ -1,4 +1,4 @@
-"""Team and free-for-all games: seats, quits, back-fill, the behind rule, ends and scores.
+"""Team and free-for-all games: seats, quits, back-fill, the behind rule, ends, scores, passes.
 
 :class:`GroupGames` is the part of :class:`~lobbysim.sim.games.Games` that runs games of more than
 two players. Teams are balanced by the driving rater's means. Each stint ends at the player's own
@@ -8,7 +8,8 @@ enough of the game remains, or a later pass does; so minutes in the game differ 
 A player is *behind* when seated (their quit hazard is then multiplied by
 ``quit_behind_multiplier``): in a team game, their team's mean performance is below the other's;
 in a free-for-all, their performance is below the median of the others seated. A team game is won
-by the higher total score.
+by the higher total score. :class:`GroupPass` is the matchmaker's pass for them: back-fill
+first, then groups of players adjacent in rating (:func:`~lobbysim.policies.groups.form_groups`).
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.policies.groups import balance_teams
+from lobbysim.policies.assignment import Pool, QualityFn, ThresholdSchedule
+from lobbysim.policies.base import IntArray
+from lobbysim.policies.groups import balance_teams, form_groups, group_qualities
 from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat, make_result, make_seat
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
-from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting
+from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, IdArray, Stint, Waiting
 from lobbysim.sim.fast.backfill import seat_from_queue
 from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.pairing import InForce
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.skill_dynamics import SkillDynamics
 from lobbysim.skill.truth import game_truth, truth_ffa
@@ -283,6 +287,70 @@ class GroupGames:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
+
+
+class GroupPass:
+    """The group pass of the matchmaker (a part of
+    :class:`~lobbysim.sim.matchmaker.Matchmaker`, which sets the attributes below): back-fill
+    open seats, then form new games of players adjacent in rating."""
+
+    _games: Any
+    rematch: Any
+    _rater: PluginRef
+    _driver: Rater
+    _rules: GameRules
+    _threshold: ThresholdSchedule
+
+    def _tie_generator(self) -> np.random.Generator:
+        raise NotImplementedError  # the matchmaker's
+
+    def _check_quality(self, values: list[float]) -> None:
+        raise NotImplementedError  # the matchmaker's
+
+    def _group_pass(
+        self,
+        waiting: list[Waiting],
+        ids: IdArray,
+        pool: Pool,
+        quality: QualityFn,
+        policy: InForce,
+    ) -> None:
+        """Back-fill open seats of running games, then form new games from the rest."""
+        games, rematch = self._games, self.rematch
+        free = np.ones(len(waiting), dtype=bool)
+        if games.has_open_seats:
+            mu = (
+                self._rater.call("means(ids)", self._driver.means, ids) if policy.truth else pool.mu
+            )
+            games.backfill(waiting, mu, free)
+            if rematch is not None:
+                rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
+        size = self._rules.seats
+        left = np.flatnonzero(free)
+        if left.size < size:
+            return
+        masked = pool.quality_fn
+
+        def sub_quality(i: IntArray, j: IntArray) -> FloatArray:
+            return quality(left[i], left[j])
+
+        def sub_masked(i: IntArray, j: IntArray) -> FloatArray:
+            return masked(left[i], left[j])
+
+        if policy.uniform:
+            order = self._tie_generator().permutation(left.size)
+            groups = list(order[: left.size - left.size % size].reshape(-1, size))
+        else:
+            groups = form_groups(
+                pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
+            )
+        for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
+            members = left[group]
+            self._check_quality([q])
+            seated = [waiting[i] for i in members.tolist()]
+            games.start_group(seated, pool.mu[members], q)
+            if rematch is not None:
+                rematch.met(seated)
 
 
 def _behind_ffa(game: GroupGame, performance: float) -> bool:

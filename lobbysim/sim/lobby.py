@@ -31,23 +31,21 @@ handed in bounded batches to a sink it provides.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import math
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 import numpy as np
 import simpy
-from threadpoolctl import ThreadpoolController
 
 from lobbysim.population import PlayerBatch
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.scenario import Scenario
+from lobbysim.sim import tuning
 from lobbysim.sim.clock import Clock, Doorbell
 from lobbysim.sim.components import Components
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
@@ -61,16 +59,9 @@ from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
 
-GC_THRESHOLDS = (1_000_000, 50, 1000)  # see LobbySimulation.tuned
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
 SHADOW_BATCH = 2048  # the shadow raters get their held games once this many are held
 HELD_SCORES = 256  # games whose scores wait to be drawn together (LobbySimulation._before_pass)
-
-
-@cache
-def _blas() -> ThreadpoolController:
-    """Return the controller of the thread pools of the loaded libraries (made once)."""
-    return ThreadpoolController()
 
 
 class LobbySimulation:
@@ -245,34 +236,10 @@ class LobbySimulation:
     @staticmethod
     @contextmanager
     def tuned() -> Iterator[None]:
-        """Run a block with the garbage collector tuned for large lobbies, BLAS on one thread.
-
-        **BLAS.** numpy's BLAS (OpenBLAS) starts a thread per core for a large enough matrix
-        product, such as the global assignment's over a large pool; a lobby's products are
-        small and frequent, so the threads mostly wait for each other, and replications run in
-        parallel compete with them for the cores. The block limits BLAS to one thread
-        (threadpoolctl) and restores the limit afterwards.
-
-        **The garbage collector.** Python's cyclic collector scans the young objects every
-        ``threshold0`` net allocations (allocations minus deallocations) and, every few of
-        those, older ones; with 10^5
-        players alive one scan takes a large part of a second. At the default (700) that
-        dominated the run (349 us per game against 112 us at 100,000 players). The model makes
-        no cyclic garbage (``gc.collect()`` finds none after an hour of a 1v1 or a free-for-all
-        lobby): its objects are freed by reference counting, and what mostly moves the count
-        are the buffered record rows (up to a few times ``records.flush_rows``). At 100,000
-        net allocations a scan still ran at nearly every flush; at 1,000,000 they are rare
-        (1v1 at 100,000 players, 30 simulated minutes: 104 -> 93 us of CPU per game), and
-        :meth:`run` writes the final records inside the block too. The previous thresholds are
-        restored afterwards (blocks may nest).
-        """
-        previous = gc.get_threshold()
-        gc.set_threshold(*GC_THRESHOLDS)
-        try:
-            with _blas().limit(limits=1, user_api="blas"):
-                yield
-        finally:
-            gc.set_threshold(*previous)
+        """Run a block with the garbage collector tuned for large lobbies and BLAS on one thread
+        (:func:`lobbysim.sim.tuning.tuned`)."""
+        with tuning.tuned():
+            yield
 
     def start_arrivals(self) -> None:
         """Start the arrivals: the player base's members, then the arrival model's guests."""

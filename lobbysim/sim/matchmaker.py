@@ -10,10 +10,8 @@ grid) are fired just before its pass, so their players make it.
 **Back-fill passes.** A quit that opens a seat of a team or free-for-all game rings a second
 doorbell, answered by :meth:`Matchmaker.backfill_pass`: the ratings are brought up to date and
 open seats are filled from the queue as a full pass fills them, but no new game is formed; new
-games form at the passes above (so with timed passes only, on the tick grid). Until lobbysim's
-results version 3 a quit rang for a full pass, which in a large free-for-all lobby meant a full
-pass per quit (tests/sim/test_group_games.py keeps that as the reference and shows the two agree
-where no game could form at a quit).
+games form at the passes above (so with timed passes only, on the tick grid;
+tests/sim/test_group_games.py shows a full pass per quit agrees where no game could form).
 
 A pass first brings the ratings up to date (the ``before_pass`` hook: finished games are applied
 to the raters), then builds the :class:`~lobbysim.policies.assignment.Pool` of waiting players
@@ -38,22 +36,17 @@ the tie-break stream and consecutive players are paired (with focal players, eac
 the shuffled order takes the first free player of it); in team and free-for-all games groups of
 consecutive players are formed the same way. Teams are balanced on the pool's means (the true
 skills, for a policy that sees them); back-fill always goes by the driving rater's means. For a
-policy with ``needs_online`` (``lobby_knowledge_gradient``) the pool also holds the driving
-rater's beliefs of everyone online (the queue, in pool order, then the players in running
-games) and the pool's size less one, which the assignment puts into every decision
+policy with ``needs_online`` the pool also holds the driving rater's beliefs of everyone online
 (:class:`~lobbysim.policies.assignment.Pool`); for any other policy nothing is collected.
 
 **No accidental rematches** (``matchmaker.rematch_games``, ``rematch_minutes``): the pass's
 quality function is wrapped by :class:`~lobbysim.sim.rematch.RematchRule` so that barred pairs
 never clear a threshold; uniform pairing, which reads no quality, ignores the rule.
 
-**Small passes on floats.** A 1v1 pass over 2 to ``block_size`` players under global
-assignment, without focal players or a rematch rule, with a driving rater of Gaussian beliefs
-and TrueSkill's quality, and DrawChance (any non-uniform policy that does not see the truth, for
-a pool of two) is decided on Python floats by
-:func:`~lobbysim.policies.assignment.small_pool_pairs`: the same pairs, qualities and tie-break
-draws as the pool and its arrays, without building them (most passes on every arrival are of
-two to five players).
+**Small passes on floats.** Where the run's plan allows (:mod:`lobbysim.sim.fast.plan`), a
+small 1v1 pass is decided on floats by the kernel :mod:`lobbysim.sim.fast.small_pass`: the same
+pairs, qualities and tie-break draws as the pool and its arrays, without building them. The group
+pass of team and free-for-all games is :class:`~lobbysim.sim.group_games.GroupPass`'s.
 """
 
 from __future__ import annotations
@@ -67,7 +60,6 @@ import simpy
 from numpy.typing import NDArray
 
 from lobbysim.policies.assignment import Assignment, Pool, QualityFn, ThresholdSchedule
-from lobbysim.policies.groups import form_groups, group_qualities
 from lobbysim.raters import Rater
 from lobbysim.raters.base import float_beliefs, mean_lists, rater_plugin
 from lobbysim.registry import PluginError, PluginRef
@@ -79,9 +71,11 @@ from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.small_pass import small_pass
 from lobbysim.sim.games import Games
+from lobbysim.sim.group_games import GroupPass
 from lobbysim.sim.pairing import (
     InForce,
     PoolQuality,
+    check_not_barred,
     check_pairs,
     raised_in,
     true_quality,
@@ -94,7 +88,7 @@ from lobbysim.streams import Uniforms
 IntArray = NDArray[np.intp]
 
 
-class Matchmaker:
+class Matchmaker(GroupPass):
     """Matchmaking passes over the lobby's queue (see the module docstring).
 
     Args:
@@ -268,7 +262,7 @@ class Matchmaker:
         self._check_quality(values)
         rematch = self.rematch
         if rematch is not None and not policy.uniform and pool.quality_fn is not quality:
-            self._check_not_barred(pairs, pool.quality_fn)
+            check_not_barred(self._settings.assignment.name, pairs, pool.quality_fn)
         pairs_list = pairs.tolist()
         games.start_duels(
             [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]
@@ -426,62 +420,6 @@ class Matchmaker:
                 f"pairs() with the policy '{policy.name}'", exc
             ) from None
         return check_pairs(name, pairs, pool.size)
-
-    def _check_not_barred(self, pairs: IntArray, masked: QualityFn) -> None:
-        """Refuse a pair the rematch rule bars (an assignment that ignores the threshold)."""
-        barred = np.isneginf(masked(pairs[:, 0], pairs[:, 1]))
-        if barred.any():
-            a, b = pairs[int(np.argmax(barred))].tolist()
-            raise PluginError(
-                f"matchmaker.assignment: '{self._settings.assignment.name}' returned the pair "
-                f"{[a, b]} of players who may not meet again yet (matchmaker.rematch_games, "
-                "matchmaker.rematch_minutes): a pair must clear the quality threshold"
-            )
-
-    def _group_pass(
-        self,
-        waiting: list[Waiting],
-        ids: IdArray,
-        pool: Pool,
-        quality: QualityFn,
-        policy: InForce,
-    ) -> None:
-        """Back-fill open seats of running games, then form new games from the rest."""
-        games, rematch = self._games, self.rematch
-        free = np.ones(len(waiting), dtype=bool)
-        if games.has_open_seats:
-            mu = (
-                self._rater.call("means(ids)", self._driver.means, ids) if policy.truth else pool.mu
-            )
-            games.backfill(waiting, mu, free)
-            if rematch is not None:
-                rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
-        size = self._rules.seats
-        left = np.flatnonzero(free)
-        if left.size < size:
-            return
-        masked = pool.quality_fn
-
-        def sub_quality(i: IntArray, j: IntArray) -> FloatArray:
-            return quality(left[i], left[j])
-
-        def sub_masked(i: IntArray, j: IntArray) -> FloatArray:
-            return masked(left[i], left[j])
-
-        if policy.uniform:
-            order = self._tie_generator().permutation(left.size)
-            groups = list(order[: left.size - left.size % size].reshape(-1, size))
-        else:
-            groups = form_groups(
-                pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
-            )
-        for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
-            members = left[group]
-            self._check_quality([q])
-            seated = [waiting[i] for i in members.tolist()]
-            games.start_group(seated, pool.mu[members], q)
-            if rematch is not None:
-                rematch.met(seated)
 
     def _check_quality(self, values: list[float]) -> None:
         """Check the match qualities of the games about to start (they go into the records)."""

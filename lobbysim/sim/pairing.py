@@ -159,6 +159,22 @@ def check_pairs(name: str, pairs: object, n: int) -> IntArray:
     raise AssertionError("unreachable: the pairs passed every check")  # pragma: no cover
 
 
+def check_not_barred(name: str, pairs: IntArray, masked: QualityFn) -> None:
+    """Refuse a pair the rematch rule bars (an assignment ``name`` that ignores the threshold).
+
+    Raises:
+        PluginError: the first barred pair, naming the assignment.
+    """
+    barred = np.isneginf(masked(pairs[:, 0], pairs[:, 1]))
+    if barred.any():
+        a, b = pairs[int(np.argmax(barred))].tolist()
+        raise PluginError(
+            f"matchmaker.assignment: '{name}' returned the pair {[a, b]} of players who may not "
+            "meet again yet (matchmaker.rematch_games, matchmaker.rematch_minutes): a pair must "
+            "clear the quality threshold"
+        )
+
+
 REMEMBERED_POOL = 16  # a pass over at most this many players remembers each pair's quality
 
 

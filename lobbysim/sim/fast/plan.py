@@ -43,7 +43,7 @@ KERNELS = {
     "small_pool_status_quo": "the same under the status-quo policy, before the switch",
     "float_ties": "the tie-break uniforms drawn ahead in blocks (streams.Uniforms)",
     "float_means": "the driving rater's means on floats for back-fills and quits",
-    "float_scoring": "one or two finished 1v1 games scored on floats (fast/duels.py)",
+    "float_scoring": "one or two 1v1 games scored on floats (fast/duels.py), ffa truth on lists",
     "backfill_lists": "a back-fill pass seated on lists (fast/backfill.py)",
     "held_scores": "1v1 outcomes rated as games end, their scores drawn later in batches",
     "ring_hold": "a game's end answers the matchmaker's ring inline (fast/events.py)",
@@ -162,17 +162,16 @@ class FastPlan:
             why["small_pool"] = "off: the policy pairs without scores or sees the truth"
         elif small_pool == 2:
             why["small_pool"] = (
-                "pools of two only: the policy does not declare scores_match_quality"
+                "pools of two only (the policy does not declare scores_match_quality)"
             )
         else:
             why["small_pool"] = f"pools of 2 to {small_pool} (scores_match_quality)"
-        why["small_pool_status_quo"] = (
-            "no status quo"
-            if len(policies) < 2
-            else f"pools of 2 to {small_sq}"
-            if small_sq
-            else "off"
-        )
+        if len(policies) < 2:
+            why["small_pool_status_quo"] = "no status quo"
+        elif small_sq:
+            why["small_pool_status_quo"] = f"pools of 2 to {small_sq}"
+        else:
+            why["small_pool_status_quo"] = "off: as small_pool, for the status quo"
         # the uniforms are drawn ahead where every policy in force scores by match quality
         # (nearly every pass then draws a few); the stream is the same either way
         float_ties = (
@@ -183,29 +182,35 @@ class FastPlan:
         why["float_ties"] = (
             "every policy in force declares scores_match_quality"
             if float_ties
-            else "off: needs float_beliefs, no rematch rule and scores_match_quality throughout"
+            else "off: needs float_beliefs, scores_match_quality and no rematch rule"
         )
-        why["float_means"] = "float_means" if means else "off: no float_means"
-        why["float_scoring"] = "one or two 1v1 games" if one_v_one else f"off: {mode} games"
+        why["float_means"] = (
+            "the driver declares float_means" if means else "off: the driver does not declare it"
+        )
+        why["float_scoring"] = {
+            "1v1": "one or two 1v1 games scored on floats",
+            "ffa": "a free-for-all game's truth on lists",
+        }.get(mode, "off: team games are scored on arrays")
         why["backfill_lists"] = "back-fill passes" if not one_v_one else "off: 1v1 (no seats)"
         outcome = rates_outcomes_only(driver)
         held = one_v_one and wake_on_arrival and not has_base and outcome and not drifts
         why["held_scores"] = (
             "outcome_only driver, 1v1 on every arrival"
             if held
-            else "off: needs 1v1 on every arrival, no player base, no drift and an "
-            "outcome_only driving rater"
+            else "off: needs 1v1 on every arrival, an outcome_only driver, no base or drift"
         )
         hold = one_v_one and wake_on_arrival and not rematch
         why["ring_hold"] = (
-            "1v1 on every arrival" if hold else "off: needs 1v1 on every arrival, no rematch rule"
+            "1v1 on every arrival"
+            if hold
+            else "off: needs 1v1 on every arrival and no rematch rule"
         )
         plan = cls(
             small_pool=small_pool,
             small_pool_status_quo=small_sq,
             float_ties=float_ties,
             float_means=means,
-            float_scoring=one_v_one,
+            float_scoring=mode in ("1v1", "ffa"),
             backfill_lists=not one_v_one,
             held_scores=held,
             ring_hold=hold,
@@ -223,11 +228,10 @@ class FastPlan:
         return plan
 
     def describe(self) -> list[str]:
-        """Return one line per kernel: on or off, and why."""
+        """Return one line per kernel: on or off, and why (what each does: :data:`KERNELS`)."""
         lines = []
-        for name, what in KERNELS.items():
-            value = getattr(self, name)
-            state = "on " if value else "off"
+        for name in KERNELS:
+            state = "on " if getattr(self, name) else "off"
             reason = self.reasons.get(name, "")
-            lines.append(f"{state} {name}: {what}; {reason}")
+            lines.append(f"{state} {name + ':':<22} {reason.removeprefix('off: ')}")
         return lines
