@@ -23,10 +23,10 @@ from lobbysim.commands.run import run
 from lobbysim.experiments import store
 from lobbysim.outputs import OutputFileError, storage_problem
 from lobbysim.record_files import RecordFileError
-from tests.test_safety import SMALL as SAFETY_SMALL
+from tests import small_scenarios
 
-# the small lobby of tests/test_safety.py, run a little longer
-SMALL = SAFETY_SMALL.replace("horizon: 40\nwarmup: 5\n", "horizon: 120\nwarmup: 10\n")
+# the small lobby of tests/small_scenarios.py, run a little longer
+SMALL = small_scenarios.SMALL.replace("horizon: 40\nwarmup: 5\n", "horizon: 120\nwarmup: 10\n")
 STREAMED = SMALL.replace("horizon: 120", "horizon: 600").replace(
     "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
 )

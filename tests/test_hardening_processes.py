@@ -16,13 +16,11 @@ import pytest
 from lobbysim import outputs
 from lobbysim.cli import main
 from lobbysim.outputs import HOST, process_alive, remove_stale_temporaries
-from tests.test_safety import SMALL as SAFETY_SMALL
+from tests.small_scenarios import SMALL
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists() or os.name != "posix", reason="needs /proc (Linux)"
 )
-
-SMALL = SAFETY_SMALL  # the small lobby of tests/test_safety.py
 
 GONE_WITHIN = 5.0  # seconds
 

@@ -23,21 +23,7 @@ from lobbysim.experiments.store import RunStore
 from lobbysim.experiments.sweeps import run_key
 from lobbysim.scenario import load_scenario
 from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
-
-SMALL = """\
-name: small
-horizon: 40
-warmup: 5
-seed: 3
-replications: 1
-arrivals: {name: poisson, rate: 1.5}
-population: {patience_mean: 3.0, session_games_mean: 4}
-game: {length: 8}
-matchmaker:
-  policy: draw_chance
-  threshold: [[0, 0.5], [1, 0.0]]
-records: {ratings_every: 20}
-"""
+from tests.small_scenarios import SMALL
 
 PLUGINS = """\
 from dataclasses import dataclass

@@ -21,7 +21,7 @@ from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.streams import Streams
-from tests.sim.test_lobby import base, players, scripted
+from tests.sim.lobby_helpers import base, players, scripted
 
 SKILL_SD = 2.0
 

@@ -11,7 +11,7 @@ import pytest
 
 from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.scenario import Scenario, ScenarioError
-from tests.sim.test_lobby import players, scripted
+from tests.sim.lobby_helpers import players, scripted
 
 
 def group_scenario(**game: Any) -> Scenario:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -14,58 +13,13 @@ import trueskill
 
 from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.policies import Decision
-from lobbysim.population import PlayerBatch
 from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.skill.gaussian import match_quality, update_1v1
 from lobbysim.streams import Streams
-
-
-def players(
-    mu: list[float], var: float = 1.0, skill: list[float] | None = None, games: int = 1
-) -> PlayerBatch:
-    n = len(mu)
-    return PlayerBatch(
-        skill=np.array(skill if skill is not None else mu, dtype=float),
-        mu0=np.array(mu, dtype=float),
-        var0=np.full(n, var),
-        registered=np.ones(n, dtype=bool),
-        session_games=np.full(n, games, dtype=np.int64),
-        session_minutes=np.full(n, math.inf),
-    )
-
-
-def scripted(
-    scenario: Scenario,
-    arrivals: list[tuple[float, PlayerBatch]],
-    patience: Iterator[float] | None = None,
-) -> LobbySimulation:
-    """A simulation whose players arrive as scripted (no arrival model)."""
-    sim = LobbySimulation(scenario, Streams(0))
-    if patience is not None:
-        sim.draw_patience = lambda: next(patience)
-
-    def script() -> Generator[Any, Any, None]:
-        for t, batch in arrivals:
-            yield sim.env.timeout(t - sim.env.now)
-            sim.add_players(batch)
-
-    sim.env.process(script())
-    sim.start_service()
-    return sim
-
-
-def base(**matchmaker: Any) -> Scenario:
-    return Scenario.from_dict(
-        {
-            "horizon": 100,
-            "warmup": 0,
-            "game": {"length": 10},
-            "matchmaker": {"tick": 1.0, **matchmaker},
-        }
-    )
+from tests.sim.lobby_helpers import base, players, scripted
 
 
 def test_a_player_reneges_at_exactly_its_patience() -> None:

@@ -22,7 +22,7 @@ from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim.matchmaker import check_pairs
-from tests.sim.test_lobby import players, scripted
+from tests.sim.lobby_helpers import players, scripted
 
 NAME = "tests.sim.test_plugin_checks:BadPairs"
 

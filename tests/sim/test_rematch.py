@@ -22,7 +22,7 @@ from lobbysim.sim.pairing import rematch_games
 from lobbysim.sim.rematch import SWEEP_MIN
 from lobbysim.streams import Streams
 from lobbysim.validation import ScenarioError
-from tests.sim.test_lobby import players, scripted
+from tests.sim.lobby_helpers import players, scripted
 
 
 def games_between_meetings(participants: pd.DataFrame) -> list[int]:

@@ -10,7 +10,7 @@ import pytest
 
 from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.scenario import Scenario
-from tests.sim.test_lobby import base, players, scripted
+from tests.sim.lobby_helpers import base, players, scripted
 
 SEEDS = range(5)
 
