@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.arrivals",
             "lobbysim.visits",
             "lobbysim.retention",
+            "lobbysim.latency",  # latency models of a world: players to data centres
             "lobbysim.population",
             "lobbysim.policies",
             "lobbysim.raters",

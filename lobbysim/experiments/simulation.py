@@ -156,6 +156,7 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> S
     # Only the columns the metrics need are read back; the metrics by tenure (with a base) also
     # need who waited and when each seat was taken.
     by_tenure = sim.scenario.base is not None
+    by_player = by_tenure or sim.scenario.world is not None  # the world's metrics by region
     columns = {
         "games": [
             "game_id",
@@ -166,7 +167,7 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> S
             "winner",
         ],
         "participants": ["game_id", "player_id", "team", *(["joined"] if by_tenure else [])],
-        "waits": [*(["player_id"] if by_tenure else []), "enqueued", "outcome", "wait"],
+        "waits": [*(["player_id"] if by_player else []), "enqueued", "outcome", "wait"],
         "players": ["player_id", "skill", "registered"],
     }
     frames = read_records(sink.folder, columns, columns=columns, fmt=sink.format)
@@ -221,4 +222,6 @@ def _metrics(
         metrics |= veteran_kendall_taus(games, participants, final, skills, registered, start=start)
     if sim.base is not None and sim.base.retention is not None:
         metrics |= sim.base.retention.metrics(float(sim.env.now))
+    if sim.world is not None:
+        metrics |= sim.world.metrics(waits, games, participants)
     return metrics

@@ -35,6 +35,7 @@ MAX_TICKS = 100_000_000  # matchmaking ticks over the horizon
 MAX_RATING_SAMPLES = 1_000_000  # rating snapshots over the horizon
 MAX_NAME = 80
 _FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,40}")  # a data centre or region name
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,11 @@ class MatchmakerConfig:
         switch_at: when the policy switches, in minutes (>= 0 and before the horizon; default:
             the warm-up's end). Needs ``status_quo``. The metrics start at the later of the
             warm-up's end and the switch (:attr:`Scenario.metrics_start`).
+        max_latency_ms: ``(wait_minutes, ms)`` steps: the most latency a player may have to the
+            game's data centre, relaxing with the player's own wait (None: no limit). Needs a
+            ``world``.
+        max_delta_ping_ms: ``(wait_minutes, ms)`` steps: the most latency above the player's
+            best data centre (None: no limit). Needs a ``world``.
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -193,10 +199,18 @@ class MatchmakerConfig:
     rematch_minutes: float = 0.0
     status_quo: PluginSpec | None = None
     switch_at: float | None = None
+    max_latency_ms: tuple[tuple[float, float], ...] | None = field(
+        default=None, metadata={"expected": "a non-empty list of [wait_minutes, ms] pairs"}
+    )
+    max_delta_ping_ms: tuple[tuple[float, float], ...] | None = field(
+        default=None, metadata={"expected": "a non-empty list of [wait_minutes, ms] pairs"}
+    )
 
     def __post_init__(self) -> None:
         check(
             positive("matchmaker.tick", self.tick),
+            _limit_problem("matchmaker.max_latency_ms", self.max_latency_ms),
+            _limit_problem("matchmaker.max_delta_ping_ms", self.max_delta_ping_ms),
             _threshold_problem(self.threshold),
             "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
             f"-1 = lowest), got {self.focal_rank!r}"
@@ -388,6 +402,94 @@ class BaseConfig:
         )
 
 
+#: How a game's data centre is chosen among those within every seat's limits.
+HOST_RULES = ("lowest_worst", "lowest_mean")
+MAX_UTC_OFFSET = (-12.0, 14.0)
+
+
+@dataclass(frozen=True)
+class RegionConfig:
+    """A region players live in.
+
+    Attributes:
+        name: the region's name (a label: letters, digits, ``_``, ``-``).
+        share: the share of the players from it (the shares of all regions sum to 1).
+        utc_offset_hours: its time zone: a player base's members visit by the visit model's
+            time of day in their own zone, so regions are busy at different hours.
+    """
+
+    name: str
+    share: float
+    utc_offset_hours: float = 0.0
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    """Where players are: data centres, regions, latencies (docs/model.md, "Regions and
+    latency").
+
+    Attributes:
+        data_centres: the data centres games are hosted in, by name.
+        regions: the regions players come from, with their shares and time zones.
+        latency: the latency model (default ``matrix``: a region-to-data-centre base matrix in
+            ms with per-player lognormal spread; see :mod:`lobbysim.latency`).
+        host: how a game's data centre is chosen among those within every seat's limits:
+            ``lowest_worst`` (the lowest latency of the worst seat) or ``lowest_mean``.
+    """
+
+    data_centres: tuple[str, ...] = ()
+    regions: tuple[RegionConfig, ...] = ()
+    latency: PluginSpec = field(default_factory=lambda: PluginSpec("matrix"))
+    host: str = "lowest_worst"
+
+    def __post_init__(self) -> None:
+        problems: list[str | None] = []
+        for where, names in (
+            ("world.data_centres", list(self.data_centres)),
+            ("world.regions", [r.name for r in self.regions]),
+        ):
+            if not names:
+                problems.append(f"{where}: expected at least one, got none")
+            bad = [n for n in names if not _LABEL.fullmatch(n)]
+            if bad:
+                problems.append(
+                    f"{where}: a name is letters, digits, _ and - (at most 40), got {bad[0]!r}"
+                )
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                problems.append(f"{where}: each name once, got {dup[0]!r} twice")
+        for i, region in enumerate(self.regions):
+            where = f"world.regions[{i}]"
+            if not (math.isfinite(region.share) and 0.0 < region.share <= 1.0):
+                problems.append(f"{where}.share: expected a number in (0, 1], got {region.share!r}")
+            low, high = MAX_UTC_OFFSET
+            if not (
+                math.isfinite(region.utc_offset_hours) and low <= region.utc_offset_hours <= high
+            ):
+                problems.append(
+                    f"{where}.utc_offset_hours: expected a number in [{low:g}, {high:g}], "
+                    f"got {region.utc_offset_hours!r}"
+                )
+        total = math.fsum(r.share for r in self.regions)
+        finite = all(math.isfinite(r.share) for r in self.regions)
+        if self.regions and finite and abs(total - 1.0) > 1e-9:
+            problems.append(
+                "world.regions: the shares must sum to 1, got "
+                f"{' + '.join(f'{r.share:g}' for r in self.regions)} = {total:g}"
+            )
+        if self.host not in HOST_RULES:
+            problems.append(
+                f"world.host: expected one of {', '.join(HOST_RULES)}, got {self.host!r}"
+                + did_you_mean(str(self.host), list(HOST_RULES))
+            )
+        check(*problems)
+
+    @property
+    def region_names(self) -> tuple[str, ...]:
+        """The regions' names, in order."""
+        return tuple(r.name for r in self.regions)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One simulated lobby.
@@ -407,6 +509,8 @@ class Scenario:
             arrival is a new player of one visit.
         compare: the policies ``lobbysim compare`` runs without ``--policies`` (see
             :class:`CompareConfig`); ``run`` and ``sweep`` ignore it.
+        world: optional data centres, regions and latencies (see :class:`WorldConfig`);
+            without one, anyone can play anyone at no cost.
     """
 
     name: str = "scenario"
@@ -424,6 +528,7 @@ class Scenario:
     sweep: SweepConfig | None = None
     base: BaseConfig | None = None
     compare: CompareConfig | None = None
+    world: WorldConfig | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -442,6 +547,12 @@ class Scenario:
             replications_problem("replications", self.replications),
             self.matchmaker.switch_problem(self.horizon),
             *self._step_problems(),
+            *[
+                f"matchmaker.{name}: a latency limit needs a world: section (data centres and "
+                "regions)"
+                for name in ("max_latency_ms", "max_delta_ping_ms")
+                if getattr(self.matchmaker, name) is not None and self.world is None
+            ],
         )
 
     def _step_problems(self) -> list[str | None]:
@@ -517,6 +628,29 @@ def name_problem(name: object) -> str | None:
 def folder_label(name: str) -> str:
     """Return ``name`` as a safe folder-name part: letters, digits, ``_`` and ``-``."""
     return _FOLDER_UNSAFE.sub("-", name).strip("-")[:64] or "scenario"
+
+
+def _limit_problem(where: str, steps: tuple[tuple[float, float], ...] | None) -> str | None:
+    """Return what is wrong with a latency limit's schedule, if anything: waits from 0 up,
+    limits in ms that are positive and do not tighten as players wait."""
+    if steps is None:
+        return None
+    shown = [list(step) for step in steps]
+    waits = [w for w, _ in steps]
+    limits = [ms for _, ms in steps]
+    if not steps:
+        return f"{where}: expected a non-empty list of [wait_minutes, ms] pairs, got []"
+    if not all(math.isfinite(w) for w in waits) or any(math.isnan(ms) for ms in limits):
+        return f"{where}: expected numbers (a limit may be .inf), got {shown}"
+    if waits[0] != 0.0:
+        return f"{where}: the first step must start at wait 0, got {shown}"
+    if any(b <= a for a, b in itertools.pairwise(waits)):
+        return f"{where}: the waits must increase from step to step, got {shown}"
+    if any(ms <= 0 for ms in limits):
+        return f"{where}: a limit is a number of ms > 0, got {shown}"
+    if any(b < a for a, b in itertools.pairwise(limits)):
+        return f"{where}: a limit relaxes as players wait (it may not fall), got {shown}"
+    return None
 
 
 def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:

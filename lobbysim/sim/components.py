@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lobbysim.arrivals import ARRIVALS, ArrivalModel
+from lobbysim.latency import LATENCY, LatencyModel
 from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
 from lobbysim.population import Population
@@ -82,6 +83,7 @@ class Components:
         population: the population model.
         visits, retention: the player base's visit and retention models (None: no base, or
             no retention model).
+        latency: the world's latency model (None: no world).
         switch_at: when the policy takes over from the status quo (infinity: never).
         rematch_games, rematch_minutes: games and minutes apart the rematch rule asks for
             (both 0: no rule).
@@ -96,6 +98,7 @@ class Components:
     population: Population
     visits: VisitModel | None
     retention: RetentionModel | None
+    latency: LatencyModel | None
     switch_at: float
     rematch_games: int
     rematch_minutes: float
@@ -138,6 +141,15 @@ class Components:
             spec = scenario.base.retention
             retention = None if spec is None else build_plugin(RETENTION, spec, "base.retention")
         _check_engagement(scenario, retention is not None)
+        latency = None
+        if scenario.world is not None:
+            world = scenario.world
+            latency = build_plugin(LATENCY, world.latency, "world.latency")
+            check = getattr(latency, "check", None)
+            if callable(check):
+                problems = check(world.region_names, world.data_centres)
+                if problems:
+                    raise PluginError("\n".join(problems))
         sq_name = None if mm.status_quo is None else mm.status_quo.name
         built = cls(
             arrivals=arrivals,
@@ -158,6 +170,7 @@ class Components:
             population=Population.from_params(scenario.population),
             visits=visits,
             retention=retention,
+            latency=latency,
             switch_at=switch_time(mm, scenario.warmup),
             rematch_games=rematch_games(mm, scenario.base is not None),
             rematch_minutes=mm.rematch_minutes,
@@ -209,6 +222,7 @@ class Components:
             assignment=self.assignment,
             driver=self.driver,
             rematch=self.has_rematch_rule,
+            latency_limits=mm.max_latency_ms is not None or mm.max_delta_ping_ms is not None,
             has_base=scenario.base is not None,
             drifts=self.population.skill_drift_per_day > 0,
             allowed=allowed,

@@ -137,6 +137,7 @@ class GroupGame:
     performances: list[float] = field(default_factory=list)
     # the players whose stints end with the game, in the order they sat down
     finishing: list[Player] = field(default_factory=list)
+    data_centre: int = -1  # where the game is hosted (-1: no world)
 
 
 RecordSink = Callable[[str, list[tuple[Any, ...]]], None]

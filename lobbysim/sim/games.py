@@ -57,6 +57,7 @@ from lobbysim.sim.group_games import GroupGames
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.skill_dynamics import SkillDynamics
+from lobbysim.sim.world import World
 from lobbysim.skill.truth import truth_1v1
 from lobbysim.streams import Streams
 
@@ -116,7 +117,10 @@ class Games(GroupGames):
         plan: FastPlan | None = None,
         ring_hold: Doorbell | None = None,
         rate_duel: Callable[[int, int], None] | None = None,
+        world: World | None = None,
     ) -> None:
+        #: Where games are hosted and what each seat's latency is (None: no world).
+        self._world = world
         self.env = clock.env
         self.plan = plan = FastPlan.off() if plan is None else plan
         self.rules = rules
@@ -231,6 +235,7 @@ class Games(GroupGames):
         group_event: Any = None
         group_end = math.nan  # the end of group_event's games (equal to no end)
         finish = FinishDuels if self._rate_duel is None else FinishRatedDuels
+        world = self._world
         end_event: Any
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
@@ -284,8 +289,23 @@ class Games(GroupGames):
             else:  # ... shared with the pass's last game if they end together
                 end_event = group_event
             group.append(game)
+            if world is not None:  # its data centre, within both players' limits
+                self._place_duel(world, wa, wb, start)
             hand_over(wa, end_event)
             hand_over(wb, end_event)
+
+    @staticmethod
+    def _place_duel(world: World, wa: Waiting, wb: Waiting, now: float) -> None:
+        """Host a 1v1 game of ``wa`` and ``wb`` starting now, and note its seats."""
+        pids = [wa.pid, wb.pid]
+        host = world.host(pids, [now - wa.since, now - wb.since])
+        if host < 0:
+            raise RuntimeError(
+                f"players {pids} were paired with no data centre within their limits"
+            )
+        world.started(pids, now)
+        world.seated(wa.pid, host, now)
+        world.seated(wb.pid, host, now)
 
     # ------------------------------------------------------------------ scores and truth
     def score_finished(self) -> Sequence[GameResult]:

@@ -37,6 +37,7 @@ from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.pairing import InForce
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.skill_dynamics import SkillDynamics
+from lobbysim.sim.world import World
 from lobbysim.skill.truth import game_truth, truth_ffa
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class GroupGames:
     _truths: dict[int, list[float]]
     _finished: list[Any]
     _open_games: dict[int, GroupGame]
+    _world: World | None
 
     def _truth_of(self, waiting: Waiting) -> float:
         raise NotImplementedError  # Games'
@@ -102,6 +104,12 @@ class GroupGames:
             eligible = free & np.fromiter(
                 (w.pid not in been for w in waiting), dtype=bool, count=len(waiting)
             )
+            world = self._world
+            if world is not None and world.limits:  # only within their limits at its host
+                now = self.env.now
+                pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
+                waited = now - np.fromiter((w.since for w in waiting), dtype=float)
+                eligible &= world.can_seat(game.data_centre, pids, waited)
             while game.open_seats and eligible.any():
                 team, target = game.open_seats.pop(0)
                 candidates = np.flatnonzero(eligible)
@@ -145,8 +153,11 @@ class GroupGames:
             if not game.open_seats:
                 del self._open_games[game_id]
 
-    def start_group(self, members: list[Waiting], mu: FloatArray, quality: float) -> None:
-        """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``)."""
+    def start_group(
+        self, members: list[Waiting], mu: FloatArray, quality: float, data_centre: int = -1
+    ) -> None:
+        """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``), hosted
+        in ``data_centre`` (-1: no world)."""
         rules, env = self.rules, self.env
         teams: list[int | None]
         if rules.mode == "team":
@@ -158,6 +169,9 @@ class GroupGames:
         self.n_games += 1
         self._truths[game.game_id] = []
         game.end_event.callbacks.append(_FinishGroup(self, game))
+        game.data_centre = data_centre
+        if self._world is not None:
+            self._world.started([m.pid for m in members], env.now)
         for member, team in zip(members, teams, strict=True):
             self._seat(game, member, team)
 
@@ -169,6 +183,8 @@ class GroupGames:
         truth = player.skill if self.dynamics is None else self._truth_of(member)
         self._truths[game.game_id].append(truth)
         player.unscored += 1
+        if self._world is not None:
+            self._world.seated(player.pid, game.data_centre, now)
         performance = truth + self._beta * self._perf_normal()
         stint = Stint(player, team, now, math.nan, performance, False)
         game.stints.append(stint)
@@ -300,6 +316,8 @@ class GroupPass:
     _driver: Rater
     _rules: GameRules
     _threshold: ThresholdSchedule
+    _world: World | None
+    env: simpy.Environment
 
     def _tie_generator(self) -> np.random.Generator:
         raise NotImplementedError  # the matchmaker's
@@ -344,11 +362,17 @@ class GroupPass:
             groups = form_groups(
                 pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
             )
+        world, now = self._world, self.env.now
         for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
             self._check_quality([q])
             seated = [waiting[i] for i in members.tolist()]
-            games.start_group(seated, pool.mu[members], q)
+            host = -1
+            if world is not None:  # a data centre within every member's limits, or no game
+                host = world.host([w.pid for w in seated], [now - w.since for w in seated])
+                if host < 0:
+                    continue
+            games.start_group(seated, pool.mu[members], q, host)
             if rematch is not None:
                 rematch.met(seated)
 

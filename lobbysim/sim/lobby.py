@@ -57,11 +57,16 @@ from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
+from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
 
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
 SHADOW_BATCH = 2048  # the shadow raters get their held games once this many are held
 HELD_SCORES = 256  # games whose scores wait to be drawn together (LobbySimulation._before_pass)
+
+
+def _limit(steps: Sequence[tuple[float, float]] | None) -> LatencyLimit | None:
+    return None if steps is None else LatencyLimit(steps)
 
 
 class LobbySimulation:
@@ -117,6 +122,18 @@ class LobbySimulation:
         self._shadow_games: list[Sequence[GameResult]] = []
         self._shadow_count = 0
         population = parts.population
+        #: Where players are: regions, data centres, latencies (None: no world).
+        self.world: World | None = None
+        if scenario.world is not None:
+            assert parts.latency is not None
+            self.world = World(
+                scenario.world,
+                parts.latency,
+                streams,
+                max_latency=_limit(mm.max_latency_ms),
+                max_delta_ping=_limit(mm.max_delta_ping_ms),
+                metrics_start=scenario.metrics_start,
+            )
         self.clock = clock = Clock(env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(env)
         backfill_bell = Doorbell(env)  # rung by a quit that opens a seat
@@ -136,6 +153,7 @@ class LobbySimulation:
             scenario.horizon,
             mm.wake_on_arrival,
             rater_names=[name for name, _ in self.raters],
+            world=self.world,
         )
         #: The persistent player base, if the scenario has one.
         self.base: PlayerBase | None = None
@@ -151,6 +169,7 @@ class LobbySimulation:
                 scenario.horizon,
                 retention=parts.retention,
                 metrics_start=scenario.metrics_start,
+                world=self.world,
             )
         #: Whether a pass gives the driving rater the outcomes of the games finished since the
         #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
@@ -171,6 +190,7 @@ class LobbySimulation:
             plan=self.plan,
             ring_hold=doorbell if self.plan.ring_hold else None,
             rate_duel=self.driver.rate_duel if self._hold_scores else None,  # type: ignore[attr-defined]
+            world=self.world,
         )
         rematch = None
         if parts.has_rematch_rule:
@@ -196,6 +216,7 @@ class LobbySimulation:
             rematch=rematch,
             engagement=None if self.base is None else self.base.retention,
             settle=self._score_held if self._hold_scores else None,
+            world=self.world,
         )
 
     # ----------------------------------------------------------------------- set-up and run

@@ -83,6 +83,7 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
+from lobbysim.sim.world import World
 from lobbysim.streams import Uniforms
 
 IntArray = NDArray[np.intp]
@@ -135,7 +136,10 @@ class Matchmaker(GroupPass):
         rematch: RematchRule | None = None,
         engagement: Retention | None = None,
         settle: Callable[[], None] | None = None,
+        world: World | None = None,
     ) -> None:
+        #: Where players are and their latency limits (None: no world).
+        self._world = world
         self.env = clock.env
         self._settings = settings
         self._rules = rules
@@ -240,7 +244,11 @@ class Matchmaker(GroupPass):
             self._group_pass(waiting, ids, pool, quality, policy)
             return
         if policy.uniform:
-            pairs = uniform_pairs(pool.size, self._tie_generator(), pool.focal)
+            world = self._world
+            allowed = None  # uniform pairing ignores the rematch rule, not the latency limits
+            if world is not None and world.limits:
+                allowed = world.mask(quality, ids, pool.waited)
+            pairs = uniform_pairs(pool.size, self._tie_generator(), pool.focal, allowed)
         elif policy.engagement and self.engagement is not None:
             pairs = engagement_pairs(
                 self.engagement,
@@ -355,13 +363,16 @@ class Matchmaker(GroupPass):
         if self.focal is not None:
             focal = np.fromiter((pid in self.focal for pid in ids.tolist()), dtype=bool)
         games_played = np.fromiter((w.player.games for w in waiting), dtype=np.int64, count=n)
-        rematch = self.rematch
+        rematch, world = self.rematch, self._world
+        masked = quality if rematch is None else rematch.mask(quality, ids.tolist())
+        if world is not None and world.limits:  # no pair outside the latency limits
+            masked = world.mask(masked, ids, waited)
         pool = Pool(
             mu=mu,
             var=var,
             waited=waited,
             beta2=beta2,
-            quality_fn=quality if rematch is None else rematch.mask(quality, ids.tolist()),
+            quality_fn=masked,
             focal=focal,
             games_played=games_played,
         )

@@ -84,14 +84,24 @@ def true_quality(skill: FloatArray, beta2: float) -> QualityFn:
     return pool_quality
 
 
-def uniform_pairs(n: int, rng: np.random.Generator, focal: NDArray[np.bool_] | None) -> IntArray:
+def uniform_pairs(
+    n: int,
+    rng: np.random.Generator,
+    focal: NDArray[np.bool_] | None,
+    allowed: QualityFn | None = None,
+) -> IntArray:
     """Return uniformly random pairs of a pool of ``n``: consecutive players of a shuffle.
 
     With focal players (``focal``), each focal player in the shuffled order takes the first free
     player of that order: uniform among those still free, since the shuffle's order of the rest
-    is. Every call draws one permutation of ``n`` from ``rng``.
+    is. With ``allowed`` (a quality that is ``-inf`` for a pair that may not meet: latency
+    limits), each player in the shuffled order takes the first free later player it may meet,
+    which is the consecutive pairing where every pair may meet. Every call draws one permutation
+    of ``n`` from ``rng``.
     """
     order = rng.permutation(n)
+    if allowed is not None and focal is None and n >= 2:
+        return _allowed_pairs(order, allowed)
     if focal is None:
         return order[: n - n % 2].reshape(-1, 2).astype(np.intp)
     free = np.ones(n, dtype=bool)
@@ -108,6 +118,26 @@ def uniform_pairs(n: int, rng: np.random.Generator, focal: NDArray[np.bool_] | N
         j = int(order[first])
         free[j] = False
         out.append((i, j))
+    return np.array(out, dtype=np.intp).reshape(-1, 2)
+
+
+def _allowed_pairs(order: IntArray, allowed: QualityFn) -> IntArray:
+    """:func:`uniform_pairs` where only some pairs may meet (see there)."""
+    n = len(order)
+    i, j = np.triu_indices(n, k=1)  # positions in the shuffled order
+    ok = np.isfinite(allowed(order[i].astype(np.intp), order[j].astype(np.intp)))
+    may = np.zeros((n, n), dtype=bool)
+    may[i[ok], j[ok]] = True
+    free = np.ones(n, dtype=bool)
+    out: list[tuple[int, int]] = []
+    for a in range(n):
+        if not free[a]:
+            continue
+        later = np.flatnonzero(may[a] & free)
+        if later.size:
+            b = int(later[0])
+            free[a] = free[b] = False
+            out.append((int(order[a]), int(order[b])))
     return np.array(out, dtype=np.intp).reshape(-1, 2)
 
 

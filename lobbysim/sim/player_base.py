@@ -40,6 +40,7 @@ from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import Buffered, Player
 from lobbysim.sim.sessions import Lobby
+from lobbysim.sim.world import World
 from lobbysim.streams import Streams
 from lobbysim.visits import MINUTES_PER_DAY, VISITS, VisitModel, check_times
 
@@ -72,7 +73,10 @@ class PlayerBase:
         horizon: float,
         retention: RetentionModel | None = None,
         metrics_start: float = 0.0,
+        world: World | None = None,
     ) -> None:
+        #: The regions' time zones shift each member's visits (None: no world).
+        self._world = world
         self.config = config
         self.model = model
         self._model_name = config.visits.name
@@ -166,13 +170,34 @@ class PlayerBase:
 
     # ------------------------------------------------------------------ visits
     def _next_visits(self, members: Sequence[Player]) -> list[float]:
+        """Return each member's next visit time. With a world, the visit model is asked in each
+        region's local time (its time of day is the region's), region by region in order."""
+        world = self._world
+        if world is None:
+            return self._visits_at(members, 0.0)
+        times = [0.0] * len(members)
+        regions = world.region_of(np.array([p.pid for p in members], dtype=np.intp)).tolist()
+        for r, offset in enumerate(world.offsets):
+            mine = [k for k, region in enumerate(regions) if region == r]
+            if mine:
+                local = self._visits_at([members[k] for k in mine], offset)
+                for k, t in zip(mine, local, strict=True):
+                    times[k] = t
+        return times
+
+    def _visits_at(self, members: Sequence[Player], offset: float) -> list[float]:
+        """Ask the visit model for members' next visits in a time zone ``offset`` minutes from
+        UTC (the model's time of day is local); return them in UTC."""
         rates = np.array([p.rate for p in members], dtype=np.float64)
+        now = self.env.now + offset
         try:
-            raw = self.model.next_visits(self._visit_rng, self.env.now, rates)
+            raw = self.model.next_visits(self._visit_rng, now, rates)
         except (Exception, SystemExit) as exc:  # a model's own bug, or its sys.exit: one line
-            raise self._plugin.failure(f"next_visits(rng, {self.env.now:g}, rates)", exc) from None
-        times = check_times(self._model_name, "next_visits", raw, len(members), self.env.now)
-        return times.tolist()
+            raise self._plugin.failure(f"next_visits(rng, {now:g}, rates)", exc) from None
+        times = check_times(self._model_name, "next_visits", raw, len(members), now)
+        if not offset:
+            return times.tolist()
+        return np.maximum(times - offset, self.env.now).tolist()  # never before now, rounding
 
     def visit_ended(self, player: Player) -> None:
         """Schedule a member's next visit, or let them leave the base if it comes too late.

@@ -44,6 +44,7 @@ from lobbysim.sim.entities import (
     Waiting,
 )
 from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.world import World
 from lobbysim.streams import Streams
 
 ARRIVAL_WINDOW = 60.0  # minutes of arrivals sampled at a time
@@ -63,6 +64,7 @@ class Lobby:
         horizon: the end of the run (no arrivals after it).
         wake_on_arrival: ring the doorbell whenever a player queues.
         rater_names: the raters' names, for messages (default: their classes' ``name``).
+        world: gives each player registered a region and latencies (None: no world).
     """
 
     def __init__(
@@ -77,8 +79,10 @@ class Lobby:
         horizon: float,
         wake_on_arrival: bool,
         rater_names: Sequence[str] | None = None,
+        world: World | None = None,
     ) -> None:
         self.env = clock.env
+        self._world = world
         self._clock = clock
         self._doorbell = doorbell
         self._recorder = recorder
@@ -139,6 +143,8 @@ class Lobby:
             except (Exception, SystemExit) as exc:  # a rater's own bug or exit: one line
                 name = self._rater_names[k]
                 raise rater_plugin(k, name).failure("add_players(ids, mu0, var0)", exc) from None
+        if self._world is not None:
+            self._world.register(ids)
         self.players.extend([None] * len(batch))
         self._reserved.extend(ids.tolist())
         return ids

@@ -116,6 +116,7 @@ class FastPlan:
         has_base: bool,
         drifts: bool,
         allowed: FastPlan | None = None,
+        latency_limits: bool = False,
     ) -> FastPlan:
         """Return the plan of a run.
 
@@ -129,6 +130,7 @@ class FastPlan:
             rematch: whether a rematch rule bars pairs.
             has_base: whether the scenario has a player base.
             drifts: whether skills drift.
+            latency_limits: whether latency limits constrain who may meet (a world's).
             allowed: a plan whose kernels are the only ones allowed (:meth:`off`: none).
 
         Raises:
@@ -144,7 +146,8 @@ class FastPlan:
         means = declares(driver, "float_means")
         small: list[int] = []
         for policy, scores in policies:
-            if not one_v_one or limit < 2 or rematch or not beliefs or not scores:
+            barred = rematch or latency_limits
+            if not one_v_one or limit < 2 or barred or not beliefs or not scores:
                 small.append(0)
             else:
                 small.append(limit if declares(policy, "scores_match_quality") else 2)
@@ -156,6 +159,8 @@ class FastPlan:
             why["small_pool"] = "off: the assignment does not declare exact_small_pools"
         elif rematch:
             why["small_pool"] = "off: a rematch rule bars pairs"
+        elif latency_limits:
+            why["small_pool"] = "off: latency limits bar pairs"
         elif not beliefs:
             why["small_pool"] = "off: the driving rater does not declare float_beliefs"
         elif small_pool == 0:
@@ -176,6 +181,7 @@ class FastPlan:
         # (nearly every pass then draws a few); the stream is the same either way
         float_ties = (
             not rematch
+            and not latency_limits
             and beliefs
             and all(declares(p, "scores_match_quality") for p, _ in policies)
         )
@@ -191,7 +197,14 @@ class FastPlan:
             "1v1": "one or two 1v1 games scored on floats",
             "ffa": "a free-for-all game's truth on lists",
         }.get(mode, "off: team games are scored on arrays")
-        why["backfill_lists"] = "back-fill passes" if not one_v_one else "off: 1v1 (no seats)"
+        lists = not one_v_one and not latency_limits
+        why["backfill_lists"] = (
+            "back-fill passes"
+            if lists
+            else "off: 1v1 (no seats)"
+            if one_v_one
+            else "off: latency limits decide who may take a seat"
+        )
         outcome = rates_outcomes_only(driver)
         held = one_v_one and wake_on_arrival and not has_base and outcome and not drifts
         why["held_scores"] = (
@@ -211,7 +224,7 @@ class FastPlan:
             float_ties=float_ties,
             float_means=means,
             float_scoring=mode in ("1v1", "ffa"),
-            backfill_lists=not one_v_one,
+            backfill_lists=lists,
             held_scores=held,
             ring_hold=hold,
             reasons=why,

@@ -1,0 +1,266 @@
+"""Where players are: regions, data centres, each player's latencies, and the latency rules.
+
+A scenario's ``world`` (:class:`~lobbysim.scenario.WorldConfig`) declares data centres and the
+regions players come from. :class:`World` gives every player, when they are registered (a guest
+as they arrive, a base member as they join), a region, drawn by the regions' shares from the
+stream ``regions``, and a latency to every data centre, drawn by the latency model
+(:mod:`lobbysim.latency`) from the stream ``latency``; a base member keeps both across visits.
+Nothing is drawn from any other stream, so a scenario without a world runs exactly as before.
+
+**Limits.** ``matchmaker.max_latency_ms`` and ``matchmaker.max_delta_ping_ms`` are step
+schedules over a player's own wait (:class:`LatencyLimit`): the most latency the player may have
+to the game's data centre, and the most above their best data centre. A game may start only in a
+data centre within every seat's limits at that moment; of those, the host is the one with the
+lowest worst-seat latency (``world.host: lowest_mean``: the lowest mean), ties to the first
+listed. The matchmaker applies the limits to every pair it considers (the pool's quality is
+``-inf`` for a pair with no such data centre, so it never clears a threshold, in every assignment
+and in group formation), to every group it forms (a group with no such data centre does not
+start) and to every back-filled seat (the game's own data centre).
+
+**Metrics** (from the metrics' start): ``latency_ms_mean`` and ``latency_ms_p90`` over seats
+(back-filled ones too), ``delta_ping_ms_mean``, ``cross_region_share`` (games whose players at
+the start come from more than one region), and per region ``queue_time_mean@<region>``,
+``abandonment_rate@<region>`` and ``skill_gap_true_mean@<region>`` (a game's true skill gap
+counted once per seat of a player from the region).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from lobbysim.latency import LatencyModel, check_latency_output
+from lobbysim.policies.assignment import QualityFn
+from lobbysim.registry import PluginRef
+from lobbysim.scenario import WorldConfig
+from lobbysim.sim.entities import FloatArray, IdArray
+from lobbysim.streams import Streams
+
+IntArray = NDArray[np.intp]
+MINUTES_PER_HOUR = 60.0
+
+
+class LatencyLimit:
+    """A limit in ms as a step function of a player's wait (minutes): the ms of the last step
+    whose wait is at most the player's."""
+
+    __slots__ = ("_limits", "_steps", "_waits")
+
+    def __init__(self, steps: Sequence[tuple[float, float]]) -> None:
+        self._steps = tuple((float(w), float(ms)) for w, ms in steps)
+        self._waits = [w for w, _ in self._steps]
+        self._limits = np.array([ms for _, ms in self._steps])
+
+    def at(self, waited: FloatArray) -> FloatArray:
+        """Return the limits of players who have waited ``waited`` minutes."""
+        index = np.searchsorted(np.array(self._waits), np.asarray(waited), side="right") - 1
+        result: FloatArray = self._limits[np.maximum(index, 0)]
+        return result
+
+    def at_one(self, waited: float) -> float:
+        """:meth:`at` of one wait."""
+        return self._steps[max(bisect.bisect_right(self._waits, waited) - 1, 0)][1]
+
+
+class World:
+    """The regions and latencies of a run's players, and the latency limits (see the module
+    docstring).
+
+    Args:
+        config: the scenario's world.
+        model: the latency model.
+        streams: the run's random streams (``regions``, ``latency``).
+        max_latency, max_delta_ping: the limits (None: none).
+        metrics_start: when the metrics start.
+    """
+
+    def __init__(
+        self,
+        config: WorldConfig,
+        model: LatencyModel,
+        streams: Streams,
+        max_latency: LatencyLimit | None = None,
+        max_delta_ping: LatencyLimit | None = None,
+        metrics_start: float = 0.0,
+    ) -> None:
+        self.config = config
+        self.region_names = config.region_names
+        self.data_centres = config.data_centres
+        self._shares = np.array([r.share for r in config.regions])
+        self._shares = self._shares / self._shares.sum()
+        #: Each region's time zone, in minutes from UTC.
+        self.offsets = [r.utc_offset_hours * MINUTES_PER_HOUR for r in config.regions]
+        self._model = model
+        self._plugin = PluginRef("world.latency", "latency model", config.latency.name)
+        self._region_rng = streams.get("regions")
+        self._latency_rng = streams.get("latency")
+        self.max_latency = max_latency
+        self.max_delta_ping = max_delta_ping
+        #: Whether a limit applies (else every data centre is open to everyone).
+        self.limits = max_latency is not None or max_delta_ping is not None
+        self._mean_host = config.host == "lowest_mean"
+        k = len(self.data_centres)
+        self._n = 0
+        self._region = np.zeros(1024, dtype=np.intp)
+        self._latency = np.zeros((1024, k))
+        self._best = np.zeros(1024)
+        self._start = metrics_start
+        self._seat_latency: list[float] = []
+        self._seat_delta: list[float] = []
+        self._games = 0
+        self._cross = 0
+
+    # ------------------------------------------------------------------ the players
+    def register(self, ids: IdArray) -> None:
+        """Draw the region and latencies of new players ``ids`` (the next ids, in order)."""
+        n = len(ids)
+        if n == 0:
+            return
+        first = int(ids[0])
+        if first != self._n or int(ids[-1]) != first + n - 1:
+            raise RuntimeError("players are registered with the world in id order")
+        regions = self._region_rng.choice(len(self.region_names), size=n, p=self._shares)
+        regions = regions.astype(np.intp)
+        raw = self._plugin.call(
+            "latencies(rng, regions, region_names, data_centres)",
+            self._model.latencies,
+            self._latency_rng,
+            regions,
+            self.region_names,
+            self.data_centres,
+        )
+        try:
+            latency = check_latency_output(raw, n, len(self.data_centres))
+        except ValueError as exc:
+            raise self._plugin.failure("latencies(...)", exc) from None
+        end = first + n
+        if end > len(self._region):
+            size = max(end, 2 * len(self._region))
+            self._region = np.resize(self._region, size)
+            grown = np.zeros((size, len(self.data_centres)))
+            grown[: self._n] = self._latency[: self._n]
+            self._latency = grown
+            self._best = np.resize(self._best, size)
+        self._region[first:end] = regions
+        self._latency[first:end] = latency
+        self._best[first:end] = latency.min(axis=1)
+        self._n = end
+
+    def region_of(self, pids: IdArray) -> IntArray:
+        """Return the region index of each player."""
+        return self._region[np.asarray(pids, dtype=np.intp)]
+
+    def latencies_of(self, pids: IdArray) -> FloatArray:
+        """Return each player's latencies to every data centre, ms (rows: players)."""
+        return self._latency[np.asarray(pids, dtype=np.intp)]
+
+    def offset_of(self, pid: int) -> float:
+        """Return the time zone of a player's region, minutes from UTC."""
+        return self.offsets[int(self._region[pid])]
+
+    # ---------------------------------------------------------------------- the limits
+    def _open(self, pids: IdArray, waited: FloatArray) -> NDArray[np.bool_]:
+        """Return, per player (rows) and data centre (columns), whether it is within the
+        player's limits now."""
+        lat = self._latency[pids]
+        ok = np.ones(lat.shape, dtype=bool)
+        if self.max_latency is not None:
+            ok &= lat <= self.max_latency.at(waited)[:, None]
+        if self.max_delta_ping is not None:
+            delta = lat - self._best[pids][:, None]
+            ok &= delta <= self.max_delta_ping.at(waited)[:, None]
+        return ok
+
+    def mask(self, quality: QualityFn, ids: IdArray, waited: FloatArray) -> QualityFn:
+        """Return the pool's quality with ``-inf`` for a pair that no data centre serves within
+        both players' limits (pool indices; ``ids`` and ``waited`` in pool order)."""
+        pids = np.asarray(ids, dtype=np.intp)
+        open_ = self._open(pids, np.asarray(waited))
+
+        def within(i: IntArray, j: IntArray) -> FloatArray:
+            values = quality(i, j)
+            served = (open_[i] & open_[j]).any(axis=-1)
+            result: FloatArray = np.where(served, values, -np.inf)
+            return result
+
+        return within
+
+    def host(self, pids: Sequence[int], waited: Sequence[float]) -> int:
+        """Return the data centre a game of these players is hosted in: of those within every
+        seat's limits, the lowest worst-seat (or mean) latency; -1 if none is."""
+        index = np.asarray(pids, dtype=np.intp)
+        lat = self._latency[index]
+        cost = lat.mean(axis=0) if self._mean_host else lat.max(axis=0)
+        if self.limits:
+            cost = np.where(
+                self._open(index, np.asarray(waited, dtype=float)).all(axis=0), cost, np.inf
+            )
+        best = int(np.argmin(cost))
+        return best if math.isfinite(cost[best]) else -1
+
+    def can_seat(self, data_centre: int, pids: IdArray, waited: FloatArray) -> NDArray[np.bool_]:
+        """Return which players may take a seat of a game hosted in ``data_centre`` now."""
+        if not self.limits:
+            return np.ones(len(pids), dtype=bool)
+        return self._open(np.asarray(pids, dtype=np.intp), np.asarray(waited))[:, data_centre]
+
+    # ------------------------------------------------------------------------ tallies
+    def seated(self, pid: int, data_centre: int, now: float) -> None:
+        """Note a seat taken in a game hosted in ``data_centre`` (at its start or back-filled)."""
+        if now < self._start:
+            return
+        latency = float(self._latency[pid, data_centre])
+        self._seat_latency.append(latency)
+        self._seat_delta.append(latency - float(self._best[pid]))
+
+    def started(self, pids: Sequence[int], now: float) -> None:
+        """Note a game starting with these players (for the share of cross-region games)."""
+        if now < self._start:
+            return
+        regions = self._region[np.asarray(pids, dtype=np.intp)]
+        self._games += 1
+        self._cross += bool((regions != regions[0]).any())
+
+    def metrics(
+        self, waits: pd.DataFrame, games: pd.DataFrame, participants: pd.DataFrame
+    ) -> dict[str, float]:
+        """Return the world's metrics (see the module docstring) from its tallies and the run's
+        records (waits, games and participants from the metrics' start)."""
+        out: dict[str, float] = {}
+        seats = np.array(self._seat_latency)
+        out["latency_ms_mean"] = float(seats.mean()) if seats.size else math.nan
+        out["latency_ms_p90"] = float(np.percentile(seats, 90)) if seats.size else math.nan
+        delta = np.array(self._seat_delta)
+        out["delta_ping_ms_mean"] = float(delta.mean()) if delta.size else math.nan
+        out["cross_region_share"] = self._cross / self._games if self._games else math.nan
+        start = self._start
+        w = waits[waits.enqueued >= start]
+        w_region = self.region_of(w.player_id.to_numpy())
+        g = games[games.start >= start]
+        p = participants[participants.game_id.isin(g.game_id)]
+        gap = p.game_id.map(g.set_index("game_id").skill_gap_true).to_numpy(dtype=float)
+        p_region = self.region_of(p.player_id.to_numpy())
+        for r, name in enumerate(self.region_names):
+            mine = w[w_region == r]
+            matched = mine.wait[mine.outcome == "matched"].to_numpy()
+            abandoned = int((mine.outcome == "abandoned").sum())
+            decided = matched.size + abandoned
+            out[f"queue_time_mean@{name}"] = float(matched.mean()) if matched.size else math.nan
+            out[f"abandonment_rate@{name}"] = abandoned / decided if decided else math.nan
+            gaps = gap[p_region == r]
+            gaps = gaps[~np.isnan(gaps)]
+            out[f"skill_gap_true_mean@{name}"] = float(gaps.mean()) if gaps.size else math.nan
+        return out
+
+
+def world_metric_names(region_names: Sequence[str]) -> list[str]:
+    """Return the world's metric names, in report order."""
+    names = ["latency_ms_mean", "latency_ms_p90", "delta_ping_ms_mean", "cross_region_share"]
+    for metric in ("queue_time_mean", "abandonment_rate", "skill_gap_true_mean"):
+        names += [f"{metric}@{region}" for region in region_names]
+    return names
