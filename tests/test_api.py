@@ -160,6 +160,7 @@ def test_compare_labels_variants_and_reads_back_from_its_folder(tmp_path: Path) 
         folder.records("knowledge_gradient(gamma=0.9)")
 
 
+@pytest.mark.slow
 def test_load_run_reads_a_folder_the_cli_wrote(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     argv = ["compare", "quickstart", "--policies", "draw_chance,knowledge_gradient(gamma=0.95)"]
@@ -247,6 +248,7 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "simulate quickstart" in terminal.getvalue() and "30/30" in terminal.getvalue()
 
 
+@pytest.mark.slow
 def test_the_cli_logs_progress_without_a_terminal_and_quiet_silences_it(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -55,6 +55,7 @@ def test_paper_writes_the_report_and_prints_the_claims(
     assert "windows: 1-6, 7-12, 13-30" in summary
 
 
+@pytest.mark.slow
 def test_same_command_twice_gives_identical_files(tmp_path: Path) -> None:
     # Different --jobs too: the results must not depend on the number of processes.
     assert main([*SMALL, "--seed", "5", "--jobs", "1", "--out", str(tmp_path / "one")]) == 0
@@ -113,6 +114,7 @@ def test_a_non_empty_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 
 
+@pytest.mark.slow
 def test_an_empty_existing_out_is_used(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()

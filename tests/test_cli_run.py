@@ -35,6 +35,7 @@ def scenario_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_run_writes_a_complete_repeatable_folder(scenario_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "run1"
     assert (
@@ -73,6 +74,7 @@ def test_set_overrides_fields(scenario_file: Path, tmp_path: Path) -> None:
     assert dict(result.scenario.matchmaker.assignment.params) == {"block_size": 4}
 
 
+@pytest.mark.slow
 def test_compare_intervals_shrink_with_replications(scenario_file: Path, tmp_path: Path) -> None:
     widths = {}
     for r in (2, 8):
@@ -98,6 +100,7 @@ def test_compare_intervals_shrink_with_replications(scenario_file: Path, tmp_pat
     assert (tmp_path / "r8" / "differences.csv").exists()
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_number_of_workers(
     scenario_file: Path, tmp_path: Path
 ) -> None:
@@ -250,6 +253,7 @@ def test_plugins_lists_every_registered_plugin(capsys: pytest.CaptureFixture[str
     assert "gamma=0.99" in text
 
 
+@pytest.mark.slow
 def test_a_streamed_run_keeps_every_replications_records(
     scenario_file: Path, tmp_path: Path
 ) -> None:

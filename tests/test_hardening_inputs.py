@@ -150,6 +150,7 @@ def test_validate_checks_plugin_references_without_importing(
 # --- 2. sizes and input files, before anything is allocated or read --------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

@@ -95,6 +95,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_killed_compare_takes_its_workers_along_and_the_next_run_cleans_up(
     work: Path,
 ) -> None:
@@ -112,6 +113,7 @@ def test_a_killed_compare_takes_its_workers_along_and_the_next_run_cleans_up(
     assert not list(work.glob("o.tmp-*"))
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_takes_its_workers_along_and_resumes(work: Path) -> None:
     (work / "sweep.yaml").write_text(
         SMALL.replace("horizon: 40", "horizon: 600").replace("rate: 1.5", "rate: 4")
@@ -140,6 +142,7 @@ def test_a_killed_sweep_takes_its_workers_along_and_resumes(work: Path) -> None:
     assert len((work / "s" / "results.csv").read_text().splitlines()) == 1 + 18
 
 
+@pytest.mark.slow
 def test_a_killed_streamed_run_takes_its_record_writer_along(work: Path) -> None:
     streamed = SMALL.replace("horizon: 40", "horizon: 300000").replace(
         "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
@@ -167,6 +170,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_the_watchdog_alone_ends_a_worker_whose_parent_was_killed(work: Path, method: str) -> None:
     """Without Linux's death signal (other systems), the watchdog thread ends an orphan."""

@@ -105,6 +105,7 @@ def compared(
 # The headline against differences.csv, on a real comparison
 
 
+@pytest.mark.slow
 def test_the_headlines_numbers_are_the_rows_of_differences_csv(
     compared: tuple[Path, ExperimentResult],
 ) -> None:
@@ -188,6 +189,7 @@ def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentR
 # The terminal
 
 
+@pytest.mark.slow
 def test_compare_prints_the_headline_units_and_the_report(printed: tuple[Path, str]) -> None:
     out, text = printed
     assert "Benjamini-Hochberg adjusted p < 0.05" in text
@@ -223,6 +225,7 @@ def test_compare_prints_what_a_comparison_without_a_difference_could_have_detect
     assert headline.count("differs significantly") == headline.count("detectable: ±")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "compare"])
 def test_one_replication_prints_no_nan_and_no_verdict(
     command: str, scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

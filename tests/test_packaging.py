@@ -89,6 +89,7 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return env
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_the_scenarios_their_plugin_py_typed_and_the_licence(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in sorted(BUNDLED.glob("*.yaml")):
@@ -100,6 +101,7 @@ def test_the_wheel_ships_the_scenarios_their_plugin_py_typed_and_the_licence(whe
     assert "Project-URL: Issues, https://github.com/lobbysim/lobbysim/issues" in metadata
 
 
+@pytest.mark.slow
 def test_the_sdist_keeps_the_packages_copy_of_linked_folders(tmp_path: Path) -> None:
     if importlib.util.find_spec("hatchling") is None:
         pytest.skip("hatchling is not installed (it comes with the test extra)")
@@ -113,6 +115,7 @@ def test_the_sdist_keeps_the_packages_copy_of_linked_folders(tmp_path: Path) -> 
     assert "LICENSE" in names
 
 
+@pytest.mark.slow
 def test_an_installed_wheel_compares_the_quickstart_in_an_empty_folder(
     venv: Path, tmp_path: Path
 ) -> None:
@@ -133,6 +136,7 @@ def test_an_installed_wheel_compares_the_quickstart_in_an_empty_folder(
     assert "draw_chance" in (folder / "differences.csv").read_text()
 
 
+@pytest.mark.slow
 def test_an_installed_wheel_runs_a_bundled_scenario_with_its_plugin_file(
     venv: Path, tmp_path: Path
 ) -> None:
@@ -144,6 +148,7 @@ def test_an_installed_wheel_runs_a_bundled_scenario_with_its_plugin_file(
     assert f"{venv}/" in resolved and f"/lobbysim/scenarios/{EXAMPLE}:Evenings" in resolved
 
 
+@pytest.mark.slow
 def test_python_dash_m_lobbysim_is_the_command(venv: Path, tmp_path: Path) -> None:
     helped = _run([venv / "bin" / "python", "-m", "lobbysim", "--help"], tmp_path)
     assert helped.returncode == 0, helped.stderr
@@ -282,6 +287,7 @@ def test_init_without_a_name_lists_the_bundled_scenarios(
     assert rows["quickstart"] == "a small 1v1 lobby, eight simulated hours, five replications."
 
 
+@pytest.mark.slow
 def test_mypy_sees_the_types_of_an_installed_lobbysim(tmp_path: Path) -> None:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (it comes with the test extra)")

@@ -177,6 +177,7 @@ def assert_one_line(result: subprocess.CompletedProcess[str], message: str) -> N
     assert result.stderr == f"lobbysim: error: {message}\n", result.stderr
 
 
+@pytest.mark.slow
 def test_a_retention_model_calling_sys_exit_stops_the_run_with_one_line(tmp_path: Path) -> None:
     result = lobbysim(tmp_path, base_scenario({"name": "plugins.py:Leaver", "how": "exit"}), "run")
     assert_one_line(
@@ -187,6 +188,7 @@ def test_a_retention_model_calling_sys_exit_stops_the_run_with_one_line(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_retention_model_that_raises_is_named_on_one_line(tmp_path: Path) -> None:
     result = lobbysim(tmp_path, base_scenario({"name": "plugins.py:Leaver", "how": "raise"}), "run")
     assert_one_line(
@@ -196,6 +198,7 @@ def test_a_retention_model_that_raises_is_named_on_one_line(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.slow
 def test_a_visit_model_raising_in_next_visits_is_named_on_one_line(tmp_path: Path) -> None:
     result = lobbysim(tmp_path, base_scenario(visits={"name": "plugins.py:Stuck"}), "run")
     assert_one_line(
@@ -205,6 +208,7 @@ def test_a_visit_model_raising_in_next_visits_is_named_on_one_line(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_an_arrival_model_calling_sys_exit_is_named_on_one_line(tmp_path: Path) -> None:
     scenario = guests_scenario(arrivals={"name": "plugins.py:Quitter", "rate": 1.0})
     result = lobbysim(tmp_path, scenario, "run")
@@ -221,11 +225,13 @@ POLICY_FAILS = (
 )
 
 
+@pytest.mark.slow
 def test_a_policy_whose_score_raises_is_named_on_one_line(tmp_path: Path) -> None:
     scenario = guests_scenario(**{"matchmaker.policy": "plugins.py:Picky"})
     assert_one_line(lobbysim(tmp_path, scenario, "run"), POLICY_FAILS)
 
 
+@pytest.mark.slow
 def test_a_policy_failing_in_a_worker_process_reaches_compare_as_the_same_line(
     tmp_path: Path,
 ) -> None:
@@ -244,6 +250,7 @@ def test_a_policy_failing_in_a_worker_process_reaches_compare_as_the_same_line(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("raters", "message"),
     [
@@ -265,6 +272,7 @@ def test_a_rater_failing_in_update_is_named_on_one_line(
     assert_one_line(lobbysim(tmp_path, guests_scenario(raters=raters), "run"), message)
 
 
+@pytest.mark.slow
 def test_a_retention_model_may_answer_with_numpy_scalars(tmp_path: Path) -> None:
     """Leave probabilities np.float32 and np.float64, delays np.float32 and np.int64."""
     scenario = base_scenario({"name": "plugins.py:Leaver", "how": "numpy"})
@@ -276,6 +284,7 @@ def test_a_retention_model_may_answer_with_numpy_scalars(tmp_path: Path) -> None
     assert 0.0 < float(row["retained"]) <= 1.0
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_plugin_still_interrupts_the_run(tmp_path: Path) -> None:
     """KeyboardInterrupt is not a plug-in failure: exit 130 as after Ctrl-C (a guard: it held
     before too)."""

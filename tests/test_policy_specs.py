@@ -244,6 +244,7 @@ def test_the_sweep_takes_specs_too(scenario_file: Path, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_two_variants_of_one_policy_run_side_by_side(scenario_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "o"
     policies = [
@@ -274,6 +275,7 @@ def test_two_variants_of_one_policy_run_side_by_side(scenario_file: Path, tmp_pa
     assert [spec_label(s) for s in again.compare.policies] == policies
 
 
+@pytest.mark.slow
 def test_compare_without_policies_runs_the_scenarios_policy_and_the_baselines(
     scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

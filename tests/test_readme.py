@@ -15,6 +15,7 @@ def test_the_readme_has_examples() -> None:
     assert len(BLOCKS) >= 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(README.parent)  # examples use paths relative to the repository

@@ -92,6 +92,7 @@ def _table_rows(section: str) -> list[list[str]]:
 # Files and figures
 
 
+@pytest.mark.slow
 def test_every_file_is_written(report: Path) -> None:
     assert {p.name for p in report.iterdir()} == {
         TRADEOFF_FIGURE_FILE,
@@ -296,6 +297,7 @@ def test_driver_on_the_skill_scale(result: ExperimentResult) -> None:
     assert driver_on_skill_scale(result)
 
 
+@pytest.mark.slow
 def test_report_is_deterministic(result: ExperimentResult, tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()

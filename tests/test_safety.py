@@ -138,6 +138,7 @@ def test_a_sweep_refuses_a_folder_of_other_files(
     assert (mine / "results.csv").read_text() == "my own results\n"
 
 
+@pytest.mark.slow
 def test_a_sweep_refuses_another_sweeps_folder_and_resumes_its_own(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -296,6 +297,7 @@ def test_a_file_that_is_not_utf8_is_named_with_the_byte(
     )
 
 
+@pytest.mark.slow
 def test_exponents_are_numbers_in_files_and_options(work: Path) -> None:
     (work / "exp.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 4e1"))
     assert load_scenario(work / "exp.yaml").horizon == 40.0
@@ -308,6 +310,7 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-c", program, *args]
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_is_one_line_not_a_traceback(work: Path) -> None:
     command = shlex.join(_cli("run", "small.yaml", "--jobs", "1", "--out", "o"))
     done = subprocess.run(
@@ -351,6 +354,7 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in state  # a zombie has ended
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
     # long enough (minutes of work on a loaded machine) that it is still running when signalled
@@ -376,6 +380,7 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
     assert not (work / "o").exists() and not list(work.glob("o.tmp-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
     """One replication streams its records through a writer process (lobbysim.record_files):

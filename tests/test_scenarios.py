@@ -139,6 +139,7 @@ def test_paper_scenarios_put_the_ranked_focal_player_in_every_game(case: str) ->
     assert len(players_per_game) == 60
 
 
+@pytest.mark.slow
 def test_paper_top_in_the_lobby_agrees_with_the_paper_engine() -> None:
     """The lobby's paper_top and the paper engine estimate the same per-game means."""
     n_games = 100

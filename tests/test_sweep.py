@@ -175,6 +175,7 @@ def test_asking_for_dask_without_it_says_what_to_install(
 # --- running ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_every_cell_like_simulate_and_writes_its_report(
     scenario_file: Path, tmp_path: Path
 ) -> None:
@@ -225,6 +226,7 @@ def test_more_replications_reuse_the_runs_already_done(scenario_file: Path, tmp_
     assert (outcome.skipped, outcome.ran) == (4, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_run_that_raises_or_kills_its_worker_is_reported_and_the_rest_completes(
     jobs: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -261,6 +263,7 @@ def test_a_run_that_raises_or_kills_its_worker_is_reported_and_the_rest_complete
     assert (again.skipped, again.ran, again.failed) == (2, 0, len(failures))
 
 
+@pytest.mark.slow
 def test_a_sweep_killed_partway_resumes_to_the_same_table_without_rerunning(
     scenario_file: Path, tmp_path: Path
 ) -> None:
@@ -303,6 +306,7 @@ def test_a_sweep_killed_partway_resumes_to_the_same_table_without_rerunning(
     assert (killed / "results.csv").read_bytes() == (full / "results.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_dask_local_cluster_gives_the_local_executors_results(
     scenario_file: Path, tmp_path: Path
 ) -> None:
@@ -316,6 +320,7 @@ def test_a_dask_local_cluster_gives_the_local_executors_results(
     assert np.isfinite(outcome.results.draw_prob_true_mean).all()
 
 
+@pytest.mark.slow
 def test_on_dask_a_run_that_raises_or_kills_its_worker_is_reported(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     (tmp_path / "deadly.py").write_text(DEADLY)
@@ -360,6 +365,7 @@ def test_a_streamed_sweep_keeps_each_runs_records_and_the_same_metrics(
         assert (tmp_path / "streamed" / "records" / run.key / "games.csv").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_on_an_existing_cluster_by_its_scheduler_address(
     scenario_file: Path, tmp_path: Path
 ) -> None:

@@ -359,6 +359,7 @@ def _assert_png(path: Path) -> None:
     assert width >= 600 and height >= 400, path.name
 
 
+@pytest.mark.slow
 def test_every_file_is_written_and_the_pngs_are_images(report: Path) -> None:
     assert {p.name for p in report.iterdir()} == {
         "cells.csv",
@@ -380,6 +381,7 @@ def test_cells_csv_is_the_cell_summary(report: Path, results: pd.DataFrame) -> N
     assert len(written) == 6 * 2 * len(metric_names(["bayesian", "sph_elo"]))
 
 
+@pytest.mark.slow
 def test_writing_twice_gives_identical_bytes(
     report: Path, results: pd.DataFrame, tmp_path: Path
 ) -> None:

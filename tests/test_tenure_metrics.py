@@ -301,6 +301,7 @@ def test_streamed_records_give_the_same_metrics_by_tenure(tmp_path: Path) -> Non
     assert streamed == pytest.approx(in_memory, nan_ok=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_BASE_ENGINE, reason="the player base engine (lobbysim.visits) is missing")
 def test_the_convergence_figure_is_written_with_a_base(tmp_path: Path) -> None:
     scenario = _base_scenario(size=40)

@@ -59,6 +59,7 @@ def test_the_threshold_relaxes_on_schedule() -> None:
     assert result.games.quality_predicted.iloc[0] == pytest.approx(quality)
 
 
+@pytest.mark.slow
 def test_a_quitter_loses_a_1v1_and_the_game_ends_at_the_quit() -> None:
     scenario = Scenario.from_dict(
         {

@@ -508,6 +508,7 @@ def test_engagement_needs_a_retention_model_and_1v1() -> None:
     assert "pairs players for 1v1 games only, got game.mode team" in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_report_shows_retention_by_skill_decile(tmp_path: Any) -> None:
     from lobbysim.experiments import run_experiment
     from lobbysim.reporting.retention_figures import RETENTION_FIGURE_FILE

@@ -268,6 +268,7 @@ def test_true_skills_of_the_waiting_are_current_and_on_the_learning_curve() -> N
 
 
 # --------------------------------------------------------------- the dynamics factor tau2
+@pytest.mark.slow
 def test_a_rater_with_a_dynamics_variance_ranks_drifting_skills_better() -> None:
     """A month of drift (0.05 per day) in a base of daily visitors: the Bayesian rater with
     tau2 matched to the drift per game (three games per member and day: 0.05 / 3) ranks the

@@ -148,6 +148,7 @@ def test_a_game_is_hosted_where_its_worst_seat_is_best_within_the_limits(
         assert chosen == int(np.argmin(worst)) and ok[chosen]
 
 
+@pytest.mark.slow
 def test_one_data_centre_without_spread_changes_nothing() -> None:
     """With one data centre, no spread and limits that never bind, every record is that of the
     run without a world (the world draws only from its own streams), in 1v1 and team games; the
@@ -176,6 +177,7 @@ def test_one_data_centre_without_spread_changes_nothing() -> None:
         assert m["queue_time_mean@a"] > 0 and m["queue_time_mean@b"] > 0
 
 
+@pytest.mark.slow
 def test_tighter_limits_trade_latency_for_queue_time() -> None:
     loose = simulate(Scenario.from_dict(_scenario()), 3).metrics
     tight = simulate(Scenario.from_dict(_scenario(**LIMITS)), 3).metrics
