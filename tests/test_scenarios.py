@@ -36,6 +36,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
         "evening_peak",
         "custom_arrivals",
         "live_game",
+        "global_5v5",
     } <= names
 
 

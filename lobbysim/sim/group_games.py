@@ -355,14 +355,16 @@ class GroupPass:
         def sub_masked(i: IntArray, j: IntArray) -> FloatArray:
             return masked(left[i], left[j])
 
-        if policy.uniform:
+        world, now = self._world, self.env.now
+        if world is not None and world.limits:
+            groups = self._groups_by_data_centre(world, left, ids, pool, sub_masked, policy)
+        elif policy.uniform:
             order = self._tie_generator().permutation(left.size)
             groups = list(order[: left.size - left.size % size].reshape(-1, size))
         else:
             groups = form_groups(
                 pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
             )
-        world, now = self._world, self.env.now
         for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
             self._check_quality([q])
@@ -375,6 +377,47 @@ class GroupPass:
             games.start_group(seated, pool.mu[members], q, host)
             if rematch is not None:
                 rematch.met(seated)
+
+    def _groups_by_data_centre(
+        self,
+        world: World,
+        left: IntArray,
+        ids: IdArray,
+        pool: Pool,
+        masked: QualityFn,
+        policy: InForce,
+    ) -> list[IntArray]:
+        """Form groups (indices into ``left``) data centre by data centre under latency limits.
+
+        Groups of players adjacent in rating mix regions, and a run of them rarely has a data
+        centre within everybody's limits; so each data centre in turn (the one open to the most
+        waiting players first) forms groups among the free players it is open to, as the pass
+        forms them over the whole pool (adjacent in rating under the threshold, or at random for
+        uniform pairing). Every group then has a data centre within all its members' limits.
+        """
+        size = self._rules.seats
+        open_ = world.open_matrix(ids[left], pool.waited[left])
+        taken = np.zeros(left.size, dtype=bool)
+        groups: list[IntArray] = []
+        for d in np.argsort(-open_.sum(axis=0), kind="stable").tolist():
+            cand = np.flatnonzero(open_[:, d] & ~taken)
+            if cand.size < size:
+                continue
+            if policy.uniform:
+                order = self._tie_generator().permutation(cand.size)
+                found = list(order[: cand.size - cand.size % size].reshape(-1, size))
+            else:
+
+                def sub(i: IntArray, j: IntArray, cand: IntArray = cand) -> FloatArray:
+                    return masked(cand[i], cand[j])
+
+                found = form_groups(
+                    pool.mu[left][cand], pool.waited[left][cand], size, sub, self._threshold
+                )
+            for group in found:
+                groups.append(cand[group])
+                taken[cand[group]] = True
+        return groups
 
 
 def _behind_ffa(game: GroupGame, performance: float) -> bool:

@@ -21,7 +21,9 @@ start) and to every back-filled seat (the game's own data centre).
 (back-filled ones too), ``delta_ping_ms_mean``, ``cross_region_share`` (games whose players at
 the start come from more than one region), and per region ``queue_time_mean@<region>``,
 ``abandonment_rate@<region>`` and ``skill_gap_true_mean@<region>`` (a game's true skill gap
-counted once per seat of a player from the region).
+counted once per seat of a player from the region), and ``queue_time_peak@<region>`` and
+``queue_time_quiet@<region>``: the mean queue time in the region's six busiest and six quietest
+local hours of the day (a region's quiet hours are where a latency limit hurts).
 """
 
 from __future__ import annotations
@@ -176,6 +178,11 @@ class World:
             ok &= delta <= self.max_delta_ping.at(waited)[:, None]
         return ok
 
+    def open_matrix(self, pids: IdArray, waited: FloatArray) -> NDArray[np.bool_]:
+        """Return, per player (rows) and data centre (columns), whether the data centre is
+        within the player's limits after waiting ``waited`` minutes."""
+        return self._open(np.asarray(pids, dtype=np.intp), np.asarray(waited))
+
     def mask(self, quality: QualityFn, ids: IdArray, waited: FloatArray) -> QualityFn:
         """Return the pool's quality with ``-inf`` for a pair that no data centre serves within
         both players' limits (pool indices; ``ids`` and ``waited`` in pool order)."""
@@ -255,12 +262,44 @@ class World:
             gaps = gap[p_region == r]
             gaps = gaps[~np.isnan(gaps)]
             out[f"skill_gap_true_mean@{name}"] = float(gaps.mean()) if gaps.size else math.nan
+            out |= _peak_and_quiet(mine, self.offsets[r], name)
         return out
+
+
+#: The hours of the day counted as a region's peak and as its quiet hours.
+PEAK_HOURS = 6
+
+
+def _peak_and_quiet(waits: pd.DataFrame, offset: float, region: str) -> dict[str, float]:
+    """Return a region's mean queue time in its busiest and its quietest hours of the day.
+
+    The hours are local (the region's time zone) and found from the run itself: the
+    :data:`PEAK_HOURS` hours of the day in which the region's players queued most often, and
+    the :data:`PEAK_HOURS` in which they queued least (ties to the earlier hour), over every
+    day of the metrics' window.
+    """
+    hour = (((waits.enqueued.to_numpy() + offset) % 1440.0) // 60.0).astype(int) % 24
+    counts = np.bincount(hour, minlength=24)
+    order = np.argsort(counts, kind="stable")
+    matched = (waits.outcome == "matched").to_numpy()
+    wait = waits.wait.to_numpy()
+    out = {}
+    for label, hours in (("quiet", order[:PEAK_HOURS]), ("peak", order[::-1][:PEAK_HOURS])):
+        chosen = matched & np.isin(hour, hours)
+        key = f"queue_time_{label}@{region}"
+        out[key] = float(wait[chosen].mean()) if chosen.any() else math.nan
+    return out
 
 
 def world_metric_names(region_names: Sequence[str]) -> list[str]:
     """Return the world's metric names, in report order."""
     names = ["latency_ms_mean", "latency_ms_p90", "delta_ping_ms_mean", "cross_region_share"]
-    for metric in ("queue_time_mean", "abandonment_rate", "skill_gap_true_mean"):
+    for metric in (
+        "queue_time_mean",
+        "queue_time_peak",
+        "queue_time_quiet",
+        "abandonment_rate",
+        "skill_gap_true_mean",
+    ):
         names += [f"{metric}@{region}" for region in region_names]
     return names

@@ -1,0 +1,93 @@
+"""What a latency limit buys and costs: a scenario run under several limits on the same seeds.
+
+Usage::
+
+    python scripts/latency_tradeoff.py [SCENARIO] [--replications 10] [--jobs 2]
+        [--limit "strict 60 ms=[[0, 60]]" --limit "loose 150 ms=[[0, 150]]" ...]
+
+Each ``--limit`` is ``label=schedule``, the schedule a ``matchmaker.max_latency_ms`` value (YAML);
+the first is the reference. Every variant runs the scenario (default: the bundled
+``global_5v5``) on the same replication seeds, so the differences are paired, and the script
+prints, per metric, each variant's mean and its paired difference from the reference with a 95%
+interval (``lobbysim.experiments.replications.paired_differences``), and where a difference is
+not significant, the smallest difference the run could have detected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from lobbysim.experiments.replications import paired_differences, run_experiment  # noqa: E402
+from lobbysim.scenario.inputs import as_scenario  # noqa: E402
+from lobbysim.yaml_input import load_yaml  # noqa: E402
+
+DEFAULT_LIMITS = (
+    "strict: 60 ms=[[0, 60]]",
+    "relaxing: 60 to 150 ms=[[0, 60], [1.5, 100], [3, 150]]",
+    "loose: 150 ms=[[0, 150]]",
+)
+METRICS = (
+    "queue_time_mean",
+    "queue_time_p90",
+    "abandonment_rate",
+    "latency_ms_mean",
+    "latency_ms_p90",
+    "cross_region_share",
+    "skill_gap_true_mean",
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenario", nargs="?", default="global_5v5")
+    parser.add_argument("--replications", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--limit", action="append", default=None, help="label=schedule")
+    parser.add_argument("--csv", type=Path, default=None, help="also write every metric here")
+    args = parser.parse_args()
+    base = as_scenario(args.scenario)
+    if base.world is None:
+        parser.error(f"{args.scenario}: the scenario has no world: section (no latencies)")
+    frames = []
+    labels = []
+    for item in args.limit or DEFAULT_LIMITS:
+        label, _, raw = item.rpartition("=")
+        steps = tuple(tuple(float(v) for v in step) for step in load_yaml(raw))
+        mm = dataclasses.replace(base.matchmaker, max_latency_ms=steps)
+        variant = base.replace(matchmaker=mm)
+        result = run_experiment(variant, replications=args.replications, jobs=args.jobs)
+        metrics = result.metrics.copy()
+        metrics["policy"] = label
+        frames.append(metrics)
+        labels.append(label)
+        print(f"ran {label}: {args.replications} replications", flush=True)
+    metrics = pd.concat(frames, ignore_index=True)
+    if args.csv is not None:
+        metrics.to_csv(args.csv, index=False)
+    regional = [c for c in metrics.columns if "@" in c and c.startswith("queue_time_")]
+    shown = [m for m in (*METRICS, *sorted(regional)) if m in metrics.columns]
+    differences = paired_differences(metrics, labels[0]).set_index(["policy", "metric"])
+    print(f"\n{base.name}, {args.replications} replications, same seeds; reference {labels[0]}")
+    for metric in shown:
+        means = metrics.groupby("policy", sort=False)[metric].mean()
+        line = f"{metric:28} " + "  ".join(f"{means[label]:9.4g}" for label in labels)
+        for label in labels[1:]:
+            row = differences.loc[(label, metric)]
+            line += f"  | {label}: {row['mean']:+.4g} [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
+            if not bool(row["significant"]):
+                line += f" (n.s.; detectable {row['detectable']:.3g})"
+        print(line)
+    print("columns: " + ", ".join(labels))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
