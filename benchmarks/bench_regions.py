@@ -8,7 +8,7 @@ ping limit, DrawChance-style groups adjacent in rating formed data centre by dat
 Bayesian rater, records streamed to CSV as ``simulate()`` streams them. Each run is a fresh
 process; the warm-up fills the lobby and is not timed; the figures are medians of ``--repeats``.
 
-    python benchmarks/bench_regions.py [--concurrent 10000] [--minutes 30] [--repeats 3]
+    python benchmarks/bench_regions.py [--concurrent 10000] [--minutes 60] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from lobbysim.scenario import Scenario
 
 GAME_MINUTES = 20.0
 SESSION_GAMES = 5.0
-MINUTES_PER_GAME = 21.0  # a stint and the wait before it, about: the lobby holds ~ the size asked
+MINUTES_PER_GAME = 16.0  # a stint and the wait before it, about: the lobby holds ~ the size asked
 TARGET_SEATS_PER_S = 20_000.0
 WORLD = {
     "data_centres": ["us_east", "eu_west", "ap_southeast"],
@@ -119,7 +119,7 @@ def child(concurrent: int, minutes: float) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrent", type=int, default=10_000)
-    parser.add_argument("--minutes", type=float, default=30.0, help="timed simulated minutes")
+    parser.add_argument("--minutes", type=float, default=60.0, help="timed simulated minutes")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

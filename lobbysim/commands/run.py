@@ -37,6 +37,7 @@ from lobbysim.experiments.replications import (
     run_experiment,
     with_policy,
 )
+from lobbysim.latency import LATENCY
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
@@ -117,6 +118,7 @@ def plugin_fields(data: Mapping[str, Any]) -> list[tuple[Registry[Any], str, Any
         (RATERS, "raters.driver", _at(data, "raters", "driver")),
         (VISITS, "base.visits", _at(data, "base", "visits")),
         (RETENTION, "base.retention", _at(data, "base", "retention")),
+        (LATENCY, "world.latency", _at(data, "world", "latency")),
     ]
     shadows = _at(data, "raters", "shadows")
     if isinstance(shadows, list | tuple):
@@ -566,6 +568,7 @@ def plugins_text() -> str:
         ("raters (raters.driver, raters.shadows)", RATERS),
         ("visit models (base.visits)", VISITS),
         ("retention models (base.retention)", RETENTION),
+        ("latency models (world.latency)", LATENCY),
     ]
     for title, registry in families:
         lines.append(f"{title}:")
