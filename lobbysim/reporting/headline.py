@@ -100,6 +100,10 @@ _UNITS = {
     "visits_per_member_week": "visits/week",
     "churn_per_week": "share/week",
     "retained": "share",
+    "latency_ms_mean": "ms",
+    "latency_ms_p90": "ms",
+    "delta_ping_ms_mean": "ms",
+    "cross_region_share": "share of games",
 }
 
 _DIMENSIONLESS = frozenset({"probability", "share", "share of spells", "share of games", "tau"})
@@ -110,6 +114,7 @@ def metric_unit(metric: str) -> str:
     """Return a metric's unit: ``min`` for queue times, ``probability``, ``tau``, ..."""
     for prefix in ("newcomer_", "veteran_"):
         metric = metric.removeprefix(prefix)
+    metric = metric.partition("@")[0]  # one region's: the metric's unit
     if metric.startswith("queue_time_"):
         return "min"
     if metric.endswith(".rating_rmse"):

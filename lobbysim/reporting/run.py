@@ -252,6 +252,59 @@ INTERVALS_TEXT = (
 )
 
 
+#: The per-region columns of the "Regions" table: metric prefix, column title.
+REGION_COLUMNS = (
+    ("queue_time_mean", "queue time (min)"),
+    ("queue_time_peak", "at its 6 busiest hours"),
+    ("queue_time_quiet", "at its 6 quietest hours"),
+    ("abandonment_rate", "abandonment"),
+    ("skill_gap_true_mean", "true skill gap"),
+)
+
+
+def _world_blocks(result: ExperimentResult) -> list[Block]:
+    """Return the section on regions and latency (only with a world): per region and policy,
+    the queue time (at the region's busiest and quietest local hours too), abandonment and the
+    true skill gap, each the mean [95% interval] over replications."""
+    world = result.scenario.world
+    if world is None:
+        return []
+    summary = result.summary.set_index(["policy", "metric"])
+
+    def cell(policy: str, metric: str) -> str:
+        if (policy, metric) not in summary.index:
+            return "n/a"
+        row = summary.loc[(policy, metric)]
+        return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
+
+    header = ["region", "policy", *(title for _, title in REGION_COLUMNS)]
+    rows = [
+        [region, policy, *(cell(policy, f"{prefix}@{region}") for prefix, _ in REGION_COLUMNS)]
+        for region in world.region_names
+        for policy in result.policies
+    ]
+    latency = [
+        f"{policy}: mean {cell(policy, 'latency_ms_mean')} ms, p90 "
+        f"{cell(policy, 'latency_ms_p90')} ms, {cell(policy, 'cross_region_share')} of games "
+        "mixing regions"
+        for policy in result.policies
+    ]
+    return [
+        md_heading("Regions and latency"),
+        md_text(
+            f"Data centres {', '.join(world.data_centres)}; regions "
+            + ", ".join(
+                f"{r.name} ({r.share:.0%}, UTC{r.utc_offset_hours:+g})" for r in world.regions
+            )
+            + ". Per region: the queue time of its players, also in the region's busiest and "
+            "quietest local hours of the day (where a latency limit hurts), its abandonment and "
+            "the true skill gap of its players' games."
+        ),
+        md_table(header, rows),
+        md_items([("latency", line) for line in latency]),
+    ]
+
+
 def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
     scenario = result.scenario
     arrivals = scenario.arrivals
@@ -361,6 +414,7 @@ def report_blocks(
         ]
 
     blocks += _tenure_blocks(result, curves)
+    blocks += _world_blocks(result)
     blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
     blocks.append(md_heading("Figures"))
     blocks += [md_figure(f) for f in figures if f.file != TRADEOFF_FIGURE_FILE]

@@ -24,7 +24,15 @@ HIGHER_IS_BETTER = "higher"
 NEUTRAL = "neither"
 
 LOWER_METRICS = frozenset(
-    {"abandonment_rate", "skill_gap_true_mean", "win_ratio_dispersion", "churn_per_week"}
+    {
+        "abandonment_rate",
+        "skill_gap_true_mean",
+        "win_ratio_dispersion",
+        "churn_per_week",
+        "latency_ms_mean",
+        "latency_ms_p90",
+        "delta_ping_ms_mean",
+    }
 )
 HIGHER_METRICS = frozenset(
     {
@@ -78,6 +86,14 @@ METRIC_MEANINGS = {
         )
         for k in range(1, 11)
     },
+    "latency_ms_mean": "mean latency of a seat to its game's data centre, ms (with a world)",
+    "latency_ms_p90": "90th percentile of the seats' latency to their games' data centres, ms",
+    "delta_ping_ms_mean": "mean latency of a seat above the player's best data centre, ms",
+    "cross_region_share": "share of games whose players at the start come from several regions",
+    "queue_time_peak": "mean queue time of matched players in the region's 6 busiest local hours",
+    "queue_time_quiet": (
+        "mean queue time of matched players in the region's 6 quietest local hours"
+    ),
     VETERANS_COUNT: (
         f"registered players with at least {VETERAN_GAMES} games who played after the warm-up "
         "(the players of the *.kendall_tau_veterans metrics)"
@@ -133,6 +149,7 @@ def better_direction(metric: str) -> str:
         if metric.startswith(prefix):
             metric = metric.removeprefix(prefix)
             break
+    metric = metric.partition("@")[0]  # one region's: the way of the metric it measures
     if (
         metric.startswith("queue_time_")
         or metric in LOWER_METRICS
@@ -226,6 +243,9 @@ def verdict(
 
 def metric_meaning(metric: str) -> str:
     """Return a one-line description of a metric (empty for an unknown one)."""
+    measured, at, region = metric.partition("@")
+    if at and measured in METRIC_MEANINGS:
+        return f"{METRIC_MEANINGS[measured]}; players of region {region} only"
     if metric in METRIC_MEANINGS:
         return METRIC_MEANINGS[metric]
     for prefix, whom in TENURE_PREFIXES.items():

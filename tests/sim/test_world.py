@@ -273,3 +273,19 @@ def test_bad_world_input_is_one_line_naming_the_field(
         from lobbysim.sim.components import Components
 
         Components.build(Scenario.from_dict(data))
+
+
+def test_the_report_has_a_section_per_region(tmp_path: Path) -> None:
+    import yaml
+
+    data = _scenario("team", **LIMITS) | {"horizon": 200, "replications": 2}
+    path = tmp_path / "world.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    section = report.split("## Regions and latency")[1].split("\n## ")[0]
+    for region in ("na", "eu", "apac"):
+        assert f"| {region} | draw_chance |" in section
+    assert "latency**: draw_chance: mean" in section
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    assert {"latency_ms_mean", "queue_time_quiet@apac"} <= set(summary.metric)
