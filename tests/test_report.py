@@ -92,7 +92,6 @@ def _table_rows(section: str) -> list[list[str]]:
 # Files and figures
 
 
-@pytest.mark.slow
 def test_every_file_is_written(report: Path) -> None:
     assert {p.name for p in report.iterdir()} == {
         TRADEOFF_FIGURE_FILE,

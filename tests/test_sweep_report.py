@@ -359,7 +359,6 @@ def _assert_png(path: Path) -> None:
     assert width >= 600 and height >= 400, path.name
 
 
-@pytest.mark.slow
 def test_every_file_is_written_and_the_pngs_are_images(report: Path) -> None:
     assert {p.name for p in report.iterdir()} == {
         "cells.csv",

@@ -275,6 +275,7 @@ def test_bad_world_input_is_one_line_naming_the_field(
         Components.build(Scenario.from_dict(data))
 
 
+@pytest.mark.slow
 def test_the_report_has_a_section_per_region(tmp_path: Path) -> None:
     import yaml
 
