@@ -372,7 +372,7 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
         workers = _children(process.pid)
     assert list(work.glob("o.tmp-*")), "the run never started"
     process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
+    _, err = _communicate(process)
     assert process.returncode == 143
     assert "lobbysim: terminated" in err and "Traceback" not in err
     time.sleep(0.5)
@@ -402,7 +402,7 @@ def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
         writers = _children(process.pid)
     assert writers, "no record writer started"
     process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
+    _, err = _communicate(process)
     assert process.returncode == 143, err
     assert "lobbysim: terminated" in err and "Traceback" not in err
     time.sleep(0.5)
@@ -421,3 +421,14 @@ def test_sweep_results_are_keyed_on_the_results_version(
     assert run_key(run.scenario, run.seed) == run.key
     monkeypatch.setattr(sweeps, "RESULTS_VERSION", RESULTS_VERSION + 1)
     assert run_key(run.scenario, run.seed) != run.key
+
+
+def _communicate(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """``process.communicate`` within 60 s; a process still running then is killed (with its
+    children, which die with it), so that a failing test leaves nothing behind."""
+    try:
+        return process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -7,10 +7,12 @@ times in a test, and some from a module's own helpers, hence functions rather th
 * :func:`players`: a batch of players with the given prior means (and true skills).
 * :func:`scripted`: a :class:`~lobbysim.sim.LobbySimulation` whose players arrive as scripted.
 * :func:`base`: a small 1v1 scenario with a 1-minute tick, ``matchmaker`` settings overridden.
+* :func:`push_deadlines_at_once`: a lobby whose reneging deadlines all go into its heap at once.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Generator, Iterator
 from typing import Any
@@ -20,6 +22,7 @@ import numpy as np
 from lobbysim.population import PlayerBatch
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
+from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
 
 
@@ -81,3 +84,16 @@ def base(**matchmaker: Any) -> Scenario:
             "matchmaker": {"tick": 1.0, **matchmaker},
         }
     )
+
+
+def push_deadlines_at_once(lobby: Lobby) -> None:
+    """Make ``lobby`` push every deadline into its heap as it is set (none kept back to the
+    next tick), as :meth:`Lobby._add_deadline` did before it kept far ones back."""
+
+    def add_deadline(deadline: float, pid: int, spell: int) -> None:
+        heapq.heappush(lobby._deadlines, (deadline, pid, spell))
+        if deadline < lobby._next_renege_check:
+            lobby._next_renege_check = deadline
+            lobby._renege_check_at(deadline)
+
+    lobby._add_deadline = add_deadline  # type: ignore[method-assign]

@@ -13,7 +13,6 @@ pairing and the rematch rule); every record must be the same.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Generator
 from typing import Any
 
@@ -28,21 +27,9 @@ from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import ABANDONED, GONE, PLAYING, WAITING, Player, Waiting
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
+from tests.sim.lobby_helpers import push_deadlines_at_once
 
 KINDS = ("games", "participants", "waits", "ratings", "players")
-
-
-def push_deadlines_at_once(lobby: Lobby) -> None:
-    """Make ``lobby`` push every deadline into its heap as it is set (none kept back to the
-    next tick), as :meth:`Lobby._add_deadline` did before it kept far ones back."""
-
-    def add_deadline(deadline: float, pid: int, spell: int) -> None:
-        heapq.heappush(lobby._deadlines, (deadline, pid, spell))
-        if deadline < lobby._next_renege_check:
-            lobby._next_renege_check = deadline
-            lobby._renege_check_at(deadline)
-
-    lobby._add_deadline = add_deadline  # type: ignore[method-assign]
 
 
 def plain_model(sim: LobbySimulation) -> None:
@@ -166,7 +153,11 @@ ONE_V_ONE = {
         pytest.param(lambda: shortened("quickstart", 240), id="quickstart"),
         pytest.param(lambda: shortened("mechwarrior_ffa", 300), id="ffa"),
         pytest.param(lambda: shortened("team_4v4", 300), id="team"),
-        pytest.param(lambda: shortened("live_game_retention", 2880), id="base-retention"),
+        pytest.param(
+            lambda: shortened("live_game_retention", 2880),
+            id="base-retention",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_batched_events_give_the_plain_models_records(scenario: Any) -> None:
@@ -177,6 +168,7 @@ def test_batched_events_give_the_plain_models_records(scenario: Any) -> None:
         assert batched[kind] == plain[kind], kind
 
 
+@pytest.mark.slow
 def test_engagement_pairing_gives_the_plain_models_records() -> None:
     base = shortened("live_game_retention", 2880)
     spec = dataclasses.replace(base.matchmaker.policy, name="engagement", params={})

@@ -271,7 +271,7 @@ def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
 ) -> None:
     """Deadlines more than two ticks away enter the heap at the next tick (most players are
     matched by then): every record is what pushing each one at once gives."""
-    from tests.sim.test_event_batching import push_deadlines_at_once
+    from tests.sim.lobby_helpers import push_deadlines_at_once
 
     def run(keep_back: bool) -> tuple[dict[str, pd.DataFrame], list[int]]:
         scenario = Scenario.from_dict(
@@ -782,7 +782,14 @@ def test_every_bundled_scenario_is_covered() -> None:
     assert len(BUNDLED) >= 11 and "quickstart" in BUNDLED
 
 
-@pytest.mark.parametrize("name", BUNDLED)
+#: The longest bundled scenarios: their plan-off comparison is marked slow.
+SLOW_BUNDLED = {"global_5v5", "engagement_pools", "live_game_retention"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_BUNDLED else n for n in BUNDLED],
+)
 def test_the_plan_off_gives_every_bundled_scenarios_records(name: str) -> None:
     """Every bundled scenario (shortened), run with its kernels and with ``FastPlan.off()`` (the
     engine's general paths everywhere): the same records, bit for bit, and the same metrics."""

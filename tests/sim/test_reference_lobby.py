@@ -350,6 +350,7 @@ QUITS = LobbySpec(quit_rate=0.05, minutes_mean=30.0, games_mean=5.0)
 LOBBIES = {"ticks": TICKS, "every-arrival": EVERY_ARRIVAL, "quits-and-session-minutes": QUITS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LOBBIES))
 def test_the_engine_queues_as_the_reference(name: str) -> None:
     spec = LOBBIES[name]
@@ -357,6 +358,7 @@ def test_the_engine_queues_as_the_reference(name: str) -> None:
     assert all(c.agrees for c in comparisons), "\n".join(map(str, comparisons))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "control", "flagged"),
     [
@@ -401,6 +403,7 @@ def one_game_closed_form(spec: LobbySpec) -> dict[str, float]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "model",
     ["reference", "engine-uniform_random", "engine-draw_chance"],
