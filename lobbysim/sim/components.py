@@ -28,6 +28,8 @@ from lobbysim.retention import RETENTION, RetentionModel
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
+from lobbysim.sim.world import LatencyLimit, World
+from lobbysim.streams import Streams
 from lobbysim.visits import VISITS, VisitModel
 
 
@@ -226,6 +228,22 @@ class Components:
             has_base=scenario.base is not None,
             drifts=self.population.skill_drift_per_day > 0,
             allowed=allowed,
+        )
+
+    def world(self, scenario: Scenario, streams: Streams) -> World | None:
+        """Return the run's world (None: the scenario has none), drawing from ``streams``."""
+        if scenario.world is None or self.latency is None:
+            return None
+        mm = scenario.matchmaker
+        return World(
+            scenario.world,
+            self.latency,
+            streams,
+            max_latency=None if mm.max_latency_ms is None else LatencyLimit(mm.max_latency_ms),
+            max_delta_ping=(
+                None if mm.max_delta_ping_ms is None else LatencyLimit(mm.max_delta_ping_ms)
+            ),
+            metrics_start=scenario.metrics_start,
         )
 
     def beta2(self) -> float:

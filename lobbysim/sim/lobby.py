@@ -57,16 +57,12 @@ from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
-from lobbysim.sim.world import LatencyLimit, World
+from lobbysim.sim.world import World
 from lobbysim.streams import Streams
 
 PROGRESS_STEPS = 100  # stops of a run with progress (LobbySimulation.run)
 SHADOW_BATCH = 2048  # the shadow raters get their held games once this many are held
 HELD_SCORES = 256  # games whose scores wait to be drawn together (LobbySimulation._before_pass)
-
-
-def _limit(steps: Sequence[tuple[float, float]] | None) -> LatencyLimit | None:
-    return None if steps is None else LatencyLimit(steps)
 
 
 class LobbySimulation:
@@ -123,17 +119,7 @@ class LobbySimulation:
         self._shadow_count = 0
         population = parts.population
         #: Where players are: regions, data centres, latencies (None: no world).
-        self.world: World | None = None
-        if scenario.world is not None:
-            assert parts.latency is not None
-            self.world = World(
-                scenario.world,
-                parts.latency,
-                streams,
-                max_latency=_limit(mm.max_latency_ms),
-                max_delta_ping=_limit(mm.max_delta_ping_ms),
-                metrics_start=scenario.metrics_start,
-            )
+        self.world: World | None = parts.world(scenario, streams)
         self.clock = clock = Clock(env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(env)
         backfill_bell = Doorbell(env)  # rung by a quit that opens a seat
@@ -318,23 +304,13 @@ class LobbySimulation:
         games were applied at once (tests/sim/test_fast_paths.py), at a fraction of the cost when
         passes are many and small (a pass on every arrival rates one game).
 
-        **Held scores.** On every arrival, in a 1v1 lobby without a player base or drifting
-        skills, whose driving rater rates by outcomes alone (the Bayesian rater:
-        :func:`~lobbysim.raters.bayesian.rates_outcomes_only`), each game's outcome goes to the
-        driver as the game ends, without its scores, and the game is held back
-        (:meth:`~lobbysim.sim.games.Games.rate_at_end`): no pass reads the driver's beliefs
-        between a game's end and the next pass, so they are those of rating each pass's
-        finished games before it, in the order they finished. The held games are scored
-        and recorded (:meth:`_score_held`) once :data:`HELD_SCORES` wait, before a pass that
-        reads more than the driver's beliefs and the queue (the matchmaker's ``settle``: any
-        pass but a small one on floats), before each ratings sample and at the end. Scores
-        come from their own stream in the order the games finished, and no departed player is
-        written out before their games are scored, so the records, the streamed files (the
-        players' rows in the same order; CSV byte for byte, while Parquet files, with the same
-        rows, may split their row groups at other rows) and every rating are those of scoring at
-        every pass (tests/sim/test_fast_paths.py); only the records kept in memory lag behind
-        during the run, by at most :data:`HELD_SCORES` games, until :meth:`apply_pending`.
-        Drawing the scores of one game per pass cost about a fifth of a pass on every arrival.
+        **Held scores** (the plan's ``held_scores``): on every arrival, in a 1v1 lobby whose
+        driving rater rates outcomes alone, each game's outcome goes to the driver as the game
+        ends (:mod:`lobbysim.sim.fast.duels`), and its scores are drawn and recorded
+        (:meth:`_score_held`) once :data:`HELD_SCORES` wait, before a pass that reads more than
+        the driver's beliefs and the queue, before each ratings sample and at the end: the same
+        draws, records, files and ratings as scoring at every pass
+        (tests/sim/test_fast_paths.py); only the records in memory lag during the run.
         """
         if self._hold_scores:
             if self.games.n_held >= HELD_SCORES:

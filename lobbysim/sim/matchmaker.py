@@ -25,28 +25,24 @@ record and must lie in [0, 1]. A plug-in that fails or returns something else st
 a :class:`~lobbysim.registry.PluginError` naming it.
 
 **The policy in force.** With an A/B switch (``matchmaker.status_quo``), passes before
-``switch_at`` use the status-quo policy and passes from ``switch_at`` on the scenario's policy.
-Every random stream is named and none depends on the policy (:mod:`lobbysim.streams`), so two
+``switch_at`` use the status-quo policy and passes from ``switch_at`` on the scenario's policy;
+every random stream is named and none depends on the policy (:mod:`lobbysim.streams`), so two
 runs that differ only in the policy are identical up to the switch. A policy's capability flags
 (:mod:`lobbysim.policies.baselines`) are honoured pass by pass: ``sees_truth`` builds the pool
-from the true skills (variances zero) with the true match quality, ``exp(-(s_i - s_j)^2 /
-(4 beta2))`` for the game's ``beta2``, so the threshold and the recorded quality are the true
-ones; ``pairing = "uniform"`` bypasses the assignment and the threshold: the pool is shuffled with
-the tie-break stream and consecutive players are paired (with focal players, each focal player in
-the shuffled order takes the first free player of it); in team and free-for-all games groups of
-consecutive players are formed the same way. Teams are balanced on the pool's means (the true
-skills, for a policy that sees them); back-fill always goes by the driving rater's means. For a
-policy with ``needs_online`` the pool also holds the driving rater's beliefs of everyone online
-(:class:`~lobbysim.policies.assignment.Pool`); for any other policy nothing is collected.
+from the true skills (variances zero) with the true match quality ``exp(-(s_i - s_j)^2 /
+(4 beta2))``; ``pairing = "uniform"`` bypasses the assignment and the threshold (consecutive
+players of a shuffle with the tie-break stream; with focal players, each takes the first free
+player of it; groups of consecutive players in team and free-for-all games). Teams are balanced
+on the pool's means; back-fill goes by the driving rater's means. For a policy with
+``needs_online`` the pool also holds the driving rater's beliefs of everyone online
+(:class:`~lobbysim.policies.assignment.Pool`).
 
-**No accidental rematches** (``matchmaker.rematch_games``, ``rematch_minutes``): the pass's
-quality function is wrapped by :class:`~lobbysim.sim.rematch.RematchRule` so that barred pairs
-never clear a threshold; uniform pairing, which reads no quality, ignores the rule.
+**No accidental rematches**, and **latency limits**: the pass's quality is wrapped by
+:class:`~lobbysim.sim.rematch.RematchRule` and :class:`~lobbysim.sim.world.World` so that barred
+pairs never clear a threshold (uniform pairing ignores the rematch rule, not the limits).
 
-**Small passes on floats.** Where the run's plan allows (:mod:`lobbysim.sim.fast.plan`), a
-small 1v1 pass is decided on floats by the kernel :mod:`lobbysim.sim.fast.small_pass`: the same
-pairs, qualities and tie-break draws as the pool and its arrays, without building them. The group
-pass of team and free-for-all games is :class:`~lobbysim.sim.group_games.GroupPass`'s.
+Small 1v1 passes are decided on floats where the run's plan allows (:mod:`lobbysim.sim.fast`);
+team and free-for-all passes are :class:`~lobbysim.sim.group_pass.GroupPass`'s.
 """
 
 from __future__ import annotations
@@ -71,7 +67,7 @@ from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.small_pass import small_pass
 from lobbysim.sim.games import Games
-from lobbysim.sim.group_games import GroupPass
+from lobbysim.sim.group_pass import GroupPass
 from lobbysim.sim.pairing import (
     InForce,
     PoolQuality,
