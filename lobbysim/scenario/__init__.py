@@ -19,10 +19,8 @@ from lobbysim.scenario.model import (
     PluginSpec,
     RatersConfig,
     RecordsConfig,
-    RegionConfig,
     Scenario,
     SweepConfig,
-    WorldConfig,
     folder_label,
     name_problem,
 )
@@ -34,6 +32,7 @@ from lobbysim.scenario.parse import (
     set_path,
     to_data,
 )
+from lobbysim.scenario.world import RegionConfig, WorldConfig
 from lobbysim.validation import MAX_REPLICATIONS, ScenarioError, replications_problem
 
 __all__ = [
