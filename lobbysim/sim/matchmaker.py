@@ -265,8 +265,9 @@ class Matchmaker(GroupPass):
         values = quality(pairs[:, 0], pairs[:, 1]).tolist()
         self._check_quality(values)
         rematch = self.rematch
-        if rematch is not None and not policy.uniform and pool.quality_fn is not quality:
-            check_not_barred(self._settings.assignment.name, pairs, pool.quality_fn)
+        if not policy.uniform and pool.quality_fn is not quality:  # a rematch rule or limits
+            limits = self._world is not None and self._world.limits
+            check_not_barred(self._settings.assignment.name, pairs, pool.quality_fn, limits)
         pairs_list = pairs.tolist()
         games.start_duels(
             [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]

@@ -189,8 +189,11 @@ def check_pairs(name: str, pairs: object, n: int) -> IntArray:
     raise AssertionError("unreachable: the pairs passed every check")  # pragma: no cover
 
 
-def check_not_barred(name: str, pairs: IntArray, masked: QualityFn) -> None:
-    """Refuse a pair the rematch rule bars (an assignment ``name`` that ignores the threshold).
+def check_not_barred(
+    name: str, pairs: IntArray, masked: QualityFn, latency_limits: bool = False
+) -> None:
+    """Refuse a pair the rematch rule or the latency limits bar (an assignment ``name`` that
+    ignores the threshold).
 
     Raises:
         PluginError: the first barred pair, naming the assignment.
@@ -198,10 +201,12 @@ def check_not_barred(name: str, pairs: IntArray, masked: QualityFn) -> None:
     barred = np.isneginf(masked(pairs[:, 0], pairs[:, 1]))
     if barred.any():
         a, b = pairs[int(np.argmax(barred))].tolist()
+        why = "matchmaker.rematch_games, matchmaker.rematch_minutes"
+        if latency_limits:
+            why += ", or no data centre within matchmaker.max_latency_ms, max_delta_ping_ms"
         raise PluginError(
             f"matchmaker.assignment: '{name}' returned the pair {[a, b]} of players who may not "
-            "meet again yet (matchmaker.rematch_games, matchmaker.rematch_minutes): a pair must "
-            "clear the quality threshold"
+            f"meet yet ({why}): a pair must clear the quality threshold"
         )
 
 

@@ -51,16 +51,17 @@ class LatencyLimit:
     """A limit in ms as a step function of a player's wait (minutes): the ms of the last step
     whose wait is at most the player's."""
 
-    __slots__ = ("_limits", "_steps", "_waits")
+    __slots__ = ("_limits", "_steps", "_wait_array", "_waits")
 
     def __init__(self, steps: Sequence[tuple[float, float]]) -> None:
         self._steps = tuple((float(w), float(ms)) for w, ms in steps)
         self._waits = [w for w, _ in self._steps]
+        self._wait_array = np.array(self._waits)
         self._limits = np.array([ms for _, ms in self._steps])
 
     def at(self, waited: FloatArray) -> FloatArray:
         """Return the limits of players who have waited ``waited`` minutes."""
-        index = np.searchsorted(np.array(self._waits), np.asarray(waited), side="right") - 1
+        index = np.searchsorted(self._wait_array, np.asarray(waited), side="right") - 1
         result: FloatArray = self._limits[np.maximum(index, 0)]
         return result
 

@@ -290,3 +290,28 @@ def test_the_report_has_a_section_per_region(tmp_path: Path) -> None:
     assert "latency**: draw_chance: mean" in section
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert {"latency_ms_mean", "queue_time_quiet@apac"} <= set(summary.metric)
+
+
+class PairInOrder:
+    """A user's assignment that ignores the threshold: pool order, two by two."""
+
+    name = "pair_in_order"
+
+    def pairs(self, pool: Any, policy: Any, threshold: Any, rng: Any, pass_index: int) -> Any:
+        n = pool.size - pool.size % 2
+        return np.arange(n, dtype=np.intp).reshape(-1, 2)
+
+
+def test_an_assignment_that_ignores_the_limits_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    data = _scenario(**LIMITS)
+    data["matchmaker"]["assignment"] = f"{__name__}:PairInOrder"
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "'tests.sim.test_world:PairInOrder' returned the pair" in err
+    assert "no data centre within matchmaker.max_latency_ms" in err and "Traceback" not in err
