@@ -156,7 +156,8 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> S
     # Only the columns the metrics need are read back; the metrics by tenure (with a base) also
     # need who waited and when each seat was taken.
     by_tenure = sim.scenario.base is not None
-    by_player = by_tenure or sim.scenario.world is not None  # the world's metrics by region
+    # the world's metrics by region and the parties' by party need who waited
+    by_player = by_tenure or sim.scenario.world is not None or sim.scenario.parties is not None
     columns = {
         "games": [
             "game_id",
@@ -224,4 +225,6 @@ def _metrics(
         metrics |= sim.base.retention.metrics(float(sim.env.now))
     if sim.world is not None:
         metrics |= sim.world.metrics(waits, games, participants)
+    if sim.parties is not None:
+        metrics |= sim.parties.metrics(waits)
     return metrics

@@ -32,6 +32,7 @@ from lobbysim.scenario.parse import (
     set_path,
     to_data,
 )
+from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.world import RegionConfig, WorldConfig
 from lobbysim.validation import MAX_REPLICATIONS, ScenarioError, replications_problem
 
@@ -45,6 +46,7 @@ __all__ = [
     "CompareConfig",
     "GameRules",
     "MatchmakerConfig",
+    "PartiesConfig",
     "PluginSpec",
     "RatersConfig",
     "RecordsConfig",

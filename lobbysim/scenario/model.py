@@ -19,6 +19,7 @@ from typing import Any
 
 from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.validation import (
@@ -416,6 +417,8 @@ class Scenario:
             :class:`CompareConfig`); ``run`` and ``sweep`` ignore it.
         world: optional data centres, regions and latencies (see :class:`WorldConfig`);
             without one, anyone can play anyone at no cost.
+        parties: optional parties of guests, one ticket each (see
+            :class:`~lobbysim.scenario.parties.PartiesConfig`); team and free-for-all games.
     """
 
     name: str = "scenario"
@@ -434,6 +437,7 @@ class Scenario:
     base: BaseConfig | None = None
     compare: CompareConfig | None = None
     world: WorldConfig | None = None
+    parties: PartiesConfig | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -458,7 +462,26 @@ class Scenario:
                 for name in ("max_latency_ms", "max_delta_ping_ms")
                 if getattr(self.matchmaker, name) is not None and self.world is None
             ],
+            *self._party_problems(),
         )
+
+    def _party_problems(self) -> list[str]:
+        """Return what is wrong with the parties given the game, if anything."""
+        parties, game = self.parties, self.game
+        if parties is None:
+            return []
+        if game.mode == "1v1":
+            return ["parties: parties play team or free-for-all games; game.mode is 1v1"]
+        problems = []
+        room = game.seats // 2 if game.mode == "team" else game.seats
+        if parties.largest > room:
+            what = "a team" if game.mode == "team" else "a game"
+            problems.append(
+                f"parties.sizes: a party of {parties.largest} does not fit {what} of {room}"
+            )
+        if parties.parity is not None and game.mode != "team":
+            problems.append(f"parties.parity: team games only; game.mode is {game.mode}")
+        return problems
 
     def _step_problems(self) -> list[str | None]:
         """Return problems of periodic steps so short that the run would never end."""

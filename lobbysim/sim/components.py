@@ -28,6 +28,7 @@ from lobbysim.retention import RETENTION, RetentionModel
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
 from lobbysim.visits import VISITS, VisitModel
@@ -225,6 +226,7 @@ class Components:
             driver=self.driver,
             rematch=self.has_rematch_rule,
             latency_limits=mm.max_latency_ms is not None or mm.max_delta_ping_ms is not None,
+            parties=scenario.parties is not None,
             has_base=scenario.base is not None,
             drifts=self.population.skill_drift_per_day > 0,
             allowed=allowed,
@@ -245,6 +247,13 @@ class Components:
             ),
             metrics_start=scenario.metrics_start,
         )
+
+    @staticmethod
+    def parties(scenario: Scenario, streams: Streams) -> Parties | None:
+        """Return the run's parties (None: the scenario has none), drawing from ``streams``."""
+        if scenario.parties is None:
+            return None
+        return Parties(scenario.parties, streams, scenario.metrics_start)
 
     def beta2(self) -> float:
         """Return the driving rater's ``beta2`` (a failure names the rater)."""

@@ -77,6 +77,7 @@ class Player:
     # with a skill drift: when ``skill`` was last brought up to date (NaN: the walk has not
     # started, the skill is the population's draw); see lobbysim.sim.skill_dynamics
     skill_time: float = math.nan
+    party: int = -1  # the party the player queues with (-1: solo); see lobbysim.sim.parties
 
 
 @dataclass(slots=True)

@@ -54,6 +54,7 @@ from lobbysim.sim.fast.duels import (
 )
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.group_games import GroupGames
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.skill_dynamics import SkillDynamics
@@ -118,9 +119,13 @@ class Games(GroupGames):
         ring_hold: Doorbell | None = None,
         rate_duel: Callable[[int, int], None] | None = None,
         world: World | None = None,
+        parties: Parties | None = None,
     ) -> None:
         #: Where games are hosted and what each seat's latency is (None: no world).
         self._world = world
+        #: Who queues with whom (None: everybody solo).
+        self._parties = parties
+        self._premade: dict[int, tuple[int, int]] = {}  # team games' players in parties
         self.env = clock.env
         self.plan = plan = FastPlan.off() if plan is None else plan
         self.rules = rules

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from lobbysim.sim.clock import Clock, Doorbell, Moment
 from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting
 from lobbysim.sim.fast.backfill import seat_from_queue
 from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.skill_dynamics import SkillDynamics
 from lobbysim.sim.world import World
@@ -67,6 +68,8 @@ class GroupGames:
     _finished: list[Any]
     _open_games: dict[int, GroupGame]
     _world: World | None
+    _parties: Parties | None
+    _premade: dict[int, tuple[int, int]]
 
     def _truth_of(self, waiting: Waiting) -> float:
         raise NotImplementedError  # Games'
@@ -101,6 +104,10 @@ class GroupGames:
             eligible = free & np.fromiter(
                 (w.pid not in been for w in waiting), dtype=bool, count=len(waiting)
             )
+            if self._parties is not None:  # a party is back-filled only whole: solos only
+                eligible &= np.fromiter(
+                    (w.player.party < 0 for w in waiting), dtype=bool, count=len(waiting)
+                )
             world = self._world
             if world is not None and world.limits:  # only within their limits at its host
                 now = self.env.now
@@ -151,16 +158,24 @@ class GroupGames:
                 del self._open_games[game_id]
 
     def start_group(
-        self, members: list[Waiting], mu: FloatArray, quality: float, data_centre: int = -1
+        self,
+        members: list[Waiting],
+        mu: FloatArray,
+        quality: float,
+        data_centre: int = -1,
+        teams: Sequence[int] | None = None,
     ) -> None:
         """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``), hosted
-        in ``data_centre`` (-1: no world)."""
+        in ``data_centre`` (-1: no world), on ``teams`` if given (parties: whole tickets), else
+        on teams balanced by ``mu``."""
         rules, env = self.rules, self.env
-        teams: list[int | None]
-        if rules.mode == "team":
-            teams = [int(t) for t in balance_teams(mu, rules.seats // 2)]
+        seated: list[int | None]
+        if rules.mode != "team":
+            seated = [None] * len(members)
+        elif teams is not None:
+            seated = list(teams)
         else:
-            teams = [None] * len(members)
+            seated = [int(t) for t in balance_teams(mu, rules.seats // 2)]
         end = self._clock.snap_to_tick(env.now + rules.length)
         game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
@@ -169,7 +184,15 @@ class GroupGames:
         game.data_centre = data_centre
         if self._world is not None:
             self._world.started([m.pid for m in members], env.now)
-        for member, team in zip(members, teams, strict=True):
+        parties = self._parties
+        if parties is not None:
+            players = [m.player for m in members]
+            parties.started(players, seated, env.now)
+            if rules.mode == "team":
+                in_party = [p.party >= 0 for p in players]
+                team_a = sum(k for k, t in zip(in_party, seated, strict=True) if t == 0)
+                self._premade[game.game_id] = (team_a, sum(in_party) - team_a)
+        for member, team in zip(members, seated, strict=True):
             self._seat(game, member, team)
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
@@ -281,6 +304,9 @@ class GroupGames:
                 ]
             )
             result = self._result(g, seats)
+            premade = self._premade.pop(g.game_id, None)
+            if premade is not None and self._parties is not None:
+                self._parties.scored(premade, result.winner, g.start)
             players = [st.player for st in g.stints]
             skills = self._truths.pop(g.game_id)
             if g.mode == "ffa" and self.plan.float_scoring:  # game_truth's, on lists

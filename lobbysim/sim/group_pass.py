@@ -10,6 +10,9 @@ a data centre within all its members' limits (docs/model.md, section 8).
 
 from __future__ import annotations
 
+import bisect
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +26,7 @@ from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.pairing import InForce
+from lobbysim.sim.parties import Parties, party_skill, split_teams
 from lobbysim.sim.world import World
 
 
@@ -38,6 +42,7 @@ class GroupPass:
     _rules: GameRules
     _threshold: ThresholdSchedule
     _world: World | None
+    _parties: Parties | None
     env: simpy.Environment
 
     def _tie_generator(self) -> np.random.Generator:
@@ -73,20 +78,32 @@ class GroupPass:
         def sub_quality(i: IntArray, j: IntArray) -> FloatArray:
             return quality(left[i], left[j])
 
-        def sub_masked(i: IntArray, j: IntArray) -> FloatArray:
-            return masked(left[i], left[j])
-
         world, now = self._world, self.env.now
+
+        def former(cand: IntArray) -> list[tuple[IntArray, list[int] | None]]:
+            """Groups among the free players ``cand`` (indices into ``left``), with teams."""
+            if self._parties is not None:
+                return self._ticket_groups(cand, left, waiting, pool, masked, policy)
+            if policy.uniform:
+                order = self._tie_generator().permutation(cand.size)
+                found = list(order[: cand.size - cand.size % size].reshape(-1, size))
+            else:
+
+                def sub(i: IntArray, j: IntArray) -> FloatArray:
+                    return masked(left[cand[i]], left[cand[j]])
+
+                found = form_groups(
+                    pool.mu[left][cand], pool.waited[left][cand], size, sub, self._threshold
+                )
+            return [(cand[g], None) for g in found]
+
+        everyone = np.arange(left.size)
         if world is not None and world.limits:
-            groups = self._groups_by_data_centre(world, left, ids, pool, sub_masked, policy)
-        elif policy.uniform:
-            order = self._tie_generator().permutation(left.size)
-            groups = list(order[: left.size - left.size % size].reshape(-1, size))
+            formed = self._groups_by_data_centre(world, left, ids, pool, former)
         else:
-            groups = form_groups(
-                pool.mu[left], pool.waited[left], size, sub_masked, self._threshold
-            )
-        for group, q in zip(groups, group_qualities(groups, sub_quality), strict=True):
+            formed = former(everyone)
+        groups = [g for g, _ in formed]
+        for (group, teams), q in zip(formed, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
             self._check_quality([q])
             seated = [waiting[i] for i in members.tolist()]
@@ -95,7 +112,7 @@ class GroupPass:
                 host = world.host([w.pid for w in seated], [now - w.since for w in seated])
                 if host < 0:
                     continue
-            games.start_group(seated, pool.mu[members], q, host)
+            games.start_group(seated, pool.mu[members], q, host, teams)
             if rematch is not None:
                 rematch.met(seated)
 
@@ -105,37 +122,104 @@ class GroupPass:
         left: IntArray,
         ids: IdArray,
         pool: Pool,
-        masked: QualityFn,
-        policy: InForce,
-    ) -> list[IntArray]:
+        former: Callable[[IntArray], list[tuple[IntArray, list[int] | None]]],
+    ) -> list[tuple[IntArray, list[int] | None]]:
         """Form groups (indices into ``left``) data centre by data centre under latency limits.
 
         Groups of players adjacent in rating mix regions, and a run of them rarely has a data
         centre within everybody's limits; so each data centre in turn (the one open to the most
-        waiting players first) forms groups among the free players it is open to, as the pass
-        forms them over the whole pool (adjacent in rating under the threshold, or at random for
-        uniform pairing). Every group then has a data centre within all its members' limits.
+        waiting players first) forms groups (``former``) among the free players it is open to,
+        as the pass forms them over the whole pool. Every group then has a data centre within
+        all its members' limits.
         """
         size = self._rules.seats
         open_ = world.open_matrix(ids[left], pool.waited[left])
         taken = np.zeros(left.size, dtype=bool)
-        groups: list[IntArray] = []
+        groups: list[tuple[IntArray, list[int] | None]] = []
         for d in np.argsort(-open_.sum(axis=0), kind="stable").tolist():
             cand = np.flatnonzero(open_[:, d] & ~taken)
             if cand.size < size:
                 continue
-            if policy.uniform:
-                order = self._tie_generator().permutation(cand.size)
-                found = list(order[: cand.size - cand.size % size].reshape(-1, size))
-            else:
-
-                def sub(i: IntArray, j: IntArray, cand: IntArray = cand) -> FloatArray:
-                    return masked(cand[i], cand[j])
-
-                found = form_groups(
-                    pool.mu[left][cand], pool.waited[left][cand], size, sub, self._threshold
-                )
-            for group in found:
-                groups.append(cand[group])
-                taken[cand[group]] = True
+            for group, teams in former(cand):
+                groups.append((group, teams))
+                taken[group] = True
         return groups
+
+    def _ticket_groups(
+        self,
+        cand: IntArray,
+        left: IntArray,
+        waiting: list[Waiting],
+        pool: Pool,
+        masked: QualityFn,
+        policy: InForce,
+    ) -> list[tuple[IntArray, list[int] | None]]:
+        """Form groups of whole tickets among the free players ``cand`` (indices into ``left``).
+
+        Tickets (:meth:`~lobbysim.sim.parties.Parties.tickets`) are ordered by their combined
+        rating (:func:`~lobbysim.sim.parties.party_skill`; shuffled for uniform pairing). From
+        each ticket in that order, the next tickets that fit are taken until the game is full;
+        the group starts if its mean match quality over every pair clears the threshold of its
+        longest wait (not for uniform pairing) and, in team games, its tickets split into two
+        teams within the parity limit (:func:`~lobbysim.sim.parties.split_teams`). Its tickets
+        then leave the pool; otherwise the next ticket is tried as the first.
+        """
+        parties = self._parties
+        assert parties is not None
+        size, config = self._rules.seats, parties.config
+        players = [waiting[i].player for i in left[cand].tolist()]
+        tickets = parties.tickets(players)
+        mu, waited = pool.mu[left][cand], pool.waited[left][cand]
+        skill = [party_skill(mu[t].tolist(), config.skill, config.premade_bonus) for t in tickets]
+        if policy.uniform:
+            order = self._tie_generator().permutation(len(tickets)).tolist()
+        else:
+            order = np.argsort(np.array(skill), kind="stable").tolist()
+        remaining = order
+        found: list[tuple[IntArray, list[int] | None]] = []
+        start = 0
+        while start < len(remaining):
+            chosen, total = [], 0
+            for t in remaining[start:]:
+                if total + len(tickets[t]) <= size:
+                    chosen.append(t)
+                    total += len(tickets[t])
+                    if total == size:
+                        break
+            if total < size:
+                break  # no later first ticket fills a game either
+            members = np.array([k for t in chosen for k in tickets[t]], dtype=np.intp)
+            teams = self._ticket_teams(chosen, tickets, skill, float(waited[members].max()))
+            fine = teams is not None or self._rules.mode != "team"
+            if fine and not policy.uniform:
+                i, j = np.triu_indices(size, k=1)
+                pair_q = masked(left[cand[members[i]]], left[cand[members[j]]])
+                fine = bool(pair_q.mean() >= self._threshold.at_one(float(waited[members].max())))
+            if fine:
+                found.append((cand[members], teams))
+                taken = set(chosen)
+                remaining = [t for t in remaining if t not in taken]
+            else:
+                start += 1
+        return found
+
+    def _ticket_teams(
+        self, chosen: list[int], tickets: list[list[int]], skill: list[float], longest: float
+    ) -> list[int] | None:
+        """Return each member's team (in the order of ``chosen``'s tickets) for a team game of
+        these tickets, or None (no split within the parity limit; None too outside team games)."""
+        if self._rules.mode != "team":
+            return None
+        parties = self._parties
+        assert parties is not None
+        parity = parties.config.parity
+        gap = math.inf
+        if parity is not None:
+            waits = [w for w, _ in parity]
+            gap = parity[max(bisect.bisect_right(waits, longest) - 1, 0)][1]
+        sizes = [len(tickets[t]) for t in chosen]
+        totals = [skill[t] * len(tickets[t]) for t in chosen]
+        split = split_teams(sizes, totals, self._rules.seats // 2, gap)
+        if split is None:
+            return None
+        return [team for team, t in zip(split, chosen, strict=True) for _ in tickets[t]]

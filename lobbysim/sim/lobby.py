@@ -53,6 +53,7 @@ from lobbysim.sim.fast.events import check_simpy
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.games import Games
 from lobbysim.sim.matchmaker import Matchmaker
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.rematch import RematchRule
@@ -73,7 +74,7 @@ class LobbySimulation:
         driver, shadows: the driving rater and the shadow raters.
         raters: ``(name, rater)`` of the driver then the shadows; every one gets each batch of
             finished games and is sampled (it may be replaced before the run, e.g. to wrap one).
-        clock, lobby, matchmaker, games, recorder: the parts of the model.
+        clock, lobby, matchmaker, games, recorder, world, parties: the parts of the model.
     """
 
     def __init__(
@@ -118,8 +119,9 @@ class LobbySimulation:
         self._shadow_games: list[Sequence[GameResult]] = []
         self._shadow_count = 0
         population = parts.population
-        #: Where players are: regions, data centres, latencies (None: no world).
+        #: Where players are (None: no world); who queues with whom (None: all solo).
         self.world: World | None = parts.world(scenario, streams)
+        self.parties: Parties | None = parts.parties(scenario, streams)
         self.clock = clock = Clock(env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(env)
         backfill_bell = Doorbell(env)  # rung by a quit that opens a seat
@@ -140,6 +142,7 @@ class LobbySimulation:
             mm.wake_on_arrival,
             rater_names=[name for name, _ in self.raters],
             world=self.world,
+            parties=self.parties,
         )
         #: The persistent player base, if the scenario has one.
         self.base: PlayerBase | None = None
@@ -177,6 +180,7 @@ class LobbySimulation:
             ring_hold=doorbell if self.plan.ring_hold else None,
             rate_duel=self.driver.rate_duel if self._hold_scores else None,  # type: ignore[attr-defined]
             world=self.world,
+            parties=self.parties,
         )
         rematch = None
         if parts.has_rematch_rule:
@@ -203,6 +207,7 @@ class LobbySimulation:
             engagement=None if self.base is None else self.base.retention,
             settle=self._score_held if self._hold_scores else None,
             world=self.world,
+            parties=self.parties,
         )
 
     # ----------------------------------------------------------------------- set-up and run

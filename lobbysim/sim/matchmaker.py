@@ -77,6 +77,7 @@ from lobbysim.sim.pairing import (
     true_quality,
     uniform_pairs,
 )
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World
@@ -89,24 +90,20 @@ class Matchmaker(GroupPass):
     """Matchmaking passes over the lobby's queue (see the module docstring).
 
     Args:
-        settings: the scenario's matchmaker section (tick, wake-up, focal players, names).
-        rules: the game's rules (the mode and the seats of a group game).
-        clock: exact-time events and the tick grid.
-        doorbell: the matchmaker's wake-up.
-        lobby: the queue and the players present.
-        games: starts the chosen games and back-fills open seats.
-        driver: the driving rater: beliefs, match quality and ``beta2``.
-        policy: scores candidate opponents (inside the assignment).
-        assignment: pairs waiting players (1v1).
-        threshold: the minimum match quality by time waited.
+        settings, rules: the scenario's matchmaker section and the game's rules.
+        clock, doorbell: exact-time events and the tick grid; the matchmaker's wake-up.
+        lobby, games: the queue and the players present; starts games, back-fills seats.
+        driver, driver_name: the driving rater (beliefs, match quality, ``beta2``), its name.
+        policy, status_quo: the policy (with its flags), and the one before the switch (None:
+            no switch) at ``switch_at``.
+        assignment, threshold: pairs waiting players (1v1); the quality by time waited.
         tie_rng: the tie-break stream of the policy and the assignment.
-        before_pass: run first in every pass (applies finished games to the raters).
-        backfill_bell: rung when a quit opens a seat: answered by a back-fill pass (None: a
-            quit opens no seat to fill before the next pass).
-        driver_name: the driving rater's name, for messages.
-        status_quo: the policy in force before the switch (None: no switch).
-        warmup: the scenario's warm-up, the switch's default time.
-        has_base: whether the scenario has a player base (the rematch rule's default).
+        before_pass, settle: run first in every pass (finished games to the raters); run
+            before a pass that reads more than the beliefs and the queue (held scores).
+        plan: the run's kernels (:class:`~lobbysim.sim.fast.plan.FastPlan`).
+        backfill_bell: rung when a quit opens a seat: answered by a back-fill pass.
+        rematch, engagement, world, parties: the rematch rule, the retention model's churn
+            predictions, where players are, who queues with whom (each None: none).
     """
 
     def __init__(
@@ -133,9 +130,10 @@ class Matchmaker(GroupPass):
         engagement: Retention | None = None,
         settle: Callable[[], None] | None = None,
         world: World | None = None,
+        parties: Parties | None = None,
     ) -> None:
-        #: Where players are and their latency limits (None: no world).
-        self._world = world
+        self._world = world  # where players are, their latency limits (None: no world)
+        self._parties = parties  # who queues with whom (None: everybody solo)
         self.env = clock.env
         self._settings = settings
         self._rules = rules

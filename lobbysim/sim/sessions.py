@@ -43,6 +43,7 @@ from lobbysim.sim.entities import (
     Player,
     Waiting,
 )
+from lobbysim.sim.parties import Parties, as_parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
@@ -65,6 +66,7 @@ class Lobby:
         wake_on_arrival: ring the doorbell whenever a player queues.
         rater_names: the raters' names, for messages (default: their classes' ``name``).
         world: gives each player registered a region and latencies (None: no world).
+        parties: cuts the guests of each arrival window into parties (None: all solo).
     """
 
     def __init__(
@@ -80,9 +82,11 @@ class Lobby:
         wake_on_arrival: bool,
         rater_names: Sequence[str] | None = None,
         world: World | None = None,
+        parties: Parties | None = None,
     ) -> None:
         self.env = clock.env
         self._world = world
+        self._parties = parties
         self._clock = clock
         self._doorbell = doorbell
         self._recorder = recorder
@@ -230,11 +234,16 @@ class Lobby:
             batch = self._population.sample(population_rng, arrivals.n_players)
             self.register(batch)
             rows = _rows(batch)
+            times, sizes = arrivals.times.tolist(), arrivals.sizes.tolist()
+            if self._parties is not None:
+                times, sizes, rows = as_parties(self._parties, times, sizes, rows)
             offset = 0
-            for t, size in zip(arrivals.times.tolist(), arrivals.sizes.tolist(), strict=True):
+            for t, size in zip(times, sizes, strict=True):
                 if t > env.now:
                     yield env.timeout(t - env.now)
-                self._arrive(rows[offset : offset + size])
+                ids = self._arrive(rows[offset : offset + size])
+                if self._parties is not None:
+                    self._parties.form([self.players[pid] for pid in ids])  # type: ignore[misc]
                 offset += size
             if end > env.now:
                 yield env.timeout(end - env.now)
@@ -287,10 +296,17 @@ class Lobby:
         if self.on_wait is not None:
             self.on_wait(player, now - waiting.since, True)
         player.state = ABANDONED
+        if self._parties is not None and player.party >= 0:  # the party gives up together
+            for mate in self._parties.dissolve(player):
+                other = self.pool.get(mate.pid)
+                if other is not None:
+                    self._renege(other)
         self._end_session(player)
 
     def _end_session(self, player: Player) -> None:
         """End a session: a guest departs for good, a member goes offline until the next visit."""
+        if player.party >= 0 and self._parties is not None:
+            self._parties.dissolve(player)
         if not player.member:
             self._depart(player)
             return

@@ -117,6 +117,7 @@ class FastPlan:
         drifts: bool,
         allowed: FastPlan | None = None,
         latency_limits: bool = False,
+        parties: bool = False,
     ) -> FastPlan:
         """Return the plan of a run.
 
@@ -131,6 +132,7 @@ class FastPlan:
             has_base: whether the scenario has a player base.
             drifts: whether skills drift.
             latency_limits: whether latency limits constrain who may meet (a world's).
+            parties: whether players queue in parties (only solos back-fill a seat).
             allowed: a plan whose kernels are the only ones allowed (:meth:`off`: none).
 
         Raises:
@@ -197,13 +199,13 @@ class FastPlan:
             "1v1": "one or two 1v1 games scored on floats",
             "ffa": "a free-for-all game's truth on lists",
         }.get(mode, "off: team games are scored on arrays")
-        lists = not one_v_one and not latency_limits
+        lists = not one_v_one and not latency_limits and not parties
         why["backfill_lists"] = (
             "back-fill passes"
             if lists
             else "off: 1v1 (no seats)"
             if one_v_one
-            else "off: latency limits decide who may take a seat"
+            else "off: latency limits or parties decide who may take a seat"
         )
         outcome = rates_outcomes_only(driver)
         held = one_v_one and wake_on_arrival and not has_base and outcome and not drifts

@@ -1,0 +1,215 @@
+"""Parties: one ticket each, never split, back-filled only whole; their skill and their teams.
+
+The invariants are checked on traces of whole runs (team and free-for-all games with quits and
+back-fill): every game's seats as the games start them, each seat's party at that moment, and
+the queueing spells of the records.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lobbysim.cli import main
+from lobbysim.experiments.simulation import simulate
+from lobbysim.scenario import Scenario
+from lobbysim.sim import group_games, parties
+from lobbysim.sim.parties import party_skill, split_teams
+
+PARTIES = {"sizes": [[1, 0.55], [2, 0.25], [3, 0.12], [4, 0.08]], "skill": "max"}
+
+
+def _scenario(mode: str, **party: Any) -> dict[str, Any]:
+    game: dict[str, Any] = {"length": 10, "quit_rate": 0.02, "backfill": True}
+    game |= {"mode": "team", "team_size": 4} if mode == "team" else {"mode": "ffa", "ffa_size": 6}
+    return {
+        "horizon": 400,
+        "warmup": 40,
+        "arrivals": {"name": "poisson", "rate": 10.0},
+        "population": {"session_games_mean": 4, "patience_mean": 4},
+        "game": game,
+        "matchmaker": {"threshold": [[0, 0.4], [1, 0.0]]},
+        "parties": copy.deepcopy(PARTIES) | party,
+    }
+
+
+def test_a_partys_skill_follows_its_rule() -> None:
+    means = [1.0, 4.0, -2.0]
+    assert party_skill(means, "average") == 1.0
+    assert party_skill(means, "max") == 4.0
+    assert party_skill(means, "min") == -2.0
+    assert party_skill(means, "average_plus", 0.5) == 2.0  # + 0.5 per member beyond the first
+    assert party_skill([3.0], "average_plus", 0.5) == 3.0
+
+
+def test_teams_split_whole_tickets_most_evenly_within_the_parity_limit() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(400):
+        team = int(rng.integers(2, 6))
+        sizes: list[int] = []
+        while sum(sizes) < 2 * team:
+            sizes.append(int(rng.integers(1, min(team, 2 * team - sum(sizes)) + 1)))
+        totals = [float(rng.normal(0, 3)) * s for s in sizes]
+        gap = float(rng.choice([0, 1, 2, math.inf]))
+        got = split_teams(sizes, totals, team, gap)
+        # independently: every assignment of tickets to two teams, the best admissible one
+        best, best_gap = None, math.inf
+        for labels in itertools.product((0, 1), repeat=len(sizes)):
+            if (
+                labels[0] != 0
+                or sum(s for s, t in zip(sizes, labels, strict=True) if t == 0) != team
+            ):
+                continue
+            premade = [
+                sum(s for s, t in zip(sizes, labels, strict=True) if t == side and s >= 2)
+                for side in (0, 1)
+            ]
+            if abs(premade[0] - premade[1]) > gap:
+                continue
+            diff = abs(
+                sum(x for x, t in zip(totals, labels, strict=True) if t == 0)
+                - sum(x for x, t in zip(totals, labels, strict=True) if t == 1)
+            )
+            if diff < best_gap - 1e-9:
+                best, best_gap = list(labels), diff
+        if best is None:
+            assert got is None
+        else:
+            assert got is not None
+            got_gap = abs(
+                sum(x for x, t in zip(totals, got, strict=True) if t == 0)
+                - sum(x for x, t in zip(totals, got, strict=True) if t == 1)
+            )
+            assert got_gap == pytest.approx(best_gap, abs=1e-9)
+
+
+def _trace(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Capture every party formed, every game started and every seat taken."""
+    seen: dict[str, list[Any]] = {"formed": [], "games": [], "seats": []}
+    form = parties.Parties.form
+    start_group = group_games.GroupGames.start_group
+    seat = group_games.GroupGames._seat
+
+    def forming(self: Any, players: Any) -> None:
+        form(self, players)
+        if len(players) >= 2:
+            seen["formed"].append([(p.pid, p.games_left, p.leave_at) for p in players])
+
+    def starting(self: Any, members: Any, mu: Any, quality: float, *args: Any) -> None:
+        teams = args[1] if len(args) > 1 else None
+        mates = {
+            m.player.party: [p.pid for p in self._parties.members.get(m.player.party, [])]
+            for m in members
+            if m.player.party >= 0
+        }
+        seen["games"].append(([m.pid for m in members], mates, teams))
+        start_group(self, members, mu, quality, *args)
+
+    def seating(self: Any, game: Any, member: Any, team: Any) -> None:
+        seen["seats"].append((game.start, self.env.now, member.player.party))
+        seat(self, game, member, team)
+
+    monkeypatch.setattr(parties.Parties, "form", forming)
+    monkeypatch.setattr(group_games.GroupGames, "start_group", starting)
+    monkeypatch.setattr(group_games.GroupGames, "_seat", seating)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["team", "ffa"])
+def test_no_party_is_ever_split_nor_back_filled_in_part(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _trace(monkeypatch)
+    result = simulate(Scenario.from_dict(_scenario(mode)), 3)
+    assert len(seen["formed"]) > 100 and len(seen["games"]) > 200
+    for members in seen["formed"]:  # a party arrives together and shares one session
+        assert len({(g, t) for _, g, t in members}) == 1
+    in_party = 0
+    for pids, mates, teams in seen["games"]:
+        for party, party_pids in mates.items():
+            assert set(party_pids) <= set(pids), (party, party_pids, pids)  # whole
+            if teams is not None:  # and on one team
+                assert len({teams[pids.index(p)] for p in party_pids}) == 1
+            in_party += len(party_pids)
+    assert in_party > 200
+    backfilled = [party for start, now, party in seen["seats"] if now > start]
+    assert len(backfilled) > 10 and all(party < 0 for party in backfilled)
+    assert result.metrics["party_split_games"] == 0.0
+    assert 0.1 < result.metrics["premade_share"] < 0.9
+    assert result.metrics["party_queue_time_mean"] > 0
+
+
+def test_a_party_gives_up_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A party member whose patience runs out takes the party's waiting members along: after
+    the give-up, none of the members it had then is still in the queue."""
+    from lobbysim.sim import sessions
+
+    renege = sessions.Lobby._renege
+    left_behind: list[Any] = []
+    together = [0]
+
+    def reneging(self: Any, waiting: Any) -> None:
+        party = waiting.player.party
+        members = self._parties.members.get(party, []) if party >= 0 else []
+        mates = [p.pid for p in members if p.pid != waiting.pid and p.pid in self.pool]
+        renege(self, waiting)
+        if mates:
+            together[0] += 1
+            left_behind.extend(pid for pid in mates if pid in self.pool)
+
+    monkeypatch.setattr(sessions.Lobby, "_renege", reneging)
+    data = _scenario("team")
+    data["population"]["patience_mean"] = 1.0
+    result = simulate(Scenario.from_dict(data), 5)
+    assert together[0] > 20 and left_behind == []
+    assert result.metrics["abandonment_rate"] > 0.1
+
+
+def test_team_parity_zero_gives_equal_premade_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _trace(monkeypatch)
+    simulate(Scenario.from_dict(_scenario("team", parity=[[0, 0]])), 6)
+    assert len(seen["games"]) > 100
+    for pids, mates, teams in seen["games"]:
+        premade = [0, 0]
+        for party_pids in mates.values():
+            if len(party_pids) >= 2:
+                premade[teams[pids.index(party_pids[0])]] += len(party_pids)
+        assert premade[0] == premade[1]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"parties": {"sizes": [[1, 0.5], [2, 0.4]]}}, "parties.sizes: the shares must sum"),
+        (
+            {"game": {"mode": "team", "team_size": 2}, "parties": {"sizes": [[1, 0.5], [3, 0.5]]}},
+            "parties.sizes: a party of 3 does not fit a team of 2",
+        ),
+        ({"parties": {"sizes": [[1, 1.0]]}}, "parties: parties play team or free-for-all games"),
+        (
+            {"game": {"mode": "ffa"}, "parties": {"sizes": [[1, 1.0]], "parity": [[0, 1]]}},
+            "parties.parity: team games only",
+        ),
+        (
+            {"game": {"mode": "ffa"}, "parties": {"sizes": [[1, 1.0]], "skill": "median"}},
+            "parties.skill: expected one of",
+        ),
+    ],
+)
+def test_bad_parties_are_one_line_naming_the_field(
+    data: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"horizon": 60, "warmup": 5, **data}))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
