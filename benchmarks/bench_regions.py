@@ -1,14 +1,16 @@
-"""Benchmark: seats filled per wall-second of a 5v5 lobby in three regions with latency limits.
+"""Benchmark: seats filled per wall-second of a 5v5 lobby in three regions, with parties.
 
-The regions issue asks that a 5v5 lobby at ~10,000 concurrent players, with three regions (and,
-when they land, parties) fill at least 20,000 seats per second. The lobby: 5v5 team games of 20
-minutes with quits and back-fill, three regions (half, 30% and 20% of the players) and three data
-centres with a lognormal spread of ping, a maximum latency relaxing from 60 to 150 ms and a delta
-ping limit, DrawChance-style groups adjacent in rating formed data centre by data centre, the
-Bayesian rater, records streamed to CSV as ``simulate()`` streams them. Each run is a fresh
+The regions issue asks that a 5v5 lobby at ~10,000 concurrent players, with three regions and
+parties on, fill at least 20,000 seats per second. The lobby: 5v5 team games of 20 minutes with
+quits and back-fill, three regions (half, 30% and 20% of the players) and three data centres with
+a lognormal spread of ping, a maximum latency relaxing from 60 to 150 ms and a delta ping limit,
+guests in parties of 1 to 5 (tickets formed data centre by data centre, teams split by whole
+tickets within a premade-parity limit), the Bayesian rater, records streamed to CSV as
+``simulate()`` streams them (``--no-parties``: everybody solo). Each run is a fresh
 process; the warm-up fills the lobby and is not timed; the figures are medians of ``--repeats``.
 
     python benchmarks/bench_regions.py [--concurrent 10000] [--minutes 60] [--repeats 3]
+        [--no-parties]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from lobbysim.scenario import Scenario
 GAME_MINUTES = 20.0
 SESSION_GAMES = 5.0
 MINUTES_PER_GAME = 16.0  # a stint and the wait before it, about: the lobby holds ~ the size asked
+MINUTES_PER_GAME_PARTIES = 8.0  # sessions end sooner with parties (a party gives up together)
 TARGET_SEATS_PER_S = 20_000.0
 WORLD = {
     "data_centres": ["us_east", "eu_west", "ap_southeast"],
@@ -45,11 +48,20 @@ WORLD = {
 }
 
 
-def scenario_for(concurrent: int, minutes: float) -> Scenario:
+PARTIES = {
+    "sizes": [[1, 0.6], [2, 0.2], [3, 0.1], [4, 0.05], [5, 0.05]],
+    "skill": "average_plus",
+    "premade_bonus": 0.2,
+    "parity": [[0, 2], [2, 5]],
+}
+
+
+def scenario_for(concurrent: int, minutes: float, parties: bool = True) -> Scenario:
     """A 5v5 lobby in three regions whose steady state holds about ``concurrent`` players."""
-    session_minutes = SESSION_GAMES * MINUTES_PER_GAME
+    session_minutes = SESSION_GAMES * (MINUTES_PER_GAME_PARTIES if parties else MINUTES_PER_GAME)
     return Scenario.from_dict(
         {
+            **({"parties": PARTIES} if parties else {}),
             "name": f"bench-regions-{concurrent}",
             "horizon": 2 * session_minutes + minutes,
             "warmup": 2 * session_minutes,
@@ -76,14 +88,14 @@ def scenario_for(concurrent: int, minutes: float) -> Scenario:
     )
 
 
-def child(concurrent: int, minutes: float) -> dict[str, Any]:
+def child(concurrent: int, minutes: float, parties: bool = True) -> dict[str, Any]:
     """Run once (warm-up untimed); return its figures."""
     from lobbysim.record_files import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 
     written = {"games": 0, "participants": 0}
-    scenario = scenario_for(concurrent, minutes)
+    scenario = scenario_for(concurrent, minutes, parties)
     with tempfile.TemporaryDirectory() as folder:
         sink = open_sink(Path(folder), "csv")  # as simulate() opens it
 
@@ -121,13 +133,16 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=10_000)
     parser.add_argument("--minutes", type=float, default=60.0, help="timed simulated minutes")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--parties", action=argparse.BooleanOptionalAction, default=True, help="guests in parties"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.concurrent, args.minutes)))
+        print(json.dumps(child(args.concurrent, args.minutes, args.parties)))
         return
     command = [sys.executable, __file__, "--child", "--concurrent", str(args.concurrent)]
-    command += ["--minutes", str(args.minutes)]
+    command += ["--minutes", str(args.minutes), "--parties" if args.parties else "--no-parties"]
     runs = [
         json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
         for _ in range(args.repeats)
@@ -142,7 +157,8 @@ def main() -> None:
     rate = statistics.median(r["seats"] / r["seconds"] for r in runs)
     verdict = "MET" if rate >= TARGET_SEATS_PER_S else "MISSED"
     print(
-        f"5v5, three regions, latency limits, ~{args.concurrent:,} concurrent: median "
+        f"5v5, three regions, latency limits, {'parties' if args.parties else 'no parties'}, "
+        f"~{args.concurrent:,} concurrent: median "
         f"{rate:,.0f} seats/s over {args.repeats} runs (target >= {TARGET_SEATS_PER_S:,.0f}): "
         f"{verdict}"
     )

@@ -226,7 +226,6 @@ class Components:
             driver=self.driver,
             rematch=self.has_rematch_rule,
             latency_limits=mm.max_latency_ms is not None or mm.max_delta_ping_ms is not None,
-            parties=scenario.parties is not None,
             has_base=scenario.base is not None,
             drifts=self.population.skill_drift_per_day > 0,
             allowed=allowed,

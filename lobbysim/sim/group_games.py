@@ -96,24 +96,25 @@ class GroupGames:
             seat: seats a player (default: :meth:`_seat`).
         """
         seat = self._seat if seat is None else seat
+        n = len(waiting)
+        solo = open_ = None  # who may take a seat at all, and at each data centre: once a pass
+        if self._parties is not None:  # a party is back-filled only whole: solos only
+            solo = np.fromiter((w.player.party < 0 for w in waiting), dtype=bool, count=n)
+        world = self._world
+        if world is not None and world.limits:  # only within their limits at the game's host
+            pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=n)
+            waited = self.env.now - np.fromiter((w.since for w in waiting), dtype=float, count=n)
+            open_ = world.open_matrix(pids, waited)
         for game in self._fillable():
             if not free.any():  # nobody left to seat: the seats stay open
                 continue
             # nobody returns to a game they have left
             been = game.been
-            eligible = free & np.fromiter(
-                (w.pid not in been for w in waiting), dtype=bool, count=len(waiting)
-            )
-            if self._parties is not None:  # a party is back-filled only whole: solos only
-                eligible &= np.fromiter(
-                    (w.player.party < 0 for w in waiting), dtype=bool, count=len(waiting)
-                )
-            world = self._world
-            if world is not None and world.limits:  # only within their limits at its host
-                now = self.env.now
-                pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
-                waited = now - np.fromiter((w.since for w in waiting), dtype=float)
-                eligible &= world.can_seat(game.data_centre, pids, waited)
+            eligible = free & np.fromiter((w.pid not in been for w in waiting), dtype=bool, count=n)
+            if solo is not None:
+                eligible &= solo
+            if open_ is not None:
+                eligible &= open_[:, game.data_centre]
             while game.open_seats and eligible.any():
                 team, target = game.open_seats.pop(0)
                 candidates = np.flatnonzero(eligible)
@@ -131,17 +132,31 @@ class GroupGames:
         bit for bit); otherwise :meth:`backfill` does, on arrays.
         """
         if self.plan.backfill_lists:
-            return seat_from_queue(self._fillable(), waiting, mu, self._seat)
+            world = self._world
+            limited = world is not None and world.limits
+            allowed = self._may_sit if limited or self._parties is not None else None
+            return seat_from_queue(self._fillable(), waiting, mu, self._seat, allowed)
         free = np.ones(len(waiting), dtype=bool)
-        seated: list[int] = []
+        order: list[int] = []  # the positions seated, in the order seated
 
         def seat(game: GroupGame, member: Waiting, team: int | None) -> None:
-            seated.append(positions[id(member)])
+            order.append(int(np.flatnonzero(~free & ~taken)[0]))
+            taken[order[-1]] = True
             self._seat(game, member, team)
 
-        positions = {id(w): k for k, w in enumerate(waiting)}
+        taken = np.zeros(len(waiting), dtype=bool)
         self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat)
-        return seated
+        return order
+
+    def _may_sit(self, game: GroupGame, member: Waiting) -> bool:
+        """Whether a waiting player may take a seat of ``game`` (a back-fill): a solo player
+        (with parties), within their latency limits at its data centre (with a world's)."""
+        if self._parties is not None and member.player.party >= 0:
+            return False
+        world = self._world
+        if world is None or not world.limits:
+            return True
+        return world.can_take(member.pid, game.data_centre, self.env.now - member.since)
 
     def _fillable(self) -> Iterator[GroupGame]:
         """Yield the running games with open seats, oldest first, for a back-fill to seat

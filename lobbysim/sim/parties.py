@@ -26,12 +26,13 @@ in parties).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.sim.entities import Player
@@ -59,27 +60,30 @@ def split_teams(
     """Return each ticket's team (0 or 1) that fills two teams of ``team_size`` with whole
     tickets, with the smallest difference of the teams' totals whose counts of players in
     parties (tickets of two or more) differ by at most ``max_premade_gap``; None if there is no
-    such split. Ties go to the first split in the order of :func:`itertools.combinations` of
-    the tickets put in team 0 (the first ticket always is)."""
+    such split. The first ticket is always in team 0; ties go to the first split in the order
+    of :func:`_splits` (team 0's other tickets as the bits of 0, 1, 2, ...)."""
     n = len(sizes)
-    best: list[int] | None = None
-    best_gap = math.inf
-    whole = math.fsum(totals)
-    premade = [s if s >= 2 else 0 for s in sizes]
-    all_premade = sum(premade)
-    for k in range(1, n + 1):
-        for chosen in itertools.combinations(range(1, n), k - 1):
-            team0 = (0, *chosen)
-            if sum(sizes[i] for i in team0) != team_size:
-                continue
-            mine = sum(premade[i] for i in team0)
-            if abs(2 * mine - all_premade) > max_premade_gap:
-                continue
-            gap = abs(2 * math.fsum(totals[i] for i in team0) - whole)
-            if gap < best_gap:
-                best_gap = gap
-                best = [0 if i in team0 else 1 for i in range(n)]
-    return best
+    bits = _splits(n)  # (2 ** (n - 1), n - 1): which of tickets 1.. join ticket 0's team
+    size = np.asarray(sizes, dtype=np.int64)
+    filled = size[0] + bits @ size[1:]
+    premade = np.where(size >= 2, size, 0)
+    mine = premade[0] + bits @ premade[1:]
+    total = np.asarray(totals, dtype=np.float64)
+    gap = np.abs(2.0 * (total[0] + bits @ total[1:]) - total.sum())
+    fine = (filled == team_size) & (np.abs(2 * mine - premade.sum()) <= max_premade_gap)
+    if not fine.any():
+        return None
+    best = int(np.argmin(np.where(fine, gap, np.inf)))
+    return [0, *(1 - bits[best]).tolist()]
+
+
+@cache
+def _splits(n: int) -> NDArray[np.int64]:
+    """Return every subset of tickets 1..n-1 as rows of bits (read-only), in counting order."""
+    rows = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)[None, :]) & 1
+    rows = rows.astype(np.int64)
+    rows.flags.writeable = False
+    return rows
 
 
 class Parties:

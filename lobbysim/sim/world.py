@@ -217,6 +217,15 @@ class World:
             return np.ones(len(pids), dtype=bool)
         return self._open(np.asarray(pids, dtype=np.intp), np.asarray(waited))[:, data_centre]
 
+    def can_take(self, pid: int, data_centre: int, waited: float) -> bool:
+        """:meth:`can_seat` of one player, on floats."""
+        latency = float(self._latency[pid, data_centre])
+        if self.max_latency is not None and not latency <= self.max_latency.at_one(waited):
+            return False
+        if self.max_delta_ping is None:
+            return True
+        return latency - float(self._best[pid]) <= self.max_delta_ping.at_one(waited)
+
     # ------------------------------------------------------------------------ tallies
     def seated(self, pid: int, data_centre: int, now: float) -> None:
         """Note a seat taken in a game hosted in ``data_centre`` (at its start or back-filled)."""

@@ -213,3 +213,28 @@ def test_bad_parties_are_one_line_naming_the_field(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("mode", ["team", "ffa"])
+def test_parties_and_latency_limits_give_the_same_records_with_the_plan_off(mode: str) -> None:
+    """The back-fill kernel on lists, asking whom a seat is open to (a solo player, within
+    their limits at the game's data centre), seats whom the arrays seat."""
+    from lobbysim.sim.fast.plan import FastPlan
+
+    data = _scenario(mode) | {
+        "world": {
+            "data_centres": ["a", "b"],
+            "regions": [{"name": "x", "share": 0.6}, {"name": "y", "share": 0.4}],
+            "latency": {"name": "matrix", "base_ms": {"x": [30, 90], "y": [90, 30]}},
+        }
+    }
+    data["matchmaker"]["max_latency_ms"] = [[0, 60], [1, 120]]
+    scenario = Scenario.from_dict(data)
+    fast, plain = simulate(scenario, 8), simulate(scenario, 8, plan=FastPlan.off())
+    late = fast.participants.joined > fast.participants.game_id.map(
+        fast.games.set_index("game_id").start
+    )
+    assert late.sum() > 10  # back-filled seats
+    for kind in ("games", "participants", "waits", "players"):
+        assert getattr(fast, kind).to_csv() == getattr(plain, kind).to_csv(), kind
+    assert repr(fast.metrics) == repr(plain.metrics)

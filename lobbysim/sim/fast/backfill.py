@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from lobbysim.sim.entities import GroupGame, Waiting
 
@@ -22,6 +23,7 @@ def seat_from_queue(
     waiting: list[Waiting],
     mu: list[float],
     seat: Callable[[GroupGame, Waiting, int | None], None],
+    allowed: Callable[[GroupGame, Waiting], bool] | None = None,
 ) -> list[int]:
     """Fill the open seats of ``fillable`` games (oldest first) from the whole queue.
 
@@ -30,6 +32,9 @@ def seat_from_queue(
         waiting: the queue as the pass sees it.
         mu: the driving rater's mean of each waiting player.
         seat: seats a waiting player in a game, on a team (or None).
+        allowed: whether a waiting player may take a seat of a game at all (parties: solos
+            only; latency limits: within the player's at the game's data centre; None: all),
+            asked only of a player who would otherwise be picked.
 
     Returns:
         The positions in ``waiting`` of the players seated, in the order seated.
@@ -41,16 +46,21 @@ def seat_from_queue(
             continue
         # nobody returns to a game they have left
         been = game.been
+        may = None if allowed is None else partial(allowed, game)
         if len(game.open_seats) == 1:  # one seat (a quit's): nearest over the eligible
             team, target = game.open_seats[0]
-            pick = nearest_eligible(waiting, mu, target, taken, been)
+            pick = nearest_eligible(waiting, mu, target, taken, been, may)
             if pick >= 0:
                 del game.open_seats[0]
                 taken.add(pick)
                 seated.append(pick)
                 seat(game, waiting[pick], team)
             continue
-        eligible = [k for k, w in enumerate(waiting) if k not in taken and w.pid not in been]
+        eligible = [
+            k
+            for k, w in enumerate(waiting)
+            if k not in taken and w.pid not in been and (may is None or may(w))
+        ]
         while game.open_seats and eligible:
             team, target = game.open_seats.pop(0)
             pick = nearest(eligible, mu, target)
@@ -76,18 +86,27 @@ def nearest(candidates: list[int], mu: list[float], target: float) -> int:
 
 
 def nearest_eligible(
-    waiting: list[Waiting], mu: list[float], target: float, taken: set[int], been: set[int]
+    waiting: list[Waiting],
+    mu: list[float],
+    target: float,
+    taken: set[int],
+    been: set[int],
+    may: Callable[[Waiting], bool] | None = None,
 ) -> int:
     """Return :func:`nearest` of the eligible positions of ``waiting`` (neither ``taken``
-    nor a player in ``been``), in one walk over the queue without the list of candidates, or
-    -1 if none is eligible."""
+    nor a player in ``been``, and allowed by ``may``), in one walk over the queue without the
+    list of candidates, or -1 if none is eligible. ``may`` is asked only of a player who would
+    be the pick so far (the same pick as filtering first: the first allowed NaN distance, else
+    the first of the smallest allowed distances)."""
     best, best_distance = -1, math.inf
     for k, w in enumerate(waiting):
         if w.pid in been or k in taken:
             continue
         distance = abs(mu[k] - target)
         if distance != distance:  # NaN: np.argmin returns the first one
-            return k
-        if distance < best_distance or best < 0:  # the first of equal distances stays
-            best, best_distance = k, distance
+            if may is None or may(w):
+                return k
+            continue
+        if (distance < best_distance or best < 0) and (may is None or may(w)):
+            best, best_distance = k, distance  # the first of equal distances stays
     return best

@@ -117,7 +117,6 @@ class FastPlan:
         drifts: bool,
         allowed: FastPlan | None = None,
         latency_limits: bool = False,
-        parties: bool = False,
     ) -> FastPlan:
         """Return the plan of a run.
 
@@ -132,7 +131,6 @@ class FastPlan:
             has_base: whether the scenario has a player base.
             drifts: whether skills drift.
             latency_limits: whether latency limits constrain who may meet (a world's).
-            parties: whether players queue in parties (only solos back-fill a seat).
             allowed: a plan whose kernels are the only ones allowed (:meth:`off`: none).
 
         Raises:
@@ -199,14 +197,8 @@ class FastPlan:
             "1v1": "one or two 1v1 games scored on floats",
             "ffa": "a free-for-all game's truth on lists",
         }.get(mode, "off: team games are scored on arrays")
-        lists = not one_v_one and not latency_limits and not parties
-        why["backfill_lists"] = (
-            "back-fill passes"
-            if lists
-            else "off: 1v1 (no seats)"
-            if one_v_one
-            else "off: latency limits or parties decide who may take a seat"
-        )
+        lists = not one_v_one
+        why["backfill_lists"] = "back-fill passes" if lists else "off: 1v1 (no seats)"
         outcome = rates_outcomes_only(driver)
         held = one_v_one and wake_on_arrival and not has_base and outcome and not drifts
         why["held_scores"] = (
