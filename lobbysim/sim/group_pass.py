@@ -186,8 +186,9 @@ class GroupPass:
                     total += len(tickets[t])
                     if total == size:
                         break
-            if total < size:
-                break  # no later first ticket fills a game either
+            if total < size:  # the tickets from here do not fill a game greedily
+                start += 1
+                continue
             members = np.array([k for t in chosen for k in tickets[t]], dtype=np.intp)
             teams = self._ticket_teams(chosen, tickets, skill, float(waited[members].max()))
             fine = teams is not None or self._rules.mode != "team"

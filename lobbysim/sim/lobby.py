@@ -159,6 +159,7 @@ class LobbySimulation:
                 retention=parts.retention,
                 metrics_start=scenario.metrics_start,
                 world=self.world,
+                parties=self.parties,
             )
         #: Whether a pass gives the driving rater the outcomes of the games finished since the
         #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
@@ -248,8 +249,7 @@ class LobbySimulation:
     @staticmethod
     @contextmanager
     def tuned() -> Iterator[None]:
-        """Run a block with the garbage collector tuned for large lobbies and BLAS on one thread
-        (:func:`lobbysim.sim.tuning.tuned`)."""
+        """Run a block with the interpreter tuned for a run (:func:`lobbysim.sim.tuning.tuned`)."""
         with tuning.tuned():
             yield
 

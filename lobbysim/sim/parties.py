@@ -4,7 +4,9 @@ A scenario's ``parties`` (:class:`~lobbysim.scenario.parties.PartiesConfig`) giv
 tickets of each party size. The guests of an arrival window are cut, in arrival order, into
 parties of sizes drawn from those shares (stream ``parties``; the window's last party may be
 smaller); a party arrives at its first member's time and its members share that member's session
-(its games and minutes), so they queue again and leave together.
+(its games and minutes), so they queue again and leave together. A player base cuts its members
+into crews that visit together (:class:`lobbysim.sim.player_base.PlayerBase`). A party has one
+patience per queueing round (:meth:`Parties.patience`).
 
 **One ticket.** A party is matched only whole: a pass sees its ticket only when every member is
 waiting (a member who quit a game waits for the others), forms groups of tickets, never splits a
@@ -106,6 +108,7 @@ class Parties:
         self._next_id = 0
         self._start = metrics_start
         self._in_party: set[int] = set()  # players who ever queued in a party of two or more
+        self._deadlines: dict[int, float] = {}  # a party's give-up time in this queueing round
         self.split_games = 0
         self._premade_games = 0
         self._premade_wins = 0
@@ -135,10 +138,20 @@ class Parties:
             player.party = party
             self._in_party.add(player.pid)
 
+    def patience(self, party: int, now: float, drawn: float) -> float:
+        """Return the patience of a party member queueing now: the party's, one per queueing
+        round, set by the first member to queue (``drawn``, that member's own draw); the
+        round ends when the party starts a game."""
+        deadline = self._deadlines.get(party)
+        if deadline is None:
+            deadline = self._deadlines[party] = now + drawn
+        return deadline - now
+
     def dissolve(self, player: Player) -> list[Player]:
         """Dissolve the party of ``player`` (who leaves for good); return its other members,
         solo from now on."""
         members = self.members.pop(player.party, [])
+        self._deadlines.pop(player.party, None)
         for member in members:
             member.party = -1
         return [m for m in members if m is not player]
@@ -167,7 +180,11 @@ class Parties:
 
     # ------------------------------------------------------------------------ tallies
     def started(self, players: Sequence[Player], teams: Sequence[int | None], now: float) -> None:
-        """Note a game starting with these players on these teams."""
+        """Note a game starting with these players on these teams (a new queueing round for
+        their parties)."""
+        for player in players:
+            if player.party >= 0:
+                self._deadlines.pop(player.party, None)
         if now < self._start:
             return
         where: dict[int, set[int | None]] = {}

@@ -38,7 +38,8 @@ from lobbysim.retention import RetentionModel
 from lobbysim.scenario import BaseConfig
 from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock
-from lobbysim.sim.entities import Buffered, Player
+from lobbysim.sim.entities import OFFLINE, Buffered, Player
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
@@ -74,9 +75,14 @@ class PlayerBase:
         retention: RetentionModel | None = None,
         metrics_start: float = 0.0,
         world: World | None = None,
+        parties: Parties | None = None,
     ) -> None:
         #: The regions' time zones shift each member's visits (None: no world).
         self._world = world
+        #: Crews of members who visit together, as parties (None: every member solo).
+        self._parties = parties
+        self._crews: dict[int, list[Player]] = {}  # a crew's leader's id -> the crew, leader first
+        self._leader_of: dict[int, int] = {}  # a follower's id -> its crew's leader's id
         self.config = config
         self.model = model
         self._model_name = config.visits.name
@@ -127,12 +133,37 @@ class PlayerBase:
             player.rate = rate
             player.leaves_base_at = now + life / per_day * MINUTES_PER_DAY if per_day else math.inf
         self.members += n
+        if self._parties is not None:
+            self._form_crews(members)
+        visiting = [p for p in members if p.pid not in self._leader_of]  # followers come along
         if first_visit_now:
-            for player in members:
+            for player in visiting:
                 self._start_visit(player)
         else:
-            self._schedule(members, self._next_visits(members))
+            self._schedule(visiting, self._next_visits(visiting))
         return members
+
+    def _form_crews(self, members: Sequence[Player]) -> None:
+        """Cut new members, in order, into crews of the parties' sizes: a crew visits together,
+        at its leader's (first member's) visits, and queues as a party. With a world, each
+        region's new members are cut apart (friends who play together live near each other)."""
+        assert self._parties is not None
+        groups = [list(members)]
+        if self._world is not None:
+            regions = self._world.region_of(np.array([p.pid for p in members], dtype=np.intp))
+            groups = [
+                [m for m, r in zip(members, regions.tolist(), strict=True) if r == region]
+                for region in range(len(self._world.offsets))
+            ]
+        for group in groups:
+            k = 0
+            for size in self._parties.cut(len(group)):
+                crew = group[k : k + size]
+                k += size
+                if size >= 2:
+                    self._crews[crew[0].pid] = crew
+                    for follower in crew[1:]:
+                        self._leader_of[follower.pid] = crew[0].pid
 
     def _schedule(self, members: Sequence[Player], times: Sequence[float]) -> None:
         """Schedule each member's next visit, or let them leave if it comes after their lifetime."""
@@ -208,6 +239,8 @@ class PlayerBase:
         if self.retention is not None:
             self.retention.visit_ended(player)
             return
+        if player.pid in self._leader_of:  # a follower visits at its leader's visits
+            return
         self._schedule([player], self._next_visits([player]))
 
     def observe(self, games: Sequence[GameResult]) -> None:
@@ -221,9 +254,31 @@ class PlayerBase:
         self._lobby.leave_base(player)
         if self.retention is not None:
             self.retention.left(player)
+        if self._crews or self._leader_of:
+            self._leave_crew(player)
+
+    def _leave_crew(self, player: Player) -> None:
+        """Take a member who left the base out of their crew: a leader's next member leads
+        from now on (and is scheduled, if offline), and a crew of one is a solo member."""
+        leader = self._leader_of.pop(player.pid, player.pid)
+        crew = self._crews.pop(leader, None)
+        if crew is None:
+            return
+        rest = [m for m in crew if m is not player]
+        for member in rest:
+            self._leader_of.pop(member.pid, None)
+        if len(rest) >= 2:
+            self._crews[rest[0].pid] = rest
+            for follower in rest[1:]:
+                self._leader_of[follower.pid] = rest[0].pid
+        if leader == player.pid and rest and rest[0].state == OFFLINE:  # the new leader
+            self._schedule([rest[0]], self._next_visits([rest[0]]))
 
     def return_later(self, player: Player, delay: float) -> None:
-        """Schedule a member's next visit with its gap multiplied by ``delay``."""
+        """Schedule a member's next visit with its gap multiplied by ``delay`` (a follower of a
+        crew visits at its leader's visits)."""
+        if player.pid in self._leader_of:
+            return
         (t,) = self._next_visits([player])
         now = self.env.now
         self._schedule([player], [now + (t - now) * delay])
@@ -263,6 +318,23 @@ class PlayerBase:
         if self.retention is not None:
             self.retention.visit_started(player)
         self._lobby.visit(player, int(games), minutes)
+        crew = self._crews.get(player.pid)
+        if crew is None:
+            return
+        party = [player]  # the followers offline now come along, with the leader's session
+        now = self.env.now
+        for follower in crew[1:]:
+            if follower.state != OFFLINE:
+                continue
+            if now >= follower.leaves_base_at:
+                self.leave(follower)
+                continue
+            if self.retention is not None:
+                self.retention.visit_started(follower)
+            self._lobby.visit(follower, int(games), minutes)
+            party.append(follower)
+        assert self._parties is not None
+        self._parties.form(party)
 
 
 def _session_pairs(population: Population, rng: np.random.Generator, n: int) -> Any:

@@ -102,7 +102,8 @@ class RematchRule:
 
     # ------------------------------------------------------------------- games started
     def met(self, members: Sequence[Waiting]) -> None:
-        """Note a game the matchmaker has just started: every two of ``members`` have met.
+        """Note a game the matchmaker has just started: every two of ``members`` have met,
+        but members of one party (who queue together by choice) never count as having met.
 
         Each member must have been handed to the game already: their queue entry's ``leave``
         holds the event that ends their stint (:meth:`lobbysim.sim.sessions.Lobby.hand_over`).
@@ -115,9 +116,10 @@ class RematchRule:
             stint_end.callbacks.append(left)
             lefts.append((entry, left))
         pids = [member.pid for member in members]
-        for (entry, left), pid in zip(lefts, pids, strict=True):
-            for other in pids:
-                if other != pid:
+        party = [member.player.party for member in members]
+        for (entry, left), pid, mine in zip(lefts, pids, party, strict=True):
+            for other, theirs in zip(pids, party, strict=True):
+                if other != pid and (mine < 0 or theirs != mine):
                     entry.opponents[other] = (entry.games, left)
 
     def met_pair(self, a: Waiting, b: Waiting) -> None:

@@ -258,6 +258,8 @@ class Lobby:
         pid = player.pid
         self.pool[pid] = Waiting(pid, player, since, spell)
         patience = self.draw_patience()
+        if self._parties is not None and player.party >= 0:  # one patience per ticket
+            patience = self._parties.patience(player.party, since, patience)
         remaining = player.leave_at - since
         if remaining < patience:  # the session's time runs out first (min(), step by step)
             patience = remaining

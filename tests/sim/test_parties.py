@@ -238,3 +238,50 @@ def test_parties_and_latency_limits_give_the_same_records_with_the_plan_off(mode
     for kind in ("games", "participants", "waits", "players"):
         assert getattr(fast, kind).to_csv() == getattr(plain, kind).to_csv(), kind
     assert repr(fast.metrics) == repr(plain.metrics)
+
+
+def test_base_crews_visit_together_and_play_as_parties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Members of a base cut into crews: a follower's visits start with its leader's (with the
+    leader's session), a crew queues as a party, and the rematch rule never bars crew mates."""
+    from lobbysim.sim import sessions
+
+    visits: dict[int, list[float]] = {}
+    visit = sessions.Lobby.visit
+
+    def noting(self: Any, player: Any, games: int, minutes: float) -> None:
+        visits.setdefault(player.pid, []).append(self.env.now)
+        visit(self, player, games, minutes)
+
+    monkeypatch.setattr(sessions.Lobby, "visit", noting)
+    data = {
+        "horizon": 1440,
+        "warmup": 120,
+        "arrivals": {"name": "none"},
+        "population": {"session_games_mean": 3, "patience_mean": 8},
+        "game": {"mode": "team", "team_size": 3, "length": 10, "quit_rate": 0.01},
+        "base": {"size": 1500, "visits": {"name": "daily", "per_day": 2.0}},
+        "matchmaker": {"tick": 0.5, "wake_on_arrival": False},
+        "parties": {"sizes": [[1, 0.5], [2, 0.3], [3, 0.2]]},
+    }
+    from lobbysim.sim import LobbySimulation
+    from lobbysim.streams import Streams
+
+    scenario = Scenario.from_dict(data)
+    assert scenario.matchmaker.rematch_games is None  # 1 with a base: the rule is on
+    sim = LobbySimulation(scenario, Streams(2))
+    sim.run()
+    assert sim.base is not None
+    crews = sim.base._crews
+    assert len(crews) > 100
+    together = 0
+    for leader, crew in crews.items():
+        led = set(visits.get(leader, []))
+        for follower in crew[1:]:
+            assert set(visits.get(follower.pid, [])) <= led
+            together += len(visits.get(follower.pid, []))
+    assert together > 300
+    from lobbysim.experiments.simulation import collect
+
+    metrics = collect(sim, 2).metrics
+    assert metrics["party_split_games"] == 0.0
+    assert metrics["premade_share"] > 0.3 and metrics["abandonment_rate"] < 0.3
