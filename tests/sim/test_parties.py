@@ -285,3 +285,19 @@ def test_base_crews_visit_together_and_play_as_parties(monkeypatch: pytest.Monke
     metrics = collect(sim, 2).metrics
     assert metrics["party_split_games"] == 0.0
     assert metrics["premade_share"] > 0.3 and metrics["abandonment_rate"] < 0.3
+
+
+def test_a_party_has_one_patience_per_queueing_round() -> None:
+    """The first member to queue sets the party's give-up time; the others share it (not a
+    minimum of their own draws); a game started by the party begins a new round."""
+    from lobbysim.scenario import PartiesConfig
+    from lobbysim.sim.entities import Player
+    from lobbysim.streams import Streams
+
+    book = parties.Parties(PartiesConfig(sizes=((2.0, 1.0),)), Streams(1), 0.0)
+    a, b = (Player(k, 0.0, 0.0, 1.0, True, 3, 1e9) for k in range(2))
+    book.form([a, b])
+    assert book.patience(a.party, 10.0, 4.0) == 4.0
+    assert book.patience(b.party, 11.0, 0.5) == 3.0  # the party's deadline, 14.0
+    book.started([a, b], [0, 0], 12.0)
+    assert book.patience(a.party, 20.0, 2.0) == 2.0  # a new round
