@@ -23,9 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
+from scenario_variants import print_differences, run_variants  # noqa: E402
 
-from lobbysim.experiments.replications import paired_differences, run_experiment  # noqa: E402
 from lobbysim.scenario.inputs import as_scenario  # noqa: E402
 from lobbysim.yaml_input import load_yaml  # noqa: E402
 
@@ -56,36 +55,18 @@ def main() -> int:
     base = as_scenario(args.scenario)
     if base.world is None:
         parser.error(f"{args.scenario}: the scenario has no world: section (no latencies)")
-    frames = []
-    labels = []
+    variants = {}
     for item in args.limit or DEFAULT_LIMITS:
         label, _, raw = item.rpartition("=")
         steps = tuple(tuple(float(v) for v in step) for step in load_yaml(raw))
         mm = dataclasses.replace(base.matchmaker, max_latency_ms=steps)
-        variant = base.replace(matchmaker=mm)
-        result = run_experiment(variant, replications=args.replications, jobs=args.jobs)
-        metrics = result.metrics.copy()
-        metrics["policy"] = label
-        frames.append(metrics)
-        labels.append(label)
-        print(f"ran {label}: {args.replications} replications", flush=True)
-    metrics = pd.concat(frames, ignore_index=True)
+        variants[label] = base.replace(matchmaker=mm)
+    metrics = run_variants(variants, args.replications, args.jobs)
     if args.csv is not None:
         metrics.to_csv(args.csv, index=False)
     regional = [c for c in metrics.columns if "@" in c and c.startswith("queue_time_")]
     shown = [m for m in (*METRICS, *sorted(regional)) if m in metrics.columns]
-    differences = paired_differences(metrics, labels[0]).set_index(["policy", "metric"])
-    print(f"\n{base.name}, {args.replications} replications, same seeds; reference {labels[0]}")
-    for metric in shown:
-        means = metrics.groupby("policy", sort=False)[metric].mean()
-        line = f"{metric:28} " + "  ".join(f"{means[label]:9.4g}" for label in labels)
-        for label in labels[1:]:
-            row = differences.loc[(label, metric)]
-            line += f"  | {label}: {row['mean']:+.4g} [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
-            if not bool(row["significant"]):
-                line += f" (n.s.; detectable {row['detectable']:.3g})"
-        print(line)
-    print("columns: " + ", ".join(labels))
+    print_differences(metrics, shown, f"{base.name}, {args.replications} replications, same seeds")
     return 0
 
 

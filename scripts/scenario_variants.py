@@ -30,6 +30,37 @@ from lobbysim.scenario import Scenario  # noqa: E402
 from lobbysim.scenario.parse import apply_overrides, read_scenario_data  # noqa: E402
 
 
+def run_variants(variants: dict[str, Scenario], replications: int, jobs: int) -> pd.DataFrame:
+    """Run each variant (by label) on the same replication seeds; return every run's metrics,
+    the label in the ``policy`` column (as :func:`paired_differences` reads it)."""
+    frames = []
+    for label, variant in variants.items():
+        result = run_experiment(variant, replications=replications, jobs=jobs)
+        metrics = result.metrics.copy()
+        metrics["policy"] = label
+        frames.append(metrics)
+        print(f"ran {label}: {replications} replications", flush=True)
+    return pd.concat(frames, ignore_index=True)
+
+
+def print_differences(metrics: pd.DataFrame, shown: list[str], title: str) -> None:
+    """Print per metric each variant's mean and its paired difference from the first variant,
+    with a 95% interval (and the detectable difference where it is not significant)."""
+    labels = list(dict.fromkeys(metrics.policy))
+    differences = paired_differences(metrics, labels[0]).set_index(["policy", "metric"])
+    print(f"\n{title}; reference {labels[0]}")
+    for metric in shown:
+        means = metrics.groupby("policy", sort=False)[metric].mean()
+        line = f"{metric:28} " + "  ".join(f"{means[label]:9.4g}" for label in labels)
+        for label in labels[1:]:
+            row = differences.loc[(label, metric)]
+            line += f"  | {label}: {row['mean']:+.4g} [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
+            if not bool(row["significant"]):
+                line += f" (n.s.; detectable {row['detectable']:.3g})"
+        print(line)
+    print("columns: " + ", ".join(labels))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario")
@@ -38,34 +69,20 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--metrics", default=None, help="comma-separated (default: every one)")
     args = parser.parse_args()
-    frames, labels = [], []
+    variants = {}
     for item in args.variant:
         label, _, overrides = item.partition("=")
         data = read_scenario_data(args.scenario)
         sets = [o.strip() for o in overrides.split(";") if o.strip()]
         apply_overrides(data, sets, "--variant")
-        variant = Scenario.from_dict(data)
-        result = run_experiment(variant, replications=args.replications, jobs=args.jobs)
-        metrics = result.metrics.copy()
-        metrics["policy"] = label
-        frames.append(metrics)
-        labels.append(label)
-        print(f"ran {label}: {args.replications} replications", flush=True)
-    metrics = pd.concat(frames, ignore_index=True)
-    differences = paired_differences(metrics, labels[0]).set_index(["policy", "metric"])
+        variants[label] = Scenario.from_dict(data)
+    metrics = run_variants(variants, args.replications, args.jobs)
     wanted = args.metrics.split(",") if args.metrics else None
-    shown = [m for m in (wanted or list(differences.index.levels[1])) if m in metrics.columns]
-    print(f"\n{args.scenario}, {args.replications} replications, same seeds; reference {labels[0]}")
-    for metric in shown:
-        means = metrics.groupby("policy", sort=False)[metric].mean()
-        line = f"{metric:24} " + "  ".join(f"{means[label]:9.4g}" for label in labels)
-        for label in labels[1:]:
-            row = differences.loc[(label, metric)]
-            line += f"  | {label}: {row['mean']:+.4g} [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
-            if not bool(row["significant"]):
-                line += f" (n.s.; detectable {row['detectable']:.3g})"
-        print(line)
-    print("columns: " + ", ".join(labels))
+    ids = {"policy", "replication", "seed"}
+    shown = [m for m in (wanted or [c for c in metrics.columns if c not in ids])]
+    shown = [m for m in shown if m in metrics.columns]
+    title = f"{args.scenario}, {args.replications} replications, same seeds"
+    print_differences(metrics, shown, title)
     return 0
 
 

@@ -105,10 +105,7 @@ def needs_online(policy: object) -> bool:
     Raises:
         ValueError: the flag is set to something other than True or False.
     """
-    flag = getattr(policy, "needs_online", False)
-    if not isinstance(flag, bool):
-        raise ValueError(f"needs_online must be True or False, got {flag!r}")
-    return flag
+    return _flag(policy, "needs_online")
 
 
 def scores_match_quality(policy: object) -> bool:
@@ -124,9 +121,14 @@ def scores_match_quality(policy: object) -> bool:
     Raises:
         ValueError: the flag is set to something other than True or False.
     """
-    flag = getattr(policy, "scores_match_quality", False)
+    return _flag(policy, "scores_match_quality")
+
+
+def _flag(policy: object, name: str) -> bool:
+    """Return a policy's flag ``name`` (False when unset); refuse anything but True or False."""
+    flag = getattr(policy, name, False)
     if not isinstance(flag, bool):
-        raise ValueError(f"scores_match_quality must be True or False, got {flag!r}")
+        raise ValueError(f"{name} must be True or False, got {flag!r}")
     return flag
 
 
