@@ -104,6 +104,7 @@ class Stint:
     left: float
     performance: float
     quit: bool
+    party: int = -1  # the player's party when they sat down (-1: solo)
 
 
 @dataclass(slots=True)
@@ -117,6 +118,7 @@ class FinishedGame:
     stints: list[Stint]
     winner: int | None
     quality: float
+    data_centre: int = -1  # where the game was hosted (-1: no world)
 
 
 @dataclass(slots=True)

@@ -221,7 +221,7 @@ class GroupGames:
         if self._world is not None:
             self._world.seated(player.pid, game.data_centre, now)
         performance = truth + self._beta * self._perf_normal()
-        stint = Stint(player, team, now, math.nan, performance, False)
+        stint = Stint(player, team, now, math.nan, performance, False, player.party)
         game.stints.append(stint)
         ffa_behind = team is None and _behind_ffa(game, performance)  # before sitting down
         _sit(game, stint)
@@ -284,7 +284,14 @@ class GroupGames:
         self._open_games.pop(game.game_id, None)
         self._finished.append(
             FinishedGame(
-                game.game_id, game.mode, game.start, game.end, game.stints, None, game.quality
+                game.game_id,
+                game.mode,
+                game.start,
+                game.end,
+                game.stints,
+                None,
+                game.quality,
+                game.data_centre,
             )
         )
 
@@ -329,7 +336,8 @@ class GroupGames:
             else:
                 truth = game_truth(g.mode, result.seats, skills, result.winner, beta2)
             k += n
-            self._recorder.game(result, g.quality, truth, players)
+            party_ids = [st.party for st in g.stints] if self._parties is not None else None
+            self._recorder.game(result, g.quality, truth, players, g.data_centre, party_ids)
             results.append(result)
         return results
 

@@ -57,6 +57,8 @@ class Recorder:
         quality: float,
         truth: tuple[float, float, bool | None],
         players: Sequence[Player],
+        data_centre: int = -1,
+        party_ids: Sequence[int] | None = None,
     ) -> None:
         """Record a scored game: its participants, the players' tallies, and the game's row.
 
@@ -65,6 +67,8 @@ class Recorder:
             quality: the match quality the matchmaker predicted.
             truth: the true draw density, true skill gap and whether the stronger side won.
             players: the player of each seat, in seat order.
+            data_centre: where the game was hosted (-1: no world).
+            party_ids: each seat's party when the player sat down (-1: solo; None: no parties).
         """
         winner, game_id = result.winner, result.game_id
         awaiting = self._awaiting
