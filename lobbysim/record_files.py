@@ -60,7 +60,12 @@ from lobbysim.outputs import (
     write_manifest,
 )
 from lobbysim.parallel import die_with_parent
-from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_COLUMNS, RECORD_FORMATS
+from lobbysim.records import (
+    ALL_RECORD_COLUMNS,
+    DEFAULT_RECORD_FORMAT,
+    RECORD_COLUMNS,
+    RECORD_FORMATS,
+)
 
 FORMATS = RECORD_FORMATS
 DEFAULT_FORMAT = DEFAULT_RECORD_FORMAT
@@ -94,14 +99,17 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
         or column
         in {
             "games": ("start", "end"),
-            "participants": ("joined", "left", "minutes"),
+            "participants": ("joined", "left", "minutes", "latency_ms"),
             "waits": ("enqueued", "wait"),
             "ratings": ("time", "rating"),
             "players": ("skill", "mu0", "var0"),
         }.get(kind, ())
     )
-    for kind, columns in RECORD_COLUMNS.items()
+    for kind, columns in ALL_RECORD_COLUMNS.items()
 }
+
+#: A run's columns of every record kind (:func:`lobbysim.records.record_schema`).
+Schema = Mapping[str, Mapping[str, str]]
 
 
 class RecordFileError(OutputFileError):
@@ -180,29 +188,38 @@ def record_path(folder: str | Path, kind: str, fmt: str) -> Path:
 
 def with_dtypes(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
     """Return ``frame`` with the schema's dtype for each of its columns of record kind ``kind``."""
-    schema = RECORD_COLUMNS[kind]
+    schema = ALL_RECORD_COLUMNS[kind]
     return frame.astype({c: schema[c] for c in frame.columns if c in schema})
 
 
-def record_frame(kind: str, rows: Iterable[Sequence[Any]]) -> pd.DataFrame:
-    """Return the rows of record kind ``kind`` (tuples in column order) as a typed frame."""
+def record_frame(
+    kind: str, rows: Iterable[Sequence[Any]], columns: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """Return the rows of record kind ``kind`` (tuples in column order) as a typed frame.
+
+    ``columns``: the run's columns of the kind (:func:`lobbysim.records.record_schema`);
+    default: :data:`~lobbysim.records.RECORD_COLUMNS`' (a run without a world or parties).
+    """
     rows = rows if isinstance(rows, list) else list(rows)
-    frame = pd.DataFrame.from_records(rows, columns=list(RECORD_COLUMNS[kind]))
+    names = list(RECORD_COLUMNS[kind] if columns is None else columns)
+    frame = pd.DataFrame.from_records(rows, columns=names)
     return with_dtypes(kind, frame)
 
 
-def csv_rows(kind: str, rows: Sequence[Sequence[Any]]) -> Iterable[Sequence[Any]]:
+def csv_rows(
+    kind: str, rows: Sequence[Sequence[Any]], schema: Mapping[str, str] | None = None
+) -> Iterable[Sequence[Any]]:
     """Return rows of kind ``kind`` whose :mod:`csv` text is what pandas writes for them.
 
     That is, ``record_frame(kind, rows).to_csv(header=False, index=False)``: the rows as they
     are when every value already has its column's type (no NaN in a float column), else with
     the columns that need it converted (ints in a float column to floats, NaN and ``None`` to
-    ``None``, the empty field).
+    ``None``, the empty field). ``schema``: the run's columns of the kind, as :func:`record_frame`'s ``columns``.
 
     Raises:
         ValueError: a row has not one value per column.
     """
-    dtypes = list(RECORD_COLUMNS[kind].values())
+    dtypes = list((RECORD_COLUMNS[kind] if schema is None else schema).values())
     if not rows:
         return rows
     try:
@@ -254,17 +271,19 @@ def _column_texts(dtype: str, column: Sequence[Any]) -> Sequence[str] | None:
     return list(map(str, column))
 
 
-def csv_text(kind: str, rows: Sequence[Sequence[Any]]) -> str:
+def csv_text(
+    kind: str, rows: Sequence[Sequence[Any]], schema: Mapping[str, str] | None = None
+) -> str:
     """Return the CSV lines of rows of kind ``kind``: what pandas writes for them, byte for byte
     (``record_frame(kind, rows).to_csv(header=False, index=False)``).
 
     Column by column where every value has its column's type and no text needs quoting, else
-    through the :mod:`csv` writer (:func:`csv_rows`).
+    through the :mod:`csv` writer (:func:`csv_rows`). ``schema``: the run's columns of the kind, as :func:`record_frame`'s ``columns``.
 
     Raises:
         ValueError: a row has not one value per column.
     """
-    dtypes = list(RECORD_COLUMNS[kind].values())
+    dtypes = list((RECORD_COLUMNS[kind] if schema is None else schema).values())
     if not rows:
         return ""
     try:
@@ -278,7 +297,7 @@ def csv_text(kind: str, rows: Sequence[Sequence[Any]]) -> str:
         texts = _column_texts(dtype, column)
         if texts is None:
             out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows(csv_rows(kind, rows))
+            csv.writer(out, lineterminator="\n").writerows(csv_rows(kind, rows, schema))
             return out.getvalue()
         fields.append(texts)
     return "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
@@ -294,15 +313,18 @@ class RecordFileSink:
 
     Called as ``sink(kind, rows)`` by the lobby's records (:class:`lobbysim.sim.entities.Records`)
     with rows in the schema's column order; :meth:`close` once the last rows are in.
+    ``schema``: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
+    default: :data:`~lobbysim.records.RECORD_COLUMNS`).
     """
 
     format = DEFAULT_FORMAT
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, schema: Schema | None = None) -> None:
         self.folder = Path(folder)
+        self.schema: Schema = RECORD_COLUMNS if schema is None else schema
         self.folder.mkdir(parents=True, exist_ok=True)
         remove_manifest(self.folder)  # of earlier files there: written anew when closed
-        self.rows = dict.fromkeys(RECORD_COLUMNS, 0)  # written so far, by kind
+        self.rows = dict.fromkeys(self.schema, 0)  # written so far, by kind
         self.failed = False  # a write failed: no manifest
         self.closed = False
 
@@ -351,13 +373,13 @@ class CsvSink(RecordFileSink):
 
     format = "csv"
 
-    def __init__(self, folder: Path) -> None:
-        super().__init__(folder)
-        for kind, columns in RECORD_COLUMNS.items():
+    def __init__(self, folder: Path, schema: Schema | None = None) -> None:
+        super().__init__(folder, schema)
+        for kind, columns in self.schema.items():
             self._write(kind, "w", ",".join(columns) + "\n")  # no name needs quoting
 
     def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        self._write(kind, "a", csv_text(kind, rows))
+        self._write(kind, "a", csv_text(kind, rows, self.schema[kind]))
         self.rows[kind] += len(rows)
 
     def _write(self, kind: str, mode: str, text: str) -> None:
@@ -379,18 +401,20 @@ class ParquetSink(RecordFileSink):
 
     format = "parquet"
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, schema: Schema | None = None) -> None:
         _require("parquet")
         import pyarrow.parquet as pq
 
-        super().__init__(folder)
+        super().__init__(folder, schema)
         self._writers = {
-            kind: pq.ParquetWriter(self.path(kind), arrow_schema(kind)) for kind in RECORD_COLUMNS
+            kind: pq.ParquetWriter(self.path(kind), arrow_schema(kind, columns))
+            for kind, columns in self.schema.items()
         }
 
     def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
         try:
-            self._writers[kind].write_table(arrow_table(kind, record_frame(kind, rows)))
+            frame = record_frame(kind, rows, self.schema[kind])
+            self._writers[kind].write_table(arrow_table(kind, frame))
         except OSError as exc:
             self.failed = True
             named = _naming(exc, self.path(kind))
@@ -410,7 +434,11 @@ class ParquetSink(RecordFileSink):
 
 
 def open_sink(
-    folder: str | Path, fmt: str = DEFAULT_FORMAT, *, background: bool | None = None
+    folder: str | Path,
+    fmt: str = DEFAULT_FORMAT,
+    *,
+    background: bool | None = None,
+    schema: Schema | None = None,
 ) -> RecordFileSink:
     """Return the sink streaming records to ``folder`` in format ``fmt``.
 
@@ -419,6 +447,8 @@ def open_sink(
         fmt: ``csv`` or ``parquet``.
         background: write them in a writer process (:class:`BackgroundSink`); by default when
             one can be started and a core is free for it (:func:`background_writer_available`).
+        schema: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
+            default: :data:`~lobbysim.records.RECORD_COLUMNS`).
 
     Raises:
         ImportError: ``parquet`` without pyarrow installed (the message says how to install it).
@@ -427,12 +457,12 @@ def open_sink(
     if background is None:
         background = background_writer_available()
     if background:
-        return BackgroundSink(Path(folder), fmt)
-    return _inline_sink(Path(folder), fmt)
+        return BackgroundSink(Path(folder), fmt, schema)
+    return _inline_sink(Path(folder), fmt, schema)
 
 
-def _inline_sink(folder: Path, fmt: str) -> RecordFileSink:
-    return ParquetSink(folder) if fmt == "parquet" else CsvSink(folder)
+def _inline_sink(folder: Path, fmt: str, schema: Schema | None = None) -> RecordFileSink:
+    return ParquetSink(folder, schema) if fmt == "parquet" else CsvSink(folder, schema)
 
 
 def background_writer_available() -> bool:
@@ -480,15 +510,17 @@ class BackgroundSink(RecordFileSink):
     #: so): the writer then works alongside the run, and little is left to write after its end.
     batch_rows = WRITER_BATCH_ROWS
 
-    def __init__(self, folder: Path, fmt: str = DEFAULT_FORMAT) -> None:
-        super().__init__(folder)
+    def __init__(
+        self, folder: Path, fmt: str = DEFAULT_FORMAT, schema: Schema | None = None
+    ) -> None:
+        super().__init__(folder, schema)
         self.format = fmt
         context = multiprocessing.get_context("fork")
         here, there = context.Pipe()
         self._conn: Any = here
         self._process = context.Process(
             target=_write_records,
-            args=(there, str(self.folder), fmt, os.getpid(), here),
+            args=(there, str(self.folder), fmt, os.getpid(), here, self.schema),
             name="lobbysim-records",
             daemon=True,
         )
@@ -587,7 +619,14 @@ _GONE = "gone"  # the run has gone (the pipe closed)
 Failure = str | tuple[str, int, str | None, str | None] | None
 
 
-def _write_records(conn: Any, folder: str, fmt: str, parent: int, run_end: Any = None) -> None:
+def _write_records(
+    conn: Any,
+    folder: str,
+    fmt: str,
+    parent: int,
+    run_end: Any = None,
+    schema: Schema | None = None,
+) -> None:
     """The writer process of :class:`BackgroundSink`: run the sink on what comes down ``conn``.
 
     Replies once with None (ready) or a message; then writes every ``(kind, rows)`` until None
@@ -596,7 +635,7 @@ def _write_records(conn: Any, folder: str, fmt: str, parent: int, run_end: Any =
     thread reads the pipe while the main thread writes, up to :data:`WRITER_BACKLOG` batches
     ahead, so a run that flushes several kinds at once hands them over without waiting. It
     dies with the run's process ``parent`` (:func:`lobbysim.parallel.die_with_parent`);
-    ``run_end``, the run's end of the pipe, is closed here.
+    ``run_end``, the run's end of the pipe, is closed here; ``schema``: the run's columns.
     """
     die_with_parent(parent)
     if run_end is not None:  # the run's end of the pipe, inherited with the fork: its EOF comes
@@ -606,7 +645,7 @@ def _write_records(conn: Any, folder: str, fmt: str, parent: int, run_end: Any =
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        sink = _inline_sink(Path(folder), fmt)
+        sink = _inline_sink(Path(folder), fmt, schema)
     except Exception as exc:  # reported by the run, which stops
         conn.send(_failure(exc))
         return
@@ -654,19 +693,24 @@ def _failure(exc: BaseException) -> Failure:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
-def arrow_schema(kind: str) -> Any:
-    """Return the pyarrow schema of a record kind (needs pyarrow)."""
+def arrow_schema(kind: str, columns: Mapping[str, str] | None = None) -> Any:
+    """Return the pyarrow schema of a record kind (needs pyarrow); ``columns`` as
+    :func:`record_frame`'s."""
     import pyarrow as pa
 
     types = _arrow_types()
-    return pa.schema([(c, types[t]) for c, t in RECORD_COLUMNS[kind].items()])
+    columns = RECORD_COLUMNS[kind] if columns is None else columns
+    return pa.schema([(c, types[t]) for c, t in columns.items()])
 
 
 def arrow_table(kind: str, frame: pd.DataFrame) -> Any:
-    """Return a typed frame of a record kind as a pyarrow table of :func:`arrow_schema`."""
+    """Return a typed frame of a record kind as a pyarrow table of :func:`arrow_schema` (of
+    the frame's columns)."""
     import pyarrow as pa
 
-    return pa.Table.from_pandas(frame, schema=arrow_schema(kind), preserve_index=False)
+    every = ALL_RECORD_COLUMNS[kind]
+    schema = arrow_schema(kind, {c: every[c] for c in frame.columns})
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 
 def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> None:
@@ -709,13 +753,16 @@ def read_records(
             ``records.stream`` wrote them).
         kinds: the kinds to read (default: every kind of the schema); a kind without a file is
             left out of the result.
-        columns: per kind, only these columns (in the schema's order); default: all.
+        columns: per kind, only these columns (in the schema's order); default: all the file
+            has (:data:`~lobbysim.records.RECORD_COLUMNS`' and, of a run with a world or
+            parties, their columns: :func:`lobbysim.records.record_schema`).
         fmt: ``csv`` or ``parquet``; default: whichever file of the kind is there (CSV first).
         complete: also refuse a missing value in a column that every record lobbysim writes
             fills in (:data:`REQUIRED_COLUMNS`), as :func:`lobbysim.load_run` does.
 
     Raises:
-        KeyError: a kind or column the schema does not have.
+        KeyError: a kind or column the schema does not have, or a world's or parties' column
+            of a run without them.
         RecordFileError: a file that is cut short or changed since it was written (against the
             folder's manifest), a CSV file that ends mid-row or is not UTF-8, a file that does
             not read as its kind's records, or with ``complete`` a missing value in a column
@@ -724,11 +771,10 @@ def read_records(
     manifest = read_manifest(Path(folder))
     out = {}
     for kind in RECORD_COLUMNS if kinds is None else kinds:
-        schema = RECORD_COLUMNS[kind]
+        schema = ALL_RECORD_COLUMNS[kind]
         wanted = None if columns is None or kind not in columns else set(columns[kind])
         if wanted is not None and not wanted <= schema.keys():
             raise KeyError(f"{kind} records have no column {sorted(wanted - schema.keys())[0]!r}")
-        names = [c for c in schema if wanted is None or c in wanted]
         formats = FORMATS if fmt is None else (fmt,)
         path = next(
             (p for p in (record_path(folder, kind, f) for f in formats) if p.exists()), None
@@ -739,6 +785,17 @@ def read_records(
             verify_file(path, manifest)
         except OutputFileError as exc:
             raise RecordFileError(str(exc)) from None
+        present = _file_columns(path)
+        base = RECORD_COLUMNS[kind]
+        absent = sorted(c for c in wanted or () if c not in base and c not in present)
+        if absent:
+            raise KeyError(
+                f"{path}: {kind} records have no column {absent[0]!r} (only those of a run "
+                "with a world or parties do)"
+            )
+        names = [
+            c for c in schema if (c in base or c in present) and (wanted is None or c in wanted)
+        ]
         frame = _read_file(path, kind, names)
         entry = (manifest or {}).get(path.name)
         if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
@@ -760,10 +817,25 @@ def read_records(
     return out
 
 
+def _file_columns(path: Path) -> set[str]:
+    """Return the names of the columns of a record file (none if they cannot be read: reading
+    the file then says why)."""
+    try:
+        if path.suffix == ".csv":
+            with open(path, encoding="utf-8", newline="") as fh:
+                return set(next(csv.reader(fh), []))
+        _require("parquet")
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(path).names)
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return set()
+
+
 def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
     """Read one record file with the schema's dtypes; an unreadable one is a
     :class:`RecordFileError` naming it (and, for CSV, the line where it can)."""
-    schema = RECORD_COLUMNS[kind]
+    schema = ALL_RECORD_COLUMNS[kind]
     if path.suffix != ".csv":
         _require("parquet")
         try:
@@ -794,7 +866,7 @@ def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
 def _bad_line(path: Path, kind: str) -> int | None:
     """Return the first line of a CSV record file whose fields do not fit its kind's columns
     (their number, an empty field where one is required, a number that is not one), or None."""
-    schema = RECORD_COLUMNS[kind]
+    schema = ALL_RECORD_COLUMNS[kind]
     required = set(REQUIRED_COLUMNS[kind])
     parse = {"int64": int, "Int64": int, "float64": float}
     with open(path, encoding="utf-8", newline="") as fh:

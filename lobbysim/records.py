@@ -316,3 +316,37 @@ RECORD_COLUMNS: dict[str, dict[str, str]] = {
         "state": "str",
     },
 }
+
+#: The columns the records of a run with a world (:mod:`lobbysim.sim.world`) add to their kinds,
+#: after the schema's: where a game was hosted; each seat's region and latency to it (ms); each
+#: queueing spell's and each player's region. A run without a world has none of them.
+WORLD_COLUMNS: dict[str, dict[str, str]] = {
+    "games": {"data_centre": "str"},
+    "participants": {"region": "str", "latency_ms": "float64"},
+    "waits": {"region": "str"},
+    "players": {"region": "str"},
+}
+
+#: The columns the records of a run with parties (:mod:`lobbysim.sim.parties`) add, after the
+#: world's: the party a seat's player sat down with and the party a queueing spell was queued
+#: with (empty: solo). A party's id is that of one ticket: a crew of a player base is a new
+#: party at each visit.
+PARTY_COLUMNS: dict[str, dict[str, str]] = {
+    "participants": {"party_id": "Int64"},
+    "waits": {"party_id": "Int64"},
+}
+
+
+def record_schema(world: bool = False, parties: bool = False) -> dict[str, dict[str, str]]:
+    """Return the columns (and dtypes) of every record kind of a run: :data:`RECORD_COLUMNS`,
+    then :data:`WORLD_COLUMNS` with a world and :data:`PARTY_COLUMNS` with parties."""
+    schema = {kind: dict(columns) for kind, columns in RECORD_COLUMNS.items()}
+    for extra, on in ((WORLD_COLUMNS, world), (PARTY_COLUMNS, parties)):
+        if on:
+            for kind, columns in extra.items():
+                schema[kind].update(columns)
+    return schema
+
+
+#: Every column a record kind may have (a run's files hold those of :func:`record_schema`).
+ALL_RECORD_COLUMNS: dict[str, dict[str, str]] = record_schema(world=True, parties=True)

@@ -9,7 +9,6 @@ horizon and turns its records into pandas frames (``games``, ``participants``, `
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +20,11 @@ import pandas as pd
 from lobbysim.metrics import compute_metrics, tenure_metrics, veteran_kendall_taus
 from lobbysim.record_files import CsvSink as CsvSink  # the streaming CSV sink, where it was
 from lobbysim.record_files import RecordFileSink, open_sink, read_records, record_frame
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
-from lobbysim.sim.recorder import player_row
 from lobbysim.streams import Streams
 
 # The columns of each record kind (the schema with their dtypes: lobbysim.records.RECORD_COLUMNS).
@@ -104,7 +102,7 @@ def simulate(
             return collect(sim, seed)
     if records_dir is None:
         raise ValueError("records.stream is set: simulate() needs records_dir to write them to")
-    sink = open_sink(Path(records_dir), scenario.records.format)
+    sink = open_sink(Path(records_dir), scenario.records.format, schema=schema_of(scenario))
     try:
         sim = LobbySimulation(scenario, Streams(seed), sink=sink, plan=plan)
         with sim.tuned():
@@ -117,26 +115,29 @@ def simulate(
         sink.close()  # closed already where the run ended
 
 
+def schema_of(scenario: Scenario) -> dict[str, dict[str, str]]:
+    """Return the columns of a scenario's records (:func:`lobbysim.records.record_schema`)."""
+    return record_schema(world=scenario.world is not None, parties=scenario.parties is not None)
+
+
 def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Return the rows of players still waiting, and of every player not yet written out."""
-    horizon = float(sim.env.now)
-    waiting = [
-        (w.pid, w.since, math.nan, "still_waiting", horizon - w.since) for w in sim.pool.values()
-    ]
-    players = [player_row(p) for p in sim.players if p is not None]
-    return waiting, players
+    recorder = sim.recorder
+    waiting = recorder.still_waiting(list(sim.pool.values()), float(sim.env.now))
+    return waiting, recorder.player_rows([p for p in sim.players if p is not None])
 
 
 def collect(sim: LobbySimulation, seed: int) -> SimulationResult:
     """Turn a finished simulation's in-memory records into a :class:`SimulationResult`."""
     sim.sample_ratings(everyone=True)
     records = sim.records
-    games = record_frame("games", records.games)
-    participants = record_frame("participants", records.participants)
+    schema = schema_of(sim.scenario)
+    games = record_frame("games", records.games, schema["games"])
+    participants = record_frame("participants", records.participants, schema["participants"])
     waiting, player_rows = _final_rows(sim)
-    waits = record_frame("waits", records.waits + waiting)
+    waits = record_frame("waits", records.waits + waiting, schema["waits"])
     ratings = record_frame("ratings", records.ratings)
-    players = record_frame("players", player_rows)
+    players = record_frame("players", player_rows, schema["players"])
     metrics = _metrics(sim, games, participants, waits, players)
     return SimulationResult(
         sim.scenario, seed, games, participants, waits, ratings, players, metrics

@@ -55,6 +55,7 @@ from lobbysim.reporting.document import (
     write_documents,
 )
 from lobbysim.reporting.headline import experiment_headline, headline_blocks
+from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.run_figures import write_figures
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.reporting.tenure_figures import convergence_table, driver_curves, reference_text
@@ -262,10 +263,11 @@ REGION_COLUMNS = (
 )
 
 
-def _world_blocks(result: ExperimentResult) -> list[Block]:
+def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
     """Return the section on regions and latency (only with a world): per region and policy,
     the queue time (at the region's busiest and quietest local hours too), abandonment and the
-    true skill gap, each the mean [95% interval] over replications."""
+    true skill gap, each the mean [95% interval] over replications, and the figure of each
+    region's queue time by local hour of the day."""
     world = result.scenario.world
     if world is None:
         return []
@@ -302,6 +304,7 @@ def _world_blocks(result: ExperimentResult) -> list[Block]:
         ),
         md_table(header, rows),
         md_items([("latency", line) for line in latency]),
+        *(md_figure(f) for f in figures if f.file == REGION_FIGURE_FILE),
     ]
 
 
@@ -414,10 +417,11 @@ def report_blocks(
         ]
 
     blocks += _tenure_blocks(result, curves)
-    blocks += _world_blocks(result)
+    blocks += _world_blocks(result, figures)
     blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
     blocks.append(md_heading("Figures"))
-    blocks += [md_figure(f) for f in figures if f.file != TRADEOFF_FIGURE_FILE]
+    placed = (TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE)  # shown in their sections
+    blocks += [md_figure(f) for f in figures if f.file not in placed]
     return blocks
 
 

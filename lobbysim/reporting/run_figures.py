@@ -32,6 +32,7 @@ from lobbysim.metrics import (
 )
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
+from lobbysim.reporting.region_figures import region_hours_figure
 from lobbysim.reporting.retention_figures import retention_figure
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
@@ -426,7 +427,8 @@ def write_figures(
     then the five of :data:`FIGURE_FILES`, then, only for a scenario with a player base, the
     driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`), from
     ``curves`` when the caller has computed them (:func:`driver_curves`), and with a retention
-    model the retained share by skill decile (:mod:`lobbysim.reporting.retention_figures`).
+    model the retained share by skill decile (:mod:`lobbysim.reporting.retention_figures`), and
+    with a world each region's queue time by local hour (:mod:`lobbysim.reporting.region_figures`).
     ``progress(done, total)`` is called after each figure.
     """
     colours = policy_colours(result.policies)
@@ -434,6 +436,7 @@ def write_figures(
     makers = (_queue_times, _draw_probability, _rating_error, _fairness, _abandonment)
     base = result.scenario.base
     count = 1 + len(makers) + (0 if base is None else 1 + (base.retention is not None))
+    count += result.scenario.world is not None
 
     def done(outcome: FigureOutcome) -> None:
         outcomes.append(outcome)
@@ -449,4 +452,6 @@ def write_figures(
         done(convergence_figure(result, curves, Path(out_dir), colours))
         if base.retention is not None:
             done(retention_figure(result, Path(out_dir), colours))
+    if result.scenario.world is not None:
+        done(region_hours_figure(result, frames, Path(out_dir), colours))
     return outcomes

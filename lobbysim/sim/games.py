@@ -295,12 +295,12 @@ class Games(GroupGames):
                 end_event = group_event
             group.append(game)
             if world is not None:  # its data centre, within both players' limits
-                self._place_duel(world, wa, wb, start)
+                self._place_duel(world, wa, wb, start, game_id)
             hand_over(wa, end_event)
             hand_over(wb, end_event)
 
     @staticmethod
-    def _place_duel(world: World, wa: Waiting, wb: Waiting, now: float) -> None:
+    def _place_duel(world: World, wa: Waiting, wb: Waiting, now: float, game_id: int) -> None:
         """Host a 1v1 game of ``wa`` and ``wb`` starting now, and note its seats."""
         pids = [wa.pid, wb.pid]
         host = world.host(pids, [now - wa.since, now - wb.since])
@@ -308,6 +308,7 @@ class Games(GroupGames):
             raise RuntimeError(
                 f"players {pids} were paired with no data centre within their limits"
             )
+        world.host_duel(game_id, host)
         world.started(pids, now)
         world.seated(wa.pid, host, now)
         world.seated(wb.pid, host, now)

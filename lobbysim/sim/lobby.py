@@ -129,7 +129,7 @@ class LobbySimulation:
         # a writer process keeps up best fed in small batches (less left to write at the end)
         flush_rows = min(scenario.records.flush_rows, getattr(streamed, "batch_rows", math.inf))
         records = Records(sink=streamed, flush_rows=int(flush_rows))
-        self.recorder = Recorder(records)
+        self.recorder = Recorder(records, self.world, self.parties is not None)
         self.lobby = Lobby(
             clock,
             doorbell,

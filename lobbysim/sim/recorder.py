@@ -5,19 +5,27 @@ the hot path: a queueing spell's wait, a scored game with its participants (and 
 tallies of games and wins the players records carry), the rating samples, and, when the records
 are streamed, the row of each departed player once all their games are scored, after which the
 lobby forgets them. It decides nothing about the model and does no file I/O: the sink does.
+
+With a world and with parties the rows carry the columns they add
+(:func:`lobbysim.records.record_schema`): a game's data centre, a seat's region, latency and
+party, a queueing spell's region and party, a player's region. A run without them writes the
+rows it always wrote.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
 from lobbysim.records import DuelBatch, GameResult
-from lobbysim.sim.entities import IdArray, Player, Records
+from lobbysim.sim.entities import IdArray, Player, Records, Waiting
+
+if TYPE_CHECKING:
+    from lobbysim.sim.world import World
 
 
 def player_row(p: Player) -> tuple[Any, ...]:
@@ -31,10 +39,15 @@ class Recorder:
     Args:
         records: the row buffers; with a sink, the records are streamed and departed players
             are written out and forgotten as the run goes.
+        world: the run's world (its rows then carry regions, data centres and latencies).
+        parties: whether the run has parties (its rows then carry party ids).
     """
 
-    def __init__(self, records: Records) -> None:
+    def __init__(self, records: Records, world: World | None = None, parties: bool = False) -> None:
         self.records = records
+        self._world = world
+        self._parties = parties
+        self._extras = world is not None or parties
         self._departed: list[Player] = []  # streaming: departed since the last write-out
         # streaming: departed players whose last game is not scored yet, by id, with the order
         # in which they were found; and the ids of those whose games have been scored since
@@ -47,9 +60,34 @@ class Recorder:
         """Whether the records go to a sink as the run goes (departed players are forgotten)."""
         return self.records.sink is not None
 
-    def wait(self, pid: int, since: float, now: float, outcome: str) -> None:
-        """Record a queueing spell of player ``pid`` from ``since`` to ``now`` (its outcome)."""
+    def wait(self, pid: int, since: float, now: float, outcome: str, party: int = -1) -> None:
+        """Record a queueing spell of player ``pid`` from ``since`` to ``now`` (its outcome),
+        queued with ``party`` (-1: solo)."""
+        if self._extras:
+            row = (pid, since, now, outcome, now - since, *self._place(pid, party))
+            self.records.waits.append(row)
+            return
         self.records.waits.append((pid, since, now, outcome, now - since))
+
+    def _place(self, pid: int, party: int) -> tuple[Any, ...]:
+        """Return a queueing spell's region and party columns (those the run has)."""
+        region = () if self._world is None else (self._world.region_name(pid),)
+        return (*region, party if party >= 0 else None) if self._parties else region
+
+    def still_waiting(self, pool: Sequence[Waiting], horizon: float) -> list[tuple[Any, ...]]:
+        """Return the rows of the players still waiting at the horizon (``still_waiting``)."""
+        rows = [(w.pid, w.since, math.nan, "still_waiting", horizon - w.since) for w in pool]
+        if not self._extras:
+            return rows
+        return [(*r, *self._place(w.pid, w.player.party)) for r, w in zip(rows, pool, strict=True)]
+
+    def player_rows(self, players: Sequence[Player]) -> list[tuple[Any, ...]]:
+        """Return the players records' rows of ``players`` (with a world, their regions)."""
+        rows = list(map(player_row, players))
+        world = self._world
+        if world is None:
+            return rows
+        return [(*r, world.region_name(p.pid)) for r, p in zip(rows, players, strict=True)]
 
     def game(
         self,
@@ -73,6 +111,8 @@ class Recorder:
         winner, game_id = result.winner, result.game_id
         awaiting = self._awaiting
         add = self.records.participants.append
+        if self._extras:  # the rows of a run with a world or parties get their columns
+            add = self._seat_adder(data_centre, party_ids)
         for seat, player in zip(result.seats, players, strict=True):
             player.unscored -= 1
             if not player.unscored and player.pid in awaiting:
@@ -94,19 +134,43 @@ class Recorder:
                 )
             )
         draw, gap, stronger_won = truth
-        self.records.games.append(
-            (
-                result.game_id,
-                result.mode,
-                result.start,
-                result.end,
-                draw,
-                gap,
-                quality,
-                stronger_won,
-                winner,
-            )
+        row: tuple[Any, ...] = (
+            result.game_id,
+            result.mode,
+            result.start,
+            result.end,
+            draw,
+            gap,
+            quality,
+            stronger_won,
+            winner,
         )
+        if self._world is not None:
+            row += (self._world.data_centres[data_centre],)
+        self.records.games.append(row)
+
+    def _seat_adder(
+        self, data_centre: int, party_ids: Sequence[int] | None
+    ) -> Callable[[tuple[Any, ...]], None]:
+        """Return what appends a game's participant rows with the world's and the parties'
+        columns (a seat's region and latency at ``data_centre``, its party of ``party_ids``, in
+        seat order)."""
+        append = self.records.participants.append
+        world, parties = self._world, self._parties
+        seats = iter(range(1 << 62))
+
+        def add(row: tuple[Any, ...]) -> None:
+            k = next(seats)
+            pid = row[1]
+            extra: tuple[Any, ...] = ()
+            if world is not None:
+                extra = (world.region_name(pid), world.latency_of(pid, data_centre))
+            if parties:
+                party = -1 if party_ids is None else party_ids[k]
+                extra += (party if party >= 0 else None,)
+            append((*row, *extra))
+
+        return add
 
     def duels(
         self,
@@ -143,6 +207,9 @@ class Recorder:
             pb.wins += winner == 1
         ids, start, end = batch.game_id, batch.start, batch.end
         records = self.records
+        if self._extras:
+            self._duels_placed(batch, minutes, quality, truths)
+            return
         if len(ids) == 1:  # one game (a pass on every arrival): its rows as tuples
             quit_side, winner = batch.quit_side[0], batch.winner[0]
             game_id, begun, ended, length = ids[0], start[0], end[0], minutes[0]
@@ -203,6 +270,35 @@ class Recorder:
             ids, itertools.repeat("1v1"), start, end, draw, gap, quality, stronger_won, batch.winner
         )
 
+    def _duels_placed(
+        self,
+        batch: DuelBatch,
+        minutes: Sequence[float],
+        quality: Sequence[float],
+        truths: Sequence[tuple[float, float, bool | None]],
+    ) -> None:
+        """The rows of :meth:`duels` with the world's columns (a 1v1 game's data centre is
+        the world's :meth:`~lobbysim.sim.world.World.duel_host`; 1v1 games have no parties)."""
+        world = self._world
+        for k, game_id in enumerate(batch.game_id):
+            begun, ended, length = batch.start[k], batch.end[k], minutes[k]
+            host = -1 if world is None else world.duel_host(game_id)
+            add = self._seat_adder(host, None)
+            quit_side = batch.quit_side[k]
+            for side, pid, score, registered in (
+                (0, batch.player_a[k], batch.score_a[k], batch.registered_a[k]),
+                (1, batch.player_b[k], batch.score_b[k], batch.registered_b[k]),
+            ):
+                add(
+                    (game_id, pid, side, begun, ended, length, score, registered, quit_side == side)
+                )
+            draw, gap, stronger_won = truths[k]
+            row: tuple[Any, ...] = (game_id, "1v1", begun, ended, draw, gap, quality[k])
+            row += (stronger_won, batch.winner[k])
+            if world is not None:
+                row += (world.data_centres[host],)
+            self.records.games.append(row)
+
     def depart(self, player: Player) -> None:
         """Note a player who has left; with streaming, :meth:`write_departed` writes them out
         after their last game is scored."""
@@ -235,7 +331,7 @@ class Recorder:
             else:
                 written.append(player)
         self._departed = []
-        self.records.players.extend(map(player_row, written))
+        self.records.players.extend(self.player_rows(written))
         return written
 
     def sample_ratings(self, raters: Sequence[tuple[str, Rater]], ids: IdArray, now: float) -> None:

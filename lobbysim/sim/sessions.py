@@ -131,8 +131,11 @@ class Lobby:
         """Start the arrival process (players from the arrival model, until the horizon)."""
         self.env.process(self._arrivals())
 
-    def register(self, batch: PlayerBatch) -> IdArray:
+    def register(self, batch: PlayerBatch, parties: Sequence[int] | None = None) -> IdArray:
         """Give ids to players who will arrive next and tell the raters; return the ids.
+
+        ``parties``: the sizes of the parties they arrive in (with a world, a party's members
+        come from one region).
 
         The arrival process registers a whole window's players in one call, which is much cheaper
         than one call per arrival. Ids are given in registration order; the players arrive in
@@ -148,7 +151,7 @@ class Lobby:
                 name = self._rater_names[k]
                 raise rater_plugin(k, name).failure("add_players(ids, mu0, var0)", exc) from None
         if self._world is not None:
-            self._world.register(ids)
+            self._world.register(ids, parties)
         self.players.extend([None] * len(batch))
         self._reserved.extend(ids.tolist())
         return ids
@@ -232,11 +235,11 @@ class Lobby:
             end = min(start + ARRIVAL_WINDOW, horizon)
             arrivals = sample_window(self._arrival_model, arrival_rng, start, end)
             batch = self._population.sample(population_rng, arrivals.n_players)
-            self.register(batch)
             rows = _rows(batch)
             times, sizes = arrivals.times.tolist(), arrivals.sizes.tolist()
             if self._parties is not None:
                 times, sizes, rows = as_parties(self._parties, times, sizes, rows)
+            self.register(batch, sizes if self._parties is not None else None)
             offset = 0
             for t, size in zip(times, sizes, strict=True):
                 if t > env.now:
@@ -276,7 +279,7 @@ class Lobby:
         del self.pool[waiting.pid]
         waiting.leave = leave
         player, now = waiting.player, self.env.now
-        self._recorder.wait(player.pid, waiting.since, now, "matched")
+        self._recorder.wait(player.pid, waiting.since, now, "matched", player.party)
         if self.on_wait is not None:
             self.on_wait(player, now - waiting.since, False)
         player.state = PLAYING
@@ -290,11 +293,13 @@ class Lobby:
         else:
             self._join_queue(player)
 
-    def _renege(self, waiting: Waiting) -> None:
-        """Take a waiting player out of the queue: patience (or the session's time) ran out."""
+    def _renege(self, waiting: Waiting, party: int | None = None) -> None:
+        """Take a waiting player out of the queue: patience (or the session's time) ran out
+        (``party``: the party they queued with, if it has been dissolved since)."""
         del self.pool[waiting.pid]
         player, now = waiting.player, self.env.now
-        self._recorder.wait(player.pid, waiting.since, now, "abandoned")
+        party = player.party if party is None else party
+        self._recorder.wait(player.pid, waiting.since, now, "abandoned", party)
         if self.on_wait is not None:
             self.on_wait(player, now - waiting.since, True)
         player.state = ABANDONED
@@ -302,7 +307,7 @@ class Lobby:
             for mate in self._parties.dissolve(player):
                 other = self.pool.get(mate.pid)
                 if other is not None:
-                    self._renege(other)
+                    self._renege(other, party)
         self._end_session(player)
 
     def _end_session(self, player: Player) -> None:

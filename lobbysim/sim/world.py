@@ -117,18 +117,28 @@ class World:
         self._seat_delta: list[float] = []
         self._games = 0
         self._cross = 0
+        self._duel_hosts: dict[int, int] = {}  # 1v1 games' data centres, until recorded
 
     # ------------------------------------------------------------------ the players
-    def register(self, ids: IdArray) -> None:
-        """Draw the region and latencies of new players ``ids`` (the next ids, in order)."""
+    def register(self, ids: IdArray, parties: Sequence[int] | None = None) -> None:
+        """Draw the region and latencies of new players ``ids`` (the next ids, in order).
+
+        ``parties``: the sizes of the parties the players come in, in id order (a party's
+        members share one region, drawn once); None: each player on their own.
+        """
         n = len(ids)
         if n == 0:
             return
         first = int(ids[0])
         if first != self._n or int(ids[-1]) != first + n - 1:
             raise RuntimeError("players are registered with the world in id order")
-        regions = self._region_rng.choice(len(self.region_names), size=n, p=self._shares)
+        count = n if parties is None else len(parties)
+        regions = self._region_rng.choice(len(self.region_names), size=count, p=self._shares)
         regions = regions.astype(np.intp)
+        if parties is not None:
+            if sum(parties) != n:
+                raise RuntimeError(f"parties of {sum(parties)} players for {n} players")
+            regions = np.repeat(regions, parties)
         raw = self._plugin.call(
             "latencies(rng, regions, region_names, data_centres)",
             self._model.latencies,
@@ -161,6 +171,14 @@ class World:
     def latencies_of(self, pids: IdArray) -> FloatArray:
         """Return each player's latencies to every data centre, ms (rows: players)."""
         return self._latency[np.asarray(pids, dtype=np.intp)]
+
+    def region_name(self, pid: int) -> str:
+        """Return the name of a player's region."""
+        return self.region_names[int(self._region[pid])]
+
+    def latency_of(self, pid: int, data_centre: int) -> float:
+        """Return a player's latency to a data centre, ms."""
+        return float(self._latency[pid, data_centre])
 
     def offset_of(self, pid: int) -> float:
         """Return the time zone of a player's region, minutes from UTC."""
@@ -227,6 +245,14 @@ class World:
         return latency - float(self._best[pid]) <= self.max_delta_ping.at_one(waited)
 
     # ------------------------------------------------------------------------ tallies
+    def host_duel(self, game_id: int, data_centre: int) -> None:
+        """Note where a 1v1 game is hosted, until its record asks (:meth:`duel_host`)."""
+        self._duel_hosts[game_id] = data_centre
+
+    def duel_host(self, game_id: int) -> int:
+        """Return (and forget) where a 1v1 game was hosted."""
+        return self._duel_hosts.pop(game_id)
+
     def seated(self, pid: int, data_centre: int, now: float) -> None:
         """Note a seat taken in a game hosted in ``data_centre`` (at its start or back-filled)."""
         if now < self._start:

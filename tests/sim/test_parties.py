@@ -154,11 +154,11 @@ def test_a_party_gives_up_together(monkeypatch: pytest.MonkeyPatch) -> None:
     left_behind: list[Any] = []
     together = [0]
 
-    def reneging(self: Any, waiting: Any) -> None:
+    def reneging(self: Any, waiting: Any, queued: Any = None) -> None:
         party = waiting.player.party
         members = self._parties.members.get(party, []) if party >= 0 else []
         mates = [p.pid for p in members if p.pid != waiting.pid and p.pid in self.pool]
-        renege(self, waiting)
+        renege(self, waiting, queued)
         if mates:
             together[0] += 1
             left_behind.extend(pid for pid in mates if pid in self.pool)

@@ -19,6 +19,7 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import simulate
+from lobbysim.records import record_schema
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import world as world_module
@@ -151,8 +152,8 @@ def test_a_game_is_hosted_where_its_worst_seat_is_best_within_the_limits(
 @pytest.mark.slow
 def test_one_data_centre_without_spread_changes_nothing() -> None:
     """With one data centre, no spread and limits that never bind, every record is that of the
-    run without a world (the world draws only from its own streams), in 1v1 and team games; the
-    world's metrics are the hand-computed ones."""
+    run without a world, plus the world's columns (the world draws only from its own streams),
+    in 1v1 and team games; the world's metrics are the hand-computed ones."""
     for mode in ("1v1", "team"):
         data = _scenario(mode, max_latency_ms=[[0, 50]], max_delta_ping_ms=[[0, 1]])
         data["world"] = {
@@ -165,8 +166,11 @@ def test_one_data_centre_without_spread_changes_nothing() -> None:
         del plain["matchmaker"]["max_latency_ms"], plain["matchmaker"]["max_delta_ping_ms"]
         with_world = simulate(Scenario.from_dict(data), 2)
         without = simulate(Scenario.from_dict(plain), 2)
+        extra = record_schema(world=True)
         for kind in ("games", "participants", "waits", "ratings", "players"):
-            pd.testing.assert_frame_equal(getattr(with_world, kind), getattr(without, kind))
+            plain_columns = getattr(with_world, kind)[list(getattr(without, kind).columns)]
+            pd.testing.assert_frame_equal(plain_columns, getattr(without, kind))
+            assert list(getattr(with_world, kind).columns) == list(extra[kind])
         for name, value in without.metrics.items():
             assert repr(with_world.metrics[name]) == repr(value), name
         m = with_world.metrics
@@ -210,10 +214,10 @@ def test_members_visit_by_their_regions_clock(monkeypatch: pytest.MonkeyPatch) -
     worlds: list[Any] = []
     register = world_module.World.register
 
-    def keep(self: Any, ids: Any) -> None:
+    def keep(self: Any, ids: Any, parties: Any = None) -> None:
         if not worlds:
             worlds.append(self)
-        register(self, ids)
+        register(self, ids, parties)
 
     monkeypatch.setattr(world_module.World, "register", keep)
     result = simulate(Scenario.from_dict(data), 1)
@@ -290,6 +294,48 @@ def test_the_report_has_a_section_per_region(tmp_path: Path) -> None:
     assert "latency**: draw_chance: mean" in section
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert {"latency_ms_mean", "queue_time_quiet@apac"} <= set(summary.metric)
+    assert "(queue_time_by_region_and_hour.png)" in section
+    assert (tmp_path / "out" / "queue_time_by_region_and_hour.png").stat().st_size > 10_000
+
+
+def test_local_hours_shift_by_the_regions_time_zone() -> None:
+    from lobbysim.reporting.region_figures import local_hours
+
+    minutes = np.array([0.0, 59.9, 60.0, 1439.0, 1740.0])
+    assert local_hours(minutes, -5).tolist() == [19, 19, 20, 18, 0]
+    assert local_hours(minutes, 8).tolist() == [8, 8, 9, 7, 13]
+    assert local_hours(minutes, 0).tolist() == [0, 0, 1, 23, 5]
+
+
+def test_each_regions_hourly_queue_times_are_its_records(tmp_path: Path) -> None:
+    """The figure's numbers: per replication, the mean matched wait of the region's spells by
+    the local hour they began, which weighted by the spells gives the region's queue time."""
+    from lobbysim.experiments.replications import run_experiment
+    from lobbysim.reporting.region_figures import hourly_queue_times
+    from lobbysim.reporting.run_frames import Frames
+
+    data = _scenario("team", **LIMITS) | {"horizon": 200, "replications": 2}
+    result = run_experiment(Scenario.from_dict(data))
+    frames = Frames(result)
+    for region, offset in (("na", -5), ("apac", 8)):
+        got = hourly_queue_times(result, frames, "draw_chance", region, offset)
+        assert got is not None
+        per_run, counts = got
+        assert per_run.shape == (2, 24) and counts.sum() > 100
+        for r, run in enumerate(result.runs["draw_chance"]):
+            w = run.waits
+            assert w is not None
+            w = w[(w.region == region) & (w.enqueued >= result.scenario.metrics_start)]
+            hour = ((w.enqueued + 60 * offset) % 1440 // 60).astype(int)
+            matched = w[w.outcome == "matched"]
+            expected = matched.wait.groupby(hour[w.outcome == "matched"]).mean()
+            observed = pd.Series(per_run[r]).dropna()
+            pd.testing.assert_series_equal(
+                observed, expected, check_names=False, check_index_type=False
+            )
+            metric = run.metrics[f"queue_time_mean@{region}"]
+            n = matched.wait.groupby(hour[w.outcome == "matched"]).size()
+            assert np.isclose((observed * n).sum() / n.sum(), metric, rtol=1e-12)
 
 
 class PairInOrder:
