@@ -135,7 +135,10 @@ class GroupGames:
             world = self._world
             limited = world is not None and world.limits
             allowed = self._may_sit if limited or self._parties is not None else None
-            return seat_from_queue(self._fillable(), waiting, mu, self._seat, allowed)
+            solos = None  # with parties, only solo players may take a seat: no one else is asked
+            if self._parties is not None:
+                solos = [k for k, w in enumerate(waiting) if w.player.party < 0]
+            return seat_from_queue(self._fillable(), waiting, mu, self._seat, allowed, solos)
         free = np.ones(len(waiting), dtype=bool)
         order: list[int] = []  # the positions seated, in the order seated
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,8 @@ from lobbysim.raters import Rater
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.fast.tickets import PassTickets
 from lobbysim.sim.pairing import InForce
 from lobbysim.sim.parties import Parties, party_skill, split_teams
 from lobbysim.sim.world import World
@@ -44,6 +47,7 @@ class GroupPass:
     _world: World | None
     _parties: Parties | None
     env: simpy.Environment
+    plan: FastPlan
 
     def _tie_generator(self) -> np.random.Generator:
         raise NotImplementedError  # the matchmaker's
@@ -79,11 +83,19 @@ class GroupPass:
             return quality(left[i], left[j])
 
         world, now = self._world, self.env.now
+        limited = world is not None and world.limits
+        tickets = None  # with the plan's group_tickets: formed once, read per data centre
+        parties = self._parties
+        if parties is not None and limited and self.plan.group_tickets:
+            tickets = PassTickets([waiting[i].player for i in left.tolist()], parties.members)
+        skills: dict[int, float] = {}  # each ticket's rating for matching, as it is needed
 
         def former(cand: IntArray) -> list[tuple[IntArray, list[int] | None]]:
             """Groups among the free players ``cand`` (indices into ``left``), with teams."""
-            if self._parties is not None:
-                return self._ticket_groups(cand, left, waiting, pool, masked, policy)
+            if parties is not None:
+                return self._ticket_groups(
+                    cand, left, waiting, pool, masked, policy, tickets, skills
+                )
             if policy.uniform:
                 order = self._tie_generator().permutation(cand.size)
                 found = list(order[: cand.size - cand.size % size].reshape(-1, size))
@@ -98,7 +110,7 @@ class GroupPass:
             return [(cand[g], None) for g in found]
 
         everyone = np.arange(left.size)
-        if world is not None and world.limits:
+        if limited:
             formed = self._groups_by_data_centre(world, left, ids, pool, former)
         else:
             formed = former(everyone)
@@ -153,6 +165,8 @@ class GroupPass:
         pool: Pool,
         masked: QualityFn,
         policy: InForce,
+        pass_tickets: PassTickets | None = None,
+        skills: dict[int, float] | None = None,
     ) -> list[tuple[IntArray, list[int] | None]]:
         """Form groups of whole tickets among the free players ``cand`` (indices into ``left``).
 
@@ -163,20 +177,44 @@ class GroupPass:
         longest wait (not for uniform pairing) and, in team games, its tickets split into two
         teams within the parity limit (:func:`~lobbysim.sim.parties.split_teams`). Its tickets
         then leave the pool; otherwise the next ticket is tried as the first.
+
+        ``pass_tickets``: the tickets of the whole pass (the plan's ``group_tickets``), whose
+        ratings are kept in ``skills`` by ticket (None: the tickets are formed among ``cand``).
+        Tickets and groups are held as indices into ``left``.
         """
         parties = self._parties
         assert parties is not None
         size, config = self._rules.seats, parties.config
-        players = [waiting[i].player for i in left[cand].tolist()]
-        tickets = parties.tickets(players)
-        mu, waited = pool.mu[left][cand], pool.waited[left][cand]
-        skill = [party_skill(mu[t].tolist(), config.skill, config.premade_bonus) for t in tickets]
+        mu_left = pool.mu[left]
+        ids = None if pass_tickets is None else pass_tickets.among(cand)
+        if pass_tickets is None or ids is None:  # the tickets among cand
+            players = [waiting[i].player for i in left[cand].tolist()]
+            at = cand.tolist()
+            tickets = [[at[k] for k in t] for t in parties.tickets(players)]
+            skill = [
+                party_skill(mu_left[t].tolist(), config.skill, config.premade_bonus)
+                for t in tickets
+            ]
+        else:
+            tickets = [pass_tickets.tickets[t] for t in ids]
+            assert skills is not None
+            missing = [t for t in ids if t not in skills]
+            if missing:
+                means = mu_left.tolist()
+                for t in missing:
+                    ticket = pass_tickets.tickets[t]
+                    skills[t] = party_skill(
+                        [means[k] for k in ticket], config.skill, config.premade_bonus
+                    )
+            skill = [skills[t] for t in ids]
+        waited = pool.waited[left]
         if policy.uniform:
             order = self._tie_generator().permutation(len(tickets)).tolist()
         else:
             order = np.argsort(np.array(skill), kind="stable").tolist()
         remaining = order
         found: list[tuple[IntArray, list[int] | None]] = []
+        pairs = _pairs(size)
         start = 0
         while start < len(remaining):
             chosen, total = [], 0
@@ -193,11 +231,11 @@ class GroupPass:
             teams = self._ticket_teams(chosen, tickets, skill, float(waited[members].max()))
             fine = teams is not None or self._rules.mode != "team"
             if fine and not policy.uniform:
-                i, j = np.triu_indices(size, k=1)
-                pair_q = masked(left[cand[members[i]]], left[cand[members[j]]])
+                i, j = pairs
+                pair_q = masked(left[members[i]], left[members[j]])
                 fine = bool(pair_q.mean() >= self._threshold.at_one(float(waited[members].max())))
             if fine:
-                found.append((cand[members], teams))
+                found.append((members, teams))
                 taken = set(chosen)
                 remaining = [t for t in remaining if t not in taken]
             else:
@@ -224,3 +262,12 @@ class GroupPass:
         if split is None:
             return None
         return [team for team, t in zip(split, chosen, strict=True) for _ in tickets[t]]
+
+
+@cache
+def _pairs(size: int) -> tuple[IntArray, IntArray]:
+    """Return ``np.triu_indices(size, k=1)``: every pair of a group's members (read-only)."""
+    i, j = np.triu_indices(size, k=1)
+    i.flags.writeable = False
+    j.flags.writeable = False
+    return i, j

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
@@ -64,19 +64,33 @@ def split_teams(
     parties (tickets of two or more) differ by at most ``max_premade_gap``; None if there is no
     such split. The first ticket is always in team 0; ties go to the first split in the order
     of :func:`_splits` (team 0's other tickets as the bits of 0, 1, 2, ...)."""
-    n = len(sizes)
-    bits = _splits(n)  # (2 ** (n - 1), n - 1): which of tickets 1.. join ticket 0's team
+    bits = _splits(len(sizes))  # (2 ** (n - 1), n - 1): which of tickets 1.. join ticket 0's team
+    fine = _fine_splits(tuple(sizes), team_size, max_premade_gap)
+    total = np.asarray(totals, dtype=np.float64)
+    gap = np.abs(2.0 * (total[0] + bits @ total[1:]) - total.sum())
+    if fine is None:
+        return None
+    best = int(np.argmin(np.where(fine, gap, np.inf)))
+    return [0, *(1 - bits[best]).tolist()]
+
+
+@lru_cache(maxsize=4096)
+def _fine_splits(
+    sizes: tuple[int, ...], team_size: int, max_premade_gap: float
+) -> NDArray[np.bool_] | None:
+    """Return which splits of :func:`_splits` fill both teams of ``team_size`` with counts of
+    players in parties differing by at most ``max_premade_gap`` (read-only), or None if none
+    does: what :func:`split_teams` asks of the tickets' sizes, once per sizes."""
+    bits = _splits(len(sizes))
     size = np.asarray(sizes, dtype=np.int64)
     filled = size[0] + bits @ size[1:]
     premade = np.where(size >= 2, size, 0)
     mine = premade[0] + bits @ premade[1:]
-    total = np.asarray(totals, dtype=np.float64)
-    gap = np.abs(2.0 * (total[0] + bits @ total[1:]) - total.sum())
     fine = (filled == team_size) & (np.abs(2 * mine - premade.sum()) <= max_premade_gap)
     if not fine.any():
         return None
-    best = int(np.argmin(np.where(fine, gap, np.inf)))
-    return [0, *(1 - bits[best]).tolist()]
+    fine.flags.writeable = False
+    return fine
 
 
 @cache

@@ -7,15 +7,29 @@ than the decision. :func:`seat_from_queue` seats the same players in the same or
 bit: each open seat takes the first eligible player in queue order with the smallest
 ``abs(mu - target)`` (a NaN distance first, as ``np.argmin`` picks it); tested against the
 arrays in tests/sim/test_fast_paths.py (the plan's ``backfill_lists``).
+
+Two things keep a pass over a long queue short where a seat is open to few of the waiting
+players (parties: solos only; latency limits): the caller may name, once a pass, the only
+players who may take a seat at all (``candidates``: the solo players), so that no one else is
+looked at; and a long list of candidates (:data:`SORTED_FROM` or more) is walked in order of
+distance (:func:`nearest_sorted`, one numpy argsort), asking whom the seat is open to only up to
+the first who may take it. Both make the picks of :func:`nearest_eligible` over the whole queue
+(tested against it in tests/sim/test_fast_backfill.py).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
+import numpy as np
+from numpy.typing import NDArray
+
 from lobbysim.sim.entities import GroupGame, Waiting
+
+#: The number of candidates from which a one-seat back-fill walks them in order of distance.
+SORTED_FROM = 48
 
 
 def seat_from_queue(
@@ -24,6 +38,7 @@ def seat_from_queue(
     mu: list[float],
     seat: Callable[[GroupGame, Waiting, int | None], None],
     allowed: Callable[[GroupGame, Waiting], bool] | None = None,
+    candidates: list[int] | None = None,
 ) -> list[int]:
     """Fill the open seats of ``fillable`` games (oldest first) from the whole queue.
 
@@ -35,12 +50,16 @@ def seat_from_queue(
         allowed: whether a waiting player may take a seat of a game at all (parties: solos
             only; latency limits: within the player's at the game's data centre; None: all),
             asked only of a player who would otherwise be picked.
+        candidates: the positions in ``waiting``, ascending, of every player ``allowed`` may
+            allow in any game (None: everybody); nobody else is looked at.
 
     Returns:
         The positions in ``waiting`` of the players seated, in the order seated.
     """
     seated: list[int] = []
     taken: set[int] = set()
+    positions: Sequence[int] = range(len(waiting)) if candidates is None else candidates
+    mu_array = None  # the candidates' mu as an array, once a pass, for nearest_sorted
     for game in fillable:
         if len(taken) == len(waiting):  # nobody left to seat: the seats stay open
             continue
@@ -49,7 +68,13 @@ def seat_from_queue(
         may = None if allowed is None else partial(allowed, game)
         if len(game.open_seats) == 1:  # one seat (a quit's): nearest over the eligible
             team, target = game.open_seats[0]
-            pick = nearest_eligible(waiting, mu, target, taken, been, may)
+            pick = None
+            if len(positions) >= SORTED_FROM:
+                if mu_array is None:
+                    mu_array = np.array([mu[k] for k in positions], dtype=np.float64)
+                pick = nearest_sorted(waiting, mu_array, target, taken, been, may, positions)
+            if pick is None:  # few candidates, or a NaN distance
+                pick = nearest_eligible(waiting, mu, target, taken, been, may, positions)
             if pick >= 0:
                 del game.open_seats[0]
                 taken.add(pick)
@@ -58,8 +83,8 @@ def seat_from_queue(
             continue
         eligible = [
             k
-            for k, w in enumerate(waiting)
-            if k not in taken and w.pid not in been and (may is None or may(w))
+            for k in positions
+            if k not in taken and waiting[k].pid not in been and (may is None or may(waiting[k]))
         ]
         while game.open_seats and eligible:
             team, target = game.open_seats.pop(0)
@@ -92,14 +117,17 @@ def nearest_eligible(
     taken: set[int],
     been: set[int],
     may: Callable[[Waiting], bool] | None = None,
+    positions: Sequence[int] | None = None,
 ) -> int:
     """Return :func:`nearest` of the eligible positions of ``waiting`` (neither ``taken``
     nor a player in ``been``, and allowed by ``may``), in one walk over the queue without the
     list of candidates, or -1 if none is eligible. ``may`` is asked only of a player who would
     be the pick so far (the same pick as filtering first: the first allowed NaN distance, else
-    the first of the smallest allowed distances)."""
+    the first of the smallest allowed distances). ``positions``: only these (ascending; None:
+    the whole queue)."""
     best, best_distance = -1, math.inf
-    for k, w in enumerate(waiting):
+    for k in range(len(waiting)) if positions is None else positions:
+        w = waiting[k]
         if w.pid in been or k in taken:
             continue
         distance = abs(mu[k] - target)
@@ -110,3 +138,32 @@ def nearest_eligible(
         if (distance < best_distance or best < 0) and (may is None or may(w)):
             best, best_distance = k, distance  # the first of equal distances stays
     return best
+
+
+def nearest_sorted(
+    waiting: list[Waiting],
+    mu: NDArray[np.float64],
+    target: float,
+    taken: set[int],
+    been: set[int],
+    may: Callable[[Waiting], bool] | None = None,
+    positions: Sequence[int] | None = None,
+) -> int | None:
+    """Return :func:`nearest_eligible` by walking the queue in order of distance (a stable
+    sort: equal distances in queue order) up to the first eligible player, or -1 if none is
+    eligible; None (nothing decided) if a distance is NaN, where :func:`nearest_eligible`
+    must pick. ``mu``: the means of ``positions`` (ascending; None: the whole queue), as an
+    array (non-empty)."""
+    with np.errstate(invalid="ignore"):  # inf - inf
+        distance = np.abs(mu - target)
+    order = np.argsort(distance, kind="stable")
+    if distance[order[-1]] != distance[order[-1]]:  # NaN sorts last
+        return None
+    for i in order.tolist():
+        k = i if positions is None else positions[i]
+        if k in taken:
+            continue
+        w = waiting[k]
+        if w.pid not in been and (may is None or may(w)):
+            return k
+    return -1

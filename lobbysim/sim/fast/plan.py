@@ -45,6 +45,7 @@ KERNELS = {
     "float_means": "the driving rater's means on floats for back-fills and quits",
     "float_scoring": "one or two 1v1 games scored on floats (fast/duels.py), ffa truth on lists",
     "backfill_lists": "a back-fill pass seated on lists (fast/backfill.py)",
+    "group_tickets": "a group pass's tickets formed once, not per data centre (fast/tickets.py)",
     "held_scores": "1v1 outcomes rated as games end, their scores drawn later in batches",
     "ring_hold": "a game's end answers the matchmaker's ring inline (fast/events.py)",
 }
@@ -63,6 +64,8 @@ class FastPlan:
         float_means: the driving rater's means read on floats (``float_means``).
         float_scoring: batches of one or two finished 1v1 games scored on floats.
         backfill_lists: a back-fill pass seats players on lists rather than arrays.
+        group_tickets: a group pass with parties forms its tickets once, not once per data
+            centre.
         held_scores: 1v1 outcomes go to the driving rater as games end, scores drawn later.
         ring_hold: a 1v1 game's end holds the matchmaker's ring and answers it inline.
         reasons: why each kernel is on or off, by field name.
@@ -74,6 +77,7 @@ class FastPlan:
     float_means: bool = False
     float_scoring: bool = False
     backfill_lists: bool = False
+    group_tickets: bool = False
     held_scores: bool = False
     ring_hold: bool = False
     reasons: dict[str, str] = field(default_factory=dict, compare=False)
@@ -199,6 +203,7 @@ class FastPlan:
         }.get(mode, "off: team games are scored on arrays")
         lists = not one_v_one
         why["backfill_lists"] = "back-fill passes" if lists else "off: 1v1 (no seats)"
+        why["group_tickets"] = "group passes (with parties)" if lists else "off: 1v1 (no groups)"
         outcome = rates_outcomes_only(driver)
         held = one_v_one and wake_on_arrival and not has_base and outcome and not drifts
         why["held_scores"] = (
@@ -219,6 +224,7 @@ class FastPlan:
             float_means=means,
             float_scoring=mode in ("1v1", "ffa"),
             backfill_lists=lists,
+            group_tickets=lists,
             held_scores=held,
             ring_hold=hold,
             reasons=why,
