@@ -35,11 +35,11 @@ SESSION_GAMES = 5.0
 # A player's minutes in the lobby per game of their session (stints, waits, give-ups), measured:
 # the arrival rate is concurrent / (SESSION_GAMES * this), so that the steady state holds about
 # the number of players asked (Little's law). Measured at --concurrent 10000 with seed 1 over
-# 480 simulated minutes: the lobby then holds ~9,900-10,100 players from minute 300 on, both
+# 480 simulated minutes: the lobby then holds ~9,900-10,300 players from minute 300 on, both
 # ways. Sessions end sooner with parties (a party gives up together, a dissolved party's
-# members with it).
+# members with it; measured with a guest party's members from one region).
 MINUTES_PER_GAME = 17.0
-MINUTES_PER_GAME_PARTIES = 9.4
+MINUTES_PER_GAME_PARTIES = 14.0
 # The untimed warm-up: sessions have a long tail (games of 20 minutes), so the lobby approaches
 # its steady state slowly (at 80 minutes it held only ~7,600 of its ~10,000 with parties).
 WARMUP_MINUTES = 360.0
@@ -101,6 +101,7 @@ def scenario_for(concurrent: int, minutes: float, parties: bool = True) -> Scena
 
 def child(concurrent: int, minutes: float, parties: bool = True) -> dict[str, Any]:
     """Run once (warm-up untimed); return its figures."""
+    from lobbysim.experiments.simulation import schema_of
     from lobbysim.record_files import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
@@ -108,7 +109,7 @@ def child(concurrent: int, minutes: float, parties: bool = True) -> dict[str, An
     written = {"games": 0, "participants": 0}
     scenario = scenario_for(concurrent, minutes, parties)
     with tempfile.TemporaryDirectory() as folder:
-        sink = open_sink(Path(folder), "csv")  # as simulate() opens it
+        sink = open_sink(Path(folder), "csv", schema=schema_of(scenario))  # as simulate() does
 
         def counting(kind: str, rows: list[tuple[Any, ...]]) -> None:
             written[kind] = written.get(kind, 0) + len(rows)
