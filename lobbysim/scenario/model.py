@@ -21,6 +21,7 @@ from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
+from lobbysim.scenario.rules import AttributeConfig, RuleConfig, rule_set_problems
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.validation import (
     MAX_SKILL_VARIANCE,
@@ -175,6 +176,11 @@ class MatchmakerConfig:
             ``world``.
         max_delta_ping_ms: ``(wait_minutes, ms)`` steps: the most latency above the player's
             best data centre (None: no limit). Needs a ``world``.
+        rules: a rule set (:mod:`lobbysim.scenario.rules`; None: the ``threshold`` alone, which
+            is a ``match_quality`` rule). With rules, the threshold is left at its default: a
+            ``match_quality`` rule gives it.
+        algorithm: how matches are searched with a rule set: ``exact`` (the matchmaker's own
+            search, every rule a hard constraint) or ``seed_greedy``.
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -199,6 +205,8 @@ class MatchmakerConfig:
     max_delta_ping_ms: tuple[tuple[float, float], ...] | None = field(
         default=None, metadata={"expected": "a non-empty list of [wait_minutes, ms] pairs"}
     )
+    rules: tuple[RuleConfig, ...] | None = None
+    algorithm: str = "exact"
 
     def __post_init__(self) -> None:
         check(
@@ -419,6 +427,8 @@ class Scenario:
             without one, anyone can play anyone at no cost.
         parties: optional parties of guests, one ticket each (see
             :class:`~lobbysim.scenario.parties.PartiesConfig`); team and free-for-all games.
+        attributes: optional player attributes beyond skill, by name, that a rule set reads
+            (see :class:`~lobbysim.scenario.rules.AttributeConfig`).
     """
 
     name: str = "scenario"
@@ -438,8 +448,22 @@ class Scenario:
     compare: CompareConfig | None = None
     world: WorldConfig | None = None
     parties: PartiesConfig | None = None
+    attributes: Mapping[str, AttributeConfig] | None = None
 
     def __post_init__(self) -> None:
+        mm = self.matchmaker
+        check(
+            *rule_set_problems(
+                mm.rules, self.attributes, mm.algorithm, self.game.mode, self.world is not None
+            ),
+            "matchmaker.threshold: with matchmaker.rules the threshold is a match_quality rule; "
+            f"leave threshold out (got {[list(s) for s in mm.threshold]})"
+            if mm.rules is not None and mm.threshold != ((0.0, 0.0),)
+            else None,
+            "matchmaker.algorithm: seed_greedy searches a rule set: give matchmaker.rules"
+            if mm.algorithm == "seed_greedy" and mm.rules is None
+            else None,
+        )
         check(
             name_problem(self.name),
             positive("horizon", self.horizon)

@@ -1,0 +1,359 @@
+"""The scenario's rule set: constraints as studios write them (docs/model.md, section 10).
+
+``matchmaker.rules`` is a list of :class:`RuleConfig`: each a constraint on the match, on an
+attribute of its players (the driving rater's mean, true skill, or an attribute the scenario's
+``attributes:`` section draws per player, :class:`AttributeConfig`), combined over a ticket by a
+party aggregation and over a team by a team aggregation, with a limit that relaxes in steps
+(``expansions``) on the clock of the rule's choice, and that may become optional after a wait.
+``matchmaker.algorithm`` says how matches are searched: ``exact`` (the matchmaker's own search,
+every rule a hard constraint) or ``seed_greedy`` (the longest-waiting ticket seeds a match and
+candidates are added by weighted rule distance while every rule holds). The engine's side is
+:mod:`lobbysim.sim.rules`.
+
+**Kinds** (``limit`` in the rule's unit; ``attribute`` a number attribute where not said
+otherwise, by default the driving rater's mean):
+
+* ``match_quality``: the match's mean pairwise quality (the driving rater's) is at least
+  ``limit``; the scenario's ``threshold`` is this rule.
+* ``skill_distance``: the largest minus the smallest ticket value (a ticket's members combined
+  by ``party``) is at most ``limit``.
+* ``team_balance``: the two teams' values (members combined by ``team``) differ by at most
+  ``limit`` (team games).
+* ``latency``: every player's latency to the game's data centre is at most ``limit`` ms; and
+  ``delta_ping``: at most ``limit`` ms above the player's best data centre (with a ``world``).
+* ``party_parity``: the teams' counts of players in parties of two or more differ by at most
+  ``limit`` (team games).
+* ``equal``: every player has the same value of a ``string`` attribute (no limit);
+  ``distinct``: no two players have the same value.
+* ``overlap``: the players' ``string_list`` attribute values have at least ``limit`` values in
+  common.
+* ``count``: every team (every game in a free-for-all) has at least ``limit`` players whose
+  ``string`` attribute is ``value``.
+
+**Clocks.** ``oldest``: the longest wait among the match's tickets drives the expansions;
+``newest``: the shortest; ``average``: their mean; ``own``: each ticket's own wait sets its own
+limit, and a condition between tickets holds under the stricter of their limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lobbysim.registry import did_you_mean
+
+_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # a rule or attribute name
+
+#: The rule kinds, and those that need an attribute of a given type.
+RULE_KINDS = (
+    "match_quality",
+    "skill_distance",
+    "team_balance",
+    "latency",
+    "delta_ping",
+    "party_parity",
+    "equal",
+    "distinct",
+    "overlap",
+    "count",
+)
+NUMBER_KINDS = ("skill_distance", "team_balance")
+STRING_KINDS = ("equal", "distinct", "count")
+LIST_KINDS = ("overlap",)
+NO_LIMIT_KINDS = ("equal", "distinct")
+#: Kinds whose limit is a minimum (the others' is a maximum).
+AT_LEAST_KINDS = ("match_quality", "overlap", "count")
+TEAM_KINDS = ("team_balance", "party_parity")
+WORLD_KINDS = ("latency", "delta_ping")
+CLOCKS = ("oldest", "newest", "average", "own")
+AGGREGATIONS = ("average", "min", "max")
+TEAM_AGGREGATIONS = ("average", "sum", "min", "max")
+ALGORITHMS = ("exact", "seed_greedy")
+ATTRIBUTE_TYPES = ("number", "string", "string_list")
+NUMBER_SOURCES = ("drawn", "rating", "skill")
+#: The number attribute every scenario has: the driving rater's mean.
+RATING = "rating"
+
+
+@dataclass(frozen=True)
+class AttributeConfig:
+    """A player attribute beyond skill, drawn per player as they are registered (stream
+    ``attributes``) or bound to the simulation.
+
+    Attributes:
+        type: ``number``, ``string`` or ``string_list``.
+        source: of a number: ``drawn`` (normal, ``mean`` and ``sd``), ``rating`` (the driving
+            rater's mean now) or ``skill`` (true skill); the value is ``offset + scale * x``.
+        scale, offset: of a bound number (``rating`` or ``skill``).
+        mean, sd: of a drawn number.
+        values: of a ``string``: each value's share of the players (summing to 1); of a
+            ``string_list``: each value's chance to be in a player's list, independently (a
+            player with none gets the likeliest).
+    """
+
+    type: str = "number"
+    source: str = "drawn"
+    scale: float = 1.0
+    offset: float = 0.0
+    mean: float = 0.0
+    sd: float = 0.0
+    values: Mapping[str, float] = field(default_factory=dict)
+
+    def problems(self, where: str) -> list[str]:
+        """Return what is wrong with the attribute (``where``: its field path)."""
+        out: list[str] = []
+        if self.type not in ATTRIBUTE_TYPES:
+            return [
+                f"{where}.type: expected one of {', '.join(ATTRIBUTE_TYPES)}, got {self.type!r}"
+                + did_you_mean(str(self.type), list(ATTRIBUTE_TYPES))
+            ]
+        if self.type == "number":
+            if self.source not in NUMBER_SOURCES:
+                out.append(
+                    f"{where}.source: expected one of {', '.join(NUMBER_SOURCES)}, got "
+                    f"{self.source!r}" + did_you_mean(str(self.source), list(NUMBER_SOURCES))
+                )
+            for name in ("scale", "offset", "mean"):
+                if not math.isfinite(getattr(self, name)):
+                    out.append(
+                        f"{where}.{name}: expected a finite number, got {getattr(self, name)!r}"
+                    )
+            if not (math.isfinite(self.sd) and self.sd >= 0):
+                out.append(f"{where}.sd: expected a number >= 0, got {self.sd!r}")
+            if self.values:
+                out.append(f"{where}.values: a number attribute has no values")
+            return out
+        if self.source != "drawn":
+            out.append(f"{where}.source: a {self.type} attribute is drawn, got {self.source!r}")
+        if not self.values:
+            out.append(f"{where}.values: expected at least one value with its share")
+            return out
+        bad = [v for v in self.values if not isinstance(v, str) or not v]
+        if bad:
+            out.append(f"{where}.values: a value is a non-empty text, got {bad[0]!r}")
+        shares = list(self.values.values())
+        if not all(math.isfinite(s) and 0.0 < s <= 1.0 for s in shares):
+            out.append(f"{where}.values: a share is a number in (0, 1], got {dict(self.values)}")
+        elif self.type == "string" and abs(math.fsum(shares) - 1.0) > 1e-9:
+            out.append(
+                f"{where}.values: the shares of a string attribute sum to 1, got "
+                f"{math.fsum(shares):g}"
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """One rule of a rule set (see the module docstring for the kinds and clocks).
+
+    Attributes:
+        name: the rule's name (telemetry and errors name it).
+        kind: what the rule constrains.
+        limit: its value before any expansion (a minimum for ``match_quality``, ``overlap`` and
+            ``count``, else a maximum; none for ``equal`` and ``distinct``).
+        attribute: the player attribute it reads (number kinds: default ``rating``).
+        value: ``count``: the attribute's value counted.
+        party: how a ticket's (party's) members' values combine: ``average``, ``min``, ``max``.
+        team: ``team_balance``: how a team's members' values combine: ``average``, ``sum``,
+            ``min``, ``max``.
+        expansions: ``(wait_minutes, limit)`` steps after the first: from that wait (by the
+            rule's clock) on, the limit is the step's.
+        clock: whose wait drives the expansions: ``oldest``, ``newest``, ``average``, ``own``.
+        optional_after: from this wait (by the clock) on, the rule no longer holds matches
+            back (None: never).
+        weight: ``seed_greedy``: the weight of the rule's distance in ranking candidates.
+    """
+
+    name: str = ""
+    kind: str = ""
+    limit: float | None = None
+    attribute: str | None = None
+    value: str | None = None
+    party: str = "average"
+    team: str = "average"
+    expansions: tuple[tuple[float, float], ...] = field(
+        default=(), metadata={"expected": "a list of [wait_minutes, limit] pairs of numbers"}
+    )
+    clock: str = "oldest"
+    optional_after: float | None = None
+    weight: float = 1.0
+
+    @property
+    def at_least(self) -> bool:
+        """Whether the limit is a minimum (else a maximum)."""
+        return self.kind in AT_LEAST_KINDS
+
+    def problems(self, where: str, attributes: Mapping[str, AttributeConfig]) -> list[str]:
+        """Return what is wrong with the rule (``where``: its field path), given the scenario's
+        attributes."""
+        out: list[str] = []
+        if not _LABEL.fullmatch(self.name or ""):
+            out.append(
+                f"{where}.name: a name starts with a letter or _, then letters, digits, _, . and "
+                f"- (at most 60), got {self.name!r}"
+            )
+        if self.kind not in RULE_KINDS:
+            out.append(
+                f"{where}.kind: expected one of {', '.join(RULE_KINDS)}, got {self.kind!r}"
+                + did_you_mean(str(self.kind), list(RULE_KINDS))
+            )
+            return out
+        out += self._limit_problems(where)
+        out += self._attribute_problems(where, attributes)
+        if self.party not in AGGREGATIONS:
+            out.append(
+                f"{where}.party: expected one of {', '.join(AGGREGATIONS)}, got {self.party!r}"
+            )
+        if self.team not in TEAM_AGGREGATIONS:
+            out.append(
+                f"{where}.team: expected one of {', '.join(TEAM_AGGREGATIONS)}, got {self.team!r}"
+            )
+        if self.clock not in CLOCKS:
+            out.append(
+                f"{where}.clock: expected one of {', '.join(CLOCKS)}, got {self.clock!r}"
+                + did_you_mean(str(self.clock), list(CLOCKS))
+            )
+        if self.optional_after is not None and not (
+            math.isfinite(self.optional_after) and self.optional_after >= 0
+        ):
+            out.append(
+                f"{where}.optional_after: expected minutes >= 0, got {self.optional_after!r}"
+            )
+        if not (math.isfinite(self.weight) and self.weight >= 0):
+            out.append(f"{where}.weight: expected a number >= 0, got {self.weight!r}")
+        return out
+
+    def _limit_problems(self, where: str) -> list[str]:
+        if self.kind in NO_LIMIT_KINDS:
+            if self.limit is not None or self.expansions:
+                return [f"{where}: a rule of kind {self.kind} has no limit nor expansions"]
+            return []
+        if self.limit is None:
+            return [f"{where}.limit: a rule of kind {self.kind} needs a limit"]
+        values = [self.limit, *(v for _, v in self.expansions)]
+        shown = [list(step) for step in self.expansions]
+        if not all(
+            math.isfinite(v) or v == (-math.inf if self.at_least else math.inf) for v in values
+        ):
+            return [f"{where}: expected finite limits, got {values}"]
+        waits = [w for w, _ in self.expansions]
+        if not all(math.isfinite(w) and w > 0 for w in waits):
+            return [f"{where}.expansions: a step's wait is minutes > 0, got {shown}"]
+        if any(b <= a for a, b in itertools.pairwise(waits)):
+            return [f"{where}.expansions: the waits must increase from step to step, got {shown}"]
+        if self.kind == "match_quality" and not all(0.0 <= v <= 1.0 for v in values):
+            return [f"{where}: a match quality is in [0, 1], got {values}"]
+        if self.kind not in ("match_quality",) and any(v < 0 for v in values):
+            return [f"{where}: a limit of kind {self.kind} is >= 0, got {values}"]
+        relaxes = (lambda a, b: b <= a) if self.at_least else (lambda a, b: b >= a)
+        if not all(relaxes(a, b) for a, b in itertools.pairwise(values)):
+            return [
+                f"{where}.expansions: a limit relaxes as players wait (it may not tighten), "
+                f"got {values}"
+            ]
+        return []
+
+    def _attribute_problems(
+        self, where: str, attributes: Mapping[str, AttributeConfig]
+    ) -> list[str]:
+        kind = self.kind
+        wanted = (
+            "number"
+            if kind in NUMBER_KINDS
+            else "string"
+            if kind in STRING_KINDS
+            else "string_list"
+            if kind in LIST_KINDS
+            else None
+        )
+        if wanted is None:
+            if self.attribute is not None:
+                return [f"{where}.attribute: a rule of kind {kind} reads no attribute"]
+            return []
+        name = self.attribute
+        if name is None:
+            if wanted == "number":
+                return []
+            return [f"{where}.attribute: a rule of kind {kind} needs a {wanted} attribute"]
+        if name == RATING and wanted == "number":
+            return []
+        if name not in attributes:
+            known = [RATING, *attributes] if wanted == "number" else list(attributes)
+            return [
+                f"{where}.attribute: {name!r} is not an attribute of the scenario's attributes: "
+                f"section" + did_you_mean(name, known)
+            ]
+        if attributes[name].type != wanted:
+            return [
+                f"{where}.attribute: a rule of kind {kind} reads a {wanted} attribute; "
+                f"{name!r} is a {attributes[name].type}"
+            ]
+        if kind == "count" and (self.value is None or self.value not in attributes[name].values):
+            return [
+                f"{where}.value: expected one of {name!r}'s values "
+                f"({', '.join(attributes[name].values)}), got {self.value!r}"
+            ]
+        return []
+
+
+def rules_problems(
+    rules: tuple[RuleConfig, ...],
+    attributes: Mapping[str, AttributeConfig],
+    mode: str,
+    world: bool,
+) -> list[str]:
+    """Return what is wrong with a scenario's rule set (``matchmaker.rules``): each rule's own
+    problems, names used twice, kinds the game mode or a missing world rule out."""
+    out: list[str] = []
+    names = [r.name for r in rules]
+    for i, rule in enumerate(rules):
+        where = f"matchmaker.rules[{i}]"
+        out += rule.problems(where, attributes)
+        if rule.name and names.count(rule.name) > 1 and names.index(rule.name) == i:
+            out.append(f"{where}.name: each rule's name once, got {rule.name!r} twice")
+        if rule.kind in TEAM_KINDS and mode != "team":
+            out.append(f"{where}.kind: a {rule.kind} rule needs team games; game.mode is {mode}")
+        if rule.kind in WORLD_KINDS and not world:
+            out.append(
+                f"{where}.kind: a {rule.kind} rule needs a world: section (data centres, regions "
+                "and latencies)"
+            )
+    return out
+
+
+def attributes_problems(attributes: Mapping[str, AttributeConfig]) -> list[str]:
+    """Return what is wrong with a scenario's ``attributes:`` section."""
+    out: list[str] = []
+    for name, attribute in attributes.items():
+        where = f"attributes.{name}"
+        if not _LABEL.fullmatch(name) or name == RATING:
+            out.append(
+                f"{where}: an attribute's name starts with a letter or _, then letters, digits, "
+                f"_, . and - (at most 60), and is not {RATING!r}"
+            )
+        out += attribute.problems(where)
+    return out
+
+
+def rule_set_problems(
+    rules: tuple[RuleConfig, ...] | None,
+    attributes: Mapping[str, AttributeConfig] | None,
+    algorithm: str,
+    mode: str,
+    world: bool,
+) -> list[str]:
+    """Return every problem of a scenario's rule set, its attributes and its algorithm."""
+    problems: list[str] = []
+    attrs = attributes or {}
+    problems += attributes_problems(attrs)
+    if rules is not None:
+        problems += rules_problems(rules, attrs, mode, world)
+    if algorithm not in ALGORITHMS:
+        problems.append(
+            f"matchmaker.algorithm: expected one of {', '.join(ALGORITHMS)}, got {algorithm!r}"
+            + did_you_mean(str(algorithm), list(ALGORITHMS))
+        )
+    return problems
