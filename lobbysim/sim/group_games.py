@@ -248,14 +248,17 @@ class GroupGames:
         Team: their team's mean performance is below the other team's; free-for-all: their
         performance is below the median of the others seated.
         """
+        team = stint.team
+        if team is not None:  # one walk (the stint is never on the other team)
+            mine: list[float] = []
+            theirs: list[float] = []
+            for s in game.seated.values():
+                (mine if s.team == team else theirs).append(s.performance)
+            return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
         others = [s for s in game.seated.values() if s is not stint]
         if not others:
             return False
-        if stint.team is None:
-            return stint.performance < _median([s.performance for s in others])
-        mine = [s.performance for s in game.seated.values() if s.team == stint.team]
-        theirs = [s.performance for s in others if s.team != stint.team]
-        return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
+        return stint.performance < _median([s.performance for s in others])
 
     def _make_quit(self, game: GroupGame, stint: Stint) -> Callable[[simpy.Event], None]:
         def quit_game(_event: simpy.Event) -> None:

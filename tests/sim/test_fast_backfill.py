@@ -1,4 +1,5 @@
-"""The back-fill kernels against their references, bit for bit (lobbysim/sim/fast/backfill.py)."""
+"""The back-fill kernels (lobbysim/sim/fast/backfill.py) and a seat's behind rule against their
+references, bit for bit."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.sim.entities import GroupGame, Player, Waiting
+from lobbysim.sim.entities import GroupGame, Player, Stint, Waiting
 from lobbysim.sim.fast.backfill import nearest_eligible, nearest_sorted, seat_from_queue
+from lobbysim.sim.group_games import GroupGames, _median
 
 
 def _queue(rng: random.Random, n: int) -> tuple[list[Waiting], list[float]]:
@@ -111,3 +113,40 @@ def test_a_pass_among_the_candidates_seats_whom_a_pass_over_the_queue_seats() ->
         assert runs[1] == runs[0], case
         seated += len(runs[0][0])
     assert seated > 1000
+
+
+def _behind_general(game: GroupGame, stint: Stint) -> bool:
+    """GroupGames._behind as it was, on the others first (the reference)."""
+    others = [s for s in game.seated.values() if s is not stint]
+    if not others:
+        return False
+    if stint.team is None:
+        return stint.performance < _median([s.performance for s in others])
+    mine = [s.performance for s in game.seated.values() if s.team == stint.team]
+    theirs = [s.performance for s in others if s.team != stint.team]
+    return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)
+
+
+def test_behind_in_a_team_game_is_the_rule_on_the_others() -> None:
+    """GroupGames._behind in one walk against the rule on the others: one seat, one team
+    seated, equal and infinite performances, a team of nobody (the same ZeroDivisionError)."""
+    rng = random.Random(3)
+    for case in range(20_000):
+        game = GroupGame(0, "team", 0.0, 20.0, 0.5, None)
+        seated = []
+        for k in range(rng.randint(1, 10)):
+            performance = rng.choice([0.0, 1.0, rng.gauss(0, 1), math.inf, -math.inf])
+            player = Player(k, 0.0, 0.0, 1.0, True, 5, 1e9)
+            stint = Stint(player, rng.choice([0, 1, None]), 0.0, math.nan, performance, False, -1)
+            game.seated[k] = stint
+            seated.append(stint)
+        stint = rng.choice(seated)
+        if rng.random() < 0.05:  # not seated (yet)
+            del game.seated[stint.player.pid]
+        results = []
+        for rule in (_behind_general, GroupGames._behind):
+            try:
+                results.append(rule(game, stint))
+            except ZeroDivisionError:
+                results.append("ZeroDivisionError")
+        assert results[0] == results[1], case
