@@ -1,0 +1,355 @@
+"""A scenario's rule set at work: the players' attributes, each rule's limit on its clock, and
+whether a match keeps every rule (docs/model.md, section 10).
+
+:class:`Attributes` draws every player's attributes (``attributes:``, stream ``attributes``)
+as they are registered, in the order declared: a drawn number from its normal, a string by its
+shares, a string list value by value (a player with none gets the likeliest). :class:`RuleSet`
+compiles ``matchmaker.rules`` (:mod:`lobbysim.scenario.rules`); a pass hands it a
+:class:`View` of the pool (each player's ratings, attributes, latencies, party and wait), and it
+answers for a candidate match, tickets (a solo player or a whole party) and, for team games,
+their teams: :meth:`RuleSet.first_broken` (the index of the first rule the match breaks, or -1)
+and :meth:`RuleSet.steps` (the expansion step each rule is at). A ticket's wait is its
+longest-waiting member's; a ticket's value of a number attribute combines its members' by the
+rule's ``party`` aggregation.
+
+**Clocks.** A rule's limit is the value of the last step whose wait is at most the clock's wait:
+the longest of the match's tickets' waits (``oldest``), the shortest (``newest``), their mean
+(``average``), or, with ``own``, each ticket's own limit, a condition between tickets holding
+under the stricter. A rule whose clock has reached ``optional_after`` holds nothing back (with
+``own``: once every ticket's own wait has).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
+from lobbysim.sim.entities import FloatArray, IdArray
+
+IntArray = NDArray[np.intp]
+#: A candidate match: its tickets (pool positions of their players) and, in team games, each
+#: ticket's team (None: no teams, or not split yet).
+Tickets = Sequence[Sequence[int]]
+
+
+class Attributes:
+    """Every player's attributes beyond skill (see the module docstring), by player id.
+
+    Args:
+        config: the scenario's ``attributes:`` section.
+        rng: the stream ``attributes``.
+    """
+
+    def __init__(self, config: Mapping[str, AttributeConfig], rng: np.random.Generator) -> None:
+        self.config = dict(config)
+        self._rng = rng
+        self._n = 0
+        #: Per attribute: the values of the players registered so far (floats, value codes, or
+        #: bit masks of the values in a list), grown as players come.
+        self._columns: dict[str, NDArray[Any]] = {}
+        #: Each string attribute's values, in the order declared (a code is an index in it).
+        self.values = {name: list(a.values) for name, a in self.config.items()}
+        for name, attribute in self.config.items():
+            dtype = np.float64 if attribute.type == "number" else np.int64
+            self._columns[name] = np.zeros(1024, dtype=dtype)
+
+    def register(self, ids: IdArray) -> None:
+        """Draw the attributes of new players ``ids`` (the next ids, in order)."""
+        n = len(ids)
+        if n == 0:
+            return
+        first = int(ids[0])
+        if first != self._n:
+            raise RuntimeError("players are registered with their attributes in id order")
+        end = first + n
+        rng = self._rng
+        for name, attribute in self.config.items():
+            column = self._columns[name]
+            if end > len(column):
+                column = self._columns[name] = np.resize(column, max(end, 2 * len(column)))
+            if attribute.type == "number":
+                if attribute.source == "drawn":
+                    column[first:end] = rng.normal(attribute.mean, attribute.sd, n)
+                continue
+            shares = np.array(list(attribute.values.values()))
+            if attribute.type == "string":
+                column[first:end] = rng.choice(len(shares), size=n, p=shares / shares.sum())
+                continue
+            has = rng.random((n, len(shares))) < shares
+            has[~has.any(axis=1), int(np.argmax(shares))] = True
+            column[first:end] = (has * (1 << np.arange(len(shares)))).sum(axis=1)
+        self._n = end
+
+    def column(self, name: str, pids: IdArray) -> NDArray[Any]:
+        """Return a drawn attribute's values (codes, bit masks) of players ``pids``."""
+        return self._columns[name][np.asarray(pids, dtype=np.intp)]
+
+
+@dataclass
+class View:
+    """What a pass knows of its pool, for the rules (arrays in pool order).
+
+    Attributes:
+        waited: each player's wait, minutes.
+        rating: each player's driving-rater mean; skill: their true skill (None: not asked).
+        quality: the match quality of pool positions (the driving rater's).
+        numbers, codes, masks: each attribute's values (number attributes bound to the rating
+            or true skill included), by name.
+        latency, best: each player's latency to every data centre and to their best (None: no
+            world).
+        premade: whether each player is in a party of two or more.
+    """
+
+    waited: FloatArray
+    rating: FloatArray
+    quality: Callable[[IntArray, IntArray], FloatArray]
+    numbers: dict[str, FloatArray]
+    codes: dict[str, NDArray[np.int64]]
+    masks: dict[str, NDArray[np.int64]]
+    latency: FloatArray | None = None
+    best: FloatArray | None = None
+    premade: NDArray[np.bool_] | None = None
+
+
+class Rule:
+    """One compiled rule: its limit by wait, on its clock (see the module docstring)."""
+
+    def __init__(self, config: RuleConfig) -> None:
+        self.config = config
+        self.name, self.kind = config.name, config.kind
+        self.at_least = config.at_least
+        self.attribute = config.attribute or RATING
+        base = -math.inf if self.at_least else math.inf
+        self._waits = [0.0, *(w for w, _ in config.expansions)]
+        limit = base if config.limit is None else config.limit
+        self._limits = [limit, *(v for _, v in config.expansions)]
+        self.optional_after = math.inf if config.optional_after is None else config.optional_after
+        self.weight = config.weight
+
+    @property
+    def steps(self) -> int:
+        """The number of steps: the first and its expansions."""
+        return len(self._limits)
+
+    def step_at(self, wait: float) -> int:
+        """Return the expansion step in force after ``wait`` minutes (0: the first)."""
+        return max(bisect.bisect_right(self._waits, wait) - 1, 0)
+
+    def limit_at(self, wait: float) -> float:
+        """Return the limit in force after ``wait`` minutes."""
+        return self._limits[self.step_at(wait)]
+
+    def limits_at(self, waits: FloatArray) -> FloatArray:
+        """:meth:`limit_at` of many waits; a wait past ``optional_after`` gets no limit (an
+        infinite one)."""
+        index = np.maximum(np.searchsorted(self._waits, waits, side="right") - 1, 0)
+        out: FloatArray = np.asarray(self._limits)[index]
+        free = -np.inf if self.at_least else np.inf
+        return np.where(np.asarray(waits) >= self.optional_after, free, out)
+
+    def clock(self, waits: Sequence[float]) -> float:
+        """Return the wait that drives the rule for tickets waiting ``waits`` (not ``own``)."""
+        how = self.config.clock
+        if how == "oldest":
+            return max(waits)
+        if how == "newest":
+            return min(waits)
+        return math.fsum(waits) / len(waits)
+
+    def limits(self, waits: Sequence[float]) -> list[float] | None:
+        """Return the limit each ticket is held to (one for all but with ``own``); None if the
+        rule holds nothing back any more (``optional_after``)."""
+        if self.config.clock == "own":
+            if min(waits) >= self.optional_after:
+                return None
+            return [
+                self.limit_at(w)
+                if w < self.optional_after
+                else (-math.inf if self.at_least else math.inf)
+                for w in waits
+            ]
+        wait = self.clock(waits)
+        if wait >= self.optional_after:
+            return None
+        return [self.limit_at(wait)] * len(waits)
+
+
+def combine(values: FloatArray, how: str) -> float:
+    """Return ``values`` combined by ``how``: ``average``, ``min``, ``max`` or ``sum``."""
+    if how == "min":
+        return float(values.min())
+    if how == "max":
+        return float(values.max())
+    if how == "sum":
+        return float(values.sum())
+    return float(values.mean())
+
+
+class RuleSet:
+    """A scenario's rules, compiled, and the tallies of their telemetry.
+
+    Args:
+        rules: ``matchmaker.rules``.
+        attributes: the players' drawn attributes (None: the scenario declares none).
+        configs: the scenario's ``attributes:`` section (bound numbers' scale and offset).
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[RuleConfig],
+        attributes: Attributes | None,
+        configs: Mapping[str, AttributeConfig] | None = None,
+    ) -> None:
+        self.rules = [Rule(r) for r in rules]
+        self.attributes = attributes
+        self.configs = dict(configs or {})
+        #: Per rule: how often it was the first a candidate match broke.
+        self.rejections = [0] * len(self.rules)
+
+    # ------------------------------------------------------------------ the pool's view
+    def view(
+        self,
+        pids: IdArray,
+        waited: FloatArray,
+        rating: FloatArray,
+        quality: Callable[[IntArray, IntArray], FloatArray],
+        skill: FloatArray | None = None,
+        latency: FloatArray | None = None,
+        best: FloatArray | None = None,
+        premade: NDArray[np.bool_] | None = None,
+    ) -> View:
+        """Return the rules' view of a pool of players ``pids`` (see :class:`View`)."""
+        numbers: dict[str, FloatArray] = {RATING: np.asarray(rating, dtype=float)}
+        codes: dict[str, NDArray[np.int64]] = {}
+        masks: dict[str, NDArray[np.int64]] = {}
+        for name, config in self.configs.items():
+            if config.type == "number":
+                if config.source == "drawn":
+                    assert self.attributes is not None
+                    numbers[name] = self.attributes.column(name, pids).astype(float)
+                else:
+                    x = rating if config.source == "rating" else skill
+                    assert x is not None, "a rule reads true skill: the pass must give it"
+                    numbers[name] = config.offset + config.scale * np.asarray(x, dtype=float)
+            else:
+                assert self.attributes is not None
+                column = self.attributes.column(name, pids).astype(np.int64)
+                (codes if config.type == "string" else masks)[name] = column
+        return View(waited, rating, quality, numbers, codes, masks, latency, best, premade)
+
+    @property
+    def needs_skill(self) -> bool:
+        """Whether a number attribute is bound to true skill (the pass must give it)."""
+        return any(c.type == "number" and c.source == "skill" for c in self.configs.values())
+
+    # ------------------------------------------------------------------ a candidate match
+    def first_broken(
+        self,
+        view: View,
+        tickets: Tickets,
+        teams: Sequence[int] | None = None,
+        *,
+        partial: bool = False,
+        count: bool = True,
+    ) -> int:
+        """Return the index of the first rule the match of ``tickets`` breaks (-1: none).
+
+        ``teams``: each ticket's team (team games, once split; None: the team rules wait);
+        ``partial``: the match is not full yet (the rules on a whole match wait: team balance,
+        party parity, counts); ``count``: tally a broken rule in :attr:`rejections`.
+        """
+        waits = [float(view.waited[list(t)].max()) for t in tickets]
+        for index, rule in enumerate(self.rules):
+            limits = rule.limits(waits)
+            if limits is None:
+                continue
+            if not self.holds(rule, limits, view, tickets, teams, partial=partial):
+                if count:
+                    self.rejections[index] += 1
+                return index
+        return -1
+
+    def steps(self, view: View, tickets: Tickets) -> list[int]:
+        """Return the expansion step each rule is at for a match of ``tickets`` (by its clock;
+        with ``own``, the furthest of the tickets')."""
+        waits = [float(view.waited[list(t)].max()) for t in tickets]
+        return [
+            max(r.step_at(w) for w in waits)
+            if r.config.clock == "own"
+            else r.step_at(r.clock(waits))
+            for r in self.rules
+        ]
+
+    def holds(
+        self,
+        rule: Rule,
+        limits: list[float],
+        view: View,
+        tickets: Tickets,
+        teams: Sequence[int] | None = None,
+        *,
+        partial: bool = False,
+    ) -> bool:
+        """Return whether a match of ``tickets`` (``teams``: each ticket's team) keeps one rule
+        under ``limits`` (each ticket's); ``partial``: the rules on a whole match hold."""
+        kind = rule.kind
+        strict = max(limits) if rule.at_least else min(limits)
+        players = np.array([p for t in tickets for p in t], dtype=np.intp)
+        if kind == "match_quality":
+            if len(players) < 2:
+                return True
+            i, j = np.triu_indices(len(players), k=1)
+            return bool(np.mean(view.quality(players[i], players[j])) >= strict)
+        if kind == "skill_distance":
+            x = view.numbers[rule.attribute]
+            values = [combine(x[list(t)], rule.config.party) for t in tickets]
+            return all(
+                abs(values[a] - values[b]) <= min(limits[a], limits[b])
+                for a in range(len(values))
+                for b in range(a + 1, len(values))
+            )
+        if kind in ("latency", "delta_ping"):
+            assert view.latency is not None and view.best is not None
+            lat = view.latency[players]
+            if kind == "delta_ping":
+                lat = lat - view.best[players][:, None]
+            own = np.repeat(limits, [len(t) for t in tickets])
+            return bool((lat <= own[:, None]).all(axis=0).any())
+        if kind == "equal":
+            return len(set(view.codes[rule.attribute][players].tolist())) <= 1
+        if kind == "distinct":
+            codes = view.codes[rule.attribute][players].tolist()
+            return len(set(codes)) == len(codes)
+        if kind == "overlap":
+            common = int(np.bitwise_and.reduce(view.masks[rule.attribute][players]))
+            return common.bit_count() >= strict
+        if partial:
+            return True
+        if kind == "count":
+            config = rule.config
+            assert self.attributes is not None and config.value is not None
+            target = self.attributes.values[rule.attribute].index(config.value)
+            hits = view.codes[rule.attribute][players] == target
+            if teams is None:
+                return bool(hits.sum() >= strict)
+            side = np.repeat(np.asarray(teams), [len(t) for t in tickets])
+            return all(hits[side == s].sum() >= strict for s in (0, 1))
+        if teams is None:
+            return True
+        side = np.repeat(np.asarray(teams), [len(t) for t in tickets])
+        if kind == "team_balance":
+            x = view.numbers[rule.attribute][players]
+            how = rule.config.team
+            return abs(combine(x[side == 0], how) - combine(x[side == 1], how)) <= strict
+        assert kind == "party_parity"
+        premade = (
+            np.zeros(len(players), dtype=bool) if view.premade is None else view.premade[players]
+        )
+        return abs(int(premade[side == 0].sum()) - int(premade[side == 1].sum())) <= strict

@@ -1,0 +1,253 @@
+"""Seed-and-greedy matching under a rule set, as the matchmaking services describe it.
+
+:func:`seed_greedy` forms matches from the pass's tickets (a solo player, or a whole party):
+the longest-waiting free ticket seeds a match (ties to the earlier in the queue); the other free
+tickets are ranked by their weighted rule distance from the seed (:func:`distances`: each rule's
+own measure times its ``weight``; ties to the longer wait, then the earlier in the queue) and
+added one by one, each only if the match with it still keeps every rule that a match short of
+players can be held to (the rules on a whole match, team balance, party parity and counts, wait)
+and it fits (in a team game, a ticket larger than a team never does). A full match is split into
+teams (team games: ``split``) and starts if it keeps every rule; otherwise, or if the candidates
+run out first, its seed waits for the next pass and the next free ticket seeds. Before the
+one-by-one checks, the candidates that cannot keep a pairwise rule (distance, equality,
+distinctness, overlap, latency) with the seed alone under the loosest limit the match could
+reach are set aside at once, and counted as that rule's rejections.
+
+The measures: ``skill_distance`` and ``team_balance``, the distance of the tickets' values;
+``match_quality``, one minus the mean quality of the seed's and the candidate's players' pairs;
+``latency`` and ``delta_ping``, the worst of the two tickets' latencies at their best common
+data centre (ms); ``equal`` (``distinct``), 1 if the two differ (are alike), else 0;
+``overlap``, minus the number of values in common; the others, 0.
+
+It is not an exact search: a ticket that would fit a later match better may be taken by an
+earlier seed, and a seed may fail where another grouping would have started a game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.sim.rules import Rule, RuleSet, View, combine
+
+#: Splits a full team match's tickets into teams: each ticket's team, or None.
+Split = Callable[[Sequence[Sequence[int]]], list[int] | None]
+#: A formed match: its tickets (pool positions) and each ticket's team (None: no teams).
+Match = tuple[list[list[int]], list[int] | None]
+PAIRWISE = ("skill_distance", "equal", "distinct", "overlap", "latency", "delta_ping")
+
+
+def popcount(x: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Return the number of bits set in each (non-negative) 64-bit integer."""
+    v = np.asarray(x, dtype=np.uint64)
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return ((v * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+
+
+class TicketTable:
+    """Each ticket's values for the rules, computed once per pass: its wait (its longest
+    waiting member's), size, per rule its party-combined number, its members' common code (-1
+    if they differ), the values its members' lists share, its worst latency per data centre."""
+
+    def __init__(self, view: View, rules: RuleSet, tickets: Sequence[Sequence[int]]) -> None:
+        self.tickets = [list(t) for t in tickets]
+        self.sizes = np.array([len(t) for t in tickets])
+        self.waits = np.array([float(view.waited[t].max()) for t in self.tickets])
+        self.values: dict[int, NDArray[np.float64]] = {}
+        self.codes: dict[int, NDArray[np.int64]] = {}
+        self.masks: dict[int, NDArray[np.int64]] = {}
+        self.latency: dict[int, NDArray[np.float64]] = {}
+        for index, rule in enumerate(rules.rules):
+            kind = rule.kind
+            if kind in ("skill_distance", "team_balance"):
+                x = view.numbers[rule.attribute]
+                how = rule.config.party
+                self.values[index] = np.array([combine(x[t], how) for t in self.tickets])
+            elif kind in ("equal", "distinct"):
+                c = view.codes[rule.attribute]
+                self.codes[index] = np.array(
+                    [int(c[t[0]]) if (c[t] == c[t[0]]).all() else -1 for t in self.tickets]
+                )
+            elif kind == "overlap":
+                m = view.masks[rule.attribute]
+                self.masks[index] = np.array(
+                    [int(np.bitwise_and.reduce(m[t])) for t in self.tickets], dtype=np.int64
+                )
+            elif kind in ("latency", "delta_ping") and view.latency is not None:
+                assert view.best is not None
+                lat = view.latency
+                if kind == "delta_ping":
+                    lat = lat - view.best[:, None]
+                self.latency[index] = np.array([lat[t].max(axis=0) for t in self.tickets])
+
+
+def seed_greedy(
+    view: View,
+    rules: RuleSet,
+    tickets: Sequence[Sequence[int]],
+    seats: int,
+    team_size: int | None = None,
+    split: Split | None = None,
+) -> list[Match]:
+    """Form matches of ``seats`` players from ``tickets`` (see the module docstring).
+
+    Args:
+        view: the pass's view of its pool.
+        rules: the rule set (its rejections are tallied).
+        tickets: the tickets, in queue order (pool positions of their players).
+        seats: players per match.
+        team_size: players per team (team games).
+        split: splits a full team match into teams (team games).
+    """
+    n = len(tickets)
+    if n == 0:
+        return []
+    table = TicketTable(view, rules, tickets)
+    sizes, waits = table.sizes, table.waits
+    order = np.lexsort((np.arange(n), -waits))  # longest wait first, then queue order
+    free = np.ones(n, dtype=bool)
+    if team_size is not None:
+        free &= sizes <= team_size
+    loosest = float(waits.max())
+    matches: list[Match] = []
+    for seed in order.tolist():
+        if not free[seed]:
+            continue
+        others = np.flatnonzero(free)
+        others = others[others != seed]
+        others = _pairwise_fit(rules, table, seed, others, loosest)
+        if sizes[seed] + sizes[others].sum() < seats:
+            continue
+        cost = distances(view, rules, table, seed, others)
+        ranked = others[np.lexsort((others, -waits[others], cost))].tolist()
+        chosen, filled = [seed], int(sizes[seed])
+        for t in ranked:
+            if filled + sizes[t] > seats:
+                continue
+            trial = [table.tickets[k] for k in (*chosen, t)]
+            if rules.first_broken(view, trial, partial=True) >= 0:
+                continue
+            chosen.append(t)
+            filled += int(sizes[t])
+            if filled == seats:
+                break
+        if filled < seats:
+            continue
+        match = [table.tickets[k] for k in chosen]
+        teams = None
+        if split is not None:
+            teams = split(match)
+            if teams is None:
+                continue
+        if rules.first_broken(view, match, teams) >= 0:
+            continue
+        matches.append((match, teams))
+        free[chosen] = False
+    return matches
+
+
+def _limits(
+    rule: Rule, table: TicketTable, seed: int, others: NDArray[np.intp], loosest: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Return the seed's and each candidate's limit for a pairwise check, and whether the rule
+    still holds the pair back: under ``own`` their own limits, else the loosest the match could
+    reach (the clock of a match with both is at most the longest wait in the pass; ``newest``:
+    at most the shorter of the two)."""
+    clock = rule.config.clock
+    if clock == "own":
+        mine = np.full(others.size, rule.limits_at(table.waits[[seed]])[0])
+        theirs = rule.limits_at(table.waits[others])
+        waits = np.minimum(table.waits[seed], table.waits[others])
+        return mine, theirs, waits < rule.optional_after
+    if clock == "newest":
+        wait = np.minimum(table.waits[seed], table.waits[others])
+    else:
+        wait = np.full(others.size, loosest)
+    limit = rule.limits_at(wait)
+    return limit, limit, wait < rule.optional_after
+
+
+def _pairwise_fit(
+    rules: RuleSet, table: TicketTable, seed: int, others: NDArray[np.intp], loosest: float
+) -> NDArray[np.intp]:
+    """Return the candidates that can keep every pairwise rule with the seed (see the module
+    docstring); count the others as the first such rule's rejections."""
+    keep = np.ones(others.size, dtype=bool)
+    for index, rule in enumerate(rules.rules):
+        kind = rule.kind
+        if kind not in PAIRWISE or others.size == 0:
+            continue
+        mine, theirs, active = _limits(rule, table, seed, others, loosest)
+        if kind == "skill_distance":
+            v = table.values[index]
+            ok = np.abs(v[others] - v[seed]) <= np.minimum(mine, theirs)
+        elif kind == "equal":
+            c = table.codes[index]
+            ok = (c[others] == c[seed]) & (c[seed] >= 0)
+        elif kind == "distinct":  # a party's own codes are checked with the whole match
+            c = table.codes[index]
+            ok = (c[others] != c[seed]) | (c[others] < 0) | (c[seed] < 0)
+        elif kind == "overlap":
+            m = table.masks[index]
+            ok = popcount(m[others] & m[seed]) >= np.maximum(mine, theirs)
+        else:
+            if index not in table.latency:
+                continue
+            lat = table.latency[index]
+            ok = ((lat[seed][None, :] <= mine[:, None]) & (lat[others] <= theirs[:, None])).any(
+                axis=1
+            )
+        ok |= ~active
+        rules.rejections[index] += int((keep & ~ok).sum())
+        keep &= ok
+    return others[keep]
+
+
+def distances(
+    view: View, rules: RuleSet, table: TicketTable, seed: int, others: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """Return each candidate's weighted rule distance from the seed (see the module
+    docstring)."""
+    total = np.zeros(others.size)
+    for index, rule in enumerate(rules.rules):
+        if rule.weight == 0.0 or others.size == 0:
+            continue
+        kind = rule.kind
+        if kind in ("skill_distance", "team_balance"):
+            v = table.values[index]
+            measure = np.abs(v[others] - v[seed])
+        elif kind == "match_quality":
+            measure = _quality_gaps(view, table, seed, others)
+        elif kind in ("equal", "distinct"):
+            c = table.codes[index]
+            same = (c[others] == c[seed]) & (c[seed] >= 0)
+            measure = (~same if kind == "equal" else same).astype(float)
+        elif kind == "overlap":
+            m = table.masks[index]
+            measure = -popcount(m[others] & m[seed]).astype(float)
+        elif kind in ("latency", "delta_ping") and index in table.latency:
+            lat = table.latency[index]
+            measure = np.maximum(lat[seed][None, :], lat[others]).min(axis=1)
+        else:
+            continue
+        total += rule.weight * measure
+    return total
+
+
+def _quality_gaps(
+    view: View, table: TicketTable, seed: int, others: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """Return one minus the mean quality of the pairs of the seed's and each candidate's
+    players."""
+    mine = table.tickets[seed]
+    theirs = [table.tickets[t] for t in others.tolist()]
+    i = np.concatenate([np.repeat(mine, len(t)) for t in theirs]).astype(np.intp)
+    j = np.concatenate([np.tile(t, len(mine)) for t in theirs]).astype(np.intp)
+    pairs = len(mine) * table.sizes[others]
+    sums = np.add.reduceat(view.quality(i, j), np.concatenate([[0], np.cumsum(pairs)[:-1]]))
+    gaps: NDArray[np.float64] = 1.0 - sums / pairs
+    return gaps
