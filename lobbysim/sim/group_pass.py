@@ -110,7 +110,7 @@ class GroupPass:
             return [(cand[g], None) for g in found]
 
         everyone = np.arange(left.size)
-        if limited:
+        if world is not None and limited:
             formed = self._groups_by_data_centre(world, left, ids, pool, former)
         else:
             formed = former(everyone)
