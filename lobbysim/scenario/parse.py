@@ -42,7 +42,8 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
     ``path`` is a file, or the name of a bundled scenario (``quickstart``) when no such file
     exists (:func:`lobbysim.scenario.bundled.find_scenario`). A plug-in file the scenario names
     that is not found from the current folder is looked up from the scenario file's folder
-    (:func:`lobbysim.scenario.bundled.resolve_plugin_files`).
+    (:func:`lobbysim.scenario.bundled.resolve_plugin_files`), and so is a FlexMatch rule set
+    (``matchmaker.rules.flexmatch``: :func:`lobbysim.rules.flexmatch.resolve_rule_files`).
 
     Raises:
         ScenarioError: a bare name that is neither a file nor a bundled scenario; the file cannot
@@ -63,7 +64,9 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
         )
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    return dict(resolve_plugin_files(dict(data), file.parent))
+    from lobbysim.rules.flexmatch import resolve_rule_files
+
+    return dict(resolve_rule_files(resolve_plugin_files(dict(data), file.parent), file.parent))
 
 
 # --- plain data -> scenario -----------------------------------------------------------------------
@@ -73,6 +76,10 @@ def build(cls: type, data: Any, path: str) -> Any:
     """Build the section ``cls`` from a mapping, reporting every problem found (not the first)."""
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
+    if cls is Scenario:  # matchmaker.rules: {flexmatch: FILE, ...} read into plain rules
+        from lobbysim.rules.flexmatch import expand_scenario_data
+
+        data = expand_scenario_data(data)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}

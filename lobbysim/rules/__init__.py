@@ -1,0 +1,10 @@
+"""Rule sets written for other matchmakers, in and out of lobbysim's rule language.
+
+:mod:`lobbysim.rules.flexmatch` reads an Amazon GameLift FlexMatch rule set (rule language 1.0)
+into a scenario's ``matchmaker.rules``, ``attributes`` and ``game`` sections, and writes a
+scenario's rule set back as one. The rule language itself is :mod:`lobbysim.scenario.rules`.
+"""
+
+from lobbysim.rules.flexmatch import FlexMatchImport, export_flexmatch, read_flexmatch
+
+__all__ = ["FlexMatchImport", "export_flexmatch", "read_flexmatch"]
