@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parser(subparsers)
     _add_paper_parser(subparsers)
     _add_init_parser(subparsers)
+    from lobbysim.commands.rules import add_rules_parser
+
+    add_rules_parser(subparsers)
     return parser
 
 

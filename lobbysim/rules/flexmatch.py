@@ -1267,7 +1267,9 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
             "(strategy balanced) with no limit, which lobbysim cannot read back; only a "
             "free-for-all exports as a large match"
         )
-    clock = rules[0].clock if rules else "newest"
+    clocks = [r.clock for r in rules if r.clock in ("newest", "oldest")]
+    clock = clocks[0] if clocks else "newest"
+    first = next((i for i, r in enumerate(rules) if r.clock == clock), 0)
     out_rules: list[dict[str, Any]] = []
     expansions: list[dict[str, Any]] = []
     for i, rule in enumerate(rules):
@@ -1280,7 +1282,7 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
         elif rule.clock != clock:
             problems.append(
                 f"{where}.clock: FlexMatch has one clock for every rule "
-                f"(algorithm.expansionAgeSelection); matchmaker.rules[0] has {clock!r}, this "
+                f"(algorithm.expansionAgeSelection); matchmaker.rules[{first}] has {clock!r}, this "
                 f"rule {rule.clock!r}"
             )
         if rule.optional_after is not None:

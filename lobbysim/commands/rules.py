@@ -1,0 +1,200 @@
+"""``lobbysim rules``: a rule set as lobbysim reads it, and a scenario's rule set as FlexMatch's.
+
+* ``lobbysim rules show FILE``: FILE a FlexMatch rule set (``.json``) or a scenario (a YAML file
+  or a bundled scenario's name); prints the game, the search, one line per rule (kind,
+  attribute, limit, expansions in minutes, clock, optional_after) and the attributes with their
+  bindings. A FlexMatch rule set read alone has no bindings: the attributes its rules read are
+  marked unbound.
+* ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
+  FlexMatch rule set (:func:`lobbysim.rules.flexmatch.export_flexmatch`), to FILE or standard
+  output; nothing is written on an error.
+
+Problems are :class:`~lobbysim.validation.ScenarioError` lines, which the command line prints
+one a line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lobbysim.scenario.rules import RuleConfig
+from lobbysim.validation import ScenarioError
+
+
+def add_rules_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lobbysim rules show`` and ``lobbysim rules export``."""
+    rules = subparsers.add_parser(
+        "rules",
+        help="show a rule set as lobbysim reads it, or export a scenario's as FlexMatch's",
+        description="Rule sets in and out: show one as lobbysim reads it (a FlexMatch rule set "
+        "or a scenario's), or export a scenario's rule set as an Amazon GameLift FlexMatch "
+        "rule set.",
+    )
+    actions = rules.add_subparsers(dest="rules_action", metavar="ACTION", required=True)
+    show = actions.add_parser(
+        "show",
+        help="print a rule set as lobbysim reads it",
+        description="Print a rule set as lobbysim reads it: FILE is a FlexMatch rule set "
+        "(.json; its attributes unbound) or a scenario (YAML, or a bundled scenario's name).",
+    )
+    show.add_argument("file", type=Path, help="a FlexMatch rule set (.json) or a scenario")
+    show.set_defaults(handler=_show)
+    export = actions.add_parser(
+        "export",
+        help="write a scenario's rule set as a FlexMatch rule set",
+        description="Write the scenario's rule set as an Amazon GameLift FlexMatch rule set "
+        "(rule language 1.0), to --out or standard output; nothing is written on an error.",
+    )
+    export.add_argument("scenario", type=Path, help="a scenario YAML file or bundled name")
+    export.add_argument(
+        "--flexmatch", action="store_true", required=True, help="as a FlexMatch rule set"
+    )
+    export.add_argument("--out", type=Path, default=None, help="the JSON file to write")
+    export.set_defaults(handler=_export)
+
+
+def _fail(exc: ScenarioError) -> Exception:
+    from lobbysim.cli import UserError
+
+    return UserError(str(exc))
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        lines = show_lines(args.file)
+    except ScenarioError as exc:
+        raise _fail(exc) from None
+    print("\n".join(lines))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    try:
+        text = export_text(args.scenario)
+    except ScenarioError as exc:
+        raise _fail(exc) from None
+    if args.out is None:
+        print(text, end="")
+        return 0
+    write_text(args.out, text)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def export_text(scenario: str | Path) -> str:
+    """Return the scenario's rule set as FlexMatch rule set JSON text (ending with a newline)."""
+    from lobbysim.rules.flexmatch import export_flexmatch
+    from lobbysim.scenario.parse import load_scenario
+
+    loaded = load_scenario(scenario)
+    try:
+        document = export_flexmatch(loaded)
+    except ScenarioError as exc:
+        raise ScenarioError([f"{scenario}: {p}" for p in exc.problems]) from None
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def write_text(out: Path, text: str) -> None:
+    """Write ``text`` to ``out`` through a temporary sibling renamed into place."""
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _number(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
+def rule_line(rule: RuleConfig) -> str:
+    """Return one rule on one line: kind, attribute, limit, expansions, clock, optional_after."""
+    parts = [f"{rule.name}: {rule.kind}"]
+    if rule.attribute is not None or rule.kind in ("skill_distance", "team_balance"):
+        parts.append(f"attribute {rule.attribute or 'rating'}")
+    if rule.value is not None:
+        parts.append(f"value {rule.value}")
+    if rule.limit is not None:
+        sign = ">=" if rule.at_least else "<="
+        unit = " ms" if rule.kind in ("latency", "delta_ping") else ""
+        parts.append(f"limit {sign} {_number(rule.limit)}{unit}")
+    if rule.kind in ("skill_distance", "latency", "delta_ping"):
+        parts.append(f"party {rule.party}")
+    if rule.kind == "team_balance":
+        parts.append(f"team {rule.team}")
+    if rule.expansions:
+        steps = ", ".join(f"{_number(w)} min: {_number(v)}" for w, v in rule.expansions)
+        parts.append(f"expansions [{steps}]")
+    parts.append(f"clock {rule.clock}")
+    parts.append(f"optional_after {_number(rule.optional_after)}")
+    if rule.weight != 1.0:
+        parts.append(f"weight {_number(rule.weight)}")
+    return "  " + "; ".join(parts)
+
+
+def _binding(attribute: Any) -> str:
+    if attribute.type != "number":
+        shares = ", ".join(f"{v} {s:g}" for v, s in attribute.values.items())
+        return f"{attribute.type}, drawn: {shares}"
+    if attribute.source == "drawn":
+        return f"number, drawn: normal, mean {attribute.mean:g}, sd {attribute.sd:g}"
+    what = "the driving rater's mean" if attribute.source == "rating" else "true skill"
+    return f"number, {attribute.offset:g} + {attribute.scale:g} * {what}"
+
+
+def _game_line(game: Mapping[str, Any]) -> str:
+    mode = game.get("mode")
+    if mode == "team":
+        return f"game: team, two teams of {game.get('team_size')}"
+    if mode == "ffa":
+        return f"game: ffa, {game.get('ffa_size')} players"
+    return f"game: {mode}"
+
+
+def show_lines(file: str | Path) -> list[str]:
+    """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
+    from lobbysim.rules.flexmatch import read_flexmatch
+    from lobbysim.scenario.parse import build, load_scenario
+
+    path = Path(file)
+    if path.suffix.lower() == ".json":
+        imported = read_flexmatch(path)
+        rules = [build(RuleConfig, r, f"rules[{i}]") for i, r in enumerate(imported.rules)]
+        title = f" {imported.name!r}" if imported.name else ""
+        lines = [
+            f"FlexMatch rule set{title} ({path}), as lobbysim reads it:",
+            _game_line(imported.game),
+            f"matchmaker.algorithm: {imported.algorithm}",
+            "rules:",
+            *(rule_line(r) for r in rules),
+        ]
+        if imported.unbound:
+            lines.append("attributes:")
+            lines += [
+                f"  {name}: {kind}, UNBOUND (bind it in the scenario's "
+                f"matchmaker.rules.attributes.{name})"
+                for name, kind in imported.unbound.items()
+            ]
+        return lines
+    scenario = load_scenario(path)
+    game: dict[str, Any] = {"mode": scenario.game.mode}
+    if scenario.game.mode == "team":
+        game["team_size"] = scenario.game.team_size
+    elif scenario.game.mode == "ffa":
+        game["ffa_size"] = scenario.game.ffa_size
+    mm = scenario.matchmaker
+    lines = [f"scenario {scenario.name!r} ({path}), its rule set:", _game_line(game)]
+    if mm.rules is None:
+        steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
+        return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]
+    lines += [f"matchmaker.algorithm: {mm.algorithm}", "rules:", *(rule_line(r) for r in mm.rules)]
+    if scenario.attributes:
+        lines.append("attributes:")
+        lines += [f"  {name}: {_binding(a)}" for name, a in scenario.attributes.items()]
+    return lines

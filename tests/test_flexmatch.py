@@ -1,0 +1,855 @@
+"""Amazon GameLift FlexMatch rule sets in and out (lobbysim.rules.flexmatch, ``lobbysim rules``).
+
+Each supported FlexMatch rule type is read against its documented meaning (kind, attribute,
+limit, party aggregation, expansions from seconds to minutes, the clock from
+expansionAgeSelection); the round trips import -> export -> import and export -> import ->
+export are exact on every fixture; every unsupported construct is one line naming its JSON path,
+and through the command line exit status 2 with nothing written.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lobbysim.cli import main
+from lobbysim.commands.rules import export_text, show_lines
+from lobbysim.rules.flexmatch import (
+    MAX_BYTES,
+    export_bindings,
+    export_flexmatch,
+    read_flexmatch,
+)
+from lobbysim.scenario import Scenario, ScenarioError, load_scenario
+from lobbysim.scenario.parse import build
+from lobbysim.scenario.rules import RuleConfig
+
+FIXTURES = Path(__file__).parent / "fixtures" / "flexmatch"
+NAMES = ["two_teams_skill", "latency_platform", "large_battle_royale", "forty_player_ffa"]
+
+
+def ruleset(
+    rules: list[dict[str, Any]],
+    *,
+    teams: list[dict[str, Any]] | None = None,
+    attributes: list[dict[str, Any]] | None = None,
+    expansions: list[dict[str, Any]] | None = None,
+    algorithm: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A small FlexMatch rule set: two teams of 4 and attributes skill, platform, maps."""
+    data: dict[str, Any] = {
+        "name": "test",
+        "ruleLanguageVersion": "1.0",
+        "playerAttributes": attributes
+        if attributes is not None
+        else [
+            {"name": "skill", "type": "number", "default": 10},
+            {"name": "platform", "type": "string", "default": "pc"},
+            {"name": "maps", "type": "string_list", "default": ["a"]},
+        ],
+        "teams": teams
+        if teams is not None
+        else [
+            {"name": "red", "minPlayers": 4, "maxPlayers": 4},
+            {"name": "blue", "minPlayers": 4, "maxPlayers": 4},
+        ],
+        "rules": rules,
+    }
+    if expansions is not None:
+        data["expansions"] = expansions
+    if algorithm is not None:
+        data["algorithm"] = algorithm
+    return data
+
+
+def only_rule(data: dict[str, Any]) -> dict[str, Any]:
+    (rule,) = read_flexmatch(data).rules
+    return rule
+
+
+def problems(data: Any, mapping: dict[str, Any] | None = None) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(data, mapping)
+    return info.value.problems
+
+
+def one_problem(data: Any, mapping: dict[str, Any] | None = None) -> str:
+    found = problems(data, mapping)
+    assert len(found) == 1, found
+    assert "\n" not in found[0]
+    return found[0]
+
+
+# --- each rule type against its documented meaning -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("aggregation", "party"),
+    [(None, "average"), ("avg", "average"), ("min", "min"), ("max", "max")],
+)
+def test_batch_distance_on_a_number_is_skill_distance_between_tickets(
+    aggregation: str | None, party: str
+) -> None:
+    rule: dict[str, Any] = {
+        "name": "Skill",
+        "type": "batchDistance",
+        "batchAttribute": "skill",
+        "maxDistance": 500,
+    }
+    if aggregation is not None:
+        rule["partyAggregation"] = aggregation
+    got = only_rule(ruleset([rule]))
+    assert got == {
+        "name": "Skill",
+        "kind": "skill_distance",
+        "attribute": "skill",
+        "limit": 500.0,
+        "party": party,
+        "clock": "newest",
+    }
+
+
+def test_a_numeric_text_reads_as_a_number_as_in_the_documented_example() -> None:
+    rule = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": "500"}
+    assert only_rule(ruleset([rule]))["limit"] == 500.0
+
+
+def test_batch_distance_on_a_string_is_equal() -> None:
+    rule = {"name": "SameMode", "type": "batchDistance", "batchAttribute": "platform"}
+    assert only_rule(ruleset([rule])) == {
+        "name": "SameMode",
+        "kind": "equal",
+        "attribute": "platform",
+        "clock": "newest",
+    }
+
+
+def test_distance_between_team_averages_is_team_balance_at_twice_the_distance() -> None:
+    rule = {
+        "name": "Fair",
+        "type": "distance",
+        "measurements": ["avg(teams[*].players.attributes[skill])"],
+        "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+        "maxDistance": 10,
+    }
+    steps = [{"waitTimeSeconds": 5, "value": 50}, {"waitTimeSeconds": 15, "value": 100}]
+    data = ruleset([rule], expansions=[{"target": "rules[Fair].maxDistance", "steps": steps}])
+    got = only_rule(data)
+    assert got["kind"] == "team_balance" and got["team"] == "average"
+    assert got["limit"] == 20.0  # each team within 10 of the mean <=> the two within 20
+    assert got["expansions"] == [[5 / 60, 100.0], [0.25, 200.0]]
+
+
+def test_distance_between_the_largest_and_smallest_is_skill_distance() -> None:
+    rule = {
+        "name": "Spread",
+        "type": "distance",
+        "measurements": "max(flatten(teams[*].players.attributes[skill]))",
+        "referenceValue": "min( flatten( teams[*].players.attributes[skill] ) )",
+        "maxDistance": 3,
+        "partyAggregation": "max",
+    }
+    got = only_rule(ruleset([rule]))
+    assert (got["kind"], got["limit"], got["party"]) == ("skill_distance", 3.0, "max")
+
+
+@pytest.mark.parametrize(("operation", "kind"), [("=", "equal"), ("!=", "distinct")])
+def test_comparison_between_players_is_equal_or_distinct(operation: str, kind: str) -> None:
+    rule = {
+        "name": "Platform",
+        "type": "comparison",
+        "measurements": ["flatten(teams[*].players.attributes[platform])"],
+        "operation": operation,
+    }
+    assert only_rule(ruleset([rule])) == {
+        "name": "Platform",
+        "kind": kind,
+        "attribute": "platform",
+        "clock": "newest",
+    }
+
+
+def test_collection_intersection_is_overlap_with_min_count() -> None:
+    rule = {
+        "name": "Maps",
+        "type": "collection",
+        "operation": "intersection",
+        "measurements": ["flatten(teams[*].players.attributes[maps])"],
+        "minCount": 2,
+        "partyAggregation": "intersection",
+    }
+    steps = [{"waitTimeSeconds": 90, "value": 1}]
+    data = ruleset([rule], expansions=[{"target": "rules[Maps].minCount", "steps": steps}])
+    got = only_rule(data)
+    assert (got["kind"], got["attribute"], got["limit"]) == ("overlap", "maps", 2.0)
+    assert got["expansions"] == [[1.5, 1.0]]
+
+
+def test_latency_is_a_limit_in_ms_relaxing_by_expansions() -> None:
+    rule = {"name": "Ping", "type": "latency", "maxLatency": 50, "partyAggregation": "max"}
+    steps = [{"waitTimeSeconds": 10, "value": 100}, {"waitTimeSeconds": 30, "value": 150}]
+    data = ruleset([rule], expansions=[{"target": "rules[Ping].maxLatency", "steps": steps}])
+    got = only_rule(data)
+    assert (got["kind"], got["limit"], got["party"]) == ("latency", 50.0, "max")
+    assert got["expansions"] == [[10 / 60, 100.0], [0.5, 150.0]]
+    assert "attribute" not in got
+
+
+@pytest.mark.parametrize(
+    ("age", "clock"), [(None, "newest"), ("newest", "newest"), ("oldest", "oldest")]
+)
+def test_expansion_age_selection_is_every_rules_clock(age: str | None, clock: str) -> None:
+    rules = [
+        {"name": "A", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": 1},
+        {"name": "B", "type": "batchDistance", "batchAttribute": "platform"},
+    ]
+    algorithm = {} if age is None else {"expansionAgeSelection": age}
+    imported = read_flexmatch(ruleset(rules, algorithm=algorithm))
+    assert imported.clock == clock
+    assert [r["clock"] for r in imported.rules] == [clock, clock]
+    assert imported.algorithm == "exact"
+
+
+@pytest.mark.parametrize(
+    ("teams", "game"),
+    [
+        ([{"name": "a", "minPlayers": 1, "maxPlayers": 1}] * 2, {"mode": "1v1"}),
+        ([{"name": "a", "minPlayers": 5, "maxPlayers": 5}] * 2, {"mode": "team", "team_size": 5}),
+        (
+            [{"name": "a", "minPlayers": 3, "maxPlayers": 3, "quantity": 2}],
+            {"mode": "team", "team_size": 3},
+        ),
+        ([{"name": "all", "minPlayers": 8, "maxPlayers": 8}], {"mode": "ffa", "ffa_size": 8}),
+        (
+            [{"name": "solo", "minPlayers": 1, "maxPlayers": 1, "quantity": 6}],
+            {"mode": "ffa", "ffa_size": 6},
+        ),
+    ],
+)
+def test_teams_give_the_game_mode(teams: list[dict[str, Any]], game: dict[str, Any]) -> None:
+    assert read_flexmatch(ruleset([], teams=teams)).game == game
+
+
+def test_bindings_become_the_scenarios_attributes() -> None:
+    rules = [
+        {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": 5},
+        {"name": "P", "type": "batchDistance", "batchAttribute": "platform"},
+    ]
+    mapping = {
+        "skill": {"source": "rating", "scale": 100, "offset": 1500},
+        "platform": {"values": {"pc": 0.6, "console": 0.4}},
+    }
+    imported = read_flexmatch(ruleset(rules), mapping)
+    assert imported.attributes == {
+        "skill": {"source": "rating", "scale": 100, "offset": 1500, "type": "number"},
+        "platform": {"values": {"pc": 0.6, "console": 0.4}, "type": "string"},
+    }
+    assert imported.unbound == {}
+    alone = read_flexmatch(ruleset(rules))
+    assert alone.unbound == {"skill": "number", "platform": "string"}
+
+
+# --- the fixtures: scenarios, round trips -----------------------------------------------------
+
+
+def test_a_flexmatch_scenario_loads_into_the_hand_written_rule_set() -> None:
+    from_flexmatch = load_scenario(FIXTURES / "two_teams_skill.yaml")
+    by_hand = load_scenario(FIXTURES / "two_teams_skill_rules.yaml")
+    assert from_flexmatch == by_hand
+    assert from_flexmatch.to_dict() == by_hand.to_dict()
+    assert from_flexmatch.game.mode == "team" and from_flexmatch.game.team_size == 5
+
+
+def test_the_rule_file_is_found_from_the_scenarios_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    scenario = load_scenario(FIXTURES / "latency_platform.yaml")
+    assert [r.kind for r in scenario.matchmaker.rules or ()] == [
+        "latency",
+        "equal",
+        "distinct",
+        "skill_distance",
+    ]
+    assert all(r.clock == "oldest" for r in scenario.matchmaker.rules or ())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_import_export_import_is_exact(name: str, tmp_path: Path) -> None:
+    scenario = load_scenario(FIXTURES / f"{name}.yaml")
+    mapping = export_bindings(scenario)
+    first = read_flexmatch(FIXTURES / f"{name}.json", mapping)
+    document = export_flexmatch(scenario)
+    second = read_flexmatch(document, mapping)
+    assert second.rules == first.rules
+    assert second.attributes == first.attributes
+    assert second.game == first.game
+    assert second.clock == first.clock
+    # and through a scenario file: the exported rule set reads back into an equal scenario
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document), encoding="utf-8")
+    data = scenario.to_dict()
+    data.pop("attributes", None)
+    data["matchmaker"]["rules"] = {"flexmatch": str(exported), "attributes": mapping}
+    assert Scenario.from_dict(data) == scenario
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_export_import_export_gives_the_same_json(name: str) -> None:
+    scenario = load_scenario(FIXTURES / f"{name}.yaml")
+    document = export_flexmatch(scenario)
+    imported = read_flexmatch(copy.deepcopy(document), export_bindings(scenario))
+    data = scenario.to_dict()
+    data.pop("attributes", None)
+    data["matchmaker"]["rules"] = list(imported.rules)
+    data["attributes"] = imported.attributes
+    again = export_flexmatch(Scenario.from_dict(data))
+    assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
+
+
+def test_the_large_match_exports_as_a_balanced_free_for_all() -> None:
+    document = export_flexmatch(load_scenario(FIXTURES / "large_battle_royale.yaml"))
+    assert document["algorithm"] == {
+        "strategy": "balanced",
+        "balancedAttribute": "skill",
+        "batchingPreference": "largestPopulation",
+        "expansionAgeSelection": "newest",
+    }
+    assert document["teams"] == [{"name": "players", "minPlayers": 60, "maxPlayers": 60}]
+    assert {r["type"] for r in document["rules"]} == {"batchDistance", "latency"}
+
+
+def test_waits_go_back_to_whole_seconds() -> None:
+    document = export_flexmatch(load_scenario(FIXTURES / "two_teams_skill.yaml"))
+    waits = [[s["waitTimeSeconds"] for s in e["steps"]] for e in document["expansions"]]
+    assert waits == [[15, 45], [10, 30]]
+    fair = document["rules"][1]
+    assert fair["maxDistance"] == 25 and fair["type"] == "distance"
+
+
+def test_the_bundled_copy_ships_with_the_package() -> None:
+    bundled = Path(str(files("lobbysim").joinpath("scenarios/flexmatch/two_teams_skill.json")))
+    assert bundled.read_bytes() == (FIXTURES / "two_teams_skill.json").read_bytes()
+
+
+# --- unsupported constructs: one line naming the JSON path -------------------------------------
+
+SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": 5}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda d: d["rules"].append({"name": "X", "type": "xyz"}),
+            "rules[1].type: 'xyz' is not a FlexMatch rule type",
+        ),
+        (
+            lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "and(S)"}),
+            "rules[1].type: 'compound' is not supported by lobbysim (",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {"name": "D", "type": "distanceSort", "sortAttribute": "skill"}
+            ),
+            "rules[1].type: 'distanceSort' is not supported by lobbysim (",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {"name": "A", "type": "absoluteSort", "sortAttribute": "skill"}
+            ),
+            "rules[1].type: 'absoluteSort' is not supported by lobbysim (",
+        ),
+        (
+            lambda d: d["teams"][0].update(minPlayers=2),
+            "teams[0].minPlayers: 2 differs from maxPlayers 4",
+        ),
+        (
+            lambda d: d["teams"][1].update(minPlayers=3, maxPlayers=3),
+            "teams: uneven teams of 4 and 3 players",
+        ),
+        (
+            lambda d: d["teams"].append({"name": "green", "minPlayers": 4, "maxPlayers": 4}),
+            "teams: 3 teams of 4, 4, 4 players",
+        ),
+        (
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "rules[Nope].maxDistance",
+                        "steps": [{"waitTimeSeconds": 5, "value": 9}],
+                    }
+                ]
+            ),
+            "expansions[0].target: 'rules[Nope].maxDistance' names no rule",
+        ),
+        (
+            lambda d: d.update(
+                expansions=[
+                    {"target": "rules[S].minCount", "steps": [{"waitTimeSeconds": 5, "value": 9}]}
+                ]
+            ),
+            "expansions[0].target: 'rules[S].minCount': lobbysim expands only its maxDistance",
+        ),
+        (
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "teams[red].minPlayers",
+                        "steps": [{"waitTimeSeconds": 5, "value": 3}],
+                    }
+                ]
+            ),
+            "expansions[0].target: 'teams[red].minPlayers': expanding a team's size",
+        ),
+        (
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "rules[S].maxDistance",
+                        "steps": [{"waitTimeSeconds": 5, "value": 1}],
+                    }
+                ]
+            ),
+            "expansions[0].steps[0].value: 1 tightens rule 'S'",
+        ),
+        (
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "rules[S].maxDistance",
+                        "steps": [{"waitTimeSeconds": 0, "value": 9}],
+                    }
+                ]
+            ),
+            "expansions[0].steps[0].waitTimeSeconds: the waits increase",
+        ),
+        (
+            lambda d: d.update(algorithm={"strategy": "balanced", "balancedAttribute": "skill"}),
+            "algorithm.strategy: 'balanced' with two teams is not supported by lobbysim",
+        ),
+        (
+            lambda d: d.update(algorithm={"strategy": "fastest"}),
+            "algorithm.strategy: expected exhaustiveSearch or balanced, got 'fastest'",
+        ),
+        (
+            lambda d: d.update(algorithm={"batchingPreference": "fastestRegion"}),
+            "algorithm.batchingPreference: 'fastestRegion' is not supported by lobbysim",
+        ),
+        (
+            lambda d: d.update(algorithm={"backfillPriority": "high"}),
+            "algorithm.backfillPriority: 'high' is not supported by lobbysim",
+        ),
+        (
+            lambda d: d.update(algorithm={"expansionAgeSelection": "average"}),
+            "algorithm.expansionAgeSelection: expected newest or oldest",
+        ),
+        (
+            lambda d: d["playerAttributes"].append({"name": "m", "type": "string_number_map"}),
+            "playerAttributes[3].type: 'string_number_map' is not supported by lobbysim",
+        ),
+        (
+            lambda d: d["playerAttributes"].append({"name": "m", "type": "float"}),
+            "playerAttributes[3].type: expected one of number, string, string_list",
+        ),
+        (lambda d: d.update(ruleLanguageVersion="2.0"), "ruleLanguageVersion: lobbysim reads"),
+        (lambda d: d.update(extra=1), "extra: not a property of a FlexMatch rule set"),
+        (
+            lambda d: d["rules"][0].update(batchAttribute="speed"),
+            "rules[0].batchAttribute: 'speed' is not a declared playerAttribute",
+        ),
+        (
+            lambda d: d["rules"][0].update(batchAttribute="maps"),
+            "rules[0].batchAttribute: 'maps' is a string_list attribute",
+        ),
+        (
+            lambda d: d["rules"][0].update(partyAggregation="median"),
+            "rules[0].partyAggregation: expected avg, min or max",
+        ),
+        (
+            lambda d: d["rules"][0].update(name="has space"),
+            "rules[0].name: lobbysim names a rule",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Min",
+                    "type": "comparison",
+                    "measurements": ["flatten(teams[*].players.attributes[skill])"],
+                    "referenceValue": 10,
+                    "operation": ">=",
+                }
+            ),
+            "rules[1].referenceValue: not supported by lobbysim (a comparison with a reference",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Near",
+                    "type": "distance",
+                    "measurements": ["flatten(teams[*].players.attributes[skill])"],
+                    "referenceValue": 30,
+                    "maxDistance": 5,
+                }
+            ),
+            "rules[1].referenceValue: a distance from a constant (30) is not supported",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Near",
+                    "type": "distance",
+                    "measurements": ["avg(teams[*].players.attributes[skill])"],
+                    "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+                    "minDistance": 1,
+                    "maxDistance": 5,
+                }
+            ),
+            "rules[1].minDistance: not supported by lobbysim",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Maps",
+                    "type": "collection",
+                    "operation": "intersection",
+                    "measurements": ["flatten(teams[*].players.attributes[maps])"],
+                    "minCount": 1,
+                }
+            ),
+            "rules[1].partyAggregation: 'union' is not supported by lobbysim",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Maps",
+                    "type": "collection",
+                    "operation": "contains",
+                    "measurements": ["flatten(teams[*].players.attributes[maps])"],
+                    "referenceValue": "a",
+                    "minCount": 1,
+                }
+            ),
+            "rules[1].referenceValue: not supported by lobbysim",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Ping",
+                    "type": "latency",
+                    "maxLatency": 100,
+                    "maxDistance": 20,
+                    "distanceReference": "min",
+                }
+            ),
+            "rules[1].maxDistance: not supported by lobbysim",
+        ),
+    ],
+)
+def test_each_unsupported_construct_is_one_line_naming_its_path(change: Any, expected: str) -> None:
+    data = ruleset([copy.deepcopy(SKILL)])
+    change(data)
+    found = problems(data)
+    assert any(expected in p for p in found), found
+    assert all(p.startswith("flexmatch: ") and "\n" not in p for p in found)
+
+
+def test_a_large_match_allows_only_batch_distance_and_latency() -> None:
+    rules = [
+        {
+            "name": "P",
+            "type": "comparison",
+            "measurements": ["flatten(teams[*].players.attributes[platform])"],
+            "operation": "=",
+        }
+    ]
+    teams = [{"name": "all", "minPlayers": 50, "maxPlayers": 50}]
+    algorithm = {"strategy": "balanced", "balancedAttribute": "skill"}
+    found = one_problem(ruleset(rules, teams=teams, algorithm=algorithm))
+    assert "rules[0].type: a FlexMatch large match" in found
+    small = one_problem(ruleset([], teams=teams))
+    assert "algorithm.strategy: a FlexMatch match of more than 40 players (50)" in small
+
+
+def test_a_missing_binding_names_the_attribute(tmp_path: Path) -> None:
+    found = one_problem(ruleset([SKILL]), {})
+    assert found.startswith("flexmatch: matchmaker.rules.attributes.skill: the rules read")
+    assert "playerAttributes[0] 'skill'" in found
+    wrong = one_problem(ruleset([SKILL]), {"skill": {"values": {"a": 1.0}}})
+    assert "matchmaker.rules.attributes.skill.values: a number attribute has no values" in wrong
+    stray = one_problem(ruleset([SKILL]), {"skill": {}, "speed": {}})
+    assert stray.startswith("flexmatch: matchmaker.rules.attributes.speed: not a playerAttribute")
+
+
+def test_a_bad_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"ruleLanguageVersion": "1.0",\n  "teams": [}', encoding="utf-8")
+    assert one_problem(bad).startswith(f"{bad}: not JSON: ")
+    assert "at line 2, column" in one_problem(bad)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"name": "caf\xe9"}')
+    assert one_problem(latin) == (
+        f"{latin}: not UTF-8 text: the byte 0xe9 at line 1 (byte 14); save the file as UTF-8"
+    )
+    big = tmp_path / "big.json"
+    big.write_text(" " * (MAX_BYTES + 1), encoding="utf-8")
+    assert "longer than 1,000,000 bytes" in one_problem(big)
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"name": "a", "name": "b"}', encoding="utf-8")
+    assert "the key 'name' is given twice" in one_problem(twice)
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"x": NaN}', encoding="utf-8")
+    assert "NaN is not a JSON number" in one_problem(nan)
+    array = tmp_path / "array.json"
+    array.write_text("[]", encoding="utf-8")
+    assert one_problem(array) == f"{array}: expected a FlexMatch rule set (a JSON object)"
+    assert "cannot read the file" in one_problem(tmp_path / "missing.json")
+
+
+def test_the_scenarios_game_must_agree_with_the_teams(tmp_path: Path) -> None:
+    data = load_scenario(FIXTURES / "two_teams_skill.yaml").to_dict()
+    data["matchmaker"]["rules"] = {
+        "flexmatch": str(FIXTURES / "two_teams_skill.json"),
+        "attributes": {"skill": {"source": "rating"}},
+    }
+    data.pop("attributes")
+    data["game"]["team_size"] = 4
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_dict(data)
+    (line,) = info.value.problems
+    assert line.startswith("game.team_size: 4 disagrees with the FlexMatch rule set ")
+    assert line.endswith("'s teams (mode team, team_size 5)")
+    data["game"]["team_size"] = 5
+    data["attributes"] = {"skill": {"type": "number"}}
+    with pytest.raises(ScenarioError, match=r"attributes.skill: also bound by matchmaker"):
+        Scenario.from_dict(data)
+
+
+# --- exports FlexMatch cannot say ----------------------------------------------------------------
+
+
+def _scenario_with(rule: dict[str, Any], **game: Any) -> Scenario:
+    data = load_scenario(FIXTURES / "two_teams_skill_rules.yaml").to_dict()
+    data["matchmaker"]["rules"].append(rule)
+    data["game"].update(game)
+    return Scenario.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (
+            {"name": "Q", "kind": "match_quality", "limit": 0.5, "clock": "newest"},
+            "matchmaker.rules[2].kind: a match_quality rule has no FlexMatch form",
+        ),
+        (
+            {"name": "P", "kind": "party_parity", "limit": 1, "clock": "newest"},
+            "matchmaker.rules[2].kind: a party_parity rule has no FlexMatch form",
+        ),
+        (
+            {"name": "S", "kind": "skill_distance", "limit": 1, "clock": "own"},
+            "matchmaker.rules[2].clock: FlexMatch's expansions run on the newest or the oldest",
+        ),
+        (
+            {"name": "S", "kind": "skill_distance", "limit": 1, "clock": "oldest"},
+            "matchmaker.rules[2].clock: FlexMatch has one clock for every rule",
+        ),
+        (
+            {
+                "name": "S",
+                "kind": "skill_distance",
+                "limit": 1,
+                "clock": "newest",
+                "optional_after": 2,
+            },
+            "matchmaker.rules[2].optional_after: FlexMatch's rules never",
+        ),
+        (
+            {"name": "S", "kind": "skill_distance", "limit": 1, "clock": "newest", "weight": 2},
+            "matchmaker.rules[2].weight: FlexMatch has no rule weights",
+        ),
+        (
+            {"name": "T", "kind": "team_balance", "limit": 1, "team": "sum", "clock": "newest"},
+            "matchmaker.rules[2].team: FlexMatch's distance rule compares team averages",
+        ),
+        (
+            {"name": "S", "kind": "skill_distance", "limit": ".inf", "clock": "newest"},
+            "matchmaker.rules[2].limit: FlexMatch has no infinite limits",
+        ),
+    ],
+)
+def test_an_export_refuses_what_flexmatch_cannot_say(rule: dict[str, Any], expected: str) -> None:
+    if rule.get("limit") == ".inf":
+        rule = {**rule, "limit": float("inf")}
+    with pytest.raises(ScenarioError) as info:
+        export_flexmatch(_scenario_with(rule))
+    assert [p for p in info.value.problems if p.startswith(expected)], info.value.problems
+
+
+def test_an_export_refuses_a_team_of_one_and_a_scenario_without_rules() -> None:
+    with pytest.raises(ScenarioError, match=r"matchmaker\.rules: the scenario has no rule set"):
+        export_flexmatch(load_scenario("quickstart"))
+    data = load_scenario(FIXTURES / "two_teams_skill_rules.yaml").to_dict()
+    data["game"]["team_size"] = 1
+    with pytest.raises(ScenarioError, match=r"^game.team_size: two teams of one player are a 1v1"):
+        export_flexmatch(Scenario.from_dict(data))
+
+
+def test_the_built_in_rating_exports_as_an_attribute_named_rating() -> None:
+    scenario = _scenario_with(
+        {"name": "R", "kind": "skill_distance", "limit": 0.5, "clock": "newest"}
+    )
+    document = export_flexmatch(scenario)
+    assert {"name": "rating", "type": "number", "default": 0} in document["playerAttributes"]
+    assert export_bindings(scenario)["rating"] == {"source": "rating"}
+    back = read_flexmatch(document, export_bindings(scenario))
+    assert build(RuleConfig, back.rules[2], "r").attribute == "rating"
+    assert "rating" not in back.attributes
+    bad = one_problem(document, {**export_bindings(scenario), "rating": {"source": "skill"}})
+    assert "matchmaker.rules.attributes.rating: 'rating' is lobbysim's own attribute" in bad
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_rules_show_a_flexmatch_file_marks_unbound_attributes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rules", "show", str(FIXTURES / "two_teams_skill.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("FlexMatch rule set 'five_a_side_fair_teams' (")
+    assert out[1:4] == ["game: team, two teams of 5", "matchmaker.algorithm: exact", "rules:"]
+    assert out[4] == (
+        "  SimilarSkill: skill_distance; attribute skill; limit <= 200; party average; "
+        "expansions [0.25 min: 300, 0.75 min: 500]; clock newest; optional_after none"
+    )
+    assert out[5] == (
+        "  FairTeams: team_balance; attribute skill; limit <= 50; team average; "
+        "expansions [0.166667 min: 100, 0.5 min: 200]; clock newest; optional_after none"
+    )
+    assert out[6:] == [
+        "attributes:",
+        "  skill: number, UNBOUND (bind it in the scenario's matchmaker.rules.attributes.skill)",
+    ]
+
+
+def test_rules_show_a_scenario_gives_the_bindings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "show", str(FIXTURES / "latency_platform.yaml")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "  LowLatency: latency; limit <= 60 ms; party average; expansions [0.333333 min: "
+        "100, 1 min: 150]; clock oldest; optional_after none" in out
+    )
+    assert "  skill: number, 25 + 4 * true skill" in out
+    assert "  platform: string, drawn: pc 0.5, playstation 0.3, xbox 0.2" in out
+    assert show_lines("quickstart")[-1].startswith("no rule set: the matchmaker's threshold")
+
+
+def test_rules_export_writes_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = FIXTURES / "forty_player_ffa.yaml"
+    assert main(["rules", "export", str(scenario), "--flexmatch"]) == 0
+    printed = capsys.readouterr().out
+    assert json.loads(printed) == export_flexmatch(load_scenario(scenario))
+    assert printed == export_text(scenario)
+    out = tmp_path / "rules.json"
+    assert main(["rules", "export", str(scenario), "--flexmatch", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == printed
+    assert capsys.readouterr().out == f"wrote {out}\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["rules.json"]
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err
+    assert lines[0].startswith("lobbysim: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda d: d["rules"].append({"name": "X", "type": "xyz"}),
+            "rules[2].type: 'xyz' is not a FlexMatch rule type",
+        ),
+        (
+            lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "x"}),
+            "rules[2].type: 'compound' is not supported by lobbysim",
+        ),
+        (lambda d: d["teams"][0].update(minPlayers=4), "teams[0].minPlayers: 4 differs"),
+        (
+            lambda d: d["expansions"][0].update(target="rules[Gone].maxDistance"),
+            "expansions[0].target: 'rules[Gone].maxDistance' names no rule",
+        ),
+    ],
+)
+def test_the_cli_gives_one_line_and_exit_2_writing_nothing(
+    change: Any, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((FIXTURES / "two_teams_skill.json").read_text(encoding="utf-8"))
+    change(data)
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["rules", "show", str(rules)]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"lobbysim: error: {rules}: {expected}")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(
+        (FIXTURES / "two_teams_skill.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "two_teams_skill.json").write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert main(["rules", "export", str(scenario), "--flexmatch", "--out", str(out)]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(
+        f"lobbysim: error: {scenario}: {tmp_path}/two_teams_skill.json: {expected}"
+    )
+    assert not out.exists()
+    assert main(["validate", str(scenario)]) == 2
+    capsys.readouterr()
+
+
+def test_the_cli_names_a_bad_file_and_a_missing_binding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    assert main(["rules", "show", str(bad)]) == 2
+    assert _one_error_line(capsys).startswith(f"lobbysim: error: {bad}: not UTF-8 text")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(
+        (FIXTURES / "two_teams_skill.yaml")
+        .read_text(encoding="utf-8")
+        .replace("      skill: {source: rating, scale: 100, offset: 1500}\n", ""),
+        encoding="utf-8",
+    )
+    (tmp_path / "two_teams_skill.json").write_bytes(
+        (FIXTURES / "two_teams_skill.json").read_bytes()
+    )
+    out = tmp_path / "out.json"
+    assert main(["rules", "export", str(scenario), "--flexmatch", "--out", str(out)]) == 2
+    assert "matchmaker.rules.attributes.skill: the rules read playerAttributes[0] 'skill'" in (
+        _one_error_line(capsys)
+    )
+    assert not out.exists()
+
+
+def test_the_cli_refuses_an_export_flexmatch_cannot_say(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = load_scenario(FIXTURES / "two_teams_skill_rules.yaml").to_dict()
+    data["matchmaker"]["rules"][0]["clock"] = "own"
+    scenario = tmp_path / "own.yaml"
+    scenario.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
+    out = tmp_path / "out.json"
+    assert main(["rules", "export", str(scenario), "--flexmatch", "--out", str(out)]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"lobbysim: error: {scenario}: matchmaker.rules[0].clock: ")
+    assert not out.exists()
