@@ -154,7 +154,7 @@ def nearest_sorted(
     eligible; None (nothing decided) if a distance is NaN, where :func:`nearest_eligible`
     must pick. ``mu``: the means of ``positions`` (ascending; None: the whole queue), as an
     array (non-empty)."""
-    with np.errstate(invalid="ignore"):  # inf - inf
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf; as Python floats, silently
         distance = np.abs(mu - target)
     order = np.argsort(distance, kind="stable")
     if distance[order[-1]] != distance[order[-1]]:  # NaN sorts last
