@@ -853,3 +853,18 @@ def test_the_cli_refuses_an_export_flexmatch_cannot_say(
     line = _one_error_line(capsys)
     assert line.startswith(f"lobbysim: error: {scenario}: matchmaker.rules[0].clock: ")
     assert not out.exists()
+
+
+def test_rules_show_marks_an_attribute_no_rule_reads(tmp_path: Path) -> None:
+    data = ruleset([SKILL], teams=[{"name": "a", "minPlayers": 1, "maxPlayers": 1, "quantity": 2}])
+    file = tmp_path / "rules.json"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    lines = show_lines(file)
+    assert lines[1] == "game: 1v1"
+    assert lines[-3:] == [
+        "  skill: number, UNBOUND (bind it in the scenario's matchmaker.rules.attributes.skill)",
+        "  platform: string, read by no rule (left out unless bound)",
+        "  maps: string_list, read by no rule (left out unless bound)",
+    ]
+    imported = read_flexmatch(data, {"skill": {"source": "skill"}})
+    assert list(imported.attributes) == ["skill"]  # an unbound attribute no rule reads: left out

@@ -174,13 +174,16 @@ def show_lines(file: str | Path) -> list[str]:
             "rules:",
             *(rule_line(r) for r in rules),
         ]
-        if imported.unbound:
+        if imported.declared:
             lines.append("attributes:")
-            lines += [
-                f"  {name}: {kind}, UNBOUND (bind it in the scenario's "
-                f"matchmaker.rules.attributes.{name})"
-                for name, kind in imported.unbound.items()
-            ]
+        for name, kind in imported.declared.items():
+            if name in imported.unbound:
+                lines.append(
+                    f"  {name}: {kind}, UNBOUND (bind it in the scenario's "
+                    f"matchmaker.rules.attributes.{name})"
+                )
+            else:
+                lines.append(f"  {name}: {kind}, read by no rule (left out unless bound)")
         return lines
     scenario = load_scenario(path)
     game: dict[str, Any] = {"mode": scenario.game.mode}

@@ -211,6 +211,8 @@ class FlexMatchImport:
             their type (only when read without a mapping, e.g. ``lobbysim rules show``).
         algorithm: the ``matchmaker.algorithm``.
         clock: every rule's clock (``algorithm.expansionAgeSelection``).
+        declared: every declared player attribute, by name, with its type (one no rule reads
+            and the mapping does not bind is left out of :attr:`attributes`).
     """
 
     source: str
@@ -221,6 +223,7 @@ class FlexMatchImport:
     unbound: dict[str, str] = field(default_factory=dict)
     algorithm: str = "exact"
     clock: str = "newest"
+    declared: dict[str, str] = field(default_factory=dict)
 
     def fragment(self) -> dict[str, Any]:
         """Return the scenario data the rule set gives: ``matchmaker.rules`` and
@@ -1008,6 +1011,7 @@ def read_flexmatch(
         unbound=unbound,
         algorithm="exact",
         clock=reader.clock,
+        declared={name: kind for name, (_, kind) in reader.declared.items()},
     )
 
 
