@@ -19,6 +19,7 @@ from typing import Any
 
 from lobbysim import __version__
 from lobbysim.progress import Progress
+from lobbysim.validation import ScenarioError
 
 
 class UserError(Exception):
@@ -587,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = int(handler(args))
         sys.stdout.flush()  # here, so that a closed pipe is reported below
         return status
-    except UserError as exc:
+    except (UserError, ScenarioError) as exc:  # a handler's ScenarioError: one line a problem
         for line in str(exc).splitlines() or [""]:
             print(f"lobbysim: error: {line}", file=sys.stderr)
         return 2

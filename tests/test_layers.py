@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.visits",
             "lobbysim.retention",
             "lobbysim.latency",  # latency models of a world: players to data centres
+            "lobbysim.rules",  # rule sets in other formats: FlexMatch in and out
             "lobbysim.population",
             "lobbysim.policies",
             "lobbysim.raters",

@@ -58,26 +58,14 @@ def add_rules_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     export.set_defaults(handler=_export)
 
 
-def _fail(exc: ScenarioError) -> Exception:
-    from lobbysim.cli import UserError
-
-    return UserError(str(exc))
-
-
 def _show(args: argparse.Namespace) -> int:
-    try:
-        lines = show_lines(args.file)
-    except ScenarioError as exc:
-        raise _fail(exc) from None
+    lines = show_lines(args.file)  # a ScenarioError is one line per problem, exit 2 (cli)
     print("\n".join(lines))
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    try:
-        text = export_text(args.scenario)
-    except ScenarioError as exc:
-        raise _fail(exc) from None
+    text = export_text(args.scenario)
     if args.out is None:
         print(text, end="")
         return 0

@@ -228,4 +228,6 @@ def _metrics(
         metrics |= sim.world.metrics(waits, games, participants)
     if sim.parties is not None:
         metrics |= sim.parties.metrics(waits)
+    if sim.rule_pass is not None:
+        metrics |= sim.rule_pass.metrics()
     return metrics

@@ -19,8 +19,9 @@ otherwise, by default the driving rater's mean):
   by ``party``) is at most ``limit``.
 * ``team_balance``: the two teams' values (members combined by ``team``) differ by at most
   ``limit`` (team games).
-* ``latency``: every player's latency to the game's data centre is at most ``limit`` ms; and
-  ``delta_ping``: at most ``limit`` ms above the player's best data centre (with a ``world``).
+* ``latency``: some data centre has every ticket's latency to it at most ``limit`` ms (a
+  party's members' latencies combined by ``party``; ``max``: every player's); and
+  ``delta_ping``: at most ``limit`` ms above the players' best data centres (with a ``world``).
 * ``party_parity``: the teams' counts of players in parties of two or more differ by at most
   ``limit`` (team games).
 * ``equal``: every player has the same value of a ``string`` attribute (no limit);

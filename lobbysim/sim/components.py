@@ -12,9 +12,11 @@ validation stops there, without building a lobby. :meth:`Components.plan` decide
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import simpy
 
 from lobbysim.arrivals import ARRIVALS, ArrivalModel
 from lobbysim.latency import LATENCY, LatencyModel
@@ -29,6 +31,8 @@ from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
 from lobbysim.sim.parties import Parties
+from lobbysim.sim.rematch import RematchRule
+from lobbysim.sim.rule_pass import RulePass, rules_threshold
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
 from lobbysim.visits import VISITS, VisitModel
@@ -163,7 +167,9 @@ class Components:
                 else in_force(status_quo, sq_name, "matchmaker.status_quo")
             ),
             assignment=assignment,
-            threshold=ThresholdSchedule(mm.threshold),
+            threshold=(
+                ThresholdSchedule(mm.threshold) if mm.rules is None else rules_threshold(mm.rules)
+            ),
             raters=[
                 (spec.name, rater)
                 for spec, rater in zip(
@@ -210,6 +216,23 @@ class Components:
         """Whether a rematch rule bars pairs (``matchmaker.rematch_games`` or ``_minutes``)."""
         return self.rematch_games > 0 or self.rematch_minutes > 0
 
+    def rematch_rule(
+        self, env: simpy.Environment, minutes: float, has_left: Callable[[int], bool]
+    ) -> RematchRule | None:
+        """Return the run's rematch rule (None: none)."""
+        if not self.has_rematch_rule:
+            return None
+        return RematchRule(env, self.rematch_games, minutes, has_left)
+
+    @staticmethod
+    def rule_pass(
+        scenario: Scenario, streams: Streams, world: World | None, parties: Parties | None
+    ) -> RulePass | None:
+        """Return the run's rule set at work (None: the scenario has no ``matchmaker.rules``)."""
+        if scenario.matchmaker.rules is None:
+            return None
+        return RulePass(scenario, streams, world, parties)
+
     def plan(self, scenario: Scenario, allowed: FastPlan | None = None) -> FastPlan:
         """Return the run's fast plan (only kernels ``allowed`` allows, if given)."""
         mm = scenario.matchmaker
@@ -226,6 +249,7 @@ class Components:
             driver=self.driver,
             rematch=self.has_rematch_rule,
             latency_limits=mm.max_latency_ms is not None or mm.max_delta_ping_ms is not None,
+            rule_set=mm.rules is not None,
             has_base=scenario.base is not None,
             drifts=self.population.skill_drift_per_day > 0,
             allowed=allowed,

@@ -5,7 +5,8 @@ of more than two players: open seats of running games are back-filled first (by 
 rater's means), then groups of players adjacent in rating are formed
 (:func:`~lobbysim.policies.groups.form_groups`; at random for uniform pairing) and started. With
 a world's latency limits, groups are formed data centre by data centre, so that every group has
-a data centre within all its members' limits (docs/model.md, section 8).
+a data centre within all its members' limits (docs/model.md, section 8). Under a rule set a group
+starts only if it keeps every rule (:meth:`~lobbysim.sim.rule_pass.RulePass.admitted`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.tickets import PassTickets
 from lobbysim.sim.pairing import InForce
 from lobbysim.sim.parties import Parties, party_skill, split_teams
+from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.world import World
 
 
@@ -46,6 +48,7 @@ class GroupPass:
     _threshold: ThresholdSchedule
     _world: World | None
     _parties: Parties | None
+    _rule_pass: RulePass | None
     env: simpy.Environment
     plan: FastPlan
 
@@ -115,10 +118,15 @@ class GroupPass:
         else:
             formed = former(everyone)
         groups = [g for g, _ in formed]
+        rule_pass, tickets_of = self._rule_pass, None
         for (group, teams), q in zip(formed, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
             self._check_quality([q])
             seated = [waiting[i] for i in members.tolist()]
+            if rule_pass is not None:  # the group starts only if it keeps every rule
+                tickets_of = rule_pass.admitted(waiting, ids, pool, members, teams)
+                if tickets_of is None:
+                    continue
             host = -1
             if world is not None:  # a data centre within every member's limits, or no game
                 host = world.host([w.pid for w in seated], [now - w.since for w in seated])
@@ -127,6 +135,8 @@ class GroupPass:
             games.start_group(seated, pool.mu[members], q, host, teams)
             if rematch is not None:
                 rematch.met(seated)
+            if rule_pass is not None and tickets_of is not None:
+                rule_pass.formed(pool.waited, tickets_of, now)
 
     def _groups_by_data_centre(
         self,

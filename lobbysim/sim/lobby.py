@@ -56,7 +56,6 @@ from lobbysim.sim.matchmaker import Matchmaker
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.recorder import Recorder
-from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
@@ -183,9 +182,8 @@ class LobbySimulation:
             world=self.world,
             parties=self.parties,
         )
-        rematch = None
-        if parts.has_rematch_rule:
-            rematch = RematchRule(env, parts.rematch_games, mm.rematch_minutes, self.lobby.has_left)
+        rematch = parts.rematch_rule(env, mm.rematch_minutes, self.lobby.has_left)
+        self.rule_pass = parts.rule_pass(scenario, streams, self.world, self.parties)
         self.matchmaker = Matchmaker(
             mm,
             scenario.game,
@@ -209,6 +207,7 @@ class LobbySimulation:
             settle=self._score_held if self._hold_scores else None,
             world=self.world,
             parties=self.parties,
+            rule_pass=self.rule_pass,
         )
 
     # ----------------------------------------------------------------------- set-up and run

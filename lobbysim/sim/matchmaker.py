@@ -37,9 +37,11 @@ on the pool's means; back-fill goes by the driving rater's means. For a policy w
 ``needs_online`` the pool also holds the driving rater's beliefs of everyone online
 (:class:`~lobbysim.policies.assignment.Pool`).
 
-**No accidental rematches**, and **latency limits**: the pass's quality is wrapped by
-:class:`~lobbysim.sim.rematch.RematchRule` and :class:`~lobbysim.sim.world.World` so that barred
-pairs never clear a threshold (uniform pairing ignores the rematch rule, not the limits).
+**No accidental rematches**, **latency limits** and a **rule set** (1v1, exact search): the
+pass's quality is wrapped by :class:`~lobbysim.sim.rematch.RematchRule`,
+:class:`~lobbysim.sim.world.World` and :class:`~lobbysim.sim.rule_pass.RulePass` so that barred
+pairs never clear a threshold (uniform pairing ignores the rematch rule, not the limits); with
+``seed_greedy``, the rule pass forms every mode's games.
 
 Small 1v1 passes are decided on floats where the run's plan allows (:mod:`lobbysim.sim.fast`);
 team and free-for-all passes are :class:`~lobbysim.sim.group_pass.GroupPass`'s.
@@ -73,12 +75,15 @@ from lobbysim.sim.pairing import (
     PoolQuality,
     check_not_barred,
     check_pairs,
+    online_beliefs,
+    player_of_rank,
     raised_in,
     true_quality,
     uniform_pairs,
 )
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
+from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World
 from lobbysim.streams import Uniforms
@@ -104,6 +109,7 @@ class Matchmaker(GroupPass):
         backfill_bell: rung when a quit opens a seat: answered by a back-fill pass.
         rematch, engagement, world, parties: the rematch rule, the retention model's churn
             predictions, where players are, who queues with whom (each None: none).
+        rule_pass: the scenario's rule set (:mod:`lobbysim.sim.rule_pass`; None: none).
     """
 
     def __init__(
@@ -131,7 +137,9 @@ class Matchmaker(GroupPass):
         settle: Callable[[], None] | None = None,
         world: World | None = None,
         parties: Parties | None = None,
+        rule_pass: RulePass | None = None,
     ) -> None:
+        self._rule_pass = rule_pass  # the scenario's rule set at work (None: no rules)
         self._world = world  # where players are, their latency limits (None: no world)
         self._parties = parties  # who queues with whom (None: everybody solo)
         self.env = clock.env
@@ -219,7 +227,9 @@ class Matchmaker(GroupPass):
             return
         self.n_passes += 1
         if self._focal_rank is not None:
-            self.focal = frozenset([self._player_of_rank(self._focal_rank)])
+            ids = lobby.present_ids()
+            means = self._rater.call("means(ids)", self._driver.means, ids)
+            self.focal = frozenset([player_of_rank(ids, means, self._focal_rank)])
             self._focal_rank = None
         plan = self.plan
         if self._status_quo is None:
@@ -234,6 +244,10 @@ class Matchmaker(GroupPass):
             self.settle()
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
         pool, quality = self._pool(waiting, ids, policy)
+        rules = self._rule_pass
+        if rules is not None and rules.seed_greedy:  # every mode: seed and greedy
+            rules.run(self, waiting, ids, pool, quality)
+            return
         if self._rules.mode != "1v1":
             self._group_pass(waiting, ids, pool, quality, policy)
             return
@@ -270,6 +284,8 @@ class Matchmaker(GroupPass):
         games.start_duels(
             [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]
         )
+        if rules is not None:
+            rules.formed_pairs(pool.waited, pairs_list, self.env.now)
         if rematch is not None:  # after the games' own end callbacks, as it only notes the time
             for a, b in pairs_list:
                 rematch.met_pair(waiting[a], waiting[b])
@@ -362,6 +378,8 @@ class Matchmaker(GroupPass):
         masked = quality if rematch is None else rematch.mask(quality, ids.tolist())
         if world is not None and world.limits:  # no pair outside the latency limits
             masked = world.mask(masked, ids, waited)
+        if self._rule_pass is not None and self._rules.mode == "1v1":  # nor a rule breaks
+            masked = self._rule_pass.mask(masked, waiting, ids, waited, mu)
         pool = Pool(
             mu=mu,
             var=var,
@@ -372,26 +390,12 @@ class Matchmaker(GroupPass):
             games_played=games_played,
         )
         if policy.online and not policy.truth:
-            pool.future_mu, pool.future_var = self._online_beliefs(mu, var)
+            playing = [pid for pid in self._lobby.present if pid not in self._lobby.pool]
+            pool.future_mu, pool.future_var = online_beliefs(
+                self._rater, self._driver, playing, mu, var
+            )
             pool.future_pool = max(n - 1, 1)
         return pool, quality
-
-    def _online_beliefs(self, mu: FloatArray, var: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Return the driving rater's beliefs of every player online now: the pool's (``mu``,
-        ``var``, in pool order) first, then those of everyone in a running game (present but
-        not queueing), in the order they came (for a policy that ``needs_online``)."""
-        queue = self._lobby.pool
-        playing = [pid for pid in self._lobby.present if pid not in queue]
-        if not playing:
-            return mu.copy(), var.copy()
-        others = np.array(playing, dtype=np.int64)
-        rater, driver = self._rater, self._driver
-        variances = rater.call("variances(ids)", driver.variances, others)
-        other_var = np.zeros(others.size) if variances is None else variances
-        return (
-            np.concatenate([mu, rater.call("means(ids)", driver.means, others)]),
-            np.concatenate([var, other_var]),
-        )
 
     def _quality_fn(self, ids: IdArray) -> QualityFn:
         """Return the match quality of pool indices: the driving rater's, of their players."""
@@ -435,15 +439,3 @@ class Matchmaker(GroupPass):
                 f"raters.driver: '{self._driver_name}' returned the match quality {bad!r}, "
                 "outside [0, 1]"
             )
-
-    def _player_of_rank(self, rank: int) -> int:
-        """Return the present player whose driving-rater mean has this rank (1 = highest)."""
-        ids = self._lobby.present_ids()
-        if not 1 <= abs(rank) <= ids.size:
-            raise PluginError(
-                f"matchmaker.focal_rank: {rank} is out of range: {ids.size} players were present "
-                "at the first matchmaking pass"
-            )
-        mu = self._rater.call("means(ids)", self._driver.means, ids)
-        order = ids[np.argsort(-mu, kind="stable")]
-        return int(order[rank - 1] if rank > 0 else order[rank])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -268,3 +268,33 @@ def raised_in(exc: BaseException, plugin: object, verb: str) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+def player_of_rank(ids: IdArray, means: FloatArray, rank: int) -> int:
+    """Return the present player (of ``ids``) whose driving-rater mean (``means``) has this
+    rank (1 = highest, -1 = lowest): the focal player of ``matchmaker.focal_rank``."""
+    if not 1 <= abs(rank) <= ids.size:
+        raise PluginError(
+            f"matchmaker.focal_rank: {rank} is out of range: {ids.size} players were present "
+            "at the first matchmaking pass"
+        )
+    order = ids[np.argsort(-means, kind="stable")]
+    return int(order[rank - 1] if rank > 0 else order[rank])
+
+
+def online_beliefs(
+    rater: PluginRef, driver: Any, playing: list[int], mu: FloatArray, var: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Return the driving rater's beliefs of every player online now: the pool's (``mu``,
+    ``var``, in pool order) first, then those of ``playing``, everyone in a running game
+    (present but not queueing), in the order they came (for a policy that ``needs_online``;
+    ``rater`` names the driving rater ``driver`` in a failure)."""
+    if not playing:
+        return mu.copy(), var.copy()
+    others = np.array(playing, dtype=np.int64)
+    variances = rater.call("variances(ids)", driver.variances, others)
+    other_var = np.zeros(others.size) if variances is None else variances
+    return (
+        np.concatenate([mu, rater.call("means(ids)", driver.means, others)]),
+        np.concatenate([var, other_var]),
+    )

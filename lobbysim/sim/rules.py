@@ -1,9 +1,9 @@
 """A scenario's rule set at work: the players' attributes, each rule's limit on its clock, and
 whether a match keeps every rule (docs/model.md, section 10).
 
-:class:`Attributes` draws every player's attributes (``attributes:``, stream ``attributes``)
-as they are registered, in the order declared: a drawn number from its normal, a string by its
-shares, a string list value by value (a player with none gets the likeliest). :class:`RuleSet`
+:class:`Attributes` draws every player's attributes (``attributes:``, streams ``attributes:<name>``)
+from a stream of each attribute's own: a drawn number from its normal, a string by its shares,
+a string list value by value (a player with none gets the likeliest). :class:`RuleSet`
 compiles ``matchmaker.rules`` (:mod:`lobbysim.scenario.rules`); a pass hands it a
 :class:`View` of the pool (each player's ratings, attributes, latencies, party and wait), and it
 answers for a candidate match, tickets (a solo player or a whole party) and, for team games,
@@ -42,17 +42,23 @@ Tickets = Sequence[Sequence[int]]
 class Attributes:
     """Every player's attributes beyond skill (see the module docstring), by player id.
 
+    Each attribute has a random stream of its own (``rng_of(name)``), and player ``i``'s value
+    is its ``i``-th draw: the values are drawn, in id order, the first time a pass asks for a
+    player's, and do not depend on when that is.
+
     Args:
         config: the scenario's ``attributes:`` section.
-        rng: the stream ``attributes``.
+        rng_of: the stream of an attribute, by name.
     """
 
-    def __init__(self, config: Mapping[str, AttributeConfig], rng: np.random.Generator) -> None:
+    def __init__(
+        self, config: Mapping[str, AttributeConfig], rng_of: Callable[[str], np.random.Generator]
+    ) -> None:
         self.config = dict(config)
-        self._rng = rng
+        self._rngs = {name: rng_of(name) for name in self.config}
         self._n = 0
-        #: Per attribute: the values of the players registered so far (floats, value codes, or
-        #: bit masks of the values in a list), grown as players come.
+        #: Per attribute: the values of the players drawn so far (floats, value codes, or bit
+        #: masks of the values in a list), grown as players come.
         self._columns: dict[str, NDArray[Any]] = {}
         #: Each string attribute's values, in the order declared (a code is an index in it).
         self.values = {name: list(a.values) for name, a in self.config.items()}
@@ -60,17 +66,13 @@ class Attributes:
             dtype = np.float64 if attribute.type == "number" else np.int64
             self._columns[name] = np.zeros(1024, dtype=dtype)
 
-    def register(self, ids: IdArray) -> None:
-        """Draw the attributes of new players ``ids`` (the next ids, in order)."""
-        n = len(ids)
-        if n == 0:
+    def _draw_up_to(self, end: int) -> None:
+        """Draw the attributes of players ``self._n`` to ``end - 1``."""
+        first, n = self._n, end - self._n
+        if n <= 0:
             return
-        first = int(ids[0])
-        if first != self._n:
-            raise RuntimeError("players are registered with their attributes in id order")
-        end = first + n
-        rng = self._rng
         for name, attribute in self.config.items():
+            rng = self._rngs[name]
             column = self._columns[name]
             if end > len(column):
                 column = self._columns[name] = np.resize(column, max(end, 2 * len(column)))
@@ -88,8 +90,11 @@ class Attributes:
         self._n = end
 
     def column(self, name: str, pids: IdArray) -> NDArray[Any]:
-        """Return a drawn attribute's values (codes, bit masks) of players ``pids``."""
-        return self._columns[name][np.asarray(pids, dtype=np.intp)]
+        """Return an attribute's values (codes, bit masks) of players ``pids``."""
+        index = np.asarray(pids, dtype=np.intp)
+        if index.size:
+            self._draw_up_to(int(index.max()) + 1)
+        return self._columns[name][index]
 
 
 @dataclass
@@ -181,6 +186,16 @@ class Rule:
         return [self.limit_at(wait)] * len(waits)
 
 
+def ticket_latency(latency: FloatArray, how: str) -> FloatArray:
+    """Return a ticket's latency to each data centre from its members' (rows), combined by
+    ``how`` (``average``, ``min``, ``max``)."""
+    if how == "min":
+        return latency.min(axis=0)
+    if how == "max":
+        return latency.max(axis=0)
+    return latency.mean(axis=0)
+
+
 def combine(values: FloatArray, how: str) -> float:
     """Return ``values`` combined by ``how``: ``average``, ``min``, ``max`` or ``sum``."""
     if how == "min":
@@ -236,7 +251,7 @@ class RuleSet:
                     numbers[name] = self.attributes.column(name, pids).astype(float)
                 else:
                     x = rating if config.source == "rating" else skill
-                    assert x is not None, "a rule reads true skill: the pass must give it"
+                    assert x is not None, "an attribute bound to true skill needs the players"
                     numbers[name] = config.offset + config.scale * np.asarray(x, dtype=float)
             else:
                 assert self.attributes is not None
@@ -276,10 +291,10 @@ class RuleSet:
                 return index
         return -1
 
-    def steps(self, view: View, tickets: Tickets) -> list[int]:
-        """Return the expansion step each rule is at for a match of ``tickets`` (by its clock;
-        with ``own``, the furthest of the tickets')."""
-        waits = [float(view.waited[list(t)].max()) for t in tickets]
+    def steps(self, waited: FloatArray, tickets: Tickets) -> list[int]:
+        """Return the expansion step each rule is at for a match of ``tickets`` (``waited``:
+        the pool's waits; by the rule's clock; with ``own``, the furthest of the tickets')."""
+        waits = [float(waited[list(t)].max()) for t in tickets]
         return [
             max(r.step_at(w) for w in waits)
             if r.config.clock == "own"
@@ -317,11 +332,12 @@ class RuleSet:
             )
         if kind in ("latency", "delta_ping"):
             assert view.latency is not None and view.best is not None
-            lat = view.latency[players]
+            lat = view.latency
             if kind == "delta_ping":
-                lat = lat - view.best[players][:, None]
-            own = np.repeat(limits, [len(t) for t in tickets])
-            return bool((lat <= own[:, None]).all(axis=0).any())
+                lat = lat - view.best[:, None]
+            # a ticket's latency to each data centre: its members' combined by ``party``
+            each = np.array([ticket_latency(lat[list(t)], rule.config.party) for t in tickets])
+            return bool((each <= np.asarray(limits)[:, None]).all(axis=0).any())
         if kind == "equal":
             return len(set(view.codes[rule.attribute][players].tolist())) <= 1
         if kind == "distinct":

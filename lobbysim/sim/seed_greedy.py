@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.sim.rules import Rule, RuleSet, View, combine
+from lobbysim.sim.rules import Rule, RuleSet, View, combine, ticket_latency
 
 #: Splits a full team match's tickets into teams: each ticket's team, or None.
 Split = Callable[[Sequence[Sequence[int]]], list[int] | None]
@@ -82,7 +82,8 @@ class TicketTable:
                 lat = view.latency
                 if kind == "delta_ping":
                     lat = lat - view.best[:, None]
-                self.latency[index] = np.array([lat[t].max(axis=0) for t in self.tickets])
+                how = rule.config.party
+                self.latency[index] = np.array([ticket_latency(lat[t], how) for t in self.tickets])
 
 
 def seed_greedy(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -118,6 +118,12 @@ class World:
         self._games = 0
         self._cross = 0
         self._duel_hosts: dict[int, int] = {}  # 1v1 games' data centres, until recorded
+        #: Which data centres a game of these players (their waits) is best hosted in besides
+        #: the limits (a rule set's latency rules for every player:
+        #: :mod:`lobbysim.sim.rule_pass`); if none is, the limits alone decide. None: any.
+        self.host_filter: Callable[[Sequence[int], Sequence[float]], NDArray[np.bool_]] | None = (
+            None
+        )
 
     # ------------------------------------------------------------------ the players
     def register(self, ids: IdArray, parties: Sequence[int] | None = None) -> None:
@@ -226,6 +232,9 @@ class World:
             cost = np.where(
                 self._open(index, np.asarray(waited, dtype=float)).all(axis=0), cost, np.inf
             )
+        if self.host_filter is not None:  # those keeping the rules for every player, if any
+            kept = np.where(self.host_filter(pids, waited), cost, np.inf)
+            cost = kept if np.isfinite(kept).any() else cost
         best = int(np.argmin(cost))
         return best if math.isfinite(cost[best]) else -1
 

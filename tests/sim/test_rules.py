@@ -8,12 +8,12 @@ import math
 from typing import Any
 
 import numpy as np
-import pytest
 
 from lobbysim.scenario.rules import AttributeConfig, RuleConfig
 from lobbysim.sim.parties import split_teams
 from lobbysim.sim.rules import Attributes, RuleSet, View
 from lobbysim.sim.seed_greedy import popcount, seed_greedy
+from lobbysim.streams import Streams
 
 
 def _view(
@@ -47,7 +47,7 @@ def _view(
 def _rules(*rules: dict[str, Any], attributes: dict[str, AttributeConfig] | None = None) -> RuleSet:
     drawn = None
     if attributes:
-        drawn = Attributes(attributes, np.random.default_rng(0))
+        drawn = Attributes(attributes, lambda name: np.random.default_rng(len(name)))
     return RuleSet([RuleConfig(**r) for r in rules], drawn, attributes)
 
 
@@ -65,8 +65,8 @@ def test_skill_distance_is_the_range_of_the_tickets_values_under_the_clocks_limi
     assert own.first_broken(view, [[0], [2]]) == 0
     assert own.first_broken(view, [[0], [1]]) == -1
     # the steps each rule is at
-    assert _rules(SKILL | {"clock": "oldest"}).steps(view, [[0], [2]]) == [1]
-    assert _rules(SKILL | {"clock": "newest"}).steps(view, [[0], [2]]) == [0]
+    assert _rules(SKILL | {"clock": "oldest"}).steps(view.waited, [[0], [2]]) == [1]
+    assert _rules(SKILL | {"clock": "newest"}).steps(view.waited, [[0], [2]]) == [0]
 
 
 def test_a_partys_value_combines_its_members_by_the_party_aggregation() -> None:
@@ -105,6 +105,11 @@ def test_latency_needs_one_data_centre_within_every_players_limit() -> None:
     # own: player 1 (waited 3) may take 85 ms, player 0 only 60: data centre 0 serves both
     assert _rules(rule | {"clock": "own"}).first_broken(view, [[0], [1]]) == -1
     assert _rules(rule | {"clock": "own"}).first_broken(view, [[0], [2]]) == -1  # dc 0: 30, 50
+    # a party's latency combines its members' by the party aggregation
+    party = {"name": "ping", "kind": "latency", "limit": 60.0}
+    assert _rules(party | {"party": "max"}).first_broken(view, [[0, 2], [1]]) == 0
+    assert _rules(party | {"party": "average"}).first_broken(view, [[0, 1]]) == -1  # 55, 65
+    assert _rules(party | {"party": "max"}).first_broken(view, [[0, 1]]) == 0
     delta = {"name": "delta", "kind": "delta_ping", "limit": 15.0}
     assert _rules(delta).first_broken(view, [[0], [2]]) == -1  # dc 0: 0 and 0 above best
     assert _rules(delta).first_broken(view, [[0], [1]]) == 0  # 40 above best at dc 0 or 60
@@ -211,10 +216,14 @@ def test_attributes_are_drawn_by_their_shares() -> None:
         "maps": AttributeConfig(type="string_list", values={"a": 0.2, "b": 0.1}),
         "hours": AttributeConfig(type="number", mean=100.0, sd=10.0),
     }
-    attributes = Attributes(config, np.random.default_rng(1))
+    streams = Streams(1)
+    attributes = Attributes(config, lambda name: streams.get(f"attributes:{name}"))
     ids = np.arange(20_000)
-    attributes.register(ids[:5000])
-    attributes.register(ids[5000:])
+    first = attributes.column("maps", ids[:5000])  # drawn as asked: the same values
+    at_once = Attributes(config, lambda name: Streams(1).get(f"attributes:{name}"))
+    for name in config:
+        assert np.array_equal(attributes.column(name, ids), at_once.column(name, ids)), name
+    assert np.array_equal(first, at_once.column("maps", ids[:5000]))
     pc = attributes.column("platform", ids) == 0
     assert abs(pc.mean() - 0.7) < 4 * math.sqrt(0.21 / 20_000)
     maps = attributes.column("maps", ids)
@@ -223,5 +232,3 @@ def test_attributes_are_drawn_by_their_shares() -> None:
     assert abs(b.mean() - 0.1) < 0.01
     hours = attributes.column("hours", ids)
     assert abs(hours.mean() - 100) < 0.5 and abs(hours.std() - 10) < 0.3
-    with pytest.raises(RuntimeError, match="id order"):
-        attributes.register(np.array([5]))

@@ -121,6 +121,7 @@ class FastPlan:
         drifts: bool,
         allowed: FastPlan | None = None,
         latency_limits: bool = False,
+        rule_set: bool = False,
     ) -> FastPlan:
         """Return the plan of a run.
 
@@ -135,6 +136,7 @@ class FastPlan:
             has_base: whether the scenario has a player base.
             drifts: whether skills drift.
             latency_limits: whether latency limits constrain who may meet (a world's).
+            rule_set: whether a rule set constrains who may meet (``matchmaker.rules``).
             allowed: a plan whose kernels are the only ones allowed (:meth:`off`: none).
 
         Raises:
@@ -150,7 +152,7 @@ class FastPlan:
         means = declares(driver, "float_means")
         small: list[int] = []
         for policy, scores in policies:
-            barred = rematch or latency_limits
+            barred = rematch or latency_limits or rule_set
             if not one_v_one or limit < 2 or barred or not beliefs or not scores:
                 small.append(0)
             else:
@@ -165,6 +167,8 @@ class FastPlan:
             why["small_pool"] = "off: a rematch rule bars pairs"
         elif latency_limits:
             why["small_pool"] = "off: latency limits bar pairs"
+        elif rule_set:
+            why["small_pool"] = "off: a rule set bars pairs"
         elif not beliefs:
             why["small_pool"] = "off: the driving rater does not declare float_beliefs"
         elif small_pool == 0:

@@ -1,0 +1,380 @@
+"""A matchmaking pass under a rule set, and the rules' telemetry (docs/model.md, section 10).
+
+:class:`RulePass` carries a scenario's ``matchmaker.rules`` into the matchmaker's passes:
+
+* ``algorithm: exact``: the matchmaker searches as without rules, with every rule a hard
+  constraint. A ``match_quality`` rule on the ``oldest`` clock is the search's quality threshold
+  (:meth:`RulePass.threshold`: its steps, and 0 from its ``optional_after``). In 1v1 games every
+  other rule bars the pairs that break it (:meth:`RulePass.mask`: the pair's quality is
+  ``-inf``, as the rematch rule and latency limits bar pairs), so the global assignment is exact
+  under the rules; in team and free-for-all games a group the matchmaker forms starts only if
+  it keeps every rule (:meth:`RulePass.admits`).
+* ``algorithm: seed_greedy``: :meth:`RulePass.run` back-fills open seats as the matchmaker does,
+  then forms matches by :func:`~lobbysim.sim.seed_greedy.seed_greedy` from the free tickets (a
+  solo player, a whole party) and starts them. Pairs the rematch rule or a world's latency limits
+  bar never meet.
+
+With a world, a game is hosted by the world's host rule among the data centres that keep the
+latency rules for every player (:attr:`lobbysim.sim.world.World.host_filter`); a match whose
+parties keep a rule only on their combined latency (``party: average`` or ``min``) may have
+none, and is then hosted by the world's rule alone.
+
+**Telemetry** (from the metrics' start), per rule: ``rule_rejected_share@<rule>``, the share of
+the candidates turned down (pairs in the exact 1v1 search, groups in the exact group search,
+candidate tickets with seed-and-greedy) that this rule was the first to turn down;
+``rule_relaxed_share@<rule>``, the share of games formed with the rule past its first step (by
+its clock); ``rule_step_mean@<rule>``; and per step k, ``rule_games_share@<rule>@step<k>`` and
+``rule_queue_time@<rule>@step<k>``, the share of games formed at that step and the mean wait of
+their players (the report's figure "which rule holds your matches back").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lobbysim.policies.assignment import Pool, QualityFn
+from lobbysim.policies.base import IntArray
+from lobbysim.policies.groups import balance_teams, group_qualities
+from lobbysim.policies.thresholds import ThresholdSchedule
+from lobbysim.scenario import Scenario
+from lobbysim.scenario.rules import RuleConfig
+from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.parties import Parties, split_teams
+from lobbysim.sim.rules import Attributes, RuleSet, View
+from lobbysim.sim.seed_greedy import popcount, seed_greedy
+from lobbysim.sim.world import World
+from lobbysim.streams import Streams
+
+LATENCY_KINDS = ("latency", "delta_ping")
+
+
+def _is_threshold(rule: Any) -> bool:
+    return rule.kind == "match_quality" and rule.config.clock == "oldest"
+
+
+def rules_threshold(rules: Sequence[RuleConfig]) -> ThresholdSchedule:
+    """Return the exact search's quality threshold under a rule set: the steps of its
+    ``match_quality`` rule on the ``oldest`` clock (0 from its ``optional_after``), else 0."""
+    for rule in rules:
+        if rule.kind == "match_quality" and rule.clock == "oldest":
+            steps = [(0.0, rule.limit or 0.0), *rule.expansions]
+            if rule.optional_after is not None:
+                steps = [s for s in steps if s[0] < rule.optional_after]
+                steps.append((rule.optional_after, 0.0))
+            return ThresholdSchedule(tuple(steps))
+    return ThresholdSchedule(((0.0, 0.0),))
+
+
+class RulePass:
+    """The rule set of a run in its passes, and its telemetry (see the module docstring).
+
+    Args:
+        scenario: the scenario (its ``matchmaker.rules``, ``algorithm`` and ``attributes``).
+        streams: the run's random streams (``attributes:<name>``, one per attribute).
+        world, parties: where players are, who queues with whom (None: none).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        streams: Streams,
+        world: World | None = None,
+        parties: Parties | None = None,
+    ) -> None:
+        mm = scenario.matchmaker
+        assert mm.rules is not None
+        configs = dict(scenario.attributes or {})
+        attributes = None
+        if configs:
+            attributes = Attributes(configs, lambda name: streams.get(f"attributes:{name}"))
+        self.rule_set = RuleSet(mm.rules, attributes, configs)
+        self.seed_greedy = mm.algorithm == "seed_greedy"
+        self._game = scenario.game
+        self._world, self._parties = world, parties
+        self._start = scenario.metrics_start
+        rules = self.rule_set.rules
+        self._steps = [np.zeros(r.steps) for r in rules]  # games formed at each step
+        self._waits = [np.zeros(r.steps) for r in rules]  # their players' waits, summed
+        self._players = [np.zeros(r.steps) for r in rules]
+        self._counted = [0] * len(rules)  # rejections at the metrics' start
+        self._started = False
+        self._limits = any(r.kind in LATENCY_KINDS for r in rules)
+        if world is not None and self._limits:
+            world.host_filter = self._open_data_centres
+
+    # ------------------------------------------------------------------ the exact search
+    def view(
+        self,
+        waiting: Sequence[Waiting],
+        ids: IdArray,
+        waited: FloatArray,
+        mu: FloatArray,
+        quality: QualityFn,
+    ) -> View:
+        """Return the rules' view of a pass's pool (``waiting``: its players, for their
+        parties; ``quality``: the pool's, which bars what it bars)."""
+        world, parties = self._world, self._parties
+        latency = best = premade = None
+        if world is not None:
+            latency = world.latencies_of(ids)
+            best = latency.min(axis=1)
+        if parties is not None:
+            premade = np.array([w.player.party >= 0 for w in waiting], dtype=bool)
+        skill = None
+        if self.rule_set.needs_skill:  # an attribute bound to true skill
+            skill = np.array([w.player.skill for w in waiting], dtype=float)
+        return self.rule_set.view(ids, waited, mu, quality, skill, latency, best, premade)
+
+    def mask(
+        self,
+        quality: QualityFn,
+        waiting: Sequence[Waiting],
+        ids: IdArray,
+        waited: FloatArray,
+        mu: FloatArray,
+    ) -> QualityFn:
+        """Return ``quality`` with ``-inf`` for a pair that breaks a rule (1v1, exact search;
+        the threshold's rule is the threshold's; ``waited`` and ``mu`` in pool order)."""
+        view = self.view(waiting, ids, waited, mu, quality)
+        rules = [(k, r) for k, r in enumerate(self.rule_set.rules) if not _is_threshold(r)]
+        tally = self.rule_set.rejections
+
+        def within(i: IntArray, j: IntArray) -> FloatArray:
+            values = quality(i, j)
+            ok = np.ones(np.shape(values), dtype=bool)
+            for k, rule in rules:
+                broken = ok & ~self._pair_ok(rule, view, np.asarray(i), np.asarray(j), values)
+                tally[k] += int(broken.sum())
+                ok &= ~broken
+            result: FloatArray = np.where(ok, values, -np.inf)
+            return result
+
+        return within
+
+    def _pair_ok(self, rule: Any, view: View, i: IntArray, j: IntArray, q: FloatArray) -> Any:
+        """Whether each pair (i[k], j[k]) keeps a rule, by the pair's clock."""
+        wi, wj = view.waited[i], view.waited[j]
+        clock = rule.config.clock
+        if clock == "own":
+            li, lj = rule.limits_at(wi), rule.limits_at(wj)
+            active = np.minimum(wi, wj) < rule.optional_after
+        else:
+            wait = {"oldest": np.maximum, "newest": np.minimum}.get(
+                clock, lambda a, b: (a + b) / 2
+            )(wi, wj)
+            li = lj = rule.limits_at(wait)
+            active = wait < rule.optional_after
+        kind = rule.kind
+        if kind == "match_quality":
+            ok = q >= np.maximum(li, lj)
+        elif kind == "skill_distance":
+            x = view.numbers[rule.attribute]
+            ok = np.abs(x[i] - x[j]) <= np.minimum(li, lj)
+        elif kind in LATENCY_KINDS:
+            assert view.latency is not None and view.best is not None
+            lat = view.latency
+            if kind == "delta_ping":
+                lat = lat - view.best[:, None]
+            ok = ((lat[i] <= li[:, None]) & (lat[j] <= lj[:, None])).any(axis=1)
+        elif kind in ("equal", "distinct"):
+            c = view.codes[rule.attribute]
+            ok = (c[i] == c[j]) if kind == "equal" else (c[i] != c[j])
+        elif kind == "overlap":
+            m = view.masks[rule.attribute]
+            ok = popcount(m[i] & m[j]) >= np.maximum(li, lj)
+        elif kind == "count":
+            assert self.rule_set.attributes is not None
+            target = self.rule_set.attributes.values[rule.attribute].index(rule.config.value)
+            c = view.codes[rule.attribute]
+            ok = ((c[i] == target) >= li) & ((c[j] == target) >= lj)
+        else:
+            ok = np.ones(i.shape, dtype=bool)
+        return ok | ~active
+
+    def admitted(
+        self,
+        waiting: Sequence[Waiting],
+        ids: IdArray,
+        pool: Pool,
+        members: IntArray,
+        teams: Sequence[int] | None,
+    ) -> list[list[int]] | None:
+        """Return the tickets of a group the exact search formed (pool positions ``members``;
+        ``teams``: each member's team, None: balanced by rating) if it keeps every rule, else
+        None."""
+        view = self.view(waiting, ids, pool.waited, pool.mu, pool.quality_fn)
+        at = members.tolist()
+        tickets: list[list[int]] = []
+        sides: list[int] = []
+        if teams is None and self._game.mode == "team":
+            teams = [int(t) for t in balance_teams(pool.mu[members], self._game.seats // 2)]
+        seen: dict[int, list[int]] = {}
+        for k, position in enumerate(at):
+            party = waiting[position].player.party
+            if party >= 0 and party in seen:
+                seen[party].append(position)
+                continue
+            tickets.append([position])
+            if party >= 0:
+                seen[party] = tickets[-1]
+            if teams is not None:
+                sides.append(int(teams[k]))
+        return tickets if self.admits(view, tickets, sides if teams is not None else None) else None
+
+    def admits(self, view: View, tickets: list[list[int]], teams: list[int] | None) -> bool:
+        """Whether a group the exact search formed keeps every rule (the threshold's aside)."""
+        rules = self.rule_set
+        waits = [float(view.waited[t].max()) for t in tickets]
+        for k, rule in enumerate(rules.rules):
+            limits = None if _is_threshold(rule) else rule.limits(waits)
+            if limits is not None and not rules.holds(rule, limits, view, tickets, teams):
+                rules.rejections[k] += 1
+                return False
+        return True
+
+    # ------------------------------------------------------------------ seed-and-greedy
+    def run(
+        self, mm: Any, waiting: list[Waiting], ids: IdArray, pool: Pool, quality: QualityFn
+    ) -> None:
+        """A seed-and-greedy pass of the matchmaker ``mm``: back-fill open seats (team and
+        free-for-all games), form matches of the free tickets, start them."""
+        games, rematch, game = mm._games, mm.rematch, self._game
+        free = np.ones(len(waiting), dtype=bool)
+        if game.mode != "1v1" and games.has_open_seats:
+            games.backfill(waiting, pool.mu, free)
+            if rematch is not None:
+                rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
+        left = np.flatnonzero(free)
+        if left.size < 2:
+            return
+        view = self.view(waiting, ids, pool.waited, pool.mu, pool.quality_fn)
+        tickets = self._tickets(waiting, left)
+        split = None
+        team_size = None
+        if game.mode == "team":
+            team_size = game.seats // 2
+            split = self._splitter(view)
+        matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
+        groups = [np.array([p for t in m for p in t], dtype=np.intp) for m, _ in matches]
+        barred = group_qualities(groups, pool.quality_fn)  # -inf: a pair may not meet
+        now = mm.env.now
+        for (match, teams), members, q, bar in zip(
+            matches, groups, group_qualities(groups, quality), barred, strict=True
+        ):
+            if not math.isfinite(bar):  # a pair the rematch rule or the limits bar
+                continue
+            mm._check_quality([q])
+            seated = [waiting[i] for i in members.tolist()]
+            if game.mode == "1v1":
+                games.start_duels([(seated[0], seated[1], q)])
+                if rematch is not None:
+                    rematch.met_pair(seated[0], seated[1])
+                self.formed(view.waited, match, now)
+                continue
+            host = -1
+            if self._world is not None:
+                host = self._world.host([w.pid for w in seated], [now - w.since for w in seated])
+                if host < 0:
+                    continue
+            by_seat = None
+            if teams is not None:
+                by_seat = [side for t, side in zip(match, teams, strict=True) for _ in t]
+            games.start_group(seated, pool.mu[members], q, host, by_seat)
+            if rematch is not None:
+                rematch.met(seated)
+            self.formed(view.waited, match, now)
+
+    def _tickets(self, waiting: list[Waiting], left: IntArray) -> list[list[int]]:
+        """Return the tickets among the free players (pool positions): a solo player, or a
+        party whose members are all free and waiting."""
+        parties = self._parties
+        if parties is None:
+            return [[int(k)] for k in left.tolist()]
+        at = left.tolist()
+        players = [waiting[k].player for k in at]
+        return [[at[k] for k in t] for t in parties.tickets(players)]
+
+    def _splitter(self, view: View) -> Any:
+        """Return the team split of a full match: whole tickets, the teams' ratings nearest
+        (within the parties' parity limit, if any, of the match's longest wait)."""
+        parties, game = self._parties, self._game
+
+        def split(match: Sequence[Sequence[int]]) -> list[int] | None:
+            sizes = [len(t) for t in match]
+            totals = [float(view.rating[list(t)].sum()) for t in match]
+            gap = math.inf
+            if parties is not None and parties.config.parity is not None:
+                longest = max(float(view.waited[list(t)].max()) for t in match)
+                steps = parties.config.parity
+                gap = [g for w, g in steps if w <= longest][-1]
+            return split_teams(sizes, totals, game.seats // 2, gap)
+
+        return split
+
+    # ------------------------------------------------------------------ hosting and tallies
+    def _open_data_centres(self, pids: Sequence[int], waited: Sequence[float]) -> Any:
+        """Return which data centres keep every latency rule for a game of these players."""
+        world = self._world
+        assert world is not None
+        ids = np.asarray(pids, dtype=np.intp)
+        lat = world.latencies_of(ids)
+        ok = np.ones(lat.shape[1], dtype=bool)
+        waits = list(waited)
+        for rule in self.rule_set.rules:
+            if rule.kind not in LATENCY_KINDS:
+                continue
+            limits = rule.limits(waits)
+            if limits is None:
+                continue
+            x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
+            ok &= (x <= np.asarray(limits)[:, None]).all(axis=0)
+        return ok
+
+    def formed(self, waited: FloatArray, tickets: Sequence[Sequence[int]], now: float) -> None:
+        """Note a game formed of ``tickets`` now (``waited``: the pool's waits): each rule's
+        step, its players' waits."""
+        if now < self._start:
+            return
+        if not self._started:  # rejections count from the metrics' start
+            self._started = True
+            self._counted = list(self.rule_set.rejections)
+        players = [p for t in tickets for p in t]
+        wait = float(waited[players].sum())
+        for k, step in enumerate(self.rule_set.steps(waited, tickets)):
+            self._steps[k][step] += 1
+            self._waits[k][step] += wait
+            self._players[k][step] += len(players)
+
+    def formed_pairs(self, waited: FloatArray, pairs: Sequence[Sequence[int]], now: float) -> None:
+        """:meth:`formed` of 1v1 games (pool positions of their two players)."""
+        for a, b in pairs:
+            self.formed(waited, [[a], [b]], now)
+
+    def metrics(self) -> dict[str, float]:
+        """Return the rules' telemetry (see the module docstring)."""
+        out: dict[str, float] = {}
+        rules = self.rule_set.rules
+        rejected = [r - c for r, c in zip(self.rule_set.rejections, self._counted, strict=True)]
+        total = sum(rejected) if self._started else 0
+        for k, rule in enumerate(rules):
+            name = rule.name
+            games = self._steps[k]
+            n = games.sum()
+            out[f"rule_rejected_share@{name}"] = rejected[k] / total if total else math.nan
+            out[f"rule_relaxed_share@{name}"] = float(games[1:].sum() / n) if n else math.nan
+            out[f"rule_step_mean@{name}"] = (
+                float((games * np.arange(games.size)).sum() / n) if n else math.nan
+            )
+            for step in range(games.size):
+                out[f"rule_games_share@{name}@step{step}"] = (
+                    float(games[step] / n) if n else math.nan
+                )
+                players = self._players[k][step]
+                out[f"rule_queue_time@{name}@step{step}"] = (
+                    float(self._waits[k][step] / players) if players else math.nan
+                )
+        return out
