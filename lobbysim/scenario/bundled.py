@@ -120,12 +120,16 @@ def scenario_headline(path: Path) -> str:
 
 
 def _plugin_files(data: Any) -> Iterator[str]:
-    """Yield every relative ``file.py`` named by a ``file.py:Class`` string in scenario data."""
+    """Yield every relative ``file.py`` named by a ``file.py:Class`` string in scenario data,
+    and every relative FlexMatch rule set (``matchmaker.rules: {flexmatch: FILE}``)."""
     if isinstance(data, str):
         match = _PLUGIN_FILE.match(data)
         if match and not Path(match.group("file")).is_absolute():
             yield match.group("file")
     elif isinstance(data, dict):
+        rules = data.get("flexmatch")
+        if isinstance(rules, str) and not Path(rules).is_absolute():
+            yield rules
         for value in data.values():
             yield from _plugin_files(value)
     elif isinstance(data, list | tuple):
@@ -134,7 +138,8 @@ def _plugin_files(data: Any) -> Iterator[str]:
 
 
 def plugin_files(data: Any) -> list[str]:
-    """Return the relative plug-in files (``examples/custom_arrivals.py``) scenario data names."""
+    """Return the relative plug-in files (``examples/custom_arrivals.py``) and FlexMatch rule
+    sets scenario data names."""
     return list(dict.fromkeys(_plugin_files(data)))
 
 

@@ -86,7 +86,8 @@ class GroupPass:
             return quality(left[i], left[j])
 
         world, now = self._world, self.env.now
-        limited = world is not None and world.limits
+        rule_pass = self._rule_pass  # latency rules: groups form data centre by data centre too
+        limited = world is not None and (world.limits or bool(rule_pass and rule_pass.latency))
         tickets = None  # with the plan's group_tickets: formed once, read per data centre
         parties = self._parties
         if parties is not None and limited and self.plan.group_tickets:
@@ -118,7 +119,7 @@ class GroupPass:
         else:
             formed = former(everyone)
         groups = [g for g, _ in formed]
-        rule_pass, tickets_of = self._rule_pass, None
+        tickets_of = None
         for (group, teams), q in zip(formed, group_qualities(groups, sub_quality), strict=True):
             members = left[group]
             self._check_quality([q])
@@ -156,6 +157,8 @@ class GroupPass:
         """
         size = self._rules.seats
         open_ = world.open_matrix(ids[left], pool.waited[left])
+        if self._rule_pass is not None and self._rule_pass.latency:
+            open_ &= self._rule_pass.open_matrix(ids[left], pool.waited[left])
         taken = np.zeros(left.size, dtype=bool)
         groups: list[tuple[IntArray, list[int] | None]] = []
         for d in np.argsort(-open_.sum(axis=0), kind="stable").tolist():

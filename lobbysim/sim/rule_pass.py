@@ -102,8 +102,10 @@ class RulePass:
         self._players = [np.zeros(r.steps) for r in rules]
         self._counted = [0] * len(rules)  # rejections at the metrics' start
         self._started = False
-        self._limits = any(r.kind in LATENCY_KINDS for r in rules)
-        if world is not None and self._limits:
+        #: Whether a rule constrains latency (the exact group search then forms groups data
+        #: centre by data centre, :meth:`open_matrix`).
+        self.latency = any(r.kind in LATENCY_KINDS for r in rules)
+        if world is not None and self.latency:
             world.host_filter = self._open_data_centres
 
     # ------------------------------------------------------------------ the exact search
@@ -332,6 +334,20 @@ class RulePass:
                 continue
             x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
             ok &= (x <= np.asarray(limits)[:, None]).all(axis=0)
+        return ok
+
+    def open_matrix(self, ids: IdArray, waited: FloatArray) -> Any:
+        """Return, per player (rows) and data centre, whether the latency rules would let the
+        player play there by the limits of their own wait (the exact group search's data
+        centres; a group is then checked under the rules' own clocks)."""
+        world = self._world
+        assert world is not None
+        lat = world.latencies_of(ids)
+        ok = np.ones(lat.shape, dtype=bool)
+        for rule in self.rule_set.rules:
+            if rule.kind in LATENCY_KINDS:
+                x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
+                ok &= x <= rule.limits_at(np.asarray(waited))[:, None]
         return ok
 
     def formed(self, waited: FloatArray, tickets: Sequence[Sequence[int]], now: float) -> None:
