@@ -16,7 +16,9 @@ Reporting only: this module runs no simulation. :func:`write_report` takes the r
   (mean and 95% interval over replications), for a comparison a table of the paired
   differences from the baseline with a verdict per metric
   (:func:`~lobbysim.reporting.verdicts.verdict`), with a player base a section on newcomers,
-  veterans and the rating convergence curve, how to read the intervals, and the figures;
+  veterans and the rating convergence curve, with a world one on regions and latency, with a
+  rule set one on which rule holds the matches back (:mod:`lobbysim.reporting.rule_figures`),
+  how to read the intervals, and the figures;
 - ``report.html``: the same content as one standalone page.
 
 Both documents are rendered from one list of content blocks
@@ -56,12 +58,14 @@ from lobbysim.reporting.document import (
 )
 from lobbysim.reporting.headline import experiment_headline, headline_blocks
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
+from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE, rule_metric, step_label
 from lobbysim.reporting.run_figures import write_figures
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.reporting.tenure_figures import convergence_table, driver_curves, reference_text
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
 from lobbysim.scenario import BaseConfig
+from lobbysim.scenario.rules import RuleConfig
 
 
 def _minutes(value: float) -> str:
@@ -308,6 +312,85 @@ def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) ->
     ]
 
 
+#: The per-rule columns of the "Which rule holds your matches back" table: quantity, title.
+RULE_COLUMNS = (
+    ("rejected_share", "rejected share"),
+    ("relaxed_share", "relaxed share"),
+    ("step_mean", "mean step"),
+)
+
+RULES_TEXT = (
+    "How to read it: the rejected share says which rule turns candidates down first (the "
+    "shares of the rules sum to 1), so the rule with the largest share is the one the "
+    "matchmaker most often cannot get past. The relaxed share is the share of games formed "
+    "only after the rule had expanded past its first limit (by the rule's clock), and the mean "
+    "step is the step they were formed at on average (0: the first limit, 1: the first "
+    "expansion, ...). A rule that rejects much and whose games mostly form after an expansion "
+    "holds matches back: its first limit is tighter than the population lets it keep, and the "
+    "players wait for its expansions, as the queue times by step in the figure show. A rule "
+    "that rejects much but is rarely relaxed is strict yet cheap: other candidates keep it. "
+    "The rules are checked in the order listed, so a rule listed after a stricter one can look "
+    "harmless only because the stricter one turned its candidates down first."
+)
+
+
+def _rule_text(rule: RuleConfig) -> str:
+    """Return the steps of a rule as the report lists them: its kind, limit and expansions."""
+    if rule.limit is None and not rule.expansions:
+        steps = "no limit, one step"
+    else:
+        first = "none" if rule.limit is None else f"{rule.limit:g}"
+        steps = f"{step_label(0)} {first}" + "".join(
+            f"; {step_label(k)} from {wait:g} min: {limit:g}"
+            for k, (wait, limit) in enumerate(rule.expansions, start=1)
+        )
+    optional = (
+        "" if rule.optional_after is None else f"; optional after {rule.optional_after:g} min"
+    )
+    return f"{rule.kind} (clock {rule.clock}): {steps}{optional}"
+
+
+def _rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
+    """Return the section on the rule set (only with one): per rule and policy, the rejected
+    share, the relaxed share and the mean step, each the mean [95% interval] over replications,
+    the rules' steps, a reading guide and the figure of which rule holds the matches back."""
+    rules = result.scenario.matchmaker.rules
+    if rules is None:
+        return []
+    summary = result.summary.set_index(["policy", "metric"])
+
+    def cell(policy: str, metric: str) -> str:
+        if (policy, metric) not in summary.index:
+            return "n/a"
+        row = summary.loc[(policy, metric)]
+        return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
+
+    header = ["rule", "policy", *(title for _, title in RULE_COLUMNS)]
+    rows = [
+        [
+            rule.name,
+            policy,
+            *(cell(policy, rule_metric(quantity, rule.name)) for quantity, _ in RULE_COLUMNS),
+        ]
+        for rule in rules
+        for policy in result.policies
+    ]
+    return [
+        md_heading("Which rule holds your matches back"),
+        md_text(
+            f"The matchmaker searches under a rule set ({result.scenario.matchmaker.algorithm}). "
+            "Per rule and policy, from the metrics' start: the share of the turned-down "
+            "candidates this rule was the first to turn down, the share of games formed past its "
+            "first limit, and the mean expansion step of its games; each the mean over "
+            f"replications [{CONFIDENCE:.0%} confidence interval]."
+        ),
+        md_table(header, rows),
+        md_items([(rule.name, _rule_text(rule)) for rule in rules]),
+        md_text(RULES_TEXT),
+        *(md_figure(f) for f in figures if f.file == RULES_FIGURE_FILE),
+    ]
+
+
 def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
     scenario = result.scenario
     arrivals = scenario.arrivals
@@ -418,9 +501,10 @@ def report_blocks(
 
     blocks += _tenure_blocks(result, curves)
     blocks += _world_blocks(result, figures)
+    blocks += _rule_blocks(result, figures)
     blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
     blocks.append(md_heading("Figures"))
-    placed = (TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE)  # shown in their sections
+    placed = (TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE, RULES_FIGURE_FILE)  # in their sections
     blocks += [md_figure(f) for f in figures if f.file not in placed]
     return blocks
 

@@ -34,6 +34,7 @@ from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
 from lobbysim.reporting.region_figures import region_hours_figure
 from lobbysim.reporting.retention_figures import retention_figure
+from lobbysim.reporting.rule_figures import rules_figure
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 from lobbysim.reporting.tradeoff_figure import tradeoff_figure
@@ -428,7 +429,8 @@ def write_figures(
     driving rater's error by games played (:mod:`lobbysim.reporting.tenure_figures`), from
     ``curves`` when the caller has computed them (:func:`driver_curves`), and with a retention
     model the retained share by skill decile (:mod:`lobbysim.reporting.retention_figures`), and
-    with a world each region's queue time by local hour (:mod:`lobbysim.reporting.region_figures`).
+    with a world each region's queue time by local hour (:mod:`lobbysim.reporting.region_figures`),
+    and with a rule set which rule holds the matches back (:mod:`lobbysim.reporting.rule_figures`).
     ``progress(done, total)`` is called after each figure.
     """
     colours = policy_colours(result.policies)
@@ -437,6 +439,7 @@ def write_figures(
     base = result.scenario.base
     count = 1 + len(makers) + (0 if base is None else 1 + (base.retention is not None))
     count += result.scenario.world is not None
+    count += result.scenario.matchmaker.rules is not None
 
     def done(outcome: FigureOutcome) -> None:
         outcomes.append(outcome)
@@ -454,4 +457,6 @@ def write_figures(
             done(retention_figure(result, Path(out_dir), colours))
     if result.scenario.world is not None:
         done(region_hours_figure(result, frames, Path(out_dir), colours))
+    if result.scenario.matchmaker.rules is not None:
+        done(rules_figure(result, Path(out_dir), colours))
     return outcomes
