@@ -385,6 +385,11 @@ UNIT_INTERVAL_METRICS = frozenset(
         "retained",
         "retained_deciles_1_9",
         "cross_region_share",
+        "premade_win_rate",
+        "premade_share",
+        "rule_rejected_share",
+        "rule_relaxed_share",
+        "rule_games_share",
     }
 )
 """Shares and probabilities: their values lie in [0, 1] (and ``retained_decile_k``)."""
@@ -400,6 +405,10 @@ NON_NEGATIVE_METRICS = frozenset(
         "latency_ms_mean",
         "latency_ms_p90",
         "delta_ping_ms_mean",
+        "party_split_games",
+        "party_queue_time_mean",
+        "rule_step_mean",
+        "rule_queue_time",
     }
 )
 """Metrics that cannot be negative (and queue times, ``visits_per_member_week_decile_k``
@@ -412,14 +421,14 @@ def metric_support(metric: str) -> tuple[float, float]:
 
     [0, 1] for shares and probabilities, [0, 0.5] for the win-ratio dispersion, [-1, 1] for a
     Kendall's tau, [0, inf) for queue times, counts, rates, skill gaps and RMSEs. A metric by
-    tenure (``newcomer_...``, ``veteran_...``) or of one region (``...@<region>``) has the
-    support of the metric it measures. The
+    tenure (``newcomer_...``, ``veteran_...``), of one region (``...@<region>``) or of one rule
+    (``rule_...@<rule>[@step<k>]``) has the support of the metric it measures. The
     reports cut the confidence intervals of a metric to its support
     (:func:`lobbysim.intervals.interval`).
     """
     for group in TENURE_GROUPS:
         metric = metric.removeprefix(f"{group}_")
-    metric = metric.partition("@")[0]  # a metric of one region: the metric's support
+    metric = metric.partition("@")[0]  # of one region or one rule: the metric's support
     if metric.endswith((".kendall_tau", ".kendall_tau_veterans")):
         return -1.0, 1.0
     if metric in UNIT_INTERVAL_METRICS or metric.startswith("retained_decile_"):

@@ -214,7 +214,8 @@ def csv_rows(
     That is, ``record_frame(kind, rows).to_csv(header=False, index=False)``: the rows as they
     are when every value already has its column's type (no NaN in a float column), else with
     the columns that need it converted (ints in a float column to floats, NaN and ``None`` to
-    ``None``, the empty field). ``schema``: the run's columns of the kind, as :func:`record_frame`'s ``columns``.
+    ``None``, the empty field). ``schema``: the run's columns of the kind (as
+    :func:`record_frame`'s ``columns``).
 
     Raises:
         ValueError: a row has not one value per column.
@@ -278,7 +279,8 @@ def csv_text(
     (``record_frame(kind, rows).to_csv(header=False, index=False)``).
 
     Column by column where every value has its column's type and no text needs quoting, else
-    through the :mod:`csv` writer (:func:`csv_rows`). ``schema``: the run's columns of the kind, as :func:`record_frame`'s ``columns``.
+    through the :mod:`csv` writer (:func:`csv_rows`). ``schema``: the run's columns of the
+    kind (as :func:`record_frame`'s ``columns``).
 
     Raises:
         ValueError: a row has not one value per column.

@@ -90,6 +90,10 @@ METRIC_MEANINGS = {
     "latency_ms_p90": "90th percentile of the seats' latency to their games' data centres, ms",
     "delta_ping_ms_mean": "mean latency of a seat above the player's best data centre, ms",
     "cross_region_share": "share of games whose players at the start come from several regions",
+    "party_split_games": "games that started with a party split across teams or games (0)",
+    "party_queue_time_mean": "mean queue time of matched spells of players in parties",
+    "premade_win_rate": "how often the team with more players in parties won (teams differing)",
+    "premade_share": "share of the seats at a game's start taken by players in parties",
     "queue_time_peak": "mean queue time of matched players in the region's 6 busiest local hours",
     "queue_time_quiet": (
         "mean queue time of matched players in the region's 6 quietest local hours"
@@ -98,6 +102,13 @@ METRIC_MEANINGS = {
         f"registered players with at least {VETERAN_GAMES} games who played after the warm-up "
         "(the players of the *.kendall_tau_veterans metrics)"
     ),
+}
+RULE_METRIC_MEANINGS = {
+    "rule_rejected_share": "share of the turned-down candidates that rule {rule} turned down first",
+    "rule_relaxed_share": "share of games formed with rule {rule} past its first limit",
+    "rule_step_mean": "mean expansion step of rule {rule} at which games formed (0: the first)",
+    "rule_games_share": "share of games formed with rule {rule} at its step {step} (0: the first)",
+    "rule_queue_time": "mean wait of the players of games formed with rule {rule} at step {step}",
 }
 RATER_METRIC_MEANINGS = {
     "rating_rmse": "root mean squared error of rater {rater}'s final ratings against true skill",
@@ -244,6 +255,9 @@ def verdict(
 def metric_meaning(metric: str) -> str:
     """Return a one-line description of a metric (empty for an unknown one)."""
     measured, at, region = metric.partition("@")
+    if at and measured in RULE_METRIC_MEANINGS:  # rule_...@<rule>[@step<k>]
+        rule, _, step = region.partition("@")
+        return RULE_METRIC_MEANINGS[measured].format(rule=rule, step=step.removeprefix("step"))
     if at and measured in METRIC_MEANINGS:
         return f"{METRIC_MEANINGS[measured]}; players of region {region} only"
     if metric in METRIC_MEANINGS:
