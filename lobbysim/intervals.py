@@ -172,18 +172,17 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     """Return the Benjamini-Hochberg adjusted p-values (the false discovery rate correction).
 
     The family is the finite p-values (m of them; NaN stays NaN): the i-th smallest becomes
-    ``min over j >= i of p_(j) m / j``, at most 1. A test is significant at false discovery rate
-    q when its adjusted p-value is below q; equal to ``scipy.stats.false_discovery_control``.
+    ``min over j >= i of p_(j) m / j``, at most 1, as ``scipy.stats.false_discovery_control``
+    computes it (here on the finite ones). A test is significant at false discovery rate q when
+    its adjusted p-value is below q.
     """
+    from scipy.stats import false_discovery_control
+
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
-    finite = np.flatnonzero(np.isfinite(p))
-    m = finite.size
-    if m == 0:
-        return out
-    order = finite[np.argsort(p[finite], kind="stable")]
-    scaled = p[order] * m / np.arange(1, m + 1)
-    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    finite = np.isfinite(p)
+    if finite.any():
+        out[finite] = false_discovery_control(p[finite], method="bh")
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import rustworkx as rx
 
 from lobbysim.sim.churn import Retention
 from lobbysim.sim.entities import Waiting
@@ -63,6 +62,8 @@ def max_weight_matching(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray
     to every weight does not change the choice. ``tests/sim/test_retention.py`` checks it
     against networkx's pure-Python solver and against brute force.
     """
+    import rustworkx as rx  # only engagement pairing needs it
+
     graph = rx.PyGraph(multigraph=False)
     graph.add_nodes_from(range(n))
     scaled = np.rint((np.asarray(weight, dtype=np.float64) + 2.0) * _WEIGHT_SCALE)
