@@ -36,9 +36,11 @@ from lobbysim.reporting.headline import (
     NO_DIFFERENCE,
     NO_INTERVAL,
     TERMINAL_WIDTH,
+    Estimate,
     build_headline,
     experiment_headline,
     item_sentence,
+    value_text,
 )
 from lobbysim.reporting.run import differences_table
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE, TRADEOFF_SIZE
@@ -68,7 +70,8 @@ records: {ratings_every: 30}
 # has a best policy to check against differences.csv.
 POLICIES = ["uniform_random", "point_estimate", "draw_chance"]
 HEADLINE_METRICS = [
-    "queue_time_p90",
+    "queue_time_mean",
+    "abandonment_rate",
     "draw_prob_true_mean",
     "skill_gap_true_mean",
     "bayesian.kendall_tau",
@@ -146,7 +149,7 @@ def test_the_headlines_numbers_are_the_rows_of_differences_csv(
         assert expected["p_adjusted"] < 0.05
         # and the report says those numbers, as formatted from the CSV row
         low, high = expected["ci_low"], expected["ci_high"]
-        numbers = format_interval(expected["mean"], low, high, signed=True)
+        numbers = value_text(Estimate(expected["mean"], low, high), item.metric, signed=True)
         sentence = item_sentence(item, "uniform_random")
         assert numbers in sentence and format_p_value(expected["p_adjusted"]) in sentence
         assert f"{expected['policy']} is best" in sentence
@@ -161,7 +164,7 @@ def test_the_report_opens_with_the_headline_and_the_tradeoff_figure(
     first_details = report.index("\n## ")
     assert report.index("Benjamini-Hochberg adjusted p") < first_details
     assert report.index(f"]({TRADEOFF_FIGURE_FILE})") < first_details
-    assert report.index("- **queue time p90 (min, lower is better)**") < first_details
+    assert report.index("- **mean queue time (lower is better)**") < first_details
     assert report.count(f"]({TRADEOFF_FIGURE_FILE})") == 1  # not again under Figures
     data = (out / TRADEOFF_FIGURE_FILE).read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 20_000
@@ -191,7 +194,7 @@ def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentR
 def test_compare_prints_the_headline_units_and_the_report(printed: tuple[Path, str]) -> None:
     out, text = printed
     assert "Benjamini-Hochberg adjusted p < 0.05" in text
-    assert "queue time p90 (min, lower is better): " in text
+    assert "mean queue time (lower is better): " in text
     assert "queue_time_p90        min " in text and "games/h" in text
     assert text.rstrip().endswith(f"Report: {out / 'report.html'}")
     assert "nan" not in text.lower()
@@ -284,7 +287,7 @@ def test_headline_outcomes() -> None:
     assert (queue.outcome, queue.best) == (BETTER, "b")
     assert queue.difference is not None and queue.difference.estimate.mean == -0.5
     assert item_sentence(queue, "base") == (
-        "b is best: -0.500 [-0.700, -0.300] min against base (adjusted p 0.02)"
+        "b is best: -30.0 s [-42.0, -18.0] against base (adjusted p 0.02)"
     )
     assert (draw.outcome, draw.best) == (BASELINE_BEST, "base")
     assert [d.policy for d in draw.worse] == ["a"]

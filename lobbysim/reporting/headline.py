@@ -31,13 +31,21 @@ import math
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
+from lobbysim.reporting.answer import (
+    BOUNDS,
+    answer_sentence,
+    answers,
+    detail_sentences,
+    duration_text,
+    grid_notes,
+)
 from lobbysim.reporting.document import (
     HTML_FILE,
     Block,
@@ -70,7 +78,7 @@ LEVEL = "level"
 RETENTION_HEADLINE = ("daily_active_players", "churn_per_week")
 """The headline metrics of a run with a retention model (when its metrics have them)."""
 
-TERMINAL_EXTRA = ("abandonment_rate", "games_per_hour")
+TERMINAL_EXTRA = ("queue_time_p90", "games_per_hour")
 """Metrics the terminal's table shows besides the headline metrics."""
 
 TERMINAL_WIDTH = 100
@@ -204,7 +212,8 @@ class HeadlineItem:
     def label(self) -> str:
         """Return the metric in words with its unit and better direction."""
         direction = better_direction(self.metric)
-        parts = [metric_unit(self.metric)]
+        unit = metric_unit(self.metric)
+        parts = [] if unit == "min" else [unit]  # a queue time's numbers carry s or min
         if direction != NEUTRAL:
             parts.append(f"{direction} is better")
         return f"{metric_label(self.metric)} ({', '.join(p for p in parts if p)})"
@@ -219,12 +228,19 @@ class Headline:
     replications: int
     tests: int
     items: tuple[HeadlineItem, ...]
+    #: The answer first: per real policy, the share of the oracle's gain it captures and its
+    #: costs against random pairing, with its regions' and tenure groups' sentences
+    #: (:mod:`lobbysim.reporting.answer`; none without both bounds in the comparison).
+    answers: tuple[str, ...] = ()
+    #: Warnings on the measures (a queue-time percentile on the pass grid for every policy).
+    notes: tuple[str, ...] = ()
 
 
 def headline_metrics(columns: Sequence[str], driver: str) -> list[str]:
     """Return the headline metrics among a run's metric columns, in headline order."""
     wanted = [
-        "queue_time_p90",
+        "queue_time_mean",
+        "abandonment_rate",
         "draw_prob_true_mean",
         "skill_gap_true_mean",
         f"{driver}.kendall_tau",
@@ -264,11 +280,13 @@ def headline_item(
         return HeadlineItem(metric, LEVEL, levels=levels)
     if replications < 2:
         return HeadlineItem(metric, NO_INTERVAL, levels=levels)
-    candidates = [_difference(row) for _, row in rows.iterrows()]
+    flags = dict(zip(rows["policy"], rows["significant"], strict=True))
+    # the bounds (random pairing, the oracle) are references, never ranked
+    candidates = [_difference(row) for _, row in rows.iterrows() if row["policy"] not in BOUNDS]
+    if not candidates:
+        return HeadlineItem(metric, LEVEL, levels=levels)
     significant = [
-        d
-        for d, flag in zip(candidates, rows["significant"], strict=True)
-        if bool(flag) and better_direction(metric) != NEUTRAL
+        d for d in candidates if bool(flags[d.policy]) and better_direction(metric) != NEUTRAL
     ]
     better = [d for d in significant if _improvement(d, metric) > 0]
     if better:
@@ -309,27 +327,43 @@ def build_headline(
 
 
 def experiment_headline(result: ExperimentResult) -> Headline:
-    """Return the headline of an experiment's result."""
+    """Return the headline of an experiment's result, its answers first."""
     driver = result.scenario.raters.driver.name
     metrics = headline_metrics(list(result.summary["metric"].unique()), driver)
-    return build_headline(
+    headline = build_headline(
         result.differences, result.summary, result.policies, metrics, len(result.seeds)
     )
+    said = []
+    if len(result.seeds) >= 2:
+        for answer in answers(result):
+            said += [answer_sentence(answer), *detail_sentences(result, answer)]
+    return replace(headline, answers=tuple(said), notes=tuple(grid_notes(result)))
 
 
 # --------------------------------------------------------------------------------------------
 # Wording
 
 
+def value_text(estimate: Estimate, metric: str, *, signed: bool = False) -> str:
+    """Return an estimate with its unit; a queue time in seconds where it is under two minutes
+    (:func:`~lobbysim.reporting.answer.duration_text`)."""
+    if metric_unit(metric) == "min":
+        e = estimate
+        if math.isfinite(e.mean) and not math.isfinite(e.low):
+            return duration_text(e.mean, math.nan, math.nan, signed=signed)
+        return duration_text(e.mean, e.low, e.high, signed=signed)
+    return with_unit(estimate.text(signed=signed), metric)
+
+
 def _difference_text(difference: Difference, metric: str, against: str = "") -> str:
-    """Return ``"+0.1 [0.05, 0.15] min<against> (adjusted p 0.01)"``."""
-    estimate = with_unit(difference.estimate.text(signed=True), metric)
+    """Return ``"+6.1 s [3.0, 9.2]<against> (adjusted p 0.01)"``."""
+    estimate = value_text(difference.estimate, metric, signed=True)
     return f"{estimate}{against} (adjusted p {format_p_value(difference.p_adjusted)})"
 
 
 def _levels_text(item: HeadlineItem) -> str:
     return ", ".join(
-        f"{policy} {with_unit(estimate.text(), item.metric)}"
+        f"{policy}{' (bound)' if policy in BOUNDS else ''} {value_text(estimate, item.metric)}"
         for policy, estimate in item.levels.items()
     )
 
@@ -349,7 +383,7 @@ def item_sentence(item: HeadlineItem, baseline: str) -> str:
             return f"{text} (fewer than 2 replications with data: no test)"
         parts = []
         if closest.estimate.mean != 0:
-            estimate = with_unit(closest.estimate.text(signed=True), item.metric)
+            estimate = value_text(closest.estimate, item.metric, signed=True)
             p_value = format_p_value(closest.p_adjusted)
             parts.append(f"closest: {closest.policy} {estimate}, adjusted p {p_value}")
         parts.append(detectable_text(closest.sd, closest.n, shown_unit(item.metric)))
@@ -381,16 +415,22 @@ def headline_lead(headline: Headline) -> str:
 
 
 def headline_blocks(headline: Headline) -> list[Block]:
-    """Return the headline as report blocks: the lead sentence and one item per metric."""
+    """Return the headline as report blocks: the answers, the lead sentence, one item per
+    metric, the notes."""
     items = [(item.label, item_sentence(item, headline.baseline)) for item in headline.items]
-    return [md_text(headline_lead(headline)), md_items(items)] if items else []
+    blocks = [md_text(f"**{sentence}**") for sentence in headline.answers]
+    if items:
+        blocks += [md_text(headline_lead(headline)), md_items(items)]
+    blocks += [md_text(f"Note: {note}") for note in headline.notes]
+    return blocks
 
 
 _SHOWN_UNITS = sorted(
     {"min", "skill points", "players", *_UNITS.values()} - _DIMENSIONLESS, key=len, reverse=True
 )
 _UNBROKEN = re.compile(
-    r"(?:[^\s\[]+ \[[^\]]*\]|±\S+)"
+    r"[^\s\[]+ (?:s|min|points)(?: \[[^\]]*\])?(?=[\s,.;)]|$)"  # a queue time: "1.7 s [1.6, 1.8]"
+    r"|(?:[^\s\[]+ \[[^\]]*\]|±\S+)"
     rf"(?: (?:{'|'.join(re.escape(u) for u in _SHOWN_UNITS)})\b)?"
     r"|\bp (?:< )?\S+"
 )
@@ -428,9 +468,16 @@ def headline_text(headline: Headline) -> str:
 
     Every line is wrapped to :data:`TERMINAL_WIDTH` characters (:func:`wrap_terminal`).
     """
-    lines = wrap_terminal(headline_lead(headline), indent="  ")
+    lines = []
+    for sentence in headline.answers:
+        lines += wrap_terminal(sentence, indent="  ")
+    if lines:
+        lines.append("")
+    lines += wrap_terminal(headline_lead(headline), indent="  ")
     for item in headline.items:
         lines += wrap_terminal(f"  {item.label}: {item_sentence(item, headline.baseline)}")
+    for note in headline.notes:
+        lines += wrap_terminal(f"Note: {note}", indent="  ")
     return "\n".join(lines)
 
 

@@ -1,0 +1,101 @@
+"""The answer first: the share of the oracle's gain a policy captures and its costs against
+random pairing, the bounds never ranked, queue times in seconds under two minutes, and the
+pass-grid warning."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pandas as pd
+import pytest
+
+from lobbysim.experiments.replications import (
+    ExperimentResult,
+    oracle_shares,
+    paired_differences,
+    run_experiment,
+)
+from lobbysim.reporting.answer import answer_sentence, answers, duration_text, grid_notes
+from lobbysim.reporting.document import format_number
+from lobbysim.reporting.headline import experiment_headline, headline_text, item_sentence
+from lobbysim.scenario import Scenario
+
+SMALL = {
+    "name": "answer",
+    "horizon": 120,
+    "warmup": 10,
+    "seed": 5,
+    "arrivals": {"name": "poisson", "rate": 3.0},
+    "population": {"session_games_mean": 4, "patience_mean": 3.0},
+    "game": {"length": 8},
+    "matchmaker": {"policy": "draw_chance", "threshold": [[0, 0.5], [1, 0.0]]},
+}
+
+
+@pytest.fixture(scope="module")
+def compared() -> ExperimentResult:
+    scenario = Scenario.from_dict(SMALL)
+    return run_experiment(
+        scenario, ["draw_chance", "uniform_random", "oracle"], replications=4, jobs=2
+    )
+
+
+def test_durations_are_seconds_under_two_minutes() -> None:
+    assert duration_text(0.5, 0.4, 0.6) == "+30.0 s [+24.0, +36.0]"
+    assert duration_text(-0.05, -0.1, 0.0, signed=True) == "-3.00 s [-6.00, 0]"
+    assert duration_text(2.5, 1.5, 3.5) == "+2.50 min [+1.50, +3.50]"  # not all under 2
+    assert duration_text(1.0, math.nan, math.nan, signed=False) == "60.0 s"
+    assert duration_text(math.nan, 0.0, 1.0) == "n/a"
+
+
+def test_the_answer_is_the_share_of_the_oracles_gain_and_the_costs_against_random(
+    compared: ExperimentResult,
+) -> None:
+    (answer,) = answers(compared)
+    assert answer.policy == "draw_chance" and answer.fairness == "skill_gap_true_mean"
+    share = oracle_shares(compared.metrics, names=["skill_gap_true_mean"]).iloc[0]
+    assert (answer.share, answer.low, answer.high) == pytest.approx(
+        (share["share"], share["ci_low"], share["ci_high"]), rel=1e-12
+    )
+    assert 0 < answer.share < 1.5
+    frame = compared.metrics[compared.metrics.policy.isin(["uniform_random", "draw_chance"])]
+    costs = paired_differences(frame, "uniform_random").set_index("metric")
+    for cost in answer.costs:
+        row = costs.loc[cost.metric]
+        assert (cost.mean, cost.low, cost.high) == pytest.approx(
+            (row["mean"], row["ci_low"], row["ci_high"]), rel=1e-12
+        )
+    sentence = answer_sentence(answer)
+    assert sentence.startswith(f"draw_chance captures {100 * answer.share:.0f}% [")
+    mean_wait = next(c for c in answer.costs if c.metric == "queue_time_mean")
+    assert duration_text(mean_wait.mean, mean_wait.low, mean_wait.high) + " mean wait" in sentence
+    abandonment = next(c for c in answer.costs if c.metric == "abandonment_rate")
+    assert f"{format_number(100 * abandonment.mean, signed=True)} points [" in sentence
+
+
+def test_the_bounds_are_never_ranked_and_the_answer_comes_first(
+    compared: ExperimentResult,
+) -> None:
+    headline = experiment_headline(compared)
+    text = headline_text(headline)
+    assert text.splitlines()[0].startswith("draw_chance captures ")
+    for item in headline.items:
+        sentence = item_sentence(item, headline.baseline)
+        assert "uniform_random is best" not in sentence and "oracle is best" not in sentence
+    assert "oracle (bound)" in text and "uniform_random (bound)" in text
+
+
+def test_a_percentile_on_the_pass_grid_for_every_policy_is_flagged(
+    compared: ExperimentResult,
+) -> None:
+    summary = compared.summary.copy()
+    tick = compared.scenario.matchmaker.tick
+    rows = summary["metric"] == "queue_time_p90"
+    summary.loc[rows, "mean"] = 2 * tick  # every policy on the grid, the same
+    flagged = dataclasses.replace(compared, summary=summary)
+    (note,) = grid_notes(flagged)
+    assert note.startswith(f"queue time p90 is {format_number(2 * tick)} min for every policy")
+    summary.loc[rows & (summary["policy"] == "oracle"), "mean"] = 3 * tick  # one differs
+    assert grid_notes(dataclasses.replace(compared, summary=summary)) == []
+    assert isinstance(flagged.summary, pd.DataFrame)
