@@ -115,7 +115,13 @@ def test_the_headlines_numbers_are_the_rows_of_differences_csv(
     csv = pd.read_csv(out / "differences.csv")
     assert list(csv.columns) == DIFFERENCE_COLUMNS
     headline = experiment_headline(result)
-    assert [item.metric for item in headline.items] == HEADLINE_METRICS
+    # significant verdicts first, each group in headline order
+    assert sorted(item.metric for item in headline.items) == sorted(HEADLINE_METRICS)
+    significant = [item.outcome in (BETTER, BASELINE_BEST) for item in headline.items]
+    assert significant == sorted(significant, reverse=True)
+    for group in (True, False):
+        order = [i.metric for i, s in zip(headline.items, significant, strict=True) if s == group]
+        assert order == [m for m in HEADLINE_METRICS if m in order]
     items = {item.metric: item for item in headline.items}
     # the skill-matching policies are better than uniform_random on both fairness metrics
     for metric in ("draw_prob_true_mean", "skill_gap_true_mean"):

@@ -333,6 +333,10 @@ def experiment_headline(result: ExperimentResult) -> Headline:
     headline = build_headline(
         result.differences, result.summary, result.policies, metrics, len(result.seeds)
     )
+    # the significant differences among real policies first, each group in headline order
+    significant = (BETTER, BASELINE_BEST)
+    items = sorted(headline.items, key=lambda item: item.outcome not in significant)
+    headline = replace(headline, items=tuple(items))
     said = []
     if len(result.seeds) >= 2:
         for answer in answers(result):
