@@ -42,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_paper_parser(subparsers)
     _add_init_parser(subparsers)
     from lobbysim.commands.rules import add_rules_parser
+    from lobbysim.commands.schema import add_schema_parser
 
     add_rules_parser(subparsers)
+    add_schema_parser(subparsers)
     return parser
 
 

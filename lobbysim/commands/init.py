@@ -3,7 +3,9 @@
 :func:`init_scenario` copies the scenario's file unchanged (its comments explain every field) and
 the plug-in files it names (``custom_arrivals`` needs ``examples/custom_arrivals.py``), next to
 it under the same relative path, where :func:`lobbysim.scenario.bundled.resolve_plugin_files`
-finds them. It never overwrites a file: everything is checked before anything is written.
+finds them. It never overwrites a file: everything is checked before anything is written. The
+JSON Schema the scenario's modeline names (``scenario.schema.json``, for editors) is copied next
+to it too, unless a file of that name is there already (an editor's help, never an error).
 :func:`bundled_list` lists the bundled scenarios with their one-line summaries.
 """
 
@@ -17,6 +19,7 @@ from lobbysim.scenario.bundled import (
     plugin_files,
     scenario_headline,
 )
+from lobbysim.scenario.schema import SCHEMA_FILE
 from lobbysim.yaml_input import read_yaml_file
 
 
@@ -32,6 +35,11 @@ def bundled_list() -> list[tuple[str, str]]:
 def init_scenario(name: str, to: str | Path | None = None) -> list[Path]:
     """Copy the bundled scenario ``name`` to ``to`` (default ``./<name>.yaml``); return the files
     written, the scenario first.
+
+    The plug-in files it names are copied under the same relative paths, and the JSON Schema
+    its ``# yaml-language-server: $schema=scenario.schema.json`` comment names is copied next to
+    it when no file of that name is there (it is not among the files returned: it is an
+    editor's help, not part of the scenario).
 
     Args:
         name: a bundled scenario's name, with or without ``.yaml``.
@@ -77,4 +85,22 @@ def init_scenario(name: str, to: str | Path | None = None) -> list[Path]:
         except OSError as exc:
             raise InitError(f"{copy}: cannot write it: {exc.strerror or exc}") from None
         written.append(copy)
+    _copy_schema(source.parent / SCHEMA_FILE, target.parent / SCHEMA_FILE)
     return written
+
+
+def _copy_schema(origin: Path, copy: Path) -> None:
+    """Copy the scenario schema next to the scenario, unless a file of its name is there (an
+    older copy, or the user's: never overwritten) or it cannot be written (the scenario is
+    complete without it)."""
+    if not origin.is_file():
+        return
+    try:
+        handle = copy.open("xb")
+    except OSError:
+        return
+    try:
+        with handle:
+            handle.write(origin.read_bytes())
+    except OSError:
+        copy.unlink(missing_ok=True)  # ours, half-written
