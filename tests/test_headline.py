@@ -177,7 +177,7 @@ def test_the_report_opens_with_the_headline_and_the_tradeoff_figure(
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == tuple(round(150 * s) for s in TRADEOFF_SIZE)
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert page.index(f'src="{TRADEOFF_FIGURE_FILE}"') < page.index("<h2>")
+    assert page.index(f'data-file="{TRADEOFF_FIGURE_FILE}"') < page.index("<h2>")
 
 
 def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentResult]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import math
 import struct
@@ -16,7 +17,7 @@ from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.intervals import mean_and_se
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.run import differences_table, write_report
-from lobbysim.reporting.run_figures import FIGURE_FILES, driver_on_skill_scale
+from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES, driver_on_skill_scale
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import (
     HIGHER_IS_BETTER,
@@ -107,7 +108,7 @@ def test_figures_are_150_dpi_png_files(report: Path, name: str) -> None:
     assert data.startswith(PNG_MAGIC)
     assert len(data) > 20_000  # a drawn figure, not an empty canvas
     width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
-    assert (width, height) == (8 * 150, 5 * 150)
+    assert (width, height) == tuple(round(150 * s) for s in FIGURE_SIZES[name])
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,6 +201,7 @@ class _TagChecker(HTMLParser):
         self.stack: list[str] = []
         self.errors: list[str] = []
         self.images: list[str] = []
+        self.sources: dict[str, str] = {}
         self.tags: set[str] = set()
         self.external: list[str] = []
 
@@ -208,10 +210,11 @@ class _TagChecker(HTMLParser):
         values = dict(attrs)
         for key in ("src", "href"):
             value = values.get(key) or ""
-            if "//" in value:
+            if "//" in value and not value.startswith("data:"):  # base64 may hold "//"
                 self.external.append(value)
         if tag == "img":
-            self.images.append(values.get("src") or "")
+            self.images.append(values.get("data-file") or "")
+            self.sources[self.images[-1]] = values.get("src") or ""
         if tag not in self.VOID:
             self.stack.append(tag)
 
@@ -222,7 +225,14 @@ class _TagChecker(HTMLParser):
             self.stack.pop()
 
 
-def test_html_is_balanced_standalone_and_links_the_figures(report: Path) -> None:
+def _embedded(source: str) -> bytes:
+    """Return the bytes of a ``data:image/png;base64,...`` image source."""
+    prefix = "data:image/png;base64,"
+    assert source.startswith(prefix)
+    return base64.b64decode(source[len(prefix) :], validate=True)
+
+
+def test_html_is_balanced_standalone_and_embeds_the_figures(report: Path) -> None:
     page = (report / "report.html").read_text(encoding="utf-8")
     checker = _TagChecker()
     checker.feed(page)
@@ -231,8 +241,13 @@ def test_html_is_balanced_standalone_and_links_the_figures(report: Path) -> None
     assert {"table", "style", "figure"} <= checker.tags
     assert "script" not in checker.tags and checker.external == []
     assert sorted(checker.images) == sorted([TRADEOFF_FIGURE_FILE, *FIGURE_FILES])
-    assert all((report / src).is_file() for src in checker.images)
+    # Every figure is in the page itself (it stands alone), the same bytes as its PNG file.
+    for name, source in checker.sources.items():
+        assert _embedded(source) == (report / name).read_bytes()
     assert page.count("<table>") == 2
+    # The long tables are folded (the metrics and the paired differences), the answer is not.
+    assert page.count("<details>") == page.count("</details>") >= 2
+    assert page.index("<details>") > page.index(f'data-file="{TRADEOFF_FIGURE_FILE}"')
     # Text is escaped: the scenario name has <, > and &.
     assert "<title>Lobby report: small &lt;1v1&gt; &amp; co</title>" in page
     assert "<1v1>" not in page

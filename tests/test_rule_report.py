@@ -132,7 +132,7 @@ def test_section_table_equals_the_summary(with_rules: Run) -> None:
     assert markdown.count(f"]({RULES_FIGURE_FILE})") == 1
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<h2>Which rule holds your matches back</h2>" in page
-    assert page.count(f'src="{RULES_FIGURE_FILE}"') == 1
+    assert page.count(f'data-file="{RULES_FIGURE_FILE}"') == 1  # embedded, named
 
 
 def test_figure_is_written(with_rules: Run) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 import struct
@@ -523,13 +524,16 @@ class _Page(HTMLParser):
         self.stack: list[str] = []
         self.errors: list[str] = []
         self.images: list[str] = []
+        self.sources: list[str] = []
         self.tags: set[str] = set()
         self.text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.add(tag)
-        if tag == "img":
-            self.images.append(str(dict(attrs)["src"]))
+        if tag == "img":  # embedded: the data URI of the PNG file data-file names
+            values = dict(attrs)
+            self.images.append(str(values["data-file"]))
+            self.sources.append(str(values["src"]))
         if tag not in self.VOID:
             self.stack.append(tag)
 
@@ -550,9 +554,13 @@ def _page(folder: Path) -> tuple[_Page, str]:
     return page, source
 
 
-def test_html_links_every_png_relatively_and_escapes_text(report: Path) -> None:
+def test_html_embeds_every_png_and_escapes_text(report: Path) -> None:
     page, source = _page(report)
     assert sorted(page.images) == [p.name for p in _pngs(report)]
+    for name, src in zip(page.images, page.sources, strict=True):
+        prefix = "data:image/png;base64,"
+        assert src.startswith(prefix)
+        assert base64.b64decode(src[len(prefix) :]) == (report / name).read_bytes()
     assert "script" not in page.tags
     assert "<title>Sweep &lt;quickstart&gt; &amp; co</title>" in source
     assert "<quickstart>" not in source

@@ -1,15 +1,25 @@
 """The one document model of every report: content blocks, number formatting and two renderers.
 
-A report is a list of :class:`Block` (headings, paragraphs, labelled items, code, tables and
-figures). :func:`render_markdown` and :func:`render_html` turn the same list into ``report.md``
-and a standalone ``report.html`` (inline CSS, no scripts, no external resources; figures linked
-relatively), so both documents say the same thing; :func:`write_documents` writes both.
+A report is a list of :class:`Block` (headings, paragraphs, labelled items, code, tables,
+figures and folded groups of blocks). :func:`render_markdown` and :func:`render_html` turn the
+same list into ``report.md`` and ``report.html``, so both documents say the same thing;
+:func:`write_documents` writes both.
+
+``report.html`` stands alone: inline CSS, no scripts, and every figure embedded as a base64 PNG
+data URI (its ``data-file`` attribute names the PNG file it was read from), so the page can be
+mailed or moved by itself. ``report.md`` links the PNG files next to it. A folded group
+(:func:`md_details`) is a ``<details>`` element in HTML, closed until the reader opens it (long
+tables: the answer stays on the first screen); in Markdown its blocks are written out in full,
+without the fold, so ``report.md`` reads (and greps) as the whole text. ``**bold**`` in a
+paragraph or an item is bold in both.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +41,8 @@ class FigureOutcome:
 
 @dataclass(frozen=True)
 class Block:
-    """One piece of the report: ``kind`` is heading, text, items, code, table or figure."""
+    """One piece of the report: ``kind`` is heading, text, items, code, table, figure or
+    details (``text`` its summary, ``blocks`` what it folds)."""
 
     kind: str
     text: str = ""
@@ -40,6 +51,7 @@ class Block:
     header: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     figure: FigureOutcome | None = None
+    blocks: tuple[Block, ...] = ()
 
 
 def md_heading(text: str, level: int = 2) -> Block:
@@ -64,6 +76,12 @@ def md_code(text: str) -> Block:
 
 def md_figure(figure: FigureOutcome) -> Block:
     return Block("figure", figure=figure)
+
+
+def md_details(summary: str, blocks: Sequence[Block]) -> Block:
+    """Return ``blocks`` folded under a one-line ``summary`` (HTML ``<details>``; in Markdown
+    the blocks in full, without the summary)."""
+    return Block("details", text=summary, blocks=tuple(blocks))
 
 
 # Number formatting
@@ -112,9 +130,15 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(blocks: Sequence[Block]) -> str:
     """Return the Markdown text of the report's blocks."""
+    return "\n".join(_markdown_lines(blocks)).rstrip("\n") + "\n"
+
+
+def _markdown_lines(blocks: Sequence[Block]) -> list[str]:
     lines: list[str] = []
     for block in blocks:
-        if block.kind == "heading":
+        if block.kind == "details":
+            lines += _markdown_lines(block.blocks)
+        elif block.kind == "heading":
             lines += ["#" * block.level + " " + block.text, ""]
         elif block.kind == "text":
             lines += [block.text, ""]
@@ -134,7 +158,7 @@ def render_markdown(blocks: Sequence[Block]) -> str:
                 lines += [f"![{figure.title}]({figure.file})", "", f"*{figure.caption}*", ""]
             else:
                 lines += [f"**{figure.title}**: not drawn: {figure.skipped}.", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return lines
 
 
 _CSS = """
@@ -149,14 +173,48 @@ th { background: #f2f2f2; }
 tr:nth-child(even) td { background: #fafafa; }
 pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
 figure { margin: 1rem 0; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-style: italic; color: #555; }
+details { margin: 0.5rem 0; }
+summary { cursor: pointer; color: #235; font-weight: 600; }
+details[open] > summary { margin-bottom: 0.3rem; }
 .skipped { color: #a33; }
 """.strip()
 
 
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def _inline(text: str) -> str:
+    """Return ``text`` escaped for HTML, with ``**bold**`` as ``<strong>``."""
+    return _BOLD.sub(r"<strong>\1</strong>", html.escape(text))
+
+
+FIGURE_SCALE = 0.6
+"""CSS pixels per pixel of a figure's PNG in ``report.html``: every figure is shown at the same
+scale (a 150-dpi figure at 90 CSS pixels an inch), so their lettering is the same size (narrower
+where the page is narrower)."""
+
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _figure_image(figure: FigureOutcome) -> tuple[str, str]:
+    """Return the ``src`` of a drawn figure in ``report.html``, its PNG as a base64 data URI,
+    and its ``width``/``height`` attributes (the file's name and no size when the file is gone
+    or no PNG, which no report writer leaves)."""
+    if figure.path is None or not Path(figure.path).is_file():
+        return figure.file, ""
+    data = Path(figure.path).read_bytes()
+    if not data.startswith(_PNG_MAGIC) or len(data) < 24:
+        return figure.file, ""
+    width, height = (round(int.from_bytes(data[k : k + 4], "big") * FIGURE_SCALE) for k in (16, 20))
+    source = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return source, f' width="{width}" height="{height}"'
+
+
 def render_html(blocks: Sequence[Block], title: str) -> str:
-    """Return a standalone HTML page of the report's blocks (inline CSS, no scripts)."""
+    """Return a standalone HTML page of the report's blocks (inline CSS, no scripts, figures
+    embedded as data URIs)."""
     esc = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -167,16 +225,30 @@ def render_html(blocks: Sequence[Block], title: str) -> str:
         f"<style>\n{_CSS}\n</style>",
         "</head>",
         "<body>",
+        *_html_parts(blocks),
+        "</body>",
+        "</html>",
+        "",
     ]
+    return "\n".join(parts)
+
+
+def _html_parts(blocks: Sequence[Block]) -> list[str]:
+    esc = html.escape
+    parts: list[str] = []
     for block in blocks:
-        if block.kind == "heading":
+        if block.kind == "details":
+            parts.append(f"<details>\n<summary>{_inline(block.text)}</summary>")
+            parts += _html_parts(block.blocks)
+            parts.append("</details>")
+        elif block.kind == "heading":
             parts.append(f"<h{block.level}>{esc(block.text)}</h{block.level}>")
         elif block.kind == "text":
-            parts.append(f"<p>{esc(block.text)}</p>")
+            parts.append(f"<p>{_inline(block.text)}</p>")
         elif block.kind == "items":
             parts.append("<ul>")
             parts += [
-                f"<li><strong>{esc(label)}</strong>: {esc(value)}</li>"
+                f"<li><strong>{esc(label)}</strong>: {_inline(value)}</li>"
                 for label, value in block.items
             ]
             parts.append("</ul>")
@@ -193,9 +265,11 @@ def render_html(blocks: Sequence[Block], title: str) -> str:
         elif block.kind == "figure" and block.figure is not None:
             figure = block.figure
             if figure.path is not None:
+                source, size = _figure_image(figure)
                 parts += [
                     "<figure>",
-                    f'<img src="{esc(figure.file)}" alt="{esc(figure.title)}">',
+                    f'<img src="{esc(source)}"{size} data-file="{esc(figure.file)}" '
+                    f'alt="{esc(figure.title)}">',
                     f"<figcaption>{esc(figure.caption)}</figcaption>",
                     "</figure>",
                 ]
@@ -204,8 +278,7 @@ def render_html(blocks: Sequence[Block], title: str) -> str:
                     f'<p class="skipped"><strong>{esc(figure.title)}</strong>: not drawn: '
                     f"{esc(str(figure.skipped))}.</p>"
                 )
-    parts += ["</body>", "</html>", ""]
-    return "\n".join(parts)
+    return parts
 
 
 def write_documents(blocks: Sequence[Block], out_dir: Path, title: str) -> tuple[Path, Path]:

@@ -28,6 +28,7 @@ result: writing the same result twice gives identical text.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,6 +50,7 @@ from lobbysim.reporting.document import (
     format_number,
     format_p_value,
     md_code,
+    md_details,
     md_figure,
     md_heading,
     md_items,
@@ -175,17 +177,25 @@ def _oracle_blocks(result: ExperimentResult) -> list[Block]:
         md_heading("Share of the oracle's gain"),
         md_text(
             f"How much of the way from {UNIFORM_POLICY} (uniformly random opponents: 0%) to "
-            f"{ORACLE_POLICY} (matching on true skills: 100%) each policy goes: "
-            "(policy - uniform) / (oracle - uniform) of the metric's mean. The policies share "
-            "the replication seeds, so the gains are paired replication by replication; the "
-            "share is the ratio of the mean paired gains, and its "
-            f"{CONFIDENCE:.0%} interval comes from the delta method (a Student-t interval on "
-            "the linearised per-replication terms). Below 0%: worse than random; above 100%: "
-            "better than the oracle (possible by chance, or on the draw probability, which the "
-            "oracle does not maximise pair by pair)."
+            f"{ORACLE_POLICY} (matching on true skills: 100%) each policy goes: the share of "
+            f"the oracle's gain [{CONFIDENCE:.0%} confidence interval]."
         ),
         md_table(header, rows),
+        md_details("How the share is computed", [_oracle_method_text()]),
     ]
+
+
+def _oracle_method_text() -> Block:
+    """Return the oracle-share section's paragraph on the method."""
+    return md_text(
+        "The share is (policy - uniform) / (oracle - uniform) of the metric's mean. The "
+        "policies share the replication seeds, so the gains are paired replication by "
+        "replication; the share is the ratio of the mean paired gains, and its "
+        f"{CONFIDENCE:.0%} interval comes from the delta method (a Student-t interval on "
+        "the linearised per-replication terms). Below 0%: worse than random; above 100%: "
+        "better than the oracle (possible by chance, or on the draw probability, which the "
+        "oracle does not maximise pair by pair)."
+    )
 
 
 def _tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> list[Block]:
@@ -211,16 +221,22 @@ def _tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> lis
         )
         return blocks
     header, rows = convergence_table(curves, result.policies)
-    blocks += [
-        md_text(
-            f"The driving rater {driver}'s root mean squared error against true skill by the "
-            "games a player had finished by the rating sample (samples after the warm-up, "
-            f"registered players): per replication, then the mean over replications "
-            f"[{CONFIDENCE:.0%} confidence interval] and the rating samples behind it. "
-            + reference_text(result)
-        ),
-        md_table(header, rows),
-    ]
+    blocks.append(
+        md_details(
+            f"Rating convergence table: {driver}'s RMSE by games played, "
+            f"{len(rows)} rows (the figure below draws it)",
+            [
+                md_text(
+                    f"The driving rater {driver}'s root mean squared error against true skill by "
+                    "the games a player had finished by the rating sample (samples after the "
+                    "warm-up, registered players): per replication, then the mean over "
+                    f"replications [{CONFIDENCE:.0%} confidence interval] and the rating samples "
+                    "behind it. " + reference_text(result)
+                ),
+                md_table(header, rows),
+            ],
+        )
+    )
     return blocks
 
 
@@ -306,7 +322,11 @@ def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) ->
             "quietest local hours of the day (where a latency limit hurts), its abandonment and "
             "the true skill gap of its players' games."
         ),
-        md_table(header, rows),
+        md_details(
+            f"Per-region table: {len(world.region_names)} regions x {len(result.policies)} "
+            f"{'policy' if len(result.policies) == 1 else 'policies'}",
+            [md_table(header, rows)],
+        ),
         md_items([("latency", line) for line in latency]),
         *(md_figure(f) for f in figures if f.file == REGION_FIGURE_FILE),
     ]
@@ -384,9 +404,13 @@ def _rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
             "first limit, and the mean expansion step of its games; each the mean over "
             f"replications [{CONFIDENCE:.0%} confidence interval]."
         ),
-        md_table(header, rows),
+        md_details(
+            f"Per-rule table: {len(rules)} rules x {len(result.policies)} "
+            f"{'policy' if len(result.policies) == 1 else 'policies'}",
+            [md_table(header, rows)],
+        ),
         md_items([(rule.name, _rule_text(rule)) for rule in rules]),
-        md_text(RULES_TEXT),
+        md_details("How to read the rule table", [md_text(RULES_TEXT)]),
         *(md_figure(f) for f in figures if f.file == RULES_FIGURE_FILE),
     ]
 
@@ -461,48 +485,73 @@ def report_blocks(
     description = " ".join(scenario.description.split())
     if description:
         blocks.append(md_text(description))
-    blocks.append(md_items(_setup_items(result)))
+    setup = [md_items(_setup_items(result))]
     if command:
-        blocks += [md_text("Reproduce with:"), md_code(command)]
+        setup += [md_text("Reproduce with:"), md_code(command)]
+    blocks.append(
+        md_details(
+            "Horizon, warm-up, replications and seeds, policies, game, arrivals and raters"
+            + (", player base" if scenario.base is not None else "")
+            + ("; the command that reproduces the run" if command else ""),
+            setup,
+        )
+    )
 
     header, rows = metrics_table(result)
+    meanings = [(row[0], metric_meaning(row[0])) for row in rows if metric_meaning(row[0])]
     blocks += [
         md_heading("Metrics"),
-        md_text(
-            f"Per metric and policy: the mean over replications [{CONFIDENCE:.0%} confidence "
-            "interval, cut at the values the metric can take]; 'better' says which way the "
-            "metric is better. n/a: no data (for "
-            "example the RMSE of a rater that is not on the skill scale); [n/a]: no interval "
-            "(fewer than 2 replications with data)."
+        md_details(
+            f"The full metrics table: {len(rows)} metrics x {len(result.policies)} "
+            f"{'policy' if len(result.policies) == 1 else 'policies'}, mean [{CONFIDENCE:.0%} "
+            "interval] (also in summary.csv)",
+            [
+                md_text(
+                    f"Per metric and policy: the mean over replications [{CONFIDENCE:.0%} "
+                    "confidence interval, cut at the values the metric can take]; 'better' says "
+                    "which way the metric is better. n/a: no data (for example the RMSE of a "
+                    "rater that is not on the skill scale); [n/a]: no interval (fewer than 2 "
+                    "replications with data)."
+                ),
+                md_table(header, rows),
+                *([md_items(meanings)] if meanings else []),
+            ],
         ),
-        md_table(header, rows),
     ]
-    meanings = [(row[0], metric_meaning(row[0])) for row in rows if metric_meaning(row[0])]
-    if meanings:
-        blocks.append(md_items(meanings))
 
     if comparison:
         header, rows = differences_table(result.differences)
+        text = md_text(
+            "Per metric, the paired difference policy - baseline (mean over replications "
+            f"[{CONFIDENCE:.0%} confidence interval]), the p-value of the paired t-test, the "
+            "p-value adjusted for false discoveries (Benjamini-Hochberg, over every row of "
+            "this table with a p-value) and the verdict: the better policy when the adjusted "
+            "p-value is "
+            f"below {FDR_LEVEL:.2g}, otherwise no significant difference, with the smallest "
+            f"difference the comparison could detect ({POWER:.0%} power, a paired t-test at "
+            "0.05 over these replications) and the replications that would detect half "
+            "that. stronger_side_win_rate has no better direction, so it gets no verdict."
+        )
         blocks += [
             md_heading("Which policy is better"),
-            md_text(
-                "Per metric, the paired difference policy - baseline (mean over replications "
-                f"[{CONFIDENCE:.0%} confidence interval]), the p-value of the paired t-test, the "
-                "p-value adjusted for false discoveries (Benjamini-Hochberg, over every row of "
-                "this table with a p-value) and the verdict: the better policy when the adjusted "
-                "p-value is "
-                f"below {FDR_LEVEL:.2g}, otherwise no significant difference, with the smallest "
-                f"difference the comparison could detect ({POWER:.0%} power, a paired t-test at "
-                "0.05 over these replications) and the replications that would detect half "
-                "that. stronger_side_win_rate has no better direction, so it gets no verdict."
+            md_details(
+                f"The paired differences from the baseline {result.baseline}: {len(rows)} rows, "
+                "each with its p-values and verdict (also in differences.csv)",
+                [text, md_table(header, rows)],
             ),
-            md_table(header, rows),
         ]
 
     blocks += _tenure_blocks(result, curves)
     blocks += _world_blocks(result, figures)
     blocks += _rule_blocks(result, figures)
-    blocks += [md_heading("How to read the intervals"), md_text(INTERVALS_TEXT)]
+    blocks += [
+        md_heading("How to read the intervals"),
+        md_details(
+            f"{CONFIDENCE:.0%} Student-t intervals over replications, paired differences on "
+            "common random numbers, p-values adjusted for false discoveries",
+            [md_text(INTERVALS_TEXT)],
+        ),
+    ]
     blocks.append(md_heading("Figures"))
     placed = (TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE, RULES_FIGURE_FILE)  # in their sections
     blocks += [md_figure(f) for f in figures if f.file not in placed]
@@ -523,13 +572,24 @@ def _what_was_run(result: ExperimentResult) -> str:
 
 
 def _opening_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
-    """Return the report's first screen: title, what was run, headline, trade-off figure."""
+    """Return the report's first screen: title, what was run, headline, trade-off figure.
+
+    With answers in the headline (a comparison with both bounds), the answers, then the figure,
+    then the headline's per-metric lines; without, the per-metric lines, then the figure.
+    """
     blocks = [
         md_heading(f"Lobby report: {result.scenario.name}", level=1),
         md_text(_what_was_run(result)),
     ]
-    blocks += headline_blocks(experiment_headline(result))
-    blocks += [md_figure(f) for f in figures if f.file == TRADEOFF_FIGURE_FILE]
+    headline = experiment_headline(result)
+    tradeoff = [md_figure(f) for f in figures if f.file == TRADEOFF_FIGURE_FILE]
+    if headline.answers:
+        blocks += headline_blocks(dataclasses.replace(headline, items=(), notes=()))
+        blocks += tradeoff
+        blocks += headline_blocks(dataclasses.replace(headline, answers=()))
+    else:
+        blocks += headline_blocks(headline)
+        blocks += tradeoff
     return blocks
 
 

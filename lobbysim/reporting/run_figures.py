@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,7 +39,20 @@ from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 from lobbysim.reporting.tradeoff_figure import tradeoff_figure
 
 TIME_BINS = 30
-"""Bins of simulated time in the over-time figures."""
+"""Bins of simulated time in the over-time figures, over the shown window: from the metrics'
+start (the end of the warm-up, or the policy switch) to the horizon."""
+
+OVER_TIME_SIZE = (8.0, 4.0)
+"""Size of the over-time figures in inches (wide and low: a line per policy over time)."""
+
+FIGURE_SIZES = {
+    "queue_times.png": (8.0, 4.5),
+    "draw_probability_over_time.png": OVER_TIME_SIZE,
+    "rating_error_over_time.png": OVER_TIME_SIZE,
+    "fairness_by_skill_band.png": (8.0, 4.2),
+    "abandonment_over_time.png": OVER_TIME_SIZE,
+}
+"""Size in inches of each figure of :data:`FIGURE_FILES` (low, so that the page stays short)."""
 
 SKILL_BANDS = 5
 """Skill bands (quantiles of true skill) in the fairness figure."""
@@ -63,9 +75,10 @@ _LOBBY_STATES = ("waiting", "playing")
 
 
 def _binned_means(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Return the mean of ``values`` per bin of ``times`` (NaN for an empty bin)."""
+    """Return the mean of ``values`` per bin of ``times`` (NaN for an empty bin); times outside
+    the edges are left out."""
     bins = len(edges) - 1
-    keep = np.isfinite(times) & np.isfinite(values)
+    keep = np.isfinite(times) & np.isfinite(values) & (times >= edges[0]) & (times <= edges[-1])
     index = np.clip(np.searchsorted(edges, times[keep], side="right") - 1, 0, bins - 1)
     sums = np.bincount(index, weights=values[keep], minlength=bins)
     counts = np.bincount(index, minlength=bins).astype(float)
@@ -75,7 +88,48 @@ def _binned_means(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> n
 
 
 def _time_edges(result: ExperimentResult) -> np.ndarray:
-    return np.linspace(0.0, float(result.scenario.horizon), TIME_BINS + 1)
+    """Return the edges of the over-time figures' bins: from the metrics' start to the horizon."""
+    return np.linspace(_shown_from(result), float(result.scenario.horizon), TIME_BINS + 1)
+
+
+def _shown_from(result: ExperimentResult) -> float:
+    """Return where the over-time figures' axes start: the metrics' start (the end of the
+    warm-up, or the policy switch if later), unless that leaves no time to show."""
+    start = float(result.scenario.metrics_start)
+    return start if start < float(result.scenario.horizon) else 0.0
+
+
+def _burn_in(result: ExperimentResult) -> str:
+    """Return what the over-time figures leave out, in words ("" when they show it all)."""
+    start = _shown_from(result)
+    if start <= 0:
+        return ""
+    switch = getattr(result.scenario.matchmaker, "switch_at", None)
+    what = (
+        "the policy switch"
+        if switch is not None and float(switch) >= float(result.scenario.warmup)
+        else "the end of the warm-up"
+    )
+    minute = f"{start:,.0f}" if start.is_integer() else f"{start:,g}"
+    return f"from minute {minute}, {what}"
+
+
+def _time_caption(result: ExperimentResult) -> str:
+    """Return the over-time captions' sentence on the window shown."""
+    burn_in = _burn_in(result)
+    if not burn_in:
+        return ""
+    return (
+        f" The axis starts where the metrics start ({burn_in}): the burn-in before it is left out."
+    )
+
+
+def _time_axis(ax: Axes, result: ExperimentResult, what: str) -> str:
+    """Limit an over-time axes to the shown window; return its x label."""
+    ax.set_xlim(_shown_from(result), float(result.scenario.horizon))
+    burn_in = _burn_in(result)
+    window = f"; shown {burn_in}" if burn_in else ""
+    return f"simulated time {what}(minutes since the start{window})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,14 +140,6 @@ def _scenario_line(result: ExperimentResult) -> str:
     replications = len(result.seeds)
     plural = "s" if replications != 1 else ""
     return f'scenario "{result.scenario.name}", {replications} replication{plural} per policy'
-
-
-def _shade_warmup(ax: Axes, result: ExperimentResult) -> Patch | None:
-    warmup = float(result.scenario.warmup)
-    if warmup <= 0:
-        return None
-    ax.axvspan(0.0, warmup, color="grey", alpha=0.15, linewidth=0)
-    return Patch(color="grey", alpha=0.3, label="warm-up (left out of the metrics)")
 
 
 def _band_line(
@@ -108,10 +154,9 @@ def _band_line(
     return True
 
 
-def _band_legend(ax: Axes, extra: Sequence[Any]) -> None:
+def _band_legend(ax: Axes) -> None:
     handles, _ = ax.get_legend_handles_labels()
     handles = [*handles, Patch(color="grey", alpha=0.3, label="band: ±1 SE over replications")]
-    handles += [h for h in extra if h is not None]
     ax.legend(handles=handles, fontsize="small", loc="best")
 
 
@@ -139,7 +184,7 @@ def _queue_times(
     if not waits:
         return FigureOutcome(file, title, caption, skipped="no matched waits after the warm-up")
 
-    fig, ax = new_axes()
+    fig, ax = new_axes(*FIGURE_SIZES[file])
     for policy, values in waits.items():
         n = values.size
         index = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(np.int64))
@@ -199,10 +244,11 @@ def _draw_probability(
         f"Mean true draw probability of the games started in each of {TIME_BINS} time bins "
         "(games still running at the horizon are not recorded, so the last bins are thin): "
         "per replication, then the mean over replications with a ±1 standard-error band."
+        + _time_caption(result)
     )
     edges = _time_edges(result)
     centres = (edges[:-1] + edges[1:]) / 2
-    fig, ax = new_axes()
+    fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
         rows = [
@@ -216,15 +262,13 @@ def _draw_probability(
             drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
     if not drawn:
         return FigureOutcome(file, title, caption, skipped="no games were played")
-    warm = _shade_warmup(ax, result)
-    ax.set_xlim(0.0, float(result.scenario.horizon))
     style_axes(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
-        xlabel="simulated time (minutes since the start)",
+        xlabel=_time_axis(ax, result, "the game started "),
         ylabel="true draw probability (mean over the games of a bin)",
     )
-    _band_legend(ax, [warm])
+    _band_legend(ax)
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
@@ -270,7 +314,7 @@ def _rating_error(
             f"Root mean squared error of the driving rater {driver}'s ratings against the true "
             "skills of the registered players in the lobby at each rating sample; mean over "
             "replications with a ±1 standard-error band."
-        )
+        ) + _time_caption(result)
     else:
         title = (
             f"Rating accuracy of the driving rater {driver}: Kendall's tau against true skill\n"
@@ -281,15 +325,17 @@ def _rating_error(
             f"{driver} is not on the skill scale, so instead of an RMSE: Kendall's tau between "
             f"its ratings and the true skills of the registered players in the lobby at each "
             "rating sample; mean over replications with a ±1 standard-error band."
-        )
+        ) + _time_caption(result)
     horizon = float(result.scenario.horizon)
-    fig, ax = new_axes()
+    shown_from = _shown_from(result)
+    fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
         series = [
             _rating_error_per_time(ratings, players, driver, horizon, statistic)
             for ratings, players in frames.per_run(policy, "ratings", "players")
         ]
+        series = [s[s.index >= shown_from] for s in series]
         series = [s for s in series if not s.empty]
         if not series:
             continue
@@ -300,15 +346,13 @@ def _rating_error(
         return FigureOutcome(
             file, title, caption, skipped=f"no rating samples of {driver} to compare"
         )
-    warm = _shade_warmup(ax, result)
-    ax.set_xlim(0.0, horizon)
     style_axes(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
-        xlabel="simulated time (minutes since the start)",
+        xlabel=_time_axis(ax, result, "of the rating sample "),
         ylabel=ylabel,
     )
-    _band_legend(ax, [warm])
+    _band_legend(ax)
     return FigureOutcome(
         file, title.replace("\n", " "), caption, path=save_figure(fig, out_dir / file)
     )
@@ -323,7 +367,7 @@ def _fairness(
         f"Players in {SKILL_BANDS} bands of true skill (quintiles over all players of a policy's "
         f"replications); per band, the mean |win ratio - 0.5| of the players with at least "
         f"{MIN_GAMES_FOR_WIN_RATIO} games (over the whole run, warm-up included); lower is "
-        "fairer. n = players counted."
+        "fairer. n = players counted in the band (the range over the policies)."
     )
     bars: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for policy in result.policies:
@@ -350,19 +394,15 @@ def _fairness(
             caption,
             skipped=f"no player played at least {MIN_GAMES_FOR_WIN_RATIO} games",
         )
-    fig, ax = new_axes()
+    fig, ax = new_axes(*FIGURE_SIZES[file])
     width = 0.8 / len(bars)
     positions = np.arange(SKILL_BANDS, dtype=float)
-    for k, (policy, (means, counts)) in enumerate(bars.items()):
+    for k, (policy, (means, _)) in enumerate(bars.items()):
         x = positions - 0.4 + width * (k + 0.5)
         shown = np.isfinite(means)
-        drawn = ax.bar(x[shown], means[shown], width=width, color=colours[policy], label=policy)
-        ax.bar_label(drawn, labels=[f"n={c}" for c in counts[shown]], fontsize="x-small", padding=2)
-    labels = [f"band {b + 1}" for b in range(SKILL_BANDS)]
-    labels[0] += "\n(lowest skill)"
-    labels[-1] += "\n(highest skill)"
-    ax.set_xticks(positions, labels)
-    ax.margins(y=0.15)
+        ax.bar(x[shown], means[shown], width=width, color=colours[policy], label=policy)
+    ax.set_xticks(positions, _band_labels([counts for _, counts in bars.values()]))
+    ax.margins(y=0.05)
     style_axes(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
@@ -374,6 +414,23 @@ def _fairness(
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
+def _band_labels(counts: Sequence[np.ndarray]) -> list[str]:
+    """Return the skill bands' tick labels: the band, its end of the scale, and the players
+    counted in it (the range over the policies), on separate lines so that none overlaps."""
+    labels = []
+    for band in range(SKILL_BANDS):
+        label = f"band {band + 1}"
+        if band == 0:
+            label += "\n(lowest skill)"
+        elif band == SKILL_BANDS - 1:
+            label += "\n(highest skill)"
+        else:
+            label += "\n"
+        low, high = (int(f(c[band] for c in counts)) for f in (min, max))
+        labels.append(f"{label}\nn = {low:,}" + (f"-{high:,}" if high != low else ""))
+    return labels
+
+
 def _abandonment(
     result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
 ) -> FigureOutcome:
@@ -382,11 +439,11 @@ def _abandonment(
     caption = (
         f"Share of the queueing spells begun in each of {TIME_BINS} time bins that ended with "
         "the player giving up (spells still waiting at the horizon left out): per replication, "
-        "then the mean over replications with a ±1 standard-error band."
+        "then the mean over replications with a ±1 standard-error band." + _time_caption(result)
     )
     edges = _time_edges(result)
     centres = (edges[:-1] + edges[1:]) / 2
-    fig, ax = new_axes()
+    fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
         rows = []
@@ -400,16 +457,14 @@ def _abandonment(
             drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
     if not drawn:
         return FigureOutcome(file, title, caption, skipped="no queueing spell was decided")
-    warm = _shade_warmup(ax, result)
-    ax.set_xlim(0.0, float(result.scenario.horizon))
     ax.set_ylim(bottom=0.0)
     style_axes(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
-        xlabel="simulated time the spell began (minutes since the start)",
+        xlabel=_time_axis(ax, result, "the spell began "),
         ylabel="share of queueing spells abandoned",
     )
-    _band_legend(ax, [warm])
+    _band_legend(ax)
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 

@@ -41,6 +41,9 @@ from lobbysim.reporting.document import FigureOutcome, format_interval
 from lobbysim.reporting.figures import marker, new_axes, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 
+TENURE_SIZE = (8.0, 4.2)
+"""The convergence figure's size in inches."""
+
 TENURE_FIGURE_FILE = "rating_error_by_games_played.png"
 """The convergence figure's file (written only for a scenario with a player base)."""
 
@@ -245,7 +248,7 @@ def convergence_figure(
     if curves.empty:
         reason = f"no rating samples of {driver} after the warm-up"
         return FigureOutcome(TENURE_FIGURE_FILE, title, caption, skipped=reason)
-    fig, ax = new_axes()
+    fig, ax = new_axes(*TENURE_SIZE)
     _draw_curves(ax, result, curves, colours)
     _reference_lines(ax, games, mode)
     ax.set_xscale("symlog", linthresh=1.0, linscale=0.5)
