@@ -868,3 +868,15 @@ def test_rules_show_marks_an_attribute_no_rule_reads(tmp_path: Path) -> None:
     ]
     imported = read_flexmatch(data, {"skill": {"source": "skill"}})
     assert list(imported.attributes) == ["skill"]  # an unbound attribute no rule reads: left out
+
+
+def test_export_into_a_missing_folder_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lobbysim.cli import main
+
+    out = tmp_path / "missing" / "rules.json"
+    assert main(["rules", "export", "flexmatch_5v5", "--flexmatch", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a folder" in err and "Traceback" not in err
+    assert not out.parent.exists()

@@ -88,7 +88,10 @@ def export_text(scenario: str | Path) -> str:
 
 
 def write_text(out: Path, text: str) -> None:
-    """Write ``text`` to ``out`` through a temporary sibling renamed into place."""
+    """Write ``text`` to ``out`` through a temporary sibling renamed into place (a folder that
+    does not exist is one line: a :class:`~lobbysim.validation.ScenarioError`)."""
+    if not out.parent.is_dir():
+        raise ScenarioError(f"--out: {out.parent} is not a folder (make it first)")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text, encoding="utf-8")

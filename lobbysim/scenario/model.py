@@ -260,7 +260,14 @@ class MatchmakerConfig:
 
 @dataclass(frozen=True)
 class RatersConfig:
-    """The rater whose beliefs drive matchmaking, and shadow raters kept alongside."""
+    """The rater whose beliefs drive matchmaking, and shadow raters kept alongside.
+
+    Attributes:
+        driver: the rater whose beliefs (means, and variances where it has them) drive
+            matchmaking (default ``bayesian``).
+        shadows: raters kept alongside on the same games, never used to match (default
+            ``[sph_elo]``).
+    """
 
     driver: PluginSpec = field(default_factory=lambda: PluginSpec("bayesian"))
     shadows: tuple[PluginSpec, ...] = field(

@@ -46,7 +46,6 @@ from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
     MatchmakerConfig,
-    RatersConfig,
     RecordsConfig,
     Scenario,
     SweepConfig,
@@ -107,12 +106,7 @@ REQUIRED: tuple[tuple[type, str], ...] = ((RuleConfig, "name"), (RuleConfig, "ki
 
 #: Descriptions of fields whose class docstring has no entry for them (yet): (section, field).
 #: A test fails when the docstring gains the entry, so that this table only ever fills a gap.
-FALLBACK_DESCRIPTIONS: dict[tuple[type, str], str] = {
-    (RatersConfig, "driver"): "the rater whose beliefs (means, and variances where it has them) "
-    "drive matchmaking (default `bayesian`).",
-    (RatersConfig, "shadows"): "raters kept alongside on the same games, never used to match "
-    "(default `[sph_elo]`).",
-}
+FALLBACK_DESCRIPTIONS: dict[tuple[type, str], str] = {}
 
 _SECTION_HEADER = re.compile(r"^(\s*)(Attributes|Args):\s*$")
 _ENTRY = re.compile(r"^(?P<names>\w+(?:,\s*\w+)*):\s*(?P<text>.*)$")
