@@ -355,7 +355,7 @@ def test_lobbysim_schema_prints_it_and_writes_it(
     missing = tmp_path / "no" / "such" / "folder" / "s.json"
     assert main(["schema", "--out", str(missing)]) == 2
     assert capsys.readouterr().err == (
-        f"lobbysim: error: --out {missing}: cannot write it: No such file or directory\n"
+        f"lobbysim: error: --out: {missing.parent} is not a folder (make it first)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scenario.schema.json"]
 
