@@ -14,7 +14,8 @@ or, in :func:`simulate` and :func:`load_scenario`, keyword arguments (``horizon=
     result = lobbysim.compare(
         "quickstart", ["draw_chance", "knowledge_gradient(gamma=0.95)"], replications=3
     )
-    result.summary, result.differences                                # pandas frames
+    result                                    # the headline, as `lobbysim compare` prints it
+    result.summary, result.differences, result.replications          # pandas frames
     folder = lobbysim.load_run("outputs/quickstart-...")              # a finished run's folder
 
 * :func:`simulate`: one replication, a :class:`~lobbysim.experiments.SimulationResult` (record
@@ -28,6 +29,15 @@ or, in :func:`simulate` and :func:`load_scenario`, keyword arguments (``horizon=
   policies, resumable, as ``lobbysim sweep``: a :class:`~lobbysim.experiments.sweeps.SweepOutcome`.
 * :func:`load_scenario`: the scenario itself, checked; :func:`load_run`: a run folder written by
   ``lobbysim run`` or ``compare`` (or :func:`compare`) read back as a :class:`RunFolder`.
+
+A result shows as its answer, not its frames: at the prompt a few lines (a run's key metrics;
+a comparison's headline, as ``lobbysim compare`` prints it), in a notebook a small HTML view
+(the headline and the key metrics' means with 95% intervals). ``replications`` is the
+per-replication table everywhere (:func:`compare`'s result and :func:`load_run`'s folder);
+``metrics`` is kept (on a comparison the same frame; on :func:`simulate`'s result the dict of the
+run's metrics, ``metrics_series`` as a pandas Series, ``metrics_table`` with units). The results
+are the notebook views of :mod:`lobbysim.reporting.notebook`. The examples in the functions'
+docstrings run as tests (tests/test_notebook_api.py).
 
 Progress (:mod:`lobbysim.progress`) shows as a widget bar in a Jupyter notebook (``tqdm.auto``),
 a bar on a terminal and a plain line every 10 s otherwise; ``progress=False`` turns it off. It
@@ -52,7 +62,6 @@ from lobbysim.commands.run import (
 from lobbysim.commands.run import run as run_command
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
-from lobbysim.experiments.simulation import SimulationResult
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
 from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
@@ -60,6 +69,13 @@ from lobbysim.progress import CallbackProgress, Progress
 from lobbysim.record_files import read_records
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.registry import did_you_mean
+from lobbysim.reporting.notebook import (
+    NotebookExperimentResult,
+    NotebookSimulationResult,
+    experiment_html,
+    experiment_text,
+    folder_result,
+)
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.scenario import load_scenario as load_scenario_file
 from lobbysim.scenario.inputs import Overrides, as_scenario
@@ -138,6 +154,19 @@ def load_scenario(
     Raises:
         TypeError: ``scenario`` or ``overrides`` of the wrong type, naming the argument.
         lobbysim.scenario.ScenarioError: a ValueError, one line per problem of the scenario.
+
+    Example:
+        >>> import lobbysim
+        >>> scenario = lobbysim.load_scenario(
+        ...     "quickstart", horizon=60, warmup=10, matchmaker__tick=1.0
+        ... )
+        >>> scenario.name, scenario.horizon, scenario.matchmaker.tick
+        ('quickstart', 60.0, 1.0)
+        >>> nested = {"horizon": 60, "warmup": 10, "matchmaker": {"tick": 1.0}}
+        >>> lobbysim.load_scenario("quickstart", overrides=nested) == scenario
+        True
+        >>> lobbysim.load_scenario(scenario.to_dict()) == scenario
+        True
     """
     merged = _merged(overrides, overrides_kw)
     if isinstance(scenario, str | os.PathLike):
@@ -153,7 +182,7 @@ def simulate(
     progress: ProgressOption = None,
     records_dir: str | os.PathLike[str] | None = None,
     **overrides_kw: Any,
-) -> SimulationResult:
+) -> NotebookSimulationResult:
     """Run one replication and return its record frames and metrics.
 
     Args:
@@ -167,7 +196,24 @@ def simulate(
 
     Returns:
         A :class:`~lobbysim.experiments.SimulationResult`: ``games``, ``participants``,
-        ``waits``, ``ratings`` and ``players`` frames and the ``metrics`` dict.
+        ``waits``, ``ratings`` and ``players`` frames and the ``metrics`` dict; its notebook
+        view (:class:`~lobbysim.reporting.notebook.NotebookSimulationResult`) shows the key
+        metrics and has ``metrics_series`` (the dict as a Series) and ``metrics_table`` (with
+        units and which way each metric is better).
+
+    Example:
+        >>> import lobbysim
+        >>> run = lobbysim.simulate("quickstart", seed=1, horizon=60, warmup=10, progress=False)
+        >>> run  # doctest: +ELLIPSIS
+        SimulationResult: quickstart, seed 1, 60 min simulated
+          frames (rows): games ..., participants ..., waits ..., ratings ..., players ...
+          key metrics (all ... in .metrics): queue_time_mean=..., queue_time_p90=...
+        >>> bool(run.metrics_series["games_per_hour"] == run.metrics["games_per_hour"])
+        True
+        >>> run.metrics_table.loc["queue_time_mean", ["unit", "better"]].tolist()
+        ['min', 'lower']
+        >>> run.games.columns[:3].tolist(), len(run.games) > 0
+        (['game_id', 'mode', 'start'], True)
     """
     chosen = load_scenario(scenario, overrides=overrides, **overrides_kw)
     _whole("seed", seed, 0)
@@ -179,7 +225,8 @@ def simulate(
         )
     with display.stage(f"simulate {chosen.name}", "min", chosen.horizon) as update:
         folder = None if records_dir is None else Path(records_dir)
-        return simulate_one(chosen, seed, records_dir=folder, progress=update)
+        result = simulate_one(chosen, seed, records_dir=folder, progress=update)
+    return NotebookSimulationResult.of(result)
 
 
 def _policy_list(policies: PolicyList) -> list[str | PluginSpec | Mapping[str, Any]]:
@@ -207,7 +254,7 @@ def compare(
     report: bool | None = None,
     progress: ProgressOption = None,
     overrides: Overrides = None,
-) -> ExperimentResult:
+) -> NotebookExperimentResult:
     """Compare policies on common random numbers, as ``lobbysim compare`` does.
 
     Args:
@@ -231,7 +278,34 @@ def compare(
     Returns:
         An :class:`~lobbysim.experiments.ExperimentResult`: ``summary`` (per policy and
         metric, the mean with a 95% interval), ``differences`` (each policy minus the first,
-        paired) and ``metrics`` (every replication), and ``runs`` (the frames of each).
+        paired) and ``replications`` (every replication; ``metrics`` is the same frame), and
+        ``runs`` (the frames of each). Its notebook view
+        (:class:`~lobbysim.reporting.notebook.NotebookExperimentResult`) shows the headline
+        ``lobbysim compare`` prints (all of it: ``print(result.headline)``) and, in a notebook,
+        the key metrics' means with their 95% intervals.
+
+    Example:
+        >>> import lobbysim
+        >>> result = lobbysim.compare(
+        ...     "quickstart",
+        ...     ["draw_chance", "fifo"],
+        ...     replications=2,
+        ...     overrides={"horizon": 60, "warmup": 10},
+        ...     progress=False,
+        ... )
+        >>> result  # doctest: +ELLIPSIS
+        ExperimentResult: quickstart: 2 policies x 2 replications: draw_chance (baseline), fifo
+        Headline: each policy minus draw_chance, paired over 2 replications per policy, ...
+          mean queue time (lower is better): ...
+        ...
+          tables: .summary (... rows), .differences (...), .replications (= .metrics, ...
+        >>> result.replications is result.metrics
+        True
+        >>> result.summary.query("metric == 'games_per_hour'")[["policy", "n"]]
+        ... # doctest: +ELLIPSIS
+                 policy  n
+        ...  draw_chance  2
+        ...         fifo  2
     """
     chosen = load_scenario(scenario, overrides=overrides)
     _whole("replications", replications, 1, MAX_REPLICATIONS)
@@ -255,7 +329,7 @@ def compare(
             report=report is not False,
         )
         display.note(f"wrote {folder}")
-        return result
+        return NotebookExperimentResult.of(result)
     if chosen.records.stream:
         raise ValueError(
             "out: the scenario streams its records (records.stream: true); give out, the "
@@ -263,9 +337,10 @@ def compare(
         )
     check_scenario(chosen, specs)
     with display.stage("compare", "runs", decimals=1 if display.fine else 0) as update:
-        return run_experiment(
+        result = run_experiment(
             chosen, specs, replications, jobs=jobs, progress=update, partial=display.fine
         )
+    return NotebookExperimentResult.of(result)
 
 
 def sweep(
@@ -303,6 +378,22 @@ def sweep(
     Returns:
         A :class:`~lobbysim.experiments.sweeps.SweepOutcome`: ``results`` (one row per run),
         ``failures``, ``folder`` and the counts of runs done now and before.
+
+    Example:
+        >>> import tempfile, lobbysim
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     outcome = lobbysim.sweep(
+        ...         "quickstart",
+        ...         {"matchmaker.tick": [0.5, 1.0]},
+        ...         ["draw_chance"],
+        ...         replications=1,
+        ...         out=folder,
+        ...         report=False,
+        ...         progress=False,
+        ...         overrides={"horizon": 60, "warmup": 10},
+        ...     )
+        >>> len(outcome.results), len(outcome.failures)
+        (2, 0)
     """
     chosen = load_scenario(scenario, overrides=overrides)
     _whole("replications", replications, 1, MAX_REPLICATIONS)
@@ -335,10 +426,15 @@ def sweep(
 class RunFolder:
     """A finished run's folder (``lobbysim run`` or ``compare``), read back.
 
+    Shown, it is its headline, as the command printed it (``print(folder.headline)`` for all of
+    it); in a notebook, the headline and the key metrics' means with their 95% intervals.
+
     Attributes:
         folder: the folder.
         scenario: its ``scenario.yaml``, the resolved scenario as run.
-        replications: ``replications.csv``, every metric of every replication.
+        replications: ``replications.csv``, every metric of every replication: the
+            per-replication table, by the name it has everywhere (``metrics`` is the same frame,
+            the name :func:`compare`'s result had first).
         summary: ``summary.csv``, per policy and metric the mean with a 95% interval.
         differences: ``differences.csv``, each policy minus the first, paired (None for a run
             of one policy).
@@ -358,6 +454,36 @@ class RunFolder:
         """Return the report's HTML page, if the folder has one."""
         page = self.folder / "report.html"
         return page if page.exists() else None
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """Return the per-replication table, the very ``replications`` frame (the name of
+        :func:`compare`'s result's, kept)."""
+        return self.replications
+
+    def as_result(self) -> ExperimentResult:
+        """Return the folder's tables as an :class:`~lobbysim.experiments.ExperimentResult`
+        whose ``runs`` are empty (the records stay in the folder: :meth:`records`)."""
+        return folder_result(
+            self.scenario, self.replications, self.summary, self.differences, self.policies
+        )
+
+    @property
+    def headline(self) -> str:
+        """Return the run's headline, as ``lobbysim run`` and ``compare`` printed it."""
+        return NotebookExperimentResult.of(self.as_result()).headline
+
+    def _views(self) -> tuple[ExperimentResult, str, str]:
+        result = self.as_result()
+        report = f"report: {self.report.name}" if self.report is not None else "no report"
+        footer = f"{result.tables(records='.records(policy, kind)')}; {report}"
+        return result, f"RunFolder {self.folder}: {result.describe()}", footer
+
+    def __repr__(self) -> str:
+        return experiment_text(*self._views())
+
+    def _repr_html_(self) -> str:
+        return experiment_html(*self._views())
 
     def records(
         self, policy: str | None = None, kind: str | None = None, *, replication: int = 1
@@ -425,6 +551,29 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
         ValueError: the folder is not a finished run's folder, or one of its files is cut
             short, changed or unreadable (:class:`lobbysim.outputs.OutputFileError`, naming the
             file and, where it can, the line).
+
+    Example:
+        >>> import tempfile, lobbysim
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     result = lobbysim.compare(
+        ...         "quickstart",
+        ...         ["draw_chance", "fifo"],
+        ...         replications=2,
+        ...         overrides={"horizon": 60, "warmup": 10},
+        ...         out=f"{tmp}/run",
+        ...         report=False,
+        ...         progress=False,
+        ...     )
+        ...     folder = lobbysim.load_run(f"{tmp}/run")
+        ...     records = folder.records("fifo", "games")
+        >>> folder  # doctest: +ELLIPSIS
+        RunFolder .../run: quickstart: 2 policies x 2 replications: draw_chance (baseline), fifo
+        Headline: each policy minus draw_chance, ...
+        ...
+        >>> folder.metrics is folder.replications
+        True
+        >>> folder.summary.equals(result.summary), len(records) == len(result.runs["fifo"][0].games)
+        (True, True)
     """
     if not isinstance(folder, str | os.PathLike):
         raise TypeError(f"folder: expected a path, got {type(folder).__name__}")

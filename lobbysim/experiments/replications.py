@@ -88,13 +88,19 @@ class ExperimentResult:
         policies: the policies compared (one for a plain run); the first is the baseline.
         seeds: the replication seeds, shared by every policy.
         runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r.
-        metrics: one row per policy and replication: ``policy, replication, seed`` and every metric.
+        metrics: one row per policy and replication: ``policy, replication, seed`` and every metric;
+            ``replications`` is the same frame, the name of the per-replication table everywhere
+            (:func:`lobbysim.load_run`'s too); ``metrics`` is kept.
         summary: one row per policy and metric: ``mean, sd, n, ci_low, ci_high`` (the interval
             cut to the metric's support).
         differences: one row per non-baseline policy and metric: the paired difference
             ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, p_value, p_adjusted,
             significant, detectable`` (:data:`DIFFERENCE_COLUMNS`, see
             :func:`paired_differences`).
+
+    Shown, it is a few lines: what was run and the tables it holds. :func:`lobbysim.compare`
+    returns its notebook view, :class:`lobbysim.reporting.notebook.NotebookExperimentResult`,
+    which shows the headline and a table of the key metrics too.
     """
 
     scenario: Scenario
@@ -109,6 +115,33 @@ class ExperimentResult:
     def baseline(self) -> str:
         """Return the baseline policy (the first)."""
         return self.policies[0]
+
+    @property
+    def replications(self) -> pd.DataFrame:
+        """Return the per-replication table: the very ``metrics`` frame, by the name
+        :func:`lobbysim.load_run`'s folder gives it too."""
+        return self.metrics
+
+    def describe(self) -> str:
+        """Return what was run, in a line: the scenario, the policies and the replications."""
+        n = len(self.seeds)
+        runs = f"{n} replication{'s' if n != 1 else ''}"
+        if len(self.policies) == 1:
+            return f"{self.scenario.name}: {self.policies[0]}, {runs}"
+        policies = ", ".join([f"{self.baseline} (baseline)", *self.policies[1:]])
+        return f"{self.scenario.name}: {len(self.policies)} policies x {runs}: {policies}"
+
+    def tables(self, records: str = ".runs") -> str:
+        """Return the line that names the result's tables, with their sizes, and ``records``,
+        where the record frames are."""
+        rows, columns = self.metrics.shape
+        return (
+            f"tables: .summary ({len(self.summary)} rows), .differences ({len(self.differences)}),"
+            f" .replications (= .metrics, {rows} x {columns}), {records}"
+        )
+
+    def __repr__(self) -> str:
+        return f"ExperimentResult: {self.describe()}\n  {self.tables()}"
 
 
 def _fraction_done(now: float, horizon: float) -> None:

@@ -9,6 +9,8 @@ horizon and turns its records into pandas frames (``games``, ``participants``, `
 
 from __future__ import annotations
 
+import html
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,11 @@ class SimulationResult:
         metrics: see :mod:`lobbysim.metrics`.
         records_dir: with streamed records, the folder of their files (the frames above are
             then None; :func:`lobbysim.record_files.read_records` reads them back).
+
+    Shown, it is a few lines (what was run, the frames' sizes, :meth:`key_metrics`), and in a
+    notebook a small table of the key metrics; ``metrics_series`` is ``metrics`` as a pandas
+    Series. :func:`lobbysim.simulate` returns its notebook view,
+    :class:`lobbysim.reporting.notebook.NotebookSimulationResult`, which adds the units.
     """
 
     scenario: Scenario
@@ -65,6 +72,56 @@ class SimulationResult:
     players: pd.DataFrame | None
     metrics: dict[str, float]
     records_dir: Path | None = None
+
+    #: The metrics shown first (those the run has), then the driving rater's Kendall's tau.
+    KEY_METRICS = (
+        "queue_time_mean",
+        "queue_time_p90",
+        "abandonment_rate",
+        "games_per_hour",
+        "draw_prob_true_mean",
+        "skill_gap_true_mean",
+    )
+
+    def key_metrics(self) -> list[str]:
+        """Return the names of the key metrics the run has (:data:`KEY_METRICS`, then the
+        driving rater's Kendall's tau)."""
+        driver = f"{self.scenario.raters.driver.name}.kendall_tau"
+        return [m for m in (*self.KEY_METRICS, driver) if m in self.metrics]
+
+    @property
+    def metrics_series(self) -> pd.Series:
+        """Return ``metrics`` as a float Series indexed by metric name (index ``metric``)."""
+        series = pd.Series(self.metrics, dtype=float, name="value")
+        series.index.name = "metric"
+        return series
+
+    def describe(self) -> str:
+        """Return the first line of the repr: the scenario, seed and horizon."""
+        horizon = f"{self.scenario.horizon:g} min"
+        return f"SimulationResult: {self.scenario.name}, seed {self.seed}, {horizon} simulated"
+
+    def __repr__(self) -> str:
+        kinds = ("games", "participants", "waits", "ratings", "players")
+        if self.records_dir is not None:
+            frames = f"records streamed to {self.records_dir}"
+        else:
+            sizes = [(k, getattr(self, k)) for k in kinds]
+            frames = ", ".join(f"{k} {len(f):,}" for k, f in sizes if f is not None)
+            frames = f"frames (rows): {frames}"
+        values = ", ".join(f"{m}={self.metrics[m]:.3g}" for m in self.key_metrics())
+        key = f"  key metrics (all {len(self.metrics)} in .metrics): {values}"
+        lines = [
+            self.describe(),
+            f"  {frames}",
+            *textwrap.wrap(key, 100, subsequent_indent="    ", break_on_hyphens=False),
+        ]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Return the notebook's view: what was run and a table of the key metrics."""
+        table = self.metrics_series[self.key_metrics()].to_frame().to_html()
+        return f"<p>{html.escape(self.describe())}</p>\n{table}"
 
 
 def simulate(
