@@ -530,7 +530,11 @@ class BackgroundSink(RecordFileSink):
         there.close()
         atexit.register(self._close_at_exit)
         self._failed = False  # an error has been raised (close() then only cleans up)
-        status = self._receive()
+        try:
+            status = self._receive()
+        except BaseException:  # Ctrl-C or SIGTERM while the writer starts: it would go on
+            self.abort()  # creating its files in a folder the run is about to remove
+            raise
         if status is not None:
             self._failed = True
             self.close()
