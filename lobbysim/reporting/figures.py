@@ -2,12 +2,15 @@
 
 Figures are drawn on :class:`matplotlib.figure.Figure` objects (no pyplot, so no global state
 and no display needed) and saved by :func:`save_figure` without the matplotlib version in the
-PNG metadata, so the same data gives the same bytes whatever matplotlib wrote them.
+PNG metadata, so the same data gives the same bytes whatever matplotlib wrote them. Inside
+:func:`captured_figures`, every saved figure is also kept, so that a test can check its layout
+(no overlapping labels) on the very figure that was written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -54,9 +57,30 @@ def new_panels(count: int, width: float, height: float) -> tuple[Figure, list[Ax
     return fig, list(fig.subplots(1, count, squeeze=False)[0])
 
 
+_captures: list[dict[str, Figure]] = []
+"""The open :func:`captured_figures` blocks' figures, by file name."""
+
+
+@contextmanager
+def captured_figures() -> Iterator[dict[str, Figure]]:
+    """Keep every figure :func:`save_figure` saves inside the block; yield them by file name.
+
+    For tests of the figures' layout: ``with captured_figures() as figures: write_report(...)``
+    gives the :class:`~matplotlib.figure.Figure` behind each PNG the report wrote.
+    """
+    figures: dict[str, Figure] = {}
+    _captures.append(figures)
+    try:
+        yield figures
+    finally:
+        _captures.remove(figures)
+
+
 def save_figure(fig: Figure, path: Path) -> Path:
     """Save ``fig`` as a PNG at :data:`DPI` (no software stamp in the metadata); return path."""
     fig.savefig(path, dpi=DPI, metadata={"Software": None})
+    for figures in _captures:
+        figures[Path(path).name] = fig
     return path
 
 

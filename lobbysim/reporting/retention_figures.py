@@ -1,6 +1,7 @@
 """The retention figure of a run with a retention model: who stays and who plays, by skill decile.
 
-Three panels, one line per policy, by true skill decile of the members in the base when the
+Three panels side by side (a low figure, so that the report stays short), one line per policy,
+with the legend below them, by true skill decile of the members in the base when the
 metrics start (the cohort of :mod:`lobbysim.sim.churn`): the share still in the base at the
 end (``retained_decile_1`` lowest to ``retained_decile_10``), the churn per week, which is
 ``(1 - retained_decile_k) / weeks`` of the same replication, and the visits per member and week
@@ -26,6 +27,8 @@ from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
 
 RETENTION_FIGURE_FILE = "retention_by_skill_decile.png"
+RETENTION_SIZE = (12.0, 4.6)
+"""The figure's size in inches: three panels in a row."""
 DECILES = range(1, 11)
 MINUTES_PER_WEEK = 7 * 1440.0
 
@@ -51,9 +54,7 @@ def _panels(weeks: float) -> list[Panel]:
     ]
 
 
-def _draw_panel(
-    ax: Axes, result: ExperimentResult, panel: Panel, colours: dict[str, str], *, last: bool
-) -> None:
+def _draw_panel(ax: Axes, result: ExperimentResult, panel: Panel, colours: dict[str, str]) -> None:
     """Draw one panel: a line with interval bars per policy, the policies side by side."""
     label, values = panel
     x = np.array(list(DECILES), dtype=float)
@@ -74,8 +75,7 @@ def _draw_panel(
             capsize=2,
             label=policy,
         )
-    xlabel = "true skill decile at the start of the metrics (1: weakest)" if last else None
-    style_axes(ax, title=label, xlabel=xlabel)
+    style_axes(ax, title=label, xlabel="true skill decile (1: weakest)")
     ax.set_xticks(x, [str(k) for k in DECILES])
 
 
@@ -85,9 +85,9 @@ def retention_figure(
     """Draw retention, churn and visits by true skill decile, one line per policy."""
     title = "Retention, churn and visits by true skill decile"
     caption = (
-        "Of the members in the base when the metrics start, by true skill decile (1: the "
-        "weakest tenth): the share who have not left for good by the end, the share leaving per "
-        "week, and their visits per week; the mean over replications with its "
+        "Of the members in the base when the metrics start, by their true skill decile then "
+        "(1: the weakest tenth): the share who have not left for good by the end, the share "
+        "leaving per week, and their visits per week; the mean over replications with its "
         f"{CONFIDENCE:.0%} confidence interval. The policies share the replication seeds, so "
         "the metrics table's paired differences are sharper than the overlap of these "
         "intervals suggests."
@@ -100,11 +100,10 @@ def retention_figure(
         return FigureOutcome(RETENTION_FIGURE_FILE, title, caption, skipped=reason)
     scenario = result.scenario
     weeks = (scenario.horizon - scenario.metrics_start) / MINUTES_PER_WEEK
-    fig = Figure(figsize=(8.0, 9.0), layout="constrained")
-    axes = fig.subplots(3, 1, sharex=True)
-    panels = _panels(weeks)
-    for index, (ax, panel) in enumerate(zip(axes, panels, strict=True)):
-        _draw_panel(ax, result, panel, colours, last=index == len(panels) - 1)
+    fig = Figure(figsize=RETENTION_SIZE, layout="constrained")
+    axes = fig.subplots(1, 3, sharex=True)
+    for ax, panel in zip(axes, _panels(weeks), strict=True):
+        _draw_panel(ax, result, panel, colours)
     replications = len(result.seeds)
     fig.suptitle(
         f'{title}\nscenario "{scenario.name}", {replications} '
@@ -113,6 +112,8 @@ def retention_figure(
     handles, _ = axes[0].get_legend_handles_labels()
     bars = f"error bars: {CONFIDENCE:.0%} CI over replications"
     handles.append(Line2D([], [], color="grey", marker="|", linestyle="none", label=bars))
-    axes[0].legend(handles=handles, fontsize="small", loc="lower right")
+    fig.legend(
+        handles=handles, fontsize="small", loc="outside lower center", ncols=min(len(handles), 4)
+    )
     path = save_figure(fig, out_dir / RETENTION_FIGURE_FILE)
     return FigureOutcome(RETENTION_FIGURE_FILE, title, caption, path=path)
