@@ -19,7 +19,10 @@ Reporting only: this module runs no simulation. :func:`write_report` takes the r
   veterans and the rating convergence curve, with a world one on regions and latency, with a
   rule set one on which rule holds the matches back (:mod:`lobbysim.reporting.rule_figures`),
   how to read the intervals, and the figures;
-- ``report.html``: the same content as one standalone page.
+- ``report.html``: the same content as one standalone page (the figures embedded, so that it can
+  be mailed alone), with the set-up, the long tables and the notes on reading them folded
+  (``<details>``), so that the answer, the trade-off figure and the share of the oracle's gain
+  come first and the page stays short.
 
 Both documents are rendered from one list of content blocks
 (:mod:`lobbysim.reporting.document`), so they say the same thing, and they depend only on the
