@@ -286,14 +286,9 @@ REGION_COLUMNS = (
 )
 
 
-def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
-    """Return the section on regions and latency (only with a world): per region and policy,
-    the queue time (at the region's busiest and quietest local hours too), abandonment and the
-    true skill gap, each the mean [95% interval] over replications, and the figure of each
-    region's queue time by local hour of the day."""
-    world = result.scenario.world
-    if world is None:
-        return []
+def summary_cell(result: ExperimentResult) -> Callable[[str, str], str]:
+    """Return what formats a policy's metric from the summary: ``mean [low, high]`` (``n/a``
+    where the summary has no row)."""
     summary = result.summary.set_index(["policy", "metric"])
 
     def cell(policy: str, metric: str) -> str:
@@ -302,6 +297,18 @@ def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) ->
         row = summary.loc[(policy, metric)]
         return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
 
+    return cell
+
+
+def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
+    """Return the section on regions and latency (only with a world): per region and policy,
+    the queue time (at the region's busiest and quietest local hours too), abandonment and the
+    true skill gap, each the mean [95% interval] over replications, and the figure of each
+    region's queue time by local hour of the day."""
+    world = result.scenario.world
+    if world is None:
+        return []
+    cell = summary_cell(result)
     header = ["region", "policy", *(title for _, title in REGION_COLUMNS)]
     rows = [
         [region, policy, *(cell(policy, f"{prefix}@{region}") for prefix, _ in REGION_COLUMNS)]
@@ -380,14 +387,7 @@ def _rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
     rules = result.scenario.matchmaker.rules
     if rules is None:
         return []
-    summary = result.summary.set_index(["policy", "metric"])
-
-    def cell(policy: str, metric: str) -> str:
-        if (policy, metric) not in summary.index:
-            return "n/a"
-        row = summary.loc[(policy, metric)]
-        return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
-
+    cell = summary_cell(result)
     header = ["rule", "policy", *(title for _, title in RULE_COLUMNS)]
     rows = [
         [

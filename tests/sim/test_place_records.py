@@ -24,21 +24,8 @@ from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import World
+from tests.sim.test_world import LIMITS, WORLD
 
-WORLD: dict[str, Any] = {
-    "data_centres": ["us", "eu", "asia"],
-    "regions": [
-        {"name": "na", "share": 0.5, "utc_offset_hours": -5},
-        {"name": "eu", "share": 0.3, "utc_offset_hours": 1},
-        {"name": "apac", "share": 0.2, "utc_offset_hours": 8},
-    ],
-    "latency": {
-        "name": "matrix",
-        "base_ms": {"na": [30, 95, 190], "eu": [95, 25, 160], "apac": [190, 160, 45]},
-        "spread": 0.3,
-    },
-}
-LIMITS = {"max_latency_ms": [[0, 60], [1, 120], [3, 250]], "max_delta_ping_ms": [[0, 30], [2, 200]]}
 PARTIES = {"sizes": [[1, 0.55], [2, 0.25], [3, 0.12], [4, 0.08]], "skill": "max"}
 
 
