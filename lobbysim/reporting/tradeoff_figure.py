@@ -3,8 +3,9 @@
 Two panels with the same x axis, the mean queue time of matched players (minutes, lower is
 better; the mean, not a percentile, which passes on a tick grid can pin to a multiple of the
 tick for every policy): against the mean true draw probability of the games (higher is
-better) and against the mean true skill gap (lower is better). One point per policy, its mean over replications, with
-its 95% confidence interval in both directions (cut to what the metric can take, as in
+better) and against the mean true skill gap (lower is better). One point per policy, its mean
+over replications, with its 95% confidence interval in both directions (cut to what the
+metric can take, as in
 ``summary.csv``: :func:`lobbysim.metrics.metric_support`), labelled with the policy's name. The
 names are placed one by one, each at the first spot around its point (nearest first) where it
 overlaps no name placed before, no point and no edge of the panel (:func:`place_labels`), so
