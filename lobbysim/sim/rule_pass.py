@@ -7,8 +7,9 @@
   (:meth:`RulePass.threshold`: its steps, and 0 from its ``optional_after``). In 1v1 games every
   other rule bars the pairs that break it (:meth:`RulePass.mask`: the pair's quality is
   ``-inf``, as the rematch rule and latency limits bar pairs), so the global assignment is exact
-  under the rules; in team and free-for-all games a group the matchmaker forms starts only if
-  it keeps every rule (:meth:`RulePass.admits`).
+  under the rules; in team and free-for-all games a group the matchmaker forms (data centre by
+  data centre under latency rules, :meth:`RulePass.open_matrix`) starts only if it keeps every
+  rule (:meth:`RulePass.admitted`).
 * ``algorithm: seed_greedy``: :meth:`RulePass.run` back-fills open seats as the matchmaker does,
   then forms matches by :func:`~lobbysim.sim.seed_greedy.seed_greedy` from the free tickets (a
   solo player, a whole party) and starts them. Pairs the rematch rule or a world's latency limits
