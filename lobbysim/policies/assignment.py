@@ -83,7 +83,11 @@ class Pool:
     Attributes:
         mu, var: the driving rater's beliefs (``var`` may be zeros for a rater without variances).
         waited: minutes each player has waited.
-        quality: ``quality(i, j)`` -> match quality in [0, 1] for index arrays i, j.
+        beta2: the performance variance the policies are given (the driving rater's; the
+            game's own for a policy that sees the truth).
+        quality_fn: ``quality_fn(i, j)`` -> match quality in [0, 1] for index arrays i, j
+            (``-inf`` for a pair that may not meet: the rematch rule, latency limits, a rule
+            set).
         focal: which players may choose (default all); others are only candidates.
         games_played: games each player has played (for finite-horizon KG).
         future_mu, future_var: the beliefs of the players online now, the pool's own players
