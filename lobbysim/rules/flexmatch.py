@@ -552,6 +552,21 @@ class _Reader:
             return None
         return name
 
+    def flat_attribute(self, raw: Mapping[str, Any], where: str) -> str | None:
+        """Return the attribute X of ``measurements: ["flatten(teams[*].players.attributes[X])"]``
+        (None, with the problem noted, for any other form)."""
+        measured = self.expression(raw, "measurements", where)
+        if measured is None:
+            return None
+        flat = _FLAT.fullmatch(measured)
+        if not flat:
+            self.problem(
+                f"{where}.measurements: {measured!r} is not a form lobbysim reads: "
+                "flatten(teams[*].players.attributes[X])"
+            )
+            return None
+        return str(flat["a"])
+
     def expression(self, raw: Mapping[str, Any], key: str, where: str) -> str | None:
         value = raw.get(key)
         if isinstance(value, list) and len(value) == 1:
@@ -714,17 +729,10 @@ class _Reader:
             },
         ):
             return None
-        measured = self.expression(raw, "measurements", where)
-        if measured is None:
+        flat = self.flat_attribute(raw, where)
+        if flat is None:
             return None
-        flat = _FLAT.fullmatch(measured)
-        if not flat:
-            self.problem(
-                f"{where}.measurements: {measured!r} is not a form lobbysim reads: "
-                "flatten(teams[*].players.attributes[X])"
-            )
-            return None
-        name = self.attribute(flat["a"], f"{where}.measurements", ("string",))
+        name = self.attribute(flat, f"{where}.measurements", ("string",))
         operation = raw.get("operation")
         if operation not in ("=", "!="):
             self.problem(
@@ -760,17 +768,10 @@ class _Reader:
                 "'intersection': the players' lists have at least minCount values in common)"
             )
             return None
-        measured = self.expression(raw, "measurements", where)
-        if measured is None:
+        flat = self.flat_attribute(raw, where)
+        if flat is None:
             return None
-        flat = _FLAT.fullmatch(measured)
-        if not flat:
-            self.problem(
-                f"{where}.measurements: {measured!r} is not a form lobbysim reads: "
-                "flatten(teams[*].players.attributes[X])"
-            )
-            return None
-        name = self.attribute(flat["a"], f"{where}.measurements", ("string_list",))
+        name = self.attribute(flat, f"{where}.measurements", ("string_list",))
         party = raw.get("partyAggregation", "union")
         if party != "intersection":
             self.problem(

@@ -102,6 +102,7 @@ class RulePass:
         self._waits = [np.zeros(r.steps) for r in rules]  # their players' waits, summed
         self._players = [np.zeros(r.steps) for r in rules]
         self._counted = [0] * len(rules)  # rejections at the metrics' start
+        self._pass_view: View | None = None  # the exact group search's view of its pass
         self._started = False
         #: Whether a rule constrains latency (the exact group search then forms groups data
         #: centre by data centre, :meth:`open_matrix`).
@@ -208,8 +209,10 @@ class RulePass:
     ) -> list[list[int]] | None:
         """Return the tickets of a group the exact search formed (pool positions ``members``;
         ``teams``: each member's team, None: balanced by rating) if it keeps every rule, else
-        None."""
-        view = self.view(waiting, ids, pool.waited, pool.mu, pool.quality_fn)
+        None. The pass's view is made at its first group and kept for the others."""
+        view = self._pass_view
+        if view is None or view.waited is not pool.waited:
+            view = self._pass_view = self.view(waiting, ids, pool.waited, pool.mu, pool.quality_fn)
         at = members.tolist()
         tickets: list[list[int]] = []
         sides: list[int] = []
