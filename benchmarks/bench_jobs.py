@@ -3,7 +3,7 @@
 Target (issue 5): ``--jobs 2`` at least 1.6x faster than ``--jobs 1`` on this 2-core machine.
 Each setting runs ``--repeats`` times; the medians and their ratio are reported.
 
-    python benchmarks/bench_jobs.py [--scenario scenarios/quickstart.yaml] [--repeats 3]
+    python benchmarks/bench_jobs.py [--scenario scenarios/one_visit.yaml] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from lobbysim.commands.run import run
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="scenarios/quickstart.yaml")
+    parser.add_argument("--scenario", default="scenarios/one_visit.yaml")
     parser.add_argument("--replications", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 """Benchmark: a 64-run sweep on the local executor (1 and 2 workers) and on a 2-worker LocalCluster.
 
-The sweep: ``scenarios/quickstart.yaml`` shortened to ``--horizon`` minutes, 2 ticks x 2 arrival
+The sweep: ``scenarios/one_visit.yaml`` shortened to ``--horizon`` minutes, 2 ticks x 2 arrival
 rates (4 cells) x 2 policies x 8 replications = 64 runs. Every setting runs ``--repeats`` times
 into a fresh folder (nothing to resume), interleaved so that drifts in the machine's speed hit
 every setting alike; the medians and their ratios are reported. The LocalCluster's start-up and
@@ -27,7 +27,7 @@ SETTINGS = (("local", 1), ("local", 2), ("dask-local", 2))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="scenarios/quickstart.yaml")
+    parser.add_argument("--scenario", default="scenarios/one_visit.yaml")
     parser.add_argument("--horizon", type=float, default=480.0)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

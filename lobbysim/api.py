@@ -158,12 +158,12 @@ def load_scenario(
     Example:
         >>> import lobbysim
         >>> scenario = lobbysim.load_scenario(
-        ...     "quickstart", horizon=60, warmup=10, matchmaker__tick=1.0
+        ...     "one_visit", horizon=60, warmup=10, matchmaker__tick=1.0
         ... )
         >>> scenario.name, scenario.horizon, scenario.matchmaker.tick
-        ('quickstart', 60.0, 1.0)
+        ('one_visit', 60.0, 1.0)
         >>> nested = {"horizon": 60, "warmup": 10, "matchmaker": {"tick": 1.0}}
-        >>> lobbysim.load_scenario("quickstart", overrides=nested) == scenario
+        >>> lobbysim.load_scenario("one_visit", overrides=nested) == scenario
         True
         >>> lobbysim.load_scenario(scenario.to_dict()) == scenario
         True
@@ -203,9 +203,9 @@ def simulate(
 
     Example:
         >>> import lobbysim
-        >>> run = lobbysim.simulate("quickstart", seed=1, horizon=60, warmup=10, progress=False)
+        >>> run = lobbysim.simulate("one_visit", seed=1, horizon=60, warmup=10, progress=False)
         >>> run  # doctest: +ELLIPSIS
-        SimulationResult: quickstart, seed 1, 60 min simulated
+        SimulationResult: one_visit, seed 1, 60 min simulated
           frames (rows): games ..., participants ..., waits ..., ratings ..., players ...
           key metrics (all ... in .metrics): queue_time_mean=..., queue_time_p90=...
         >>> bool(run.metrics_series["games_per_hour"] == run.metrics["games_per_hour"])
@@ -287,14 +287,14 @@ def compare(
     Example:
         >>> import lobbysim
         >>> result = lobbysim.compare(
-        ...     "quickstart",
+        ...     "one_visit",
         ...     ["draw_chance", "fifo"],
         ...     replications=2,
         ...     overrides={"horizon": 60, "warmup": 10},
         ...     progress=False,
         ... )
         >>> result  # doctest: +ELLIPSIS
-        ExperimentResult: quickstart: 2 policies x 2 replications: draw_chance (baseline), fifo
+        ExperimentResult: one_visit: 2 policies x 2 replications: draw_chance (baseline), fifo
         Headline: each policy minus draw_chance, paired over 2 replications per policy, ...
           mean queue time (lower is better): ...
         ...
@@ -383,7 +383,7 @@ def sweep(
         >>> import tempfile, lobbysim
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     outcome = lobbysim.sweep(
-        ...         "quickstart",
+        ...         "one_visit",
         ...         {"matchmaker.tick": [0.5, 1.0]},
         ...         ["draw_chance"],
         ...         replications=1,
@@ -556,7 +556,7 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
         >>> import tempfile, lobbysim
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     result = lobbysim.compare(
-        ...         "quickstart",
+        ...         "one_visit",
         ...         ["draw_chance", "fifo"],
         ...         replications=2,
         ...         overrides={"horizon": 60, "warmup": 10},
@@ -567,7 +567,7 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
         ...     folder = lobbysim.load_run(f"{tmp}/run")
         ...     records = folder.records("fifo", "games")
         >>> folder  # doctest: +ELLIPSIS
-        RunFolder .../run: quickstart: 2 policies x 2 replications: draw_chance (baseline), fifo
+        RunFolder .../run: one_visit: 2 policies x 2 replications: draw_chance (baseline), fifo
         Headline: each policy minus draw_chance, ...
         ...
         >>> folder.metrics is folder.replications

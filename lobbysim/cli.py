@@ -233,6 +233,13 @@ def _say_which_file(scenario: Path) -> None:
         print(line, flush=True)
 
 
+def _print_wrapped(line: str) -> None:
+    """Print a note to the terminal, wrapped to the headline's width."""
+    from lobbysim.reporting.headline import wrap_terminal
+
+    print("\n".join(wrap_terminal(line, indent="  ")), flush=True)
+
+
 def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
@@ -258,7 +265,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=_display(args),
             command=command,
             compare=args.command == "compare",
-            note=lambda line: print(line, flush=True),
+            note=_print_wrapped,
         )
     except (RunError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None

@@ -30,8 +30,8 @@ def assert_same_run(a: lobbysim.experiments.SimulationResult, b: object) -> None
 
 
 def test_import_lobbysim_and_simulate_in_a_notebook_cell() -> None:
-    result = lobbysim.simulate("quickstart", seed=1, horizon=45, warmup=10, progress=False)
-    cli_path = experiments_simulate(load_run_scenario("quickstart", ["horizon=45", "warmup=10"]), 1)
+    result = lobbysim.simulate("one_visit", seed=1, horizon=45, warmup=10, progress=False)
+    cli_path = experiments_simulate(load_run_scenario("one_visit", ["horizon=45", "warmup=10"]), 1)
     assert_same_run(result, cli_path)
     assert len(result.games) > 50 and result.scenario.horizon == 45.0
 
@@ -51,7 +51,7 @@ def test_import_lobbysim_stays_light() -> None:
 
 
 def test_a_path_a_name_a_dict_and_a_scenario_give_the_same_run(tmp_path: Path) -> None:
-    scenario = lobbysim.load_scenario("quickstart", overrides=SHORT)
+    scenario = lobbysim.load_scenario("one_visit", overrides=SHORT)
     path = tmp_path / "q.yaml"
     path.write_text(__import__("yaml").safe_dump(scenario.to_dict()))
     runs = [
@@ -60,28 +60,28 @@ def test_a_path_a_name_a_dict_and_a_scenario_give_the_same_run(tmp_path: Path) -
     ]
     for run in runs[1:]:
         assert_same_run(runs[0], run)
-    assert lobbysim.load_scenario("quickstart", overrides=SHORT) == scenario
+    assert lobbysim.load_scenario("one_visit", overrides=SHORT) == scenario
     assert isinstance(scenario, lobbysim.Scenario)
 
 
 def test_overrides_nested_dotted_and_keywords_are_the_same() -> None:
     nested = lobbysim.load_scenario(
-        "quickstart", overrides={"matchmaker": {"tick": 1.0, "assignment": {"block_size": 4}}}
+        "one_visit", overrides={"matchmaker": {"tick": 1.0, "assignment": {"block_size": 4}}}
     )
     dotted = lobbysim.load_scenario(
-        "quickstart",
+        "one_visit",
         overrides={"matchmaker.tick": 1.0, "matchmaker.assignment.block_size": 4},
     )
     keywords = lobbysim.load_scenario(
-        "quickstart", matchmaker__tick=1.0, matchmaker__assignment__block_size=4
+        "one_visit", matchmaker__tick=1.0, matchmaker__assignment__block_size=4
     )
     texts = lobbysim.load_scenario(
-        "quickstart", overrides=["matchmaker.tick=1.0", "matchmaker.assignment.block_size=4"]
+        "one_visit", overrides=["matchmaker.tick=1.0", "matchmaker.assignment.block_size=4"]
     )
     assert nested == dotted == keywords == texts
     assert nested.matchmaker.tick == 1.0 and nested.matchmaker.assignment.params["block_size"] == 4
     # a plug-in of another name replaces the one in place, parameters and all
-    cohort = lobbysim.load_scenario("quickstart", arrivals={"name": "cohort", "size": 30})
+    cohort = lobbysim.load_scenario("one_visit", arrivals={"name": "cohort", "size": 30})
     assert dict(cohort.arrivals.params) == {"size": 30}
 
 
@@ -89,17 +89,17 @@ def test_overrides_nested_dotted_and_keywords_are_the_same() -> None:
     ("call", "error", "message"),
     [
         (lambda: lobbysim.simulate(3), TypeError, "scenario: expected a scenario file's path"),
-        (lambda: lobbysim.simulate("quickstart", seed="1"), TypeError, "seed: expected a whole"),
-        (lambda: lobbysim.simulate("quickstart", seed=-1), ValueError, "seed: expected a whole"),
+        (lambda: lobbysim.simulate("one_visit", seed="1"), TypeError, "seed: expected a whole"),
+        (lambda: lobbysim.simulate("one_visit", seed=-1), ValueError, "seed: expected a whole"),
         (
-            lambda: lobbysim.load_scenario("quickstart", overrides="horizon=5"),
+            lambda: lobbysim.load_scenario("one_visit", overrides="horizon=5"),
             TypeError,
             "overrides: expected a mapping",
         ),
         (
-            lambda: lobbysim.load_scenario("quickstart", matchmaker={"tik": 1}),
+            lambda: lobbysim.load_scenario("one_visit", matchmaker={"tik": 1}),
             ScenarioError,
-            "quickstart (with overrides): matchmaker.tik: unknown field (did you mean 'tick'?)",
+            "one_visit (with overrides): matchmaker.tik: unknown field (did you mean 'tick'?)",
         ),
         (
             lambda: lobbysim.load_scenario({"horizon": "long"}),
@@ -107,19 +107,19 @@ def test_overrides_nested_dotted_and_keywords_are_the_same() -> None:
             "scenario (a dict): horizon: expected a number, got 'long'",
         ),
         (lambda: lobbysim.load_scenario("quickstrat"), ScenarioError, "did you mean 'quickstart'"),
-        (lambda: lobbysim.compare("quickstart", policies=3), TypeError, "policies: expected"),
+        (lambda: lobbysim.compare("one_visit", policies=3), TypeError, "policies: expected"),
         (
-            lambda: lobbysim.compare("quickstart", replications=0),
+            lambda: lobbysim.compare("one_visit", replications=0),
             ValueError,
             "replications: expected a whole number from 1",
         ),
         (
-            lambda: lobbysim.compare("quickstart", ["draw_chance", "kg(x=1)"]),
+            lambda: lobbysim.compare("one_visit", ["draw_chance", "kg(x=1)"]),
             ValueError,
             "policies: kg(x=1): unknown policy 'kg'",
         ),
-        (lambda: lobbysim.sweep("quickstart", grid=[1]), TypeError, "grid: expected a mapping"),
-        (lambda: lobbysim.simulate("quickstart", progress="yes"), TypeError, "progress:"),
+        (lambda: lobbysim.sweep("one_visit", grid=[1]), TypeError, "grid: expected a mapping"),
+        (lambda: lobbysim.simulate("one_visit", progress="yes"), TypeError, "progress:"),
         (lambda: lobbysim.load_run(3), TypeError, "folder: expected a path"),
     ],
 )
@@ -132,7 +132,7 @@ def test_wrong_arguments_are_named(call: object, error: type[Exception], message
 def test_compare_labels_variants_and_reads_back_from_its_folder(tmp_path: Path) -> None:
     policies = ["draw_chance", "knowledge_gradient(gamma=0.95)"]
     result = lobbysim.compare(
-        "quickstart",
+        "one_visit",
         policies,
         replications=2,
         overrides=SHORT,
@@ -163,11 +163,11 @@ def test_compare_labels_variants_and_reads_back_from_its_folder(tmp_path: Path) 
 @pytest.mark.slow
 def test_load_run_reads_a_folder_the_cli_wrote(tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    argv = ["compare", "quickstart", "--policies", "draw_chance,knowledge_gradient(gamma=0.95)"]
+    argv = ["compare", "one_visit", "--policies", "draw_chance,knowledge_gradient(gamma=0.95)"]
     sets = ["--set", "horizon=45", "--set", "warmup=10", "--replications", "2", "-q"]
     assert main([*argv, *sets, "--jobs", "2", "--out", str(out)]) == 0
     in_memory = lobbysim.compare(
-        "quickstart",
+        "one_visit",
         "draw_chance,knowledge_gradient(gamma=0.95)",
         replications=2,
         overrides=SHORT,
@@ -184,18 +184,18 @@ def test_load_run_reads_a_folder_the_cli_wrote(tmp_path: Path) -> None:
 
 def test_compare_without_policies_says_what_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
     result = lobbysim.compare(
-        "quickstart", replications=1, overrides={"horizon": 40, "warmup": 10}, jobs=2
+        "one_visit", replications=1, overrides={"horizon": 40, "warmup": 10}, jobs=2
     )
     assert result.policies == ["draw_chance", "uniform_random", "oracle"]
     assert "compare: draw_chance (the scenario's policy" in capsys.readouterr().err
     assert lobbysim.compare(
-        "quickstart", replications=1, overrides={"horizon": 40, "warmup": 10}, progress=False
+        "one_visit", replications=1, overrides={"horizon": 40, "warmup": 10}, progress=False
     ).metrics.equals(result.metrics)
     assert capsys.readouterr().err == ""
 
 
 def test_run_experiment_takes_a_path_or_a_dict(tmp_path: Path) -> None:
-    scenario = lobbysim.load_scenario("quickstart", horizon=30, warmup=10)
+    scenario = lobbysim.load_scenario("one_visit", horizon=30, warmup=10)
     path = tmp_path / "q.yaml"
     path.write_text(__import__("yaml").safe_dump(scenario.to_dict()))
     by_object = run_experiment(scenario, ["draw_chance", "oracle"], 1)
@@ -207,7 +207,7 @@ def test_run_experiment_takes_a_path_or_a_dict(tmp_path: Path) -> None:
 
 def test_sweep_takes_a_dict_grid_and_specs(tmp_path: Path) -> None:
     outcome = lobbysim.sweep(
-        "quickstart",
+        "one_visit",
         {"matchmaker": {"tick": [0.5, 1.0]}},
         ["draw_chance", "knowledge_gradient(gamma=0.9)"],
         replications=1,
@@ -227,13 +227,13 @@ def test_sweep_takes_a_dict_grid_and_specs(tmp_path: Path) -> None:
 
 
 def test_progress_lines_in_a_log_change_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    quiet = lobbysim.simulate("quickstart", seed=4, progress=False, **SHORT)
+    quiet = lobbysim.simulate("one_visit", seed=4, progress=False, **SHORT)
     assert capsys.readouterr().err == ""
-    logged = lobbysim.simulate("quickstart", seed=4, progress=Progress(every=0.0), **SHORT)
+    logged = lobbysim.simulate("one_visit", seed=4, progress=Progress(every=0.0), **SHORT)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) >= 10
-    assert lines[0].startswith("simulate quickstart: ") and " min (" in lines[0]
-    assert lines[-1].startswith("simulate quickstart: 45/45 min (100%)")
+    assert lines[0].startswith("simulate one_visit: ") and " min (" in lines[0]
+    assert lines[-1].startswith("simulate one_visit: 45/45 min (100%)")
     assert_same_run(quiet, logged)
 
 
@@ -244,8 +244,8 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    lobbysim.simulate("quickstart", seed=4, horizon=30, warmup=5)
-    assert "simulate quickstart" in terminal.getvalue() and "30/30" in terminal.getvalue()
+    lobbysim.simulate("one_visit", seed=4, horizon=30, warmup=5)
+    assert "simulate one_visit" in terminal.getvalue() and "30/30" in terminal.getvalue()
 
 
 @pytest.mark.slow
@@ -253,7 +253,7 @@ def test_the_cli_logs_progress_without_a_terminal_and_quiet_silences_it(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOBBYSIM_PROGRESS_EVERY", "0")
-    argv = ["compare", "quickstart", "--policies", "draw_chance,oracle", "--replications", "2"]
+    argv = ["compare", "one_visit", "--policies", "draw_chance,oracle", "--replications", "2"]
     argv += ["--set", "horizon=40", "--set", "warmup=10", "--jobs", "2"]
     assert main([*argv, "--out", str(tmp_path / "a")]) == 0
     err = capfd.readouterr().err.splitlines()

@@ -230,25 +230,25 @@ def test_input_files_that_are_pipes_devices_or_too_large_are_not_read(
 def test_an_edited_local_copy_wins_over_the_bundled_scenario_and_says_so(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["init", "quickstart"]) == 0
-    local = work / "quickstart.yaml"
+    assert main(["init", "one_visit"]) == 0
+    local = work / "one_visit.yaml"
     local.write_text(TINY.replace("name: tiny", "name: edited"))
     capsys.readouterr()
-    assert find_scenario("quickstart") == Path("quickstart.yaml")
-    bundled = bundled_scenarios()["quickstart"]
+    assert find_scenario("one_visit") == Path("one_visit.yaml")
+    bundled = bundled_scenarios()["one_visit"]
     note = (
-        "scenario: quickstart.yaml, the file in this folder (not the bundled scenario "
-        f"quickstart, {bundled})"
+        "scenario: one_visit.yaml, the file in this folder (not the bundled scenario "
+        f"one_visit, {bundled})"
     )
-    assert main(["run", "quickstart", "--out", "out", "-q", "--jobs", "1"]) == 0
+    assert main(["run", "one_visit", "--out", "out", "-q", "--jobs", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == note
     assert "name: edited" in (work / "out" / "scenario.yaml").read_text()
-    assert main(["validate", "quickstart.yaml"]) == 0  # the name as given: the same note
-    assert capsys.readouterr().out.splitlines() == [note, "quickstart.yaml: ok"]
+    assert main(["validate", "one_visit.yaml"]) == 0  # the name as given: the same note
+    assert capsys.readouterr().out.splitlines() == [note, "one_visit.yaml: ok"]
     local.unlink()
-    assert find_scenario("quickstart") == bundled  # no local file: the bundled one, silently
-    assert main(["validate", "quickstart"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["quickstart: ok"]
+    assert find_scenario("one_visit") == bundled  # no local file: the bundled one, silently
+    assert main(["validate", "one_visit"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["one_visit: ok"]
 
 
 # --- 4. rater parameters whose arithmetic overflows -------------------------------------------

@@ -30,7 +30,7 @@ REPR_LIMIT = 1_000
 
 @pytest.fixture(scope="module")
 def run() -> NotebookSimulationResult:
-    return lobbysim.simulate("quickstart", seed=3, progress=False, **SHORT)
+    return lobbysim.simulate("one_visit", seed=3, progress=False, **SHORT)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> tuple[NotebookExperime
     written to a folder as well."""
     out = tmp_path_factory.mktemp("notebook") / "compare"
     result = lobbysim.compare(
-        "quickstart", replications=2, overrides=SHORT, out=out, report=False, progress=False
+        "one_visit", replications=2, overrides=SHORT, out=out, report=False, progress=False
     )
     return result, out
 
@@ -64,10 +64,10 @@ def test_the_api_docstrings_examples_run() -> None:
 def test_a_runs_repr_is_short_and_says_what_was_run(run: NotebookSimulationResult) -> None:
     text = repr(run)
     assert len(text) < 600
-    assert text.startswith("SimulationResult: quickstart, seed 3, 60 min simulated")
+    assert text.startswith("SimulationResult: one_visit, seed 3, 60 min simulated")
     assert f"games {len(run.games):,}" in text and "queue_time_mean=" in text
     assert "game_id" not in text  # no frame dumped
-    plain = experiments_simulate(lobbysim.load_scenario("quickstart", **SHORT), 3)
+    plain = experiments_simulate(lobbysim.load_scenario("one_visit", **SHORT), 3)
     assert type(plain) is SimulationResult and repr(plain) == text  # the view adds no text
 
 
@@ -78,7 +78,7 @@ def test_a_runs_html_is_a_table_of_its_key_metrics_with_units(
     assert "<table>" in page and "<td>queue_time_mean</td>" in page and "<td>min</td>" in page
     assert "<body" not in page and "<style" not in page  # embeddable: no page, no page style
     assert len(page) < 3_000
-    plain = experiments_simulate(lobbysim.load_scenario("quickstart", **SHORT), 3)
+    plain = experiments_simulate(lobbysim.load_scenario("one_visit", **SHORT), 3)
     assert "<table" in plain._repr_html_() and "games_per_hour" in plain._repr_html_()
 
 
@@ -96,7 +96,7 @@ def test_the_metrics_series_and_table_are_the_dict(run: NotebookSimulationResult
 
 def test_a_streamed_runs_repr_names_its_folder(tmp_path: Path) -> None:
     streamed = lobbysim.simulate(
-        "quickstart", seed=3, records_dir=tmp_path, records__stream=True, progress=False, **SHORT
+        "one_visit", seed=3, records_dir=tmp_path, records__stream=True, progress=False, **SHORT
     )
     assert streamed.games is None
     assert f"records streamed to {tmp_path}" in repr(streamed)
@@ -122,7 +122,7 @@ def test_a_comparisons_repr_is_its_headline_cut_short(
     assert len(text) < REPR_LIMIT
     first = text.splitlines()[0]
     assert first == (
-        "ExperimentResult: quickstart: 3 policies x 2 replications: draw_chance (baseline), "
+        "ExperimentResult: one_visit: 3 policies x 2 replications: draw_chance (baseline), "
         "uniform_random, oracle"
     )
     headline = headline_text(experiment_headline(result))
@@ -154,7 +154,7 @@ def test_replications_is_the_per_replication_table_everywhere(
     folder = lobbysim.load_run(out)
     assert folder.metrics is folder.replications
     pd.testing.assert_frame_equal(folder.replications, result.replications)
-    plain = run_experiment(lobbysim.load_scenario("quickstart", **SHORT), ["draw_chance"], 1)
+    plain = run_experiment(lobbysim.load_scenario("one_visit", **SHORT), ["draw_chance"], 1)
     assert type(plain) is ExperimentResult and plain.replications is plain.metrics
     assert len(repr(plain)) < 300 and "replications (= .metrics, 1 x" in repr(plain)
 
@@ -166,7 +166,7 @@ def test_a_folders_repr_and_html_are_its_headline(
     folder = lobbysim.load_run(out)
     text = repr(folder)
     assert len(text) < REPR_LIMIT
-    assert text.startswith(f"RunFolder {out}: quickstart: 3 policies x 2 replications")
+    assert text.startswith(f"RunFolder {out}: one_visit: 3 policies x 2 replications")
     assert folder.headline == result.headline  # the same headline, read back from the tables
     assert folder.headline.splitlines()[0] in text
     assert ".records(policy, kind); no report" in text
@@ -176,7 +176,7 @@ def test_a_folders_repr_and_html_are_its_headline(
 
 
 def test_a_folder_the_cli_wrote_for_one_policy(tmp_path: Path) -> None:
-    scenario = lobbysim.load_scenario("quickstart", replications=2, **SHORT)
+    scenario = lobbysim.load_scenario("one_visit", replications=2, **SHORT)
     path = tmp_path / "q.yaml"
     path.write_text(yaml.safe_dump(scenario.to_dict()))
     out = tmp_path / "run"
@@ -184,7 +184,7 @@ def test_a_folder_the_cli_wrote_for_one_policy(tmp_path: Path) -> None:
     folder = lobbysim.load_run(out)
     assert folder.differences is None and folder.metrics is folder.replications
     text = repr(folder)
-    assert len(text) < REPR_LIMIT and "quickstart: draw_chance, 2 replications" in text
+    assert len(text) < REPR_LIMIT and "one_visit: draw_chance, 2 replications" in text
     assert "Headline: draw_chance, mean [95% CI] over 2 replications." in text
     assert "report: report.html" in text
     page = folder._repr_html_()

@@ -284,7 +284,12 @@ def test_init_without_a_name_lists_the_bundled_scenarios(
     assert capsys.readouterr().out.splitlines() == listed
     rows = {line.split()[0]: line.split(None, 1)[1] for line in listed[1:]}
     assert list(rows) == list(bundled_scenarios())
-    assert rows["quickstart"] == "a small 1v1 lobby, eight simulated hours, five replications."
+    assert rows["quickstart"] == (
+        "a small 1v1 game with a persistent player base, two simulated days, ten replications."
+    )
+    assert rows["one_visit"] == (
+        "a small 1v1 lobby of one-visit players, eight simulated hours, five replications."
+    )
 
 
 @pytest.mark.slow

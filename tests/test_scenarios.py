@@ -28,6 +28,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
     names = {p.stem for p in SCENARIOS}
     assert {
         "quickstart",
+        "one_visit",
         "paper_top",
         "paper_bottom",
         "paper_middle",

@@ -221,7 +221,7 @@ OLD_KEYS = [
 
 
 def test_a_bundled_scenario_without_a_base_has_exactly_the_old_metrics() -> None:
-    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    scenario = load_scenario(ROOT / "scenarios" / "one_visit.yaml")
     assert scenario.base is None
     result = simulate(scenario.replace(horizon=120.0, warmup=30.0))
     assert list(result.metrics) == OLD_KEYS

@@ -150,7 +150,7 @@ ONE_V_ONE = {
             ),
             id="1v1-every-arrival",
         ),
-        pytest.param(lambda: shortened("quickstart", 240), id="quickstart"),
+        pytest.param(lambda: shortened("one_visit", 240), id="one_visit"),
         pytest.param(lambda: shortened("mechwarrior_ffa", 300), id="ffa"),
         pytest.param(lambda: shortened("team_4v4", 300), id="team"),
         pytest.param(

@@ -201,13 +201,13 @@ def test_simpys_private_state_is_checked_loudly() -> None:
 def test_validate_verbose_prints_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
     from lobbysim.cli import main
 
-    assert main(["validate", "-v", "quickstart", "live_game"]) == 0
+    assert main(["validate", "-v", "one_visit", "live_game"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "quickstart: ok" in out and "live_game: ok" in out
+    assert "one_visit: ok" in out and "live_game: ok" in out
     plan_lines = [line for line in out if line.startswith("  on ") or line.startswith("  off")]
     assert len(plan_lines) == 2 * len(KERNELS)
     assert any("small_pool:" in line and "pools of 2 to 8" in line for line in plan_lines)
     assert any("small_pool:" in line and "rematch rule" in line for line in plan_lines)
     assert all(len(line) <= 100 for line in out)
-    assert main(["validate", "quickstart"]) == 0
+    assert main(["validate", "one_visit"]) == 0
     assert "small_pool" not in capsys.readouterr().out
