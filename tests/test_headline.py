@@ -38,6 +38,8 @@ from lobbysim.reporting.headline import (
     TERMINAL_WIDTH,
     Estimate,
     build_headline,
+    constant_metrics,
+    constant_note,
     experiment_headline,
     item_sentence,
     value_text,
@@ -424,3 +426,51 @@ def test_intervals_are_cut_to_the_support() -> None:
     differences = paired_differences(metrics, "base").set_index("metric")
     assert interval(np.array([-1.0, -1.0, -0.8]))[3] < -1.0
     assert differences.loc["draw_prob_true_mean", "ci_low"] == -1.0
+
+
+def test_a_queue_time_without_a_difference_says_what_was_detectable_in_seconds() -> None:
+    differences = _differences([("a", "queue_time_mean", 0.01, -0.1, 0.12, 0.6)])
+    metrics, policies = ["queue_time_mean"], ["base", "a"]
+    (item,) = build_headline(differences, _summary(policies, metrics), policies, metrics, 5).items
+    # sd 0.1 min over 5 pairs: detectable 0.166 min, shown as 9.97 s like the difference itself
+    assert item_sentence(item, "base") == (
+        "no policy differs significantly from base "
+        "(closest: a +0.600 s [-6.00, +7.20], adjusted p 0.6; "
+        "detectable: ±9.97 s at 80% power with 5 replications; "
+        "~14 replications would detect half that, ±4.99 s)"
+    )
+
+
+def test_a_measure_no_policy_moves_is_left_out_of_the_headline_with_a_note() -> None:
+    runs = pd.DataFrame(
+        {
+            "policy": ["a", "a", "b", "b"],
+            "replication": [0, 1, 0, 1],
+            "abandonment_rate": [0.0, 0.0, 0.0, 0.0],
+            "queue_time_mean": [0.5, 0.5, 0.5, 0.6],  # one run differs: kept
+            "skill_gap_true_mean": [1.0, 1.0, 1.0, np.nan],  # a run without a value: kept
+        }
+    )
+    metrics = ["abandonment_rate", "queue_time_mean", "skill_gap_true_mean", "absent"]
+    assert constant_metrics(runs, metrics) == {"abandonment_rate": 0.0}
+    assert constant_note("abandonment_rate", 0.0) == (
+        "abandonment rate is 0 in every replication of every policy: left out of the headline "
+        "(no policy moves it here)"
+    )
+    assert constant_note("queue_time_mean", 0.0).startswith("mean queue time is 0 s in every")
+
+
+@pytest.mark.slow
+def test_compare_without_patience_leaves_abandonment_out_of_the_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["compare", "one_visit", "--policies", "point_estimate,uniform_random"]
+    sets = ["--set", "horizon=120", "--set", "warmup=20", "--set", "population.patience_mean=null"]
+    out = tmp_path / "cmp"
+    assert main([*argv, *sets, "--replications", "3", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert (pd.read_csv(out / "replications.csv")["abandonment_rate"] == 0).all()
+    headline = text[text.index("Headline:") : text.index("Metrics (")]
+    assert "abandonment rate (" not in headline and "mean queue time (" in headline
+    flat = " ".join(headline.split())
+    assert "Note: abandonment rate is 0 in every replication of every policy" in flat

@@ -34,10 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
+from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, detectable_difference
 from lobbysim.reporting.answer import (
     BOUNDS,
     answer_sentence,
@@ -333,15 +334,47 @@ def experiment_headline(result: ExperimentResult) -> Headline:
     headline = build_headline(
         result.differences, result.summary, result.policies, metrics, len(result.seeds)
     )
+    # a measure no policy moves says nothing about the policies: a note, not a headline item
+    same = constant_metrics(result.metrics, metrics) if len(result.policies) > 1 else {}
+    kept = [item for item in headline.items if item.metric not in same]
     # the significant differences among real policies first, each group in headline order
     significant = (BETTER, BASELINE_BEST)
-    items = sorted(headline.items, key=lambda item: item.outcome not in significant)
+    items = sorted(kept, key=lambda item: item.outcome not in significant)
     headline = replace(headline, items=tuple(items))
     said = []
     if len(result.seeds) >= 2:
         for answer in answers(result):
             said += [answer_sentence(answer), *detail_sentences(result, answer)]
-    return replace(headline, answers=tuple(said), notes=tuple(grid_notes(result)))
+    notes = [*grid_notes(result), *(constant_note(m, v) for m, v in same.items())]
+    return replace(headline, answers=tuple(said), notes=tuple(notes))
+
+
+def constant_metrics(runs: pd.DataFrame, metrics: Sequence[str]) -> dict[str, float]:
+    """Return the metrics among ``metrics`` that take one value in every run of every policy
+    (``runs``: one row per policy and replication), each with that value.
+
+    Such a measure (no abandonment at all where players have no patience limit, a queue time of
+    0 where every game is scheduled) cannot tell policies apart, so the headline leaves it out
+    and says so (:func:`constant_note`).
+    """
+    out = {}
+    for metric in metrics:
+        if metric not in runs.columns:
+            continue
+        values = runs[metric].to_numpy(dtype=float)
+        finite = values[np.isfinite(values)]
+        if len(finite) == len(values) and len(values) and np.all(finite == finite[0]):
+            out[metric] = float(finite[0])
+    return out
+
+
+def constant_note(metric: str, value: float) -> str:
+    """Return the note for a headline measure left out because no policy moves it."""
+    shown = value_text(Estimate(value, math.nan, math.nan), metric)
+    return (
+        f"{metric_label(metric)} is {shown} in every replication of every policy: "
+        "left out of the headline (no policy moves it here)"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,13 +423,22 @@ def item_sentence(item: HeadlineItem, baseline: str) -> str:
             estimate = value_text(closest.estimate, item.metric, signed=True)
             p_value = format_p_value(closest.p_adjusted)
             parts.append(f"closest: {closest.policy} {estimate}, adjusted p {p_value}")
-        parts.append(detectable_text(closest.sd, closest.n, shown_unit(item.metric)))
+        parts.append(_detectable(closest, item.metric))
         return f"{text} ({'; '.join(parts)})"
     if item.outcome == NO_INTERVAL:
         return f"{_levels_text(item)}; n/a (1 replication): no verdict"
     if item.outcome == LEVEL:
         return _levels_text(item)
     return "no data"
+
+
+def _detectable(difference: Difference, metric: str) -> str:
+    """Return :func:`detectable_text` for a difference, a queue time's sizes in seconds where
+    they are under two minutes (as the differences themselves are shown)."""
+    sd, unit = difference.sd, shown_unit(metric)
+    if metric_unit(metric) == "min" and detectable_difference(sd, difference.n) < 2:
+        sd, unit = 60 * sd, "s"
+    return detectable_text(sd, difference.n, unit)
 
 
 def headline_lead(headline: Headline) -> str:
@@ -444,15 +486,18 @@ size with its unit, a p-value."""
 _NO_BREAK = "\u00a0"
 
 
-def wrap_terminal(line: str, width: int = TERMINAL_WIDTH, indent: str = "    ") -> list[str]:
+def wrap_terminal(
+    line: str, width: int = TERMINAL_WIDTH, indent: str = "    ", *, clauses: bool = True
+) -> list[str]:
     """Return ``line`` wrapped to ``width`` characters, continued lines indented by ``indent``.
 
-    Breaks after a clause's ``"; "`` where it can, otherwise between words, never inside an
-    interval, a p-value or a ± size (a word longer than ``width`` stays whole).
+    Breaks after a clause's ``"; "`` where it can (with ``clauses``; without, lines are filled),
+    otherwise between words, never inside an interval, a p-value or a ± size (a word longer than
+    ``width`` stays whole).
     """
     kept = _UNBROKEN.sub(lambda m: m.group().replace(" ", _NO_BREAK), line)
     packed: list[str] = []
-    for clause in re.split(r"(?<=;) ", kept):
+    for clause in re.split(r"(?<=;) ", kept) if clauses else [kept]:
         if packed and len(packed[-1]) + 1 + len(clause) <= width:
             packed[-1] += " " + clause
         else:
