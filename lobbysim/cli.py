@@ -414,6 +414,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
     from lobbysim.experiments.sweeps import SweepError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
+    from lobbysim.reporting.document import HTML_FILE
+    from lobbysim.reporting.sweep_headline import build_sweep_headline, sweep_headline_text
     from lobbysim.scenario import ScenarioError
 
     policies = _policy_names(args.policies)
@@ -456,7 +458,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
             f"(seed {row.seed}): {last}",
             file=sys.stderr,
         )
-    print(f"wrote {outcome.folder}")
+    print(sweep_headline_text(build_sweep_headline(outcome.results, sweep.grid_keys)))
+    print(f"wrote {outcome.folder}\nReport: {outcome.folder / HTML_FILE}")
     return 1 if len(outcome.failures) else 0
 
 

@@ -119,9 +119,10 @@ def _percent(value: float) -> str:
     return f"{100 * value:.0f}%" if math.isfinite(value) else "n/a"
 
 
-def _costs(result: ExperimentResult, policy: str, metrics: Sequence[str]) -> dict[str, Cost]:
-    """Return a policy's paired differences from random pairing on ``metrics``."""
-    frame = result.metrics[result.metrics["policy"].isin([UNIFORM_POLICY, policy])]
+def _costs(runs: pd.DataFrame, policy: str, metrics: Sequence[str]) -> dict[str, Cost]:
+    """Return a policy's paired differences from random pairing on ``metrics`` (``runs``: one
+    row per policy and replication)."""
+    frame = runs[runs["policy"].isin([UNIFORM_POLICY, policy])]
     wanted = [m for m in metrics if m in frame.columns]
     differences = paired_differences(frame[["policy", "replication", *wanted]], UNIFORM_POLICY)
     out = {}
@@ -134,19 +135,26 @@ def _costs(result: ExperimentResult, policy: str, metrics: Sequence[str]) -> dic
 
 def answers(result: ExperimentResult) -> list[Answer]:
     """Return each real policy's answer (none without both bounds in the comparison)."""
-    if not has_bounds(result.policies):
+    return runs_answers(result.metrics, result.policies)
+
+
+def runs_answers(runs: pd.DataFrame, policies: Sequence[str]) -> list[Answer]:
+    """Return each real policy's answer from per-run metrics, one row per policy and replication
+    (``policy``, ``replication``, the metrics): a comparison's, or one sweep cell's; none
+    without both bounds among ``policies``."""
+    if not has_bounds(policies):
         return []
-    columns = set(result.metrics.columns)
+    columns = set(runs.columns)
     fairness = next((m for m in ORACLE_SHARE_METRICS if m in columns), None)
     if fairness is None:
         return []
-    shares = oracle_shares(result.metrics, names=[fairness]).set_index("policy")
+    shares = oracle_shares(runs, names=[fairness]).set_index("policy")
     out = []
-    for policy in result.policies:
+    for policy in policies:
         if policy in BOUNDS or policy not in shares.index:
             continue
         row = shares.loc[policy]
-        costs = _costs(result, policy, [m for m, _ in COSTS])
+        costs = _costs(runs, policy, [m for m, _ in COSTS])
         out.append(
             Answer(
                 policy,
@@ -202,7 +210,7 @@ def detail_sentences(result: ExperimentResult, answer: Answer) -> list[str]:
     world = result.scenario.world
     if world is not None:
         metrics = [f"queue_time_mean@{r}" for r in world.region_names]
-        costs = _costs(result, answer.policy, metrics)
+        costs = _costs(result.metrics, answer.policy, metrics)
         parts = [
             f"{name} {duration_text(c.mean, c.low, c.high)}"
             for name in world.region_names

@@ -17,9 +17,12 @@ its per-run metrics (``results``, one row per successful run) and its failed run
   when that rater has one;
 - ``by_<key>.png`` per swept key: small panels of the headline metrics against that key's
   values, one line per policy, the other swept keys averaged over;
-- ``report.md`` and ``report.html``: the set-up, the two trade-offs with a plain-language list
-  of the frontier points, the per-key figures, a table of every cell's headline metrics and the
-  failed runs. Both are rendered from one list of content blocks with the renderers of
+- ``report.md`` and ``report.html``: first the headline
+  (:mod:`lobbysim.reporting.sweep_headline`: per setting of the keys the matchmaker does not
+  choose, the fairest choice, the quickest, the Pareto-efficient ones and, with both bounds, what
+  each buys), then the set-up, the two trade-offs with a plain-language list of the frontier
+  points, the per-key figures, a table of every cell's headline metrics (folded in the HTML)
+  and the failed runs. Both are rendered from one list of content blocks with the renderers of
   :mod:`lobbysim.reporting.document`, and depend only on the input: the same input gives the
   same bytes.
 
@@ -41,6 +44,7 @@ from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
     format_interval,
+    md_details,
     md_figure,
     md_heading,
     md_items,
@@ -54,6 +58,7 @@ from lobbysim.reporting.sweep_figures import (
     axis_label,
     write_sweep_figures,
 )
+from lobbysim.reporting.sweep_headline import build_sweep_headline, sweep_headline_blocks
 from lobbysim.reporting.sweep_summary import (
     DRAW_METRIC,
     QUEUE_METRIC,
@@ -285,8 +290,7 @@ def _cells_blocks(
         return [*blocks, md_text("No run succeeded, so there is nothing to tabulate.")]
     header, rows = cells_table(results, summary, grid_keys, driver)
     meanings = [(m, metric_meaning(m)) for m in header[3 + len(grid_keys) :]]
-    return [
-        *blocks,
+    table = [
         md_text(
             f"Per cell and policy: the grid values, the successful replications (runs) and "
             f"the headline metrics as the mean over replications [{CONFIDENCE:.0%} "
@@ -296,6 +300,10 @@ def _cells_blocks(
         ),
         md_table(header, rows),
         md_items([(m, t) for m, t in meanings if t]),
+    ]
+    return [
+        *blocks,
+        md_details(f"Every cell's headline metrics ({_count(len(rows), 'row')})", table),
     ]
 
 
@@ -327,13 +335,15 @@ def sweep_report_blocks(
     driver: str,
     scenario_line: str = "",
 ) -> list[Block]:
-    """Return the sweep report's content, in order, for the renderers of the document model."""
+    """Return the sweep report's content, in order, for the renderers of the document model: the
+    title, what was run, the headline (:mod:`lobbysim.reporting.sweep_headline`), then the rest."""
     policies = policies_in(results)
     by_file = {f.file: f for f in figures}
     setup = _setup_items(results, failures, grid_keys, policies, driver, scenario_line)
     return [
         md_heading(title, level=1),
         md_text(_description(results, failures, grid_keys, policies)),
+        *sweep_headline_blocks(build_sweep_headline(results, grid_keys)),
         md_heading("Set-up"),
         md_items(setup),
         *_tradeoff_blocks(summary, grid_keys, by_file, driver),
