@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_run_parsers(subparsers)
     _add_sweep_parser(subparsers)
+    _add_tune_parser(subparsers)
     _add_paper_parser(subparsers)
     _add_init_parser(subparsers)
     from lobbysim.commands.rules import add_rules_parser
@@ -461,6 +462,105 @@ def _run_sweep(args: argparse.Namespace) -> int:
     print(sweep_headline_text(build_sweep_headline(outcome.results, sweep.grid_keys)))
     print(f"wrote {outcome.folder}\nReport: {outcome.folder / HTML_FILE}")
     return 1 if len(outcome.failures) else 0
+
+
+def _add_tune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lobbysim tune``: the best setting within constraints, found by simulation."""
+    tune = subparsers.add_parser(
+        "tune",
+        help="find the best setting of some scenario fields within constraints, by simulation",
+        description=(
+            "Search the --space file's fields (ranges, choices, expansion schedules) for the "
+            "setting that optimises its objective while keeping its constraints at the "
+            "pessimistic end of their 95%% intervals, on common random numbers, with more "
+            "replications for the promising candidates; then re-evaluate the best on fresh seeds "
+            "against the scenario as it is. Resumable: running the same study again reads every "
+            "finished run. Writes trials.csv, evaluation.csv, differences.csv, tuned.yaml and a "
+            "report into --out (default: outputs/<scenario name>-tune-<hash of the study>). "
+            "Needs Optuna: pip install 'lobbysim[tune]'."
+        ),
+    )
+    tune.add_argument(
+        "scenario",
+        type=Path,
+        help="the scenario YAML file, or a bundled scenario's name (lobbysim init --list)",
+    )
+    tune.add_argument(
+        "--space", type=Path, required=True, help="the study's YAML file (docs/tune.md)"
+    )
+    tune.add_argument(
+        "--seed", type=int, default=None, help="master seed (default: the scenario's)"
+    )
+    tune.add_argument("--out", type=Path, default=None, help="the study's folder")
+    tune.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field before tuning (repeatable)",
+    )
+    tune.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default: the CPUs available); the results do not depend on it",
+    )
+    tune.add_argument(
+        "--executor",
+        default="local",
+        choices=["local", "dask", "dask-local"],
+        help="local process pool (default), an existing Dask cluster (with --scheduler), or a "
+        "Dask LocalCluster; Dask needs: pip install 'lobbysim[dask]'",
+    )
+    tune.add_argument(
+        "--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler"
+    )
+    _add_quiet(tune)
+    tune.set_defaults(handler=_run_tune)
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim tune``: exit 0 with an answer, 1 when no trial was feasible."""
+    from lobbysim.commands.run import RunError
+    from lobbysim.commands.sweep import check_executor
+    from lobbysim.commands.tune import default_folder, load_study, tune
+    from lobbysim.experiments.sweeps import SweepError
+    from lobbysim.paper import default_jobs
+    from lobbysim.registry import PluginError
+    from lobbysim.reporting.document import HTML_FILE
+    from lobbysim.reporting.tune import tune_headline_text
+    from lobbysim.scenario import ScenarioError
+    from lobbysim.tune.space import SpaceError
+    from lobbysim.tune.study import TuneError
+
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    _say_which_file(args.scenario)
+    try:
+        if jobs < 1:
+            raise TuneError(f"--jobs: expected a whole number >= 1, got {jobs}")
+        check_executor(args.executor, args.scheduler)
+        scenario, space = load_study(args.scenario, args.space, sets=args.sets, seed=args.seed)
+        folder = args.out if args.out is not None else default_folder(scenario, space)
+        result = tune(
+            scenario,
+            space,
+            folder,
+            executor=args.executor,
+            jobs=jobs,
+            scheduler=args.scheduler,
+            progress=_display(args),
+            note=None if args.quiet else _print_wrapped,
+        )
+    except (SpaceError, TuneError, SweepError, RunError, ScenarioError, PluginError) as exc:
+        raise UserError(str(exc)) from None
+    print(tune_headline_text(result))
+    if result.tuned is not None:
+        print(f"wrote {folder} (tuned.yaml: the scenario with the best setting)")
+    else:
+        print(f"wrote {folder}")
+    print(f"Report: {folder / HTML_FILE}")
+    return 0 if result.best is not None else 1
 
 
 def _count(text: str) -> int:

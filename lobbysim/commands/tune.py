@@ -1,0 +1,138 @@
+"""``lobbysim tune``: the best setting of a scenario within constraints, found by simulation.
+
+Loads the scenario and the space (:mod:`lobbysim.tune.space`), runs or resumes the study
+(:mod:`lobbysim.tune.study`) in its folder and writes, beside the run store:
+
+* ``trials.csv``: one row per trial (settings, replications, promoted, objective with its 95%
+  interval, each constraint's metric and its pessimistic interval end, feasible, error);
+* ``evaluation.csv`` (the best trial and the scenario as it is on fresh seeds, one row per run)
+  and ``differences.csv`` (their paired differences, tuned minus scenario);
+* ``tuned.yaml``: the scenario with the best settings, which ``lobbysim run`` runs as it is;
+* ``scenario.yaml`` and ``space.yaml``: what was tuned, and how;
+* ``report.html`` and ``report.md`` (:mod:`lobbysim.reporting.tune`).
+
+The folder defaults to ``outputs/<name>-tune-<hash of the scenario and the space>``: running the
+same study again resumes it, reading every finished run from its store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lobbysim.commands.run import check_scenario, load_run_scenario
+from lobbysim.commands.sweep import check_executor
+from lobbysim.experiments.store import tmp_name, write_text
+from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.scenario import Scenario
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.tune.space import Space, load_space
+from lobbysim.tune.study import StudyResult, check_study_folder, run_study, study_folder_name
+
+
+def load_study(
+    path: str | Path | Scenario,
+    space: str | Path | Mapping[str, Any],
+    *,
+    sets: Sequence[str] = (),
+    seed: int | None = None,
+) -> tuple[Scenario, Space]:
+    """Return the scenario (with ``--set`` overrides and ``seed``) and its checked space.
+
+    Raises:
+        ScenarioError, PluginError, RunError, SpaceError: one line per problem.
+    """
+    if isinstance(path, Scenario):
+        scenario = as_scenario(path, list(sets)) if sets else path
+    else:
+        scenario = load_run_scenario(path, sets)
+    if seed is not None:
+        scenario = scenario.replace(seed=seed)
+    check_scenario(scenario, held_runs=0)
+    return scenario, load_space(space, scenario)
+
+
+def default_folder(scenario: Scenario, space: Space, base: Path = Path("outputs")) -> Path:
+    """Return the default folder: the same for the same study, so running it again resumes."""
+    return base / study_folder_name(scenario, space)
+
+
+def tune(
+    scenario: Scenario,
+    space: Space,
+    folder: Path,
+    *,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: ProgressLike = None,
+    note: Callable[[str], None] | None = None,
+    report: bool = True,
+) -> StudyResult:
+    """Run (or resume) the study in ``folder``, then write its tables, tuned scenario and
+    report (see the module docstring)."""
+    check_executor(executor, scheduler)
+    check_study_folder(scenario, space, folder)
+    display = as_progress(progress)
+    result = run_study(
+        scenario,
+        space,
+        folder,
+        executor=executor,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=display,
+        note=note,
+    )
+    with display.stage("tune tables and report", "steps", 2) as update:
+        write_outputs(scenario, result, folder)
+        update(1)
+        if report:
+            _write_report(scenario, result, folder)
+        update(2)
+    return result
+
+
+def _yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def write_outputs(scenario: Scenario, result: StudyResult, folder: Path) -> None:
+    """Write the study's tables and scenarios into ``folder``, each file whole or not at all."""
+    write_text(folder / "trials.csv", result.table().to_csv(index=False))
+    write_text(folder / "scenario.yaml", _yaml(scenario.to_dict()))
+    write_text(folder / "space.yaml", _yaml(result.space.to_dict()))
+    if result.tuned is not None:
+        write_text(folder / "evaluation.csv", result.evaluation.to_csv(index=False))
+        write_text(folder / "differences.csv", result.differences.to_csv(index=False))
+        tuned = result.tuned.replace(name=f"{scenario.name}_tuned")
+        number = result.best.number if result.best is not None else "?"
+        header = (
+            f"# {scenario.name} tuned by lobbysim tune (trial {number} of the study in this "
+            "folder; report.html has the evidence)\n"
+        )
+        write_text(folder / "tuned.yaml", header + _yaml(tuned.to_dict()))
+    else:
+        for name in ("evaluation.csv", "differences.csv", "tuned.yaml"):
+            (folder / name).unlink(missing_ok=True)  # a stale answer of an earlier version
+
+
+def _write_report(scenario: Scenario, result: StudyResult, folder: Path) -> None:
+    from lobbysim.reporting.tune import write_tune_report
+
+    tmp = tmp_name(folder / "report")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        written = [*write_tune_report(result, tmp, f"Tuning: {scenario.name}")]
+        written += [p for p in tmp.glob("*.png")]
+        for path in written:
+            os.replace(path, folder / path.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

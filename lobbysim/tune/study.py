@@ -1,0 +1,610 @@
+"""A tuning study: the fairest setting within a budget, found by simulation on common seeds.
+
+The optimiser is Optuna's TPE sampler with constraints (:func:`optuna.samplers.TPESampler`,
+``constraints_func``): it models good and bad regions of the space from the trials so far,
+handles numbers, whole numbers and choices alike, needs nothing heavier than numpy, and is
+deterministic for a given seed and history. That last property makes a study resumable: the
+study is replayed from its seed, every run whose result is in the folder's store is read
+instead of run, and so a killed study, run again, proposes the same trials and reaches the same
+answer. (Bayesian optimisation with Gaussian processes, as in Ax/BoTorch, models noisy
+constraints more finely but needs PyTorch.)
+
+**Common random numbers.** Replication r of every trial runs on the same seed (the scenario's
+replication seeds), so two trials differ only by their settings, and the paired difference of
+two trials over their shared seeds is much sharper than their separate intervals.
+
+**Racing.** Each trial first gets ``first`` replications. It is *promoted* to ``most`` when it
+may be the best: the optimistic end of its 95% interval keeps every constraint, and its paired
+difference from its rival over their shared seeds leaves it a chance of being better (the better
+end of the difference's 50% interval is on the better side of 0, :data:`RACE_CONFIDENCE`). The
+rival is the best trial so far or, before there is one, the batch's best mean. Promotions are
+decided batch by batch against the best before the batch, so the decisions do not depend on the
+order in which parallel runs finish.
+
+**Feasible with confidence.** A trial is feasible when the pessimistic end of each constraint's
+95% interval over its replications keeps it (the upper end for ``<=``); the best trial is the
+feasible trial with ``most`` replications and the best mean objective. The optimiser is told the
+mean objective and each constraint's mean violation.
+
+**An honest answer.** The best trial is then run again, with the scenario as it is, on
+``evaluate`` fresh seeds (replication seeds ``most`` onward, which no trial ran on), and the
+answer is their paired difference, so the winner's curse of choosing on the same noise that
+measured it does not flatter it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from lobbysim import RESULTS_VERSION, __version__
+from lobbysim.experiments.executors import DaskSession, run_local
+from lobbysim.experiments.replications import paired_differences, replication_seeds
+from lobbysim.experiments.store import RunStore, tmp_name, write_text
+from lobbysim.experiments.sweeps import NOT_IN_KEY, Cell, SweepRun, digest, run_key
+from lobbysim.outputs import creation_problem
+from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.tune.space import Choices, Range, Space, apply
+
+MANIFEST = "tune.json"
+TUNED = "tuned"
+OWN = "scenario"
+CONFIDENCE = 0.95
+
+OPTUNA_MISSING = (
+    "lobbysim tune needs Optuna, which is not installed; install it with: "
+    "pip install 'lobbysim[tune]'"
+)
+
+
+class TuneError(ValueError):
+    """A problem with a study's folder or its options; one line per problem."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its 95% interval over replications (NaN ends with fewer than 2)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Interval:
+        x = np.asarray(values, dtype=float)
+        x = x[np.isfinite(x)]
+        n = len(x)
+        if n == 0:
+            return cls(math.nan, math.nan, math.nan, 0)
+        mean = float(x.mean())
+        if n < 2:
+            return cls(mean, math.nan, math.nan, n)
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+        return cls(mean, mean - half, mean + half, n)
+
+
+@dataclass
+class Trial:
+    """One candidate setting and what its replications gave.
+
+    Attributes:
+        number: 1-based, in the order the optimiser proposed it.
+        drawn: the searched dimensions' values (by name).
+        values: the scenario fields it sets (path -> value).
+        runs: per replication (1-based) its metrics, for the replications run.
+        error: why the candidate could not run (an invalid scenario, a failed run), or None.
+        promoted: whether it earned ``most`` replications.
+    """
+
+    number: int
+    drawn: dict[str, Any]
+    values: dict[str, Any]
+    runs: dict[int, dict[str, float]] = field(default_factory=dict)
+    error: str | None = None
+    promoted: bool = False
+
+    def metric(self, name: str) -> list[float]:
+        return [float(self.runs[r].get(name, math.nan)) for r in sorted(self.runs)]
+
+    def estimate(self, name: str) -> Interval:
+        return Interval.of(self.metric(name))
+
+
+@dataclass
+class StudyResult:
+    """What a study found.
+
+    Attributes:
+        space: the study's definition.
+        trials: every trial, in order.
+        best: the best feasible trial (None: no trial was feasible).
+        closest: with no feasible trial, the one nearest to feasibility.
+        evaluation: the best trial and the scenario as it is on fresh seeds, one row per
+            policy label (``tuned``, ``scenario``) and replication (empty without a best).
+        differences: their paired differences, tuned minus scenario (empty without a best).
+        simulations: runs the search needed (first rungs and promotions).
+        evaluations: runs of the final re-evaluation.
+        tuned: the scenario with the best trial's settings (None without a best).
+    """
+
+    space: Space
+    trials: list[Trial]
+    best: Trial | None
+    closest: Trial | None
+    evaluation: pd.DataFrame
+    differences: pd.DataFrame
+    simulations: int
+    evaluations: int
+    tuned: Scenario | None
+
+    def table(self) -> pd.DataFrame:
+        """Return one row per trial (``trials.csv``)."""
+        return trials_table(self.space, self.trials)
+
+
+def feasible(space: Space, trial: Trial, optimistic: bool = False) -> bool:
+    """Whether every constraint holds at the pessimistic (or optimistic) end of its interval."""
+    if trial.error is not None or not trial.runs:
+        return False
+    for c in space.constraints:
+        e = trial.estimate(c.metric)
+        if e.n < 2:
+            return False
+        end = (
+            (e.low if optimistic else e.high) if c.op == "<=" else (e.high if optimistic else e.low)
+        )
+        if not math.isfinite(end) or c.violation(end) > 0:
+            return False
+    return True
+
+
+def violation(space: Space, trial: Trial) -> float:
+    """Return the summed pessimistic violations, each relative to its bound's size."""
+    total = 0.0
+    for c in space.constraints:
+        e = trial.estimate(c.metric)
+        end = e.high if c.op == "<=" else e.low
+        if not math.isfinite(end):
+            return math.inf
+        total += max(0.0, c.violation(end)) / max(abs(c.bound), 1e-12)
+    return total
+
+
+def _better(space: Space, a: float, b: float) -> bool:
+    return a < b if space.minimize else a > b
+
+
+#: The two-sided level of the racing interval: a candidate is promoted while the better end of
+#: the 50% interval of its paired difference from its rival (the mean less one quartile of the
+#: t distribution's spread) is on the better side of 0. With the 2 or 3 replications of a first
+#: rung a 95% interval would promote nearly everything; the final answer does not rest on
+#: this choice (it is measured on fresh seeds).
+RACE_CONFIDENCE = 0.5
+
+
+def _may_beat(space: Space, trial: Trial, best: Trial) -> bool:
+    """Whether the paired difference from ``best`` over shared seeds leaves it a chance of being
+    better (:data:`RACE_CONFIDENCE`)."""
+    shared = sorted(set(trial.runs) & set(best.runs))
+    a = np.array([trial.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
+    b = np.array([best.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
+    d = (a - b) if space.minimize else (b - a)  # positive: worse than the rival
+    d = d[np.isfinite(d)]
+    if len(d) < 2:
+        return False
+    half = stats.t.ppf(0.5 + RACE_CONFIDENCE / 2, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    return bool(d.mean() - half < 0)
+
+
+def _identity(scenario: Scenario, space: Space) -> str:
+    data = {k: v for k, v in scenario.to_dict().items() if k not in NOT_IN_KEY}
+    data["seed"] = scenario.seed
+    return digest({"scenario": data, "space": space.to_dict(), "results": RESULTS_VERSION})
+
+
+def study_folder_name(scenario: Scenario, space: Space) -> str:
+    """Return ``<name>-tune-<8 hex>``, the same for the same study (so it resumes)."""
+    from lobbysim.scenario import folder_label
+
+    return f"{folder_label(scenario.name)}-tune-{_identity(scenario, space)[:8]}"
+
+
+def check_study_folder(scenario: Scenario, space: Space, folder: Path) -> None:
+    """Raise TuneError, touching nothing, unless ``folder`` is new, empty or this study's."""
+    if folder.exists():
+        if not folder.is_dir():
+            raise TuneError(f"--out: {folder} exists and is not a folder")
+        manifest = folder / MANIFEST
+        if manifest.is_file():
+            try:
+                found = json.loads(manifest.read_text(encoding="utf-8")).get("study")
+            except (OSError, ValueError, AttributeError):
+                found = None
+            if found == _identity(scenario, space):
+                return
+            raise TuneError(
+                f"--out: {folder} holds another study (a different scenario or space); give a "
+                "new folder"
+            )
+        if any(folder.iterdir()):
+            raise TuneError(
+                f"--out: {folder} holds other files and is not a study folder (no "
+                f"{MANIFEST}); give a new or empty folder"
+            )
+        return
+    problem = creation_problem(folder)
+    if problem is not None:
+        raise TuneError(f"--out: {problem}")
+
+
+def _claim(scenario: Scenario, space: Space, folder: Path) -> None:
+    if (folder / MANIFEST).is_file():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "study": _identity(scenario, space),
+        "name": scenario.name,
+        "lobbysim": __version__,
+        "results_version": RESULTS_VERSION,
+    }
+    write_text(folder / MANIFEST, json.dumps(record, indent=1) + "\n")
+
+
+Runner = Callable[[Sequence[SweepRun]], None]
+
+
+class _Runs:
+    """Runs a list of runs not yet in the store, on the chosen executor; reads results."""
+
+    def __init__(self, store: RunStore, execute: Callable[..., None], update: Callable[[], None]):
+        self.store = store
+        self.execute = execute
+        self.update = update
+        self.count = 0  # runs needed (read from the store or run)
+
+    def metrics(self, runs: Sequence[SweepRun]) -> dict[str, dict[str, float] | str]:
+        """Return each run's metrics (by key), or its error text."""
+        self.count += len(runs)
+        done = self.store.done_keys()
+        todo = [r for r in runs if r.key not in done]
+
+        def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
+            self.store.write(run, metrics, error)
+            self.update()
+
+        if todo:
+            self.execute(todo, on_done)
+        out: dict[str, dict[str, float] | str] = {}
+        for run in runs:
+            record = self.store.read(run.key)
+            if record is not None:
+                out[run.key] = {k: float(v) for k, v in record["metrics"].items()}
+            else:
+                failed = self.store.read(run.key, failed=True)
+                out[run.key] = str((failed or {}).get("error", "the run did not finish"))
+        return out
+
+
+def _suggest(trial: Any, space: Space) -> dict[str, Any]:
+    drawn: dict[str, Any] = {}
+    for name, dim in space.dimensions().items():
+        if isinstance(dim, Choices):
+            index = trial.suggest_categorical(name, list(range(len(dim.values))))
+            drawn[name] = dim.values[index]
+        elif isinstance(dim, Range) and dim.integer:
+            drawn[name] = trial.suggest_int(name, int(dim.low), int(dim.high))
+        else:
+            drawn[name] = trial.suggest_float(name, dim.low, dim.high, log=dim.log)
+    return drawn
+
+
+def _rounded(drawn: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the draw with floats to 4 significant digits: settings a designer would type."""
+    return {k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in drawn.items()}
+
+
+def run_study(
+    scenario: Scenario,
+    space: Space,
+    folder: Path,
+    *,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: ProgressLike = None,
+    note: Callable[[str], None] | None = None,
+) -> StudyResult:
+    """Run (or resume) a study in ``folder`` and return what it found (see the module docstring).
+
+    Args:
+        scenario: the scenario to tune (its own settings are the reference of the answer).
+        space: the study (:func:`lobbysim.tune.space.load_space`).
+        folder: the study's folder: new, empty, or this study's (resumed).
+        executor: ``local`` (a process pool of ``jobs``), ``dask`` (``scheduler``'s cluster) or
+            ``dask-local`` (a LocalCluster of ``jobs`` workers).
+        progress: the runs, as in ``lobbysim sweep``.
+        note: called with a line after each batch of trials (trials done, best so far, feasible
+            share).
+    """
+    try:
+        import optuna
+    except ImportError:
+        raise TuneError(OPTUNA_MISSING) from None
+    check_study_folder(scenario, space, folder)
+    seeds = replication_seeds(scenario.seed, space.most + space.evaluate)
+    display = as_progress(progress)
+    with contextlib.ExitStack() as stack:
+        session = None
+        if executor != "local":
+            session = stack.enter_context(DaskSession(scheduler, jobs))
+        _claim(scenario, space, folder)
+        store = RunStore(folder)
+        update = stack.enter_context(display.stage("tune", "runs"))
+        finished = [0]
+
+        def tick() -> None:
+            finished[0] += 1
+            update(finished[0])
+
+        def execute(todo: Sequence[SweepRun], on_done: Any) -> None:
+            if session is not None:
+                session.run(todo, on_done)
+            else:
+                run_local(todo, jobs, on_done)
+
+        runs = _Runs(store, execute, tick)
+        trials = _search(optuna, scenario, space, seeds, runs, note)
+        searched = runs.count
+        best = _best(space, trials)
+        closest = None
+        evaluation = pd.DataFrame()
+        differences = pd.DataFrame()
+        tuned = None
+        if best is None:
+            candidates = [t for t in trials if t.error is None and t.runs]
+            closest = min(candidates, key=lambda t: violation(space, t), default=None)
+        else:
+            tuned = apply(scenario, best.values)
+            evaluation = _evaluate(scenario, tuned, space, seeds[space.most :], runs)
+            metrics = [space.objective, *dict.fromkeys(c.metric for c in space.constraints)]
+            differences = paired_differences(evaluation[["policy", "replication", *metrics]], OWN)
+    return StudyResult(
+        space,
+        trials,
+        best,
+        closest,
+        evaluation,
+        differences,
+        searched,
+        runs.count - searched,
+        tuned,
+    )
+
+
+def _search(
+    optuna: Any,
+    scenario: Scenario,
+    space: Space,
+    seeds: Sequence[int],
+    runs: _Runs,
+    note: Callable[[str], None] | None,
+) -> list[Trial]:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constraints_func is marked experimental
+        sampler = optuna.samplers.TPESampler(
+            seed=space.seed,
+            n_startup_trials=max(4, min(10, space.trials // 3)),
+            constraints_func=lambda t: t.user_attrs.get("constraints", [0.0]),
+            multivariate=True,
+        )
+        study = optuna.create_study(
+            direction="minimize" if space.minimize else "maximize", sampler=sampler
+        )
+    trials: list[Trial] = []
+    best: Trial | None = None
+    while len(trials) < space.trials:
+        asked: list[tuple[Any, Trial]] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(min(space.batch, space.trials - len(trials))):
+                handle = study.ask()
+                drawn = _rounded(_suggest(handle, space))
+                asked.append(
+                    (handle, Trial(len(trials) + len(asked) + 1, drawn, space.values(drawn)))
+                )
+        batch = [t for _, t in asked]
+        scenarios = {}
+        for t in batch:
+            try:
+                scenarios[t.number] = apply(scenario, t.values)
+            except ScenarioError as exc:
+                t.error = "; ".join(exc.problems)
+        _replicate(batch, scenarios, range(space.first), seeds, runs)
+        promote = _promotions(space, batch, best)
+        for t in promote:
+            t.promoted = True
+        _replicate(promote, scenarios, range(space.first, space.most), seeds, runs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for handle, t in asked:
+                if t.error is not None:
+                    study.tell(handle, state=optuna.trial.TrialState.FAIL)
+                    continue
+                value = t.estimate(space.objective).mean
+                handle.set_user_attr(
+                    "constraints",
+                    [c.violation(t.estimate(c.metric).mean) for c in space.constraints] or [0.0],
+                )
+                if math.isfinite(value):
+                    study.tell(handle, value)
+                else:
+                    study.tell(handle, state=optuna.trial.TrialState.FAIL)
+        trials += batch
+        best = _best(space, trials)
+        if note is not None:
+            note(progress_line(space, trials, best))
+    return trials
+
+
+def _promotions(space: Space, batch: Sequence[Trial], best: Trial | None) -> list[Trial]:
+    """Return the trials of a batch that earn ``most`` replications (racing).
+
+    A candidate must keep every constraint at the optimistic end of its interval. Its rival is
+    the best trial so far or, before there is one, the batch's candidate with the best mean
+    (promoted itself); a candidate is promoted unless its paired difference from the rival over
+    their shared seeds shows it worse.
+    """
+    candidates = [t for t in batch if t.error is None and feasible(space, t, optimistic=True)]
+    if not candidates:
+        return []
+    rival = best
+    chosen: list[Trial] = []
+    if rival is None:
+
+        def key(t: Trial) -> float:
+            value = t.estimate(space.objective).mean
+            return value if space.minimize else -value
+
+        rival = min(candidates, key=key)
+        chosen.append(rival)
+    chosen += [t for t in candidates if t is not rival and _may_beat(space, t, rival)]
+    return sorted(chosen, key=lambda t: t.number)
+
+
+def _replicate(
+    batch: Sequence[Trial],
+    scenarios: Mapping[int, Scenario],
+    replications: range,
+    seeds: Sequence[int],
+    runs: _Runs,
+) -> None:
+    planned = [
+        SweepRun(
+            run_key(scenarios[t.number], seeds[r]),
+            Cell(t.number, t.values),
+            TUNED,
+            r + 1,
+            seeds[r],
+            scenarios[t.number],
+        )
+        for t in batch
+        if t.error is None
+        for r in replications
+    ]
+    got = runs.metrics(planned)
+    by_trial = {t.number: t for t in batch}
+    for run in planned:
+        trial = by_trial[run.cell.number]
+        result = got[run.key]
+        if isinstance(result, str):
+            trial.error = f"replication {run.replication} (seed {run.seed}) failed: " + (
+                result.strip().splitlines()[-1] if result.strip() else "no message"
+            )
+        else:
+            trial.runs[run.replication] = result
+
+
+def _best(space: Space, trials: Sequence[Trial]) -> Trial | None:
+    best = None
+    for t in trials:
+        if len(t.runs) < space.most or not feasible(space, t):
+            continue
+        value = t.estimate(space.objective).mean
+        if best is None or _better(space, value, best.estimate(space.objective).mean):
+            best = t
+    return best
+
+
+def progress_line(space: Space, trials: Sequence[Trial], best: Trial | None) -> str:
+    """Return ``trials 8/24: best so far ... (trial 5); feasible 5 of 8``."""
+    done = len(trials)
+    ok = sum(feasible(space, t) for t in trials)
+    head = f"tune: trials {done}/{space.trials}"
+    if best is None:
+        return f"{head}: no feasible trial yet; feasible {ok} of {done}"
+    e = best.estimate(space.objective)
+    return (
+        f"{head}: best so far {space.objective} {e.mean:.4g} (trial {best.number}); "
+        f"feasible {ok} of {done}"
+    )
+
+
+def _evaluate(
+    scenario: Scenario, tuned: Scenario, space: Space, fresh: Sequence[int], runs: _Runs
+) -> pd.DataFrame:
+    planned = [
+        SweepRun(run_key(s, seed), Cell(0, {}), label, i + space.most + 1, seed, s)
+        for label, s in ((TUNED, tuned), (OWN, scenario))
+        for i, seed in enumerate(fresh)
+    ]
+    got = runs.metrics(planned)
+    rows = []
+    for run in planned:
+        result = got[run.key]
+        if isinstance(result, str):
+            raise TuneError(
+                f"the re-evaluation's run {run.policy}, seed {run.seed} failed: "
+                + (result.strip().splitlines()[-1] if result.strip() else "no message")
+            )
+        rows.append({"policy": run.policy, "replication": run.replication, **result})
+    return pd.DataFrame(rows)
+
+
+def trials_table(space: Space, trials: Sequence[Trial]) -> pd.DataFrame:
+    """Return one row per trial: its settings, replications, objective and constraints."""
+    rows = []
+    for t in trials:
+        row: dict[str, Any] = {"trial": t.number}
+        for name in space.names():
+            value = t.drawn.get(name)
+            row[name] = json.dumps(value) if isinstance(value, list | dict) else value
+        row["replications"] = len(t.runs)
+        row["promoted"] = t.promoted
+        e = t.estimate(space.objective)
+        row[space.objective] = e.mean
+        row[f"{space.objective}_low"] = e.low
+        row[f"{space.objective}_high"] = e.high
+        for c in space.constraints:
+            ce = t.estimate(c.metric)
+            if c.metric != space.objective:
+                row[c.metric] = ce.mean
+            row[f"{c.metric}_{'high' if c.op == '<=' else 'low'}"] = (
+                ce.high if c.op == "<=" else ce.low
+            )
+        row["feasible"] = feasible(space, t)
+        row["error"] = t.error or ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_atomically(folder: Path, name: str, text: str) -> None:
+    """Write ``folder/name`` through a temporary file (:func:`write_text`)."""
+    write_text(folder / name, text)
+
+
+__all__ = [
+    "Interval",
+    "StudyResult",
+    "Trial",
+    "TuneError",
+    "check_study_folder",
+    "feasible",
+    "progress_line",
+    "run_study",
+    "study_folder_name",
+    "tmp_name",
+    "trials_table",
+]

@@ -1,0 +1,337 @@
+"""``lobbysim tune``: spaces, racing, feasibility with confidence, fresh-seed answers, resuming."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from lobbysim.cli import main
+from lobbysim.commands.tune import load_study, tune
+from lobbysim.experiments.replications import replication_seeds
+from lobbysim.reporting.tune import pareto_front
+from lobbysim.scenario import load_scenario
+from lobbysim.tune.space import SpaceError, expansion, load_space
+from lobbysim.tune.study import Interval, Trial, _promotions, feasible
+
+pytest.importorskip("optuna")
+
+SHORT = ["--set", "horizon=120", "--set", "warmup=20"]
+SPACE = {
+    "objective": {"minimize": "skill_gap_true_mean"},
+    "constraints": ["queue_time_mean <= 0.05"],
+    "parameters": {
+        "matchmaker.threshold": {
+            "shape": "expansion",
+            "start": [0.1, 0.7],
+            "step": [0.1, 0.5],
+            "every": [0.5, 2.0],
+            "limit": 0.0,
+        },
+        "matchmaker.tick": {"choices": [0.25, 0.5]},
+    },
+    "trials": 6,
+    "batch": 3,
+    "replications": [2, 4],
+    "evaluate": 4,
+    "seed": 3,
+}
+
+
+@pytest.fixture()
+def space_file(tmp_path: Path) -> Path:
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(SPACE))
+    return path
+
+
+def test_an_expansion_moves_from_start_to_limit_by_step_every_interval() -> None:
+    assert expansion(0.6, 0.2, 1.5, 0.0) == [[0.0, 0.6], [1.5, 0.4], [3.0, 0.2], [4.5, 0.0]]
+    # the last step is the limit itself, never past it; upward for a latency limit
+    assert expansion(0.5, 0.4, 1.0, 0.0) == [[0.0, 0.5], [1.0, 0.1], [2.0, 0.0]]
+    assert expansion(50, 25, 0.5, 120) == [[0, 50], [0.5, 75], [1.0, 100], [1.5, 120]]
+    assert expansion(0.3, 0.1, 1.0, 0.3) == [[0.0, 0.3]]
+
+
+def test_a_space_reads_every_kind_of_dimension() -> None:
+    scenario = load_scenario("one_visit")
+    space = load_space(
+        {
+            **SPACE,
+            "parameters": {
+                **SPACE["parameters"],
+                "matchmaker.assignment.block_size": {"int": [4, 12]},
+                "game.quit_rate": {"low": 0.001, "high": 0.1, "log": True},
+            },
+        },
+        scenario,
+    )
+    assert space.names() == [
+        "matchmaker.threshold.start",
+        "matchmaker.threshold.step",
+        "matchmaker.threshold.every",
+        "matchmaker.tick",
+        "matchmaker.assignment.block_size",
+        "game.quit_rate",
+    ]
+    assert (space.first, space.most, space.evaluate, space.minimize) == (2, 4, 4, True)
+    drawn = {
+        "matchmaker.threshold.start": 0.5,
+        "matchmaker.threshold.step": 0.25,
+        "matchmaker.threshold.every": 1.0,
+        "matchmaker.tick": 0.5,
+        "matchmaker.assignment.block_size": 6,
+        "game.quit_rate": 0.01,
+    }
+    values = space.values(drawn)
+    assert values["matchmaker.threshold"] == [[0.0, 0.5], [1.0, 0.25], [2.0, 0.0]]
+    assert values["matchmaker.assignment.block_size"] == 6
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"parameters": {"matchmaker.tik": [0.1, 1.0]}}, "matchmaker.tik: unknown field"),
+        ({"parameters": {"matchmaker.tick": [1.0, 0.1]}}, "empty range [1.0, 0.1]"),
+        ({"constraints": ["queue_time_p91 <= 1"]}, "unknown metric 'queue_time_p91'"),
+        ({"constraints": ["queue_time_p90 < 1"]}, "expected 'METRIC <= NUMBER'"),
+        ({"objective": {"minimize": "fairness"}}, "objective.minimize: unknown metric"),
+        ({"replications": [5, 2]}, "replications: expected [FIRST, MOST]"),
+        ({"trails": 4}, "trails: unknown field (did you mean 'trials'?)"),
+        ({"parameters": {"matchmaker.tick": 0.5}}, "nothing to search"),
+        (
+            {
+                "parameters": {
+                    "matchmaker.threshold": {
+                        "shape": "expansion",
+                        "start": [0.2, 0.5],
+                        "every": 1,
+                        "limit": 0,
+                    }
+                }
+            },
+            "matchmaker.threshold.step: missing",
+        ),
+    ],
+)
+def test_a_bad_space_is_one_line_naming_the_field_and_nothing_is_written(
+    change: dict[str, object],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump({**SPACE, **change}))
+    out = tmp_path / "out"
+    assert main(["tune", "one_visit", "--space", str(path), "--out", str(out), *SHORT]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_a_missing_space_file_and_a_bad_yaml_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["tune", "one_visit", "--space", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("objective: [\n")
+    assert main(["tune", "one_visit", "--space", str(bad)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def _trial(number: int, objective: list[float], queue: list[float]) -> Trial:
+    runs = {
+        r + 1: {"skill_gap_true_mean": o, "queue_time_mean": q}
+        for r, (o, q) in enumerate(zip(objective, queue, strict=True))
+    }
+    return Trial(number, {}, {}, runs)
+
+
+def test_racing_promotes_what_may_beat_the_best_and_keeps_the_constraints_optimistically() -> None:
+    space = load_space(SPACE, load_scenario("one_visit"))
+    best = _trial(1, [2.0, 2.1, 2.0, 2.1], [0.01] * 4)
+    worse = _trial(2, [2.5, 2.6], [0.01, 0.01])  # clearly worse on the shared seeds
+    close = _trial(3, [1.9, 2.3], [0.01, 0.01])  # paired difference straddles 0
+    slow = _trial(4, [1.0, 1.1], [0.2, 0.21])  # better but cannot keep queue <= 0.05
+    chosen = _promotions(space, [worse, close, slow], best)
+    assert [t.number for t in chosen] == [3]
+    # before any best, the batch's best mean is the rival and is promoted itself
+    assert [t.number for t in _promotions(space, [worse, close, slow], None)] == [3]
+    # feasibility at the pessimistic end: the interval's upper end must keep the bound
+    edge = _trial(5, [2.0, 2.0, 2.0], [0.04, 0.05, 0.06])
+    assert feasible(space, edge, optimistic=True) and not feasible(space, edge)
+    e = Interval.of([0.04, 0.05, 0.06])
+    assert math.isclose(e.high, 0.05 + 4.302652729911275 * 0.01 / math.sqrt(3))
+
+
+def test_the_pareto_front_keeps_the_points_nothing_beats_on_both() -> None:
+    points = [(1.0, 5.0), (2.0, 3.0), (3.0, 3.5), (4.0, 1.0), (2.5, 3.0), (math.nan, 0.0)]
+    assert pareto_front(points, [True, True]) == [0, 1, 3]
+    assert pareto_front(points, [True, False]) == [0]  # high second coordinate is better
+
+
+@pytest.mark.slow
+def test_a_study_answers_on_fresh_seeds_and_its_numbers_are_the_stores(
+    space_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "study"
+    assert (
+        main(
+            [
+                "tune",
+                "one_visit",
+                "--space",
+                str(space_file),
+                "--out",
+                str(out),
+                *SHORT,
+                "--jobs",
+                "2",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert printed.startswith("tune: minimise skill_gap_true_mean subject to queue_time_mean")
+    trials = pd.read_csv(out / "trials.csv")
+    assert list(trials["trial"]) == list(range(1, 7))
+    assert set(trials["replications"]) <= {2, 4}
+    assert (trials["promoted"] == (trials["replications"] == 4)).all()
+
+    # every number of trials.csv is recomputed from the run store, independently
+    scenario = load_scenario("one_visit")
+    seeds = replication_seeds(scenario.seed, 4 + 4)
+    records = [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+    study_runs = [r for r in records if r["cell"] > 0]
+    assert {r["seed"] for r in study_runs} <= set(seeds[:4])
+    for row in trials.itertuples(index=False):
+        mine = sorted((r for r in study_runs if r["cell"] == row.trial), key=lambda r: r["seed"])
+        assert len(mine) == row.replications
+        gaps = [r["metrics"]["skill_gap_true_mean"] for r in mine]
+        queue = [r["metrics"]["queue_time_mean"] for r in mine]
+        assert math.isclose(row.skill_gap_true_mean, float(np.mean(gaps)))
+        assert math.isclose(row.queue_time_mean_high, Interval.of(queue).high)
+        assert row.feasible == (Interval.of(queue).high <= 0.05)
+    # the best: feasible, most replications, lowest mean objective among those
+    eligible = trials[trials["feasible"] & (trials["replications"] == 4)]
+    best = eligible.loc[eligible["skill_gap_true_mean"].idxmin()]
+    assert f"best: trial {best.trial}:" in printed
+
+    # the answer is on fresh seeds, which no trial ran on, paired against the scenario as is
+    evaluation = pd.read_csv(out / "evaluation.csv")
+    fresh_runs = [r for r in records if r["cell"] == 0]
+    assert {r["seed"] for r in fresh_runs} == set(seeds[4:])
+    tuned = evaluation[evaluation["policy"] == "tuned"].sort_values("replication")
+    own = evaluation[evaluation["policy"] == "scenario"].sort_values("replication")
+    gap = tuned["skill_gap_true_mean"].to_numpy() - own["skill_gap_true_mean"].to_numpy()
+    differences = pd.read_csv(out / "differences.csv").set_index("metric")
+    assert math.isclose(differences.loc["skill_gap_true_mean", "mean"], float(gap.mean()))
+    assert (differences["n"] == 4).all()
+
+    # tuned.yaml is the scenario with the best trial's settings, and runs as it is
+    written = load_scenario(out / "tuned.yaml")
+    setting = trials.set_index("trial").loc[best.trial]
+    assert written.matchmaker.threshold == tuple(
+        tuple(step)
+        for step in expansion(
+            setting["matchmaker.threshold.start"],
+            setting["matchmaker.threshold.step"],
+            setting["matchmaker.threshold.every"],
+            0.0,
+        )
+    ) or [list(s) for s in written.matchmaker.threshold] == expansion(
+        setting["matchmaker.threshold.start"],
+        setting["matchmaker.threshold.step"],
+        setting["matchmaker.threshold.every"],
+        0.0,
+    )
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and 'src="tune_' not in html
+
+
+@pytest.mark.slow
+def test_an_infeasible_study_says_so_with_the_closest_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "space.yaml"
+    path.write_text(
+        yaml.safe_dump({**SPACE, "constraints": ["queue_time_mean <= 0.0001"], "trials": 3})
+    )
+    out = tmp_path / "study"
+    argv = ["tune", "one_visit", "--space", str(path), "--out", str(out), *SHORT, "--quiet"]
+    assert main([*argv, "--jobs", "2"]) == 1
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "no trial keeps every constraint" in printed and "infeasible" in printed
+    assert "closest: trial " in printed
+    assert not (out / "tuned.yaml").exists() and (out / "trials.csv").exists()
+
+
+@pytest.mark.slow
+def test_a_study_killed_partway_resumes_to_the_same_trials_and_answer(
+    space_file: Path, tmp_path: Path
+) -> None:
+    argv = ["--space", str(space_file), *SHORT, "--jobs", "1", "--quiet"]
+    full = tmp_path / "full"
+    assert main(["tune", "one_visit", *argv, "--out", str(full)]) == 0
+
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lobbysim.cli", "tune", "one_visit", *argv, "--out", str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    runs = killed / "runs"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(runs.glob("[!.]*.json"))) < 8:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("[!.]*.json")}
+    assert len(before) >= 8 and not (killed / "trials.csv").exists()
+
+    assert main(["tune", "one_visit", *argv, "--out", str(killed)]) == 0
+    after = {p.name: p.stat().st_mtime_ns for p in runs.glob("[!.]*.json")}
+    assert {name: after[name] for name in before} == before  # nothing done was run again
+    for name in ("trials.csv", "evaluation.csv", "differences.csv", "tuned.yaml"):
+        assert (killed / name).read_bytes() == (full / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_a_dask_local_cluster_gives_the_process_pools_study(
+    space_file: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("distributed")
+    scenario, space = load_study("one_visit", space_file, sets=SHORT[1::2])
+    tune(scenario, space, tmp_path / "local", jobs=2, progress=False, report=False)
+    tune(
+        scenario,
+        space,
+        tmp_path / "dask",
+        executor="dask-local",
+        jobs=2,
+        progress=False,
+        report=False,
+    )
+    for name in ("trials.csv", "evaluation.csv", "differences.csv", "tuned.yaml"):
+        local = (tmp_path / "local" / name).read_bytes()
+        assert (tmp_path / "dask" / name).read_bytes() == local, name
+
+
+def test_a_space_error_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(SpaceError, match=r"^space: trials: expected a whole number >= 1, got 0"):
+        load_space({**SPACE, "trials": 0}, load_scenario("one_visit"))
