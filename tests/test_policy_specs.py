@@ -282,7 +282,9 @@ def test_compare_without_policies_runs_the_scenarios_policy_and_the_baselines(
     out = tmp_path / "o"
     argv = ["compare", str(scenario_file), "--replications", "2", "--out", str(out), "-q"]
     assert main([*argv, "--jobs", "2"]) == 0
-    said = capsys.readouterr().out.splitlines()[0]
+    printed = capsys.readouterr().out
+    said = " ".join(printed[: printed.index("\nwrote ")].split())  # the note, wrapped at 100
+    assert all(len(line) <= 100 for line in printed.splitlines()[:3])
     assert said.startswith(
         "compare: draw_chance (the scenario's policy, the reference of the differences) against "
         "the baselines uniform_random (no matchmaking) and oracle (matching on true skill)"

@@ -335,3 +335,46 @@ def test_a_dask_local_cluster_gives_the_process_pools_study(
 def test_a_space_error_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(SpaceError, match=r"^space: trials: expected a whole number >= 1, got 0"):
         load_space({**SPACE, "trials": 0}, load_scenario("one_visit"))
+
+
+def test_a_rules_expansion_sets_its_limit_and_expansions_and_exports_to_flexmatch() -> None:
+    from lobbysim.commands.tune import _flexmatch
+    from lobbysim.tune.space import apply
+
+    scenario = load_scenario("flexmatch_5v5")  # rules read from a FlexMatch rule set
+    shape = {"shape": "expansion", "start": [50, 100], "step": [10, 60], "every": [0.5, 2]}
+    space = load_space(
+        {
+            **SPACE,
+            "constraints": ["queue_time_mean <= 2"],
+            "parameters": {"matchmaker.rules.LowPing.expansions": {**shape, "limit": 200}},
+        },
+        scenario,
+    )
+    drawn = {
+        f"matchmaker.rules.LowPing.expansions.{k}": v
+        for k, v in {"start": 60, "step": 50, "every": 1.0}.items()
+    }
+    values = space.values(drawn)
+    assert values == {
+        "matchmaker.rules.LowPing.limit": 60.0,
+        "matchmaker.rules.LowPing.expansions": [[1.0, 110.0], [2.0, 160.0], [3.0, 200.0]],
+    }
+    tuned = apply(scenario, values)
+    low_ping = {r.name: r for r in tuned.matchmaker.rules}["LowPing"]
+    assert (low_ping.limit, low_ping.expansions) == (
+        60.0,
+        ((1.0, 110.0), (2.0, 160.0), (3.0, 200.0)),
+    )
+    document = json.loads(_flexmatch(tuned) or "{}")
+    rule = {r["name"]: r for r in document["rules"]}["LowPing"]
+    assert rule["maxLatency"] == 60
+    steps = {e["target"]: e["steps"] for e in document["expansions"]}["rules[LowPing].maxLatency"]
+    assert [(s["waitTimeSeconds"], s["value"]) for s in steps] == [
+        (60, 110),
+        (120, 160),
+        (180, 200),
+    ]
+    assert _flexmatch(load_scenario("one_visit")) is None  # no rule set: no file
+    with pytest.raises(SpaceError, match="has no element named 'LowPong'"):
+        load_space({**SPACE, "parameters": {"matchmaker.rules.LowPong.limit": [50, 90]}}, scenario)

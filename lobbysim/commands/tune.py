@@ -7,7 +7,9 @@ Loads the scenario and the space (:mod:`lobbysim.tune.space`), runs or resumes t
   interval, each constraint's metric and its pessimistic interval end, feasible, error);
 * ``evaluation.csv`` (the best trial and the scenario as it is on fresh seeds, one row per run)
   and ``differences.csv`` (their paired differences, tuned minus scenario);
-* ``tuned.yaml``: the scenario with the best settings, which ``lobbysim run`` runs as it is;
+* ``tuned.yaml``: the scenario with the best settings, which ``lobbysim run`` runs as it is,
+  and, where it has a rule set FlexMatch can hold, ``tuned_flexmatch.json``: that rule set as
+  ``lobbysim rules export --flexmatch`` writes it;
 * ``scenario.yaml`` and ``space.yaml``: what was tuned, and how;
 * ``report.html`` and ``report.md`` (:mod:`lobbysim.reporting.tune`).
 
@@ -17,6 +19,7 @@ same study again resumes it, reading every finished run from its store.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -117,9 +120,31 @@ def write_outputs(scenario: Scenario, result: StudyResult, folder: Path) -> None
             "folder; report.html has the evidence)\n"
         )
         write_text(folder / "tuned.yaml", header + _yaml(tuned.to_dict()))
+        flexmatch = _flexmatch(tuned)
+        if flexmatch is not None:
+            write_text(folder / FLEXMATCH_FILE, flexmatch)
     else:
-        for name in ("evaluation.csv", "differences.csv", "tuned.yaml"):
+        for name in ("evaluation.csv", "differences.csv", "tuned.yaml", FLEXMATCH_FILE):
             (folder / name).unlink(missing_ok=True)  # a stale answer of an earlier version
+
+
+#: The tuned rule set as a FlexMatch rule set, where the scenario has a rule set FlexMatch holds.
+FLEXMATCH_FILE = "tuned_flexmatch.json"
+
+
+def _flexmatch(tuned: Scenario) -> str | None:
+    """Return the tuned scenario's rule set as FlexMatch JSON (``lobbysim rules export
+    --flexmatch``), or None when it has no rule set or one FlexMatch cannot say."""
+    if not tuned.matchmaker.rules:
+        return None
+    from lobbysim.rules.flexmatch import export_flexmatch
+    from lobbysim.scenario import ScenarioError
+
+    try:
+        document = export_flexmatch(tuned)
+    except ScenarioError:
+        return None
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
 def _write_report(scenario: Scenario, result: StudyResult, folder: Path) -> None:

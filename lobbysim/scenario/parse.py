@@ -245,19 +245,40 @@ def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
     """Set the field ``key`` (a dotted path) of scenario data to ``value``, in place.
 
     A plug-in given by name is expanded to a mapping on the way, so ``arrivals.rate`` works on
-    ``arrivals: poisson``. ``what`` names the option in the error (e.g. ``--set``).
+    ``arrivals: poisson``. In a list of named mappings (a rule set), a part names the element:
+    ``matchmaker.rules.LowPing.limit``. ``what`` names the option in the error (e.g. ``--set``).
     """
     parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            node = _named(node, part, key, ".".join(parts[:i]), what)
+            continue
         child = node.get(part)
         if isinstance(child, str):  # a plug-in given by name: expand to a mapping
             child = {"name": child}
         elif child is None:
             child = {}
-        elif not isinstance(child, dict):
+        elif not isinstance(child, dict | list):
             where = ".".join(parts[: i + 1])
             raise ScenarioError(f"{what} {key}: {where} is {child!r}, not a section")
         node[part] = child
         node = child
+    if isinstance(node, list):
+        element = _named(node, parts[-1], key, ".".join(parts[:-1]), what)
+        node[node.index(element)] = value
+        return
     node[parts[-1]] = value
+
+
+def _named(items: list[Any], name: str, key: str, where: str, what: str) -> dict[str, Any]:
+    """Return the element of a list of named mappings called ``name``."""
+    for item in items:
+        if isinstance(item, dict) and item.get("name") == name:
+            return item
+    names = [str(item.get("name")) for item in items if isinstance(item, dict) and "name" in item]
+    if not names:
+        raise ScenarioError(f"{what} {key}: {where} is a list, not a section")
+    raise ScenarioError(
+        f"{what} {key}: {where} has no element named {name!r} (it has {', '.join(names)})"
+    )

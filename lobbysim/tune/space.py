@@ -27,7 +27,9 @@ A parameter is a range ``[low, high]`` (a number; ``{low, high, log: true}`` on 
 ``{int: [low, high]}``, ``{choices: [...]}``, a fixed value, or a ``shape``. The ``expansion``
 shape writes a schedule of ``[minutes waited, value]`` steps (a threshold's, or a rule's
 ``expansions``): the value starts at ``start`` and moves by ``step`` toward ``limit`` every
-``every`` minutes, the last step at ``limit``; each of the four is a range or a fixed number.
+``every`` minutes, the last step at ``limit``; each of the four is a range or a fixed number. On
+a rule's expansions (``matchmaker.rules.LowPing.expansions``; a rule is named by its ``name``)
+the first step is the rule's ``limit`` and the later ones its ``expansions``.
 Each field path is a scenario field, checked by building the scenario at the space's corners.
 """
 
@@ -107,6 +109,16 @@ class Parameter:
             return [f"{self.path}.{k}" for k, d in self.parts.items() if _searched(d)]
         return [self.path] if _searched(self.dimension) else []
 
+    def assignments(self, drawn: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the scenario fields this parameter sets from the drawn dimensions: its own
+        field; for an expansion of a rule (a path ending in ``.expansions``), the first step's
+        value as the rule's ``limit`` and the later steps as its ``expansions``."""
+        value = self.value(drawn)
+        if self.shape and self.path.endswith(".expansions"):
+            rule = self.path.rsplit(".", 1)[0]
+            return {f"{rule}.limit": value[0][1], self.path: value[1:]}
+        return {self.path: value}
+
     def value(self, drawn: Mapping[str, Any]) -> Any:
         """Return the field's value from the drawn dimensions (by :meth:`names`)."""
         if not self.shape:
@@ -164,7 +176,10 @@ class Space:
 
     def values(self, drawn: Mapping[str, Any]) -> dict[str, Any]:
         """Return the scenario fields set by one draw (field path -> value)."""
-        return {p.path: p.value(drawn) for p in self.parameters}
+        out: dict[str, Any] = {}
+        for p in self.parameters:
+            out.update(p.assignments(drawn))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Return the space as data (for the study's identity)."""
