@@ -55,6 +55,11 @@ SKIP_REASONS = {
     "duplicate_seat": "the same player in the same match twice (the repeats)",
     "inconsistent_match": "one match id with different start or end times (the whole match)",
     "one_side": "a match with fewer than two sides (the whole match)",
+    "excluded": "a row the column mapping excludes (its exclude key)",
+    "inconsistent_result": (
+        "seats of one side with different results, or results no match can have (the whole "
+        "match)"
+    ),
 }
 
 
@@ -148,3 +153,60 @@ def check_seats(seats: pd.DataFrame) -> list[str]:
     if (both > 1).any():
         problems.append("a player on two sides of a match")
     return problems
+
+
+def from_records(games: pd.DataFrame, participants: pd.DataFrame, source: str = "run") -> MatchLog:
+    """Return the match log of a lobbysim run's record frames (``games``, ``participants``):
+    one seat per stint, the game's start and end, the side its team (a free-for-all: one side
+    per player, ranked by score per hour), ranks from the winner (none in a team game: a draw).
+    """
+    g = games.set_index("game_id")
+    p = participants
+    if p.empty:
+        raise ValueError("the run has no games")
+    game = p["game_id"].to_numpy()
+    start = g["start"].reindex(game).to_numpy(dtype=float)
+    end = g["end"].reindex(game).to_numpy(dtype=float)
+    mode = g["mode"].reindex(game).to_numpy()
+    team = p["team"].to_numpy(dtype=float, na_value=np.nan)
+    ffa = mode == "ffa"
+    winner = g["winner"].reindex(game).to_numpy(dtype=float, na_value=np.nan)
+    rank = np.where(np.isnan(winner), 0, (team != winner).astype(np.int64))
+    side = np.where(ffa, -1, np.nan_to_num(team, nan=0.0)).astype(np.int64)
+    frame = pd.DataFrame(
+        {
+            "game": game,
+            "player_id": p["player_id"].to_numpy(),
+            "start": start,
+            "end": end,
+            "side": side,
+            "rank": rank.astype(np.int64),
+        }
+    )
+    if ffa.any():
+        minutes = np.maximum(p["minutes"].to_numpy(dtype=float), 1e-9)
+        sph = p["score"].to_numpy(dtype=float) / minutes
+        sub = frame.loc[ffa].assign(sph=sph[ffa])
+        sub["side"] = sub.groupby("game").cumcount()
+        sub["rank"] = sub.groupby("game")["sph"].rank(method="min", ascending=False) - 1
+        frame.loc[ffa, "side"] = sub["side"].to_numpy()
+        frame.loc[ffa, "rank"] = sub["rank"].to_numpy().astype(np.int64)
+    frame = frame.sort_values(["start", "game", "side", "player_id"], kind="stable")
+    # codes in order of start: the first seat of each game, in the sorted frame
+    first_seen = pd.unique(frame["game"].to_numpy())
+    match_code = {m: i for i, m in enumerate(first_seen.tolist())}
+    player_seen = pd.unique(frame["player_id"].to_numpy())
+    player_code = {m: i for i, m in enumerate(player_seen.tolist())}
+    seats = pd.DataFrame(
+        {
+            "match": frame["game"].map(match_code).to_numpy(dtype=np.int64),
+            "player": frame["player_id"].map(player_code).to_numpy(dtype=np.int64),
+            "start": frame["start"].to_numpy(dtype=np.float64),
+            "end": frame["end"].to_numpy(dtype=np.float64),
+            "side": frame["side"].to_numpy(dtype=np.int64),
+            "rank": frame["rank"].to_numpy(dtype=np.int64),
+        }
+    )
+    seats = seats.sort_values(["start", "match", "side", "player"], kind="stable")
+    seats = seats.reset_index(drop=True)
+    return MatchLog(seats, np.asarray(first_seen), np.asarray(player_seen), source=source)

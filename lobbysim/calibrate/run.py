@@ -1,0 +1,197 @@
+"""Calibrate: fit a scenario to a log, refine it by simulation, compare it with the log.
+
+:func:`calibrate` fits every quantity (:func:`lobbysim.calibrate.fit.fit_log`) and writes them
+into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters and
+the players' patience, come from the template). A match log holds only visits that reached a
+game, and a visit's games are cut short when the player gives up waiting, so two quantities are
+then **refined by simulation** (indirect inference): the calibrated scenario is simulated over
+the log's span (``refine`` times, averaged), the same estimators are applied to the simulated
+logs, and the visit rate and the games per visit are scaled by fitted / re-estimated, so that
+the scenario reproduces what the log shows rather than what was typed. :func:`compare_logs`
+gives the side-by-side figures of the calibration report: per day the games and the distinct
+players, the games per visit, the hour-of-day share of games, the game length and the players
+online over time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lobbysim.calibrate.fit import (
+    MINUTES_PER_DAY,
+    Clock,
+    Fit,
+    find_sessions,
+    fit_base,
+    fit_log,
+)
+from lobbysim.calibrate.matchlog import MatchLog, from_records
+from lobbysim.scenario import Scenario
+
+
+@dataclass
+class Calibration:
+    """A calibrated scenario and the evidence for it.
+
+    Attributes:
+        fit: the estimates from the log.
+        scenario: the calibrated scenario (refined where ``refined``).
+        refined: the factors the refinement applied (``per_day``, ``session_games_mean``), or
+            empty without refinement.
+        simulated: the refined scenario's own log over the same span (None without it).
+    """
+
+    fit: Fit
+    scenario: Scenario
+    refined: dict[str, float]
+    simulated: MatchLog | None
+
+
+def simulated_log(scenario: Scenario, seed: int) -> MatchLog:
+    """Simulate ``scenario`` once and return its match log."""
+    from lobbysim.experiments.simulation import simulate
+
+    result = simulate(scenario, seed)
+    return from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
+
+
+def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float]:
+    """Return (visits per member and day, games per visit) of a log by the fit's estimators."""
+    sessions = find_sessions(log)
+    end = float(log.seats["end"].max())
+    start = float(log.seats["start"].min())
+    clock = Clock(fit.profile, fit.offset)
+    base = fit_base(sessions, log.players, end, clock, start)
+    return base.per_day, sessions.games_per_visit
+
+
+def calibrate(
+    log: MatchLog,
+    template: Mapping[str, Any] | Scenario | None = None,
+    *,
+    refine: int = 3,
+    seed: int = 1,
+    name: str = "calibrated",
+) -> Calibration:
+    """Fit a scenario to ``log`` (see the module docstring).
+
+    Args:
+        log: the match log.
+        template: scenario data or a :class:`Scenario` whose other fields the calibrated
+            scenario keeps (default: lobbysim's defaults).
+        refine: the simulations that refine the visit rate and the games per visit (their
+            re-estimates are averaged: one estimate has the log's own sampling error); 0: none.
+        seed: the first refinement simulation's seed (the next ones count up; the comparison
+            simulation comes after them).
+        name: the calibrated scenario's name.
+    """
+    data = template.to_dict() if isinstance(template, Scenario) else dict(template or {})
+    for key in ("sweep", "compare", "world", "parties"):
+        data.pop(key, None)  # a match log says nothing of them
+    matchmaker = dict(data.get("matchmaker") or {})
+    for key in ("switch_at", "status_quo"):
+        matchmaker.pop(key, None)
+    if matchmaker:
+        data["matchmaker"] = matchmaker
+    game = data.get("game") or {}
+    beta2 = float(game.get("beta2", 2.5))
+    behind = float(game.get("quit_behind_multiplier", 1.0))
+    fit = fit_log(log, beta2=beta2, behind_multiplier=behind)
+    data["name"] = name
+    data["description"] = (
+        f"fitted by lobbysim calibrate to {log.source}: {log.matches:,} matches of "
+        f"{log.players:,} players over {fit.days:.1f} days"
+    )
+    data["warmup"] = 0.0
+    data = fit.scenario_data(data)
+    scenario = Scenario.from_dict(data)
+    refined: dict[str, float] = {}
+    simulated = None
+    if refine:
+        stats = [_visit_stats(simulated_log(scenario, seed + r), fit) for r in range(refine)]
+        per_day = float(np.mean([s[0] for s in stats]))
+        per_visit = float(np.mean([s[1] for s in stats]))
+        refined = {
+            "per_day": fit.base.per_day / per_day if per_day > 0 else 1.0,
+            "session_games_mean": (
+                fit.sessions.games_per_visit / per_visit if per_visit > 0 else 1.0
+            ),
+        }
+        base = dict(data["base"])
+        visits = dict(base["visits"])
+        visits["per_day"] = float(f"{visits['per_day'] * refined['per_day']:.4g}")
+        base["visits"] = visits
+        data["base"] = base
+        population = dict(data["population"])
+        population["session_games_mean"] = max(
+            1.0, float(f"{population['session_games_mean'] * refined['session_games_mean']:.4g}")
+        )
+        data["population"] = population
+        scenario = Scenario.from_dict(data)
+        simulated = simulated_log(scenario, seed + refine)
+    return Calibration(fit, scenario, refined, simulated)
+
+
+# --------------------------------------------------------------------------------------------
+# The log against the calibrated scenario's
+
+
+def daily(log: MatchLog) -> pd.DataFrame:
+    """Return per whole day of the log: games and distinct players (partial last day dropped)."""
+    seats = log.seats
+    start = float(seats["start"].min())
+    day = ((seats["start"].to_numpy() - start) // MINUTES_PER_DAY).astype(int)
+    days = math.floor((float(seats["end"].max()) - start) / MINUTES_PER_DAY)
+    frame = pd.DataFrame({"day": day, "match": seats["match"], "player": seats["player"]})
+    frame = frame[frame["day"] < max(days, 1)]
+    out = frame.groupby("day").agg(games=("match", "nunique"), players=("player", "nunique"))
+    return out.reindex(range(max(days, 1)), fill_value=0)
+
+
+def hour_shares(log: MatchLog, offset: float = 0.0) -> np.ndarray:
+    """Return the share of matches starting in each hour of day (minute 0 at ``offset``
+    minutes after midnight)."""
+    first = log.seats.drop_duplicates("match")
+    hours = ((first["start"].to_numpy() + offset) // 60 % 24).astype(int)
+    counts = np.bincount(hours, minlength=24).astype(float)
+    return counts / counts.sum()
+
+
+def online(log: MatchLog, step: float = 60.0) -> pd.Series:
+    """Return the players in a match at each ``step`` minutes."""
+    seats = log.seats
+    times = np.arange(float(seats["start"].min()), float(seats["end"].max()), step)
+    starts = np.sort(seats["start"].to_numpy())
+    ends = np.sort(seats["end"].to_numpy())
+    count = np.searchsorted(starts, times, side="right") - np.searchsorted(ends, times, "right")
+    return pd.Series(count, index=times / MINUTES_PER_DAY, name="online")
+
+
+def compare_logs(observed: MatchLog, simulated: MatchLog, offset: float = 0.0) -> dict[str, Any]:
+    """Return the side-by-side quantities of the calibration report (see the module docstring)
+    and the headline numbers: mean games and distinct players per day in each, and their
+    relative differences."""
+    obs, sim = daily(observed), daily(simulated)
+    n = min(len(obs), len(sim))
+    obs, sim = obs.iloc[:n], sim.iloc[:n]
+    games_obs, games_sim = float(obs["games"].mean()), float(sim["games"].mean())
+    players_obs, players_sim = float(obs["players"].mean()), float(sim["players"].mean())
+    hours_obs, hours_sim = hour_shares(observed, offset), hour_shares(simulated, offset)
+    return {
+        "daily_observed": obs,
+        "daily_simulated": sim,
+        "games_per_day": (games_obs, games_sim, games_sim / games_obs - 1),
+        "players_per_day": (players_obs, players_sim, players_sim / players_obs - 1),
+        "hours": (hours_obs, hours_sim, float(np.corrcoef(hours_obs, hours_sim)[0, 1])),
+        "games_per_visit": (
+            find_sessions(observed).games,
+            find_sessions(simulated).games,
+        ),
+        "online": (online(observed), online(simulated)),
+    }
