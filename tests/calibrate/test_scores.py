@@ -1,0 +1,468 @@
+"""Raters scored on a match log (lobbysim/calibrate/scores.py): the replay's timing rule, the
+staged replay against the event-by-event one, the Bayesian rater's predictions against
+TrueSkill's formulas by hand, the scores, and a generated log scored against its truth."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import trueskill
+
+import lobbysim.raters.openskill as openskill_adapter
+from lobbysim.calibrate.matchlog import MatchLog, check_seats, from_records
+from lobbysim.calibrate.scores import (
+    GRIDS,
+    ORACLE,
+    LogArrays,
+    Predictor,
+    Truth,
+    calibration_curve,
+    gaussian_probability,
+    oracle_predictions,
+    pair_scores,
+    replay,
+    replay_by_event,
+    score_log,
+    scores_text,
+)
+from lobbysim.experiments.simulation import simulate
+from lobbysim.raters import RATERS, Rater
+from lobbysim.scenario import PluginSpec
+from lobbysim.scenario.inputs import as_scenario
+
+# ------------------------------------------------------------------------------------------
+# Logs made by hand (a lobbysim run's: lobbysim.calibrate.matchlog.from_records)
+
+Match = tuple[float, float, list[tuple[int, int, int]]]
+"""A match: start, end, and its seats (player, side, rank)."""
+
+
+def make_log(matches: list[Match], source: str = "hand") -> MatchLog:
+    """Return a MatchLog of ``matches`` (given in any order; players by their own ids)."""
+    order = sorted(range(len(matches)), key=lambda k: (matches[k][0], k))
+    rows = []
+    for code, k in enumerate(order):
+        start, end, seats = matches[k]
+        rows += [(code, pid, start, end, side, rank) for pid, side, rank in seats]
+    seats_frame = pd.DataFrame(rows, columns=["match", "pid", "start", "end", "side", "rank"])
+    seats_frame = seats_frame.sort_values(["start", "match", "side", "pid"], kind="stable")
+    first = pd.unique(seats_frame["pid"].to_numpy())
+    code_of = {pid: c for c, pid in enumerate(first.tolist())}
+    seats_frame["pid"] = seats_frame["pid"].map(code_of)
+    seats_frame = seats_frame.rename(columns={"pid": "player"})
+    dtypes = {"match": "int64", "player": "int64", "start": "float64", "end": "float64"}
+    seats_frame = seats_frame.astype({**dtypes, "side": "int64", "rank": "int64"})
+    seats_frame = seats_frame.sort_values(["start", "match", "side", "player"]).reset_index(
+        drop=True
+    )
+    assert check_seats(seats_frame) == []
+    return MatchLog(seats_frame, np.array(order), np.asarray(first), source=source)
+
+
+def random_log(
+    rng: np.random.Generator,
+    matches: int = 80,
+    players: int = 12,
+    *,
+    kinds: tuple[str, ...] = ("1v1", "2v2", "ffa"),
+    zero_length: bool = False,
+) -> MatchLog:
+    """Return a small log with overlapping matches, equal times, draws and mixed kinds."""
+    out: list[Match] = []
+    for _ in range(matches):
+        start = float(rng.integers(0, 60))
+        end = start + (0.0 if zero_length and rng.random() < 0.2 else float(rng.integers(1, 8)))
+        kind = kinds[int(rng.integers(len(kinds)))]
+        size = {"1v1": 2, "2v2": 4, "ffa": 4}[kind]
+        who = rng.choice(players, size, replace=False).tolist()
+        if kind == "1v1":
+            ranks = [0, 0] if rng.random() < 0.15 else rng.permutation(2).tolist()
+            seats = [(who[0], 0, ranks[0]), (who[1], 1, ranks[1])]
+        elif kind == "2v2":
+            ranks = [0, 0] if rng.random() < 0.15 else rng.permutation(2).tolist()
+            seats = [(p, k // 2, ranks[k // 2]) for k, p in enumerate(who)]
+        else:
+            ranks = rng.integers(0, 3, size).tolist()  # ties in places: drawn pairs
+            seats = [(p, k, ranks[k]) for k, p in enumerate(who)]
+        out.append((start, end, seats))
+    return make_log(out, source="random")
+
+
+def fresh(name: str, players: int, **params: float) -> Rater:
+    rater = RATERS.create(name, params)
+    ids = np.arange(players)
+    rater.add_players(ids, np.zeros(players), np.full(players, 4.0))
+    return rater
+
+
+RATER_SETTINGS = [
+    ("bayesian", {"beta2": 2.5, "tau2": 0.01}),
+    ("sph_elo", {}),
+    ("glicko2", {"period": 10.0}),
+    ("openskill", {}),
+]
+
+
+# ------------------------------------------------------------------------------------------
+# The replay
+
+
+def phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def trueskill_win(mu_w: float, var_w: float, mu_l: float, var_l: float, beta2: float):
+    """TrueSkill's 1v1 update after w beats l (no draw margin, no tau), by hand."""
+    c2 = var_w + var_l + 2.0 * beta2
+    c = math.sqrt(c2)
+    t = (mu_w - mu_l) / c
+    v = math.exp(-t * t / 2.0) / math.sqrt(2.0 * math.pi) / phi(t)
+    w = v * (v + t)
+    return (
+        mu_w + var_w / c * v,
+        var_w * (1.0 - var_w / c2 * w),
+        mu_l - var_l / c * v,
+        var_l * (1.0 - var_l / c2 * w),
+    )
+
+
+def test_bayesian_predictions_are_trueskills_formula_by_hand() -> None:
+    """Three matches: the second starts before the first ends (predicted from the priors), the
+    third starts the moment the second ends (predicted after both updates)."""
+    a, b, c = 10, 20, 30
+    log = make_log(
+        [
+            (0.0, 10.0, [(a, 0, 0), (b, 1, 1)]),  # a beats b
+            (5.0, 15.0, [(b, 0, 1), (c, 1, 0)]),  # c beats b: b as after the first match
+            (15.0, 25.0, [(a, 0, 1), (b, 1, 0)]),  # b beats a: b as after both matches
+        ]
+    )
+    beta2 = 2.5
+    spec = PluginSpec("bayesian", {"beta2": beta2, "tau2": 0.0})
+    result = score_log(log, [spec], tune=False)
+    p = result.pairs.sort_values("match")["bayesian"].to_numpy()
+    mu = {a: 0.0, b: 0.0, c: 0.0}
+    var = {a: 4.0, b: 4.0, c: 4.0}
+    want = [phi(0.0), phi(0.0)]  # no update has ended before the first two starts
+    mu[a], var[a], mu[b], var[b] = trueskill_win(mu[a], var[a], mu[b], var[b], beta2)
+    mu[c], var[c], mu[b], var[b] = trueskill_win(mu[c], var[c], mu[b], var[b], beta2)
+    want.append(phi((mu[a] - mu[b]) / math.sqrt(2 * beta2 + var[a] + var[b])))
+    np.testing.assert_allclose(p, want, rtol=0, atol=1e-12)
+    assert abs(want[2] - 0.5) > 0.05  # the third prediction is not a trivial one
+
+    # the by-hand formulas are TrueSkill's: the trueskill package (mpmath) agrees
+    env = trueskill.TrueSkill(
+        mu=0.0, sigma=2.0, beta=math.sqrt(beta2), tau=0.0, draw_probability=0.0, backend="mpmath"
+    )
+    ra, rb, rc = (env.create_rating() for _ in range(3))
+    ra, rb = env.rate_1vs1(ra, rb)
+    rc, rb = env.rate_1vs1(rc, rb)
+    assert mu[a] == pytest.approx(float(ra.mu), rel=1e-9)
+    assert var[b] == pytest.approx(float(rb.sigma) ** 2, rel=1e-9)
+    assert mu[c] == pytest.approx(float(rc.mu), rel=1e-9)
+    assert result.value("bayesian", "all", "log_loss") == pytest.approx(
+        -(2 * math.log(0.5) + math.log(1.0 - want[2])) / 3, abs=1e-12
+    )
+
+
+def test_a_match_of_zero_length_is_predicted_before_it_is_rated() -> None:
+    log = make_log(
+        [
+            (0.0, 0.0, [(1, 0, 0), (2, 1, 1)]),
+            (0.0, 0.0, [(1, 0, 0), (3, 1, 1)]),  # starts with the first: not after it
+            (0.0, 5.0, [(1, 0, 0), (2, 1, 1)]),
+        ]
+    )
+    arrays = LogArrays.from_log(log)
+    p = replay(fresh("bayesian", arrays.players), arrays)
+    assert p[0] == p[1] == p[2] == 0.5
+    assert arrays.events == [0, 1, 2, ~0, ~1, ~2]
+
+
+def reference(name: str, params: dict[str, float], arrays: LogArrays) -> np.ndarray:
+    """Each match predicted by a fresh rater given exactly the matches that ended at or before
+    its start (in order of end, then start): the timing rule, applied literally."""
+    p = np.full(arrays.pair_y.size, np.nan)
+    order = sorted(range(arrays.matches), key=lambda k: (arrays.end[k], k))
+    for m in range(arrays.matches):
+        rater = fresh(name, arrays.players, **params)
+        done = [arrays.games[k] for k in order if arrays.end[k] <= arrays.start[m] and k != m]
+        if done:
+            rater.update(done)
+        ms = np.array([m])
+        pairs = arrays.pairs_of(ms)
+        p[pairs] = Predictor(rater).pairs(arrays, ms, pairs)
+    return p
+
+
+@pytest.mark.parametrize(("name", "params"), RATER_SETTINGS)
+def test_replay_follows_the_timing_rule(name: str, params: dict[str, float]) -> None:
+    arrays = LogArrays.from_log(random_log(np.random.default_rng(3), matches=40))
+    got = replay(fresh(name, arrays.players, **params), arrays)
+    np.testing.assert_allclose(got, reference(name, params, arrays), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "params"), RATER_SETTINGS)
+@pytest.mark.parametrize("kinds", [("1v1",), ("1v1", "2v2", "ffa")])
+def test_staged_replay_equals_the_event_by_event_replay(
+    name: str, params: dict[str, float], kinds: tuple[str, ...]
+) -> None:
+    log = random_log(np.random.default_rng(5), matches=150, kinds=kinds, zero_length=True)
+    arrays = LogArrays.from_log(log)
+    assert arrays.duel == (kinds == ("1v1",)) or not arrays.duel
+    staged = replay(fresh(name, arrays.players, **params), arrays)
+    one_by_one = replay_by_event(fresh(name, arrays.players, **params), arrays)
+    assert not np.isnan(staged).any()
+    np.testing.assert_allclose(staged, one_by_one, rtol=0, atol=1e-12)
+
+
+class MeanOnly:
+    """A user rater the replay does not know (the generic predictor: every update may move
+    anything): Elo-like means, moved by 1v1 winners only."""
+
+    name = "mean_only_test"
+    has_variance = False
+    skill_scale = False
+    beta2 = 1.0
+
+    def __init__(self) -> None:
+        self.mu: dict[int, float] = {}
+
+    def add_players(self, ids, mu0, var0) -> None:
+        self.mu.update(dict.fromkeys(np.asarray(ids).tolist(), 0.0))
+
+    def means(self, ids):
+        return np.array([self.mu[i] for i in np.asarray(ids).tolist()])
+
+    def variances(self, ids):
+        return None
+
+    def update(self, games) -> None:
+        for g in games:
+            for s in g.seats:
+                won = g.winner is not None and s.team == g.winner
+                self.mu[s.player_id] += 0.1 if won else -0.05
+
+    def win_probability(self, ids_a, ids_b):
+        return 1.0 / (1.0 + np.exp(-(self.means(ids_a) - self.means(ids_b))))
+
+    def quality(self, ids_a, ids_b):
+        return 1.0 - np.abs(2.0 * self.win_probability(ids_a, ids_b) - 1.0)
+
+
+def test_a_rater_the_replay_does_not_know_is_replayed_exactly() -> None:
+    log = random_log(np.random.default_rng(8), matches=60)
+    arrays = LogArrays.from_log(log)
+
+    def make() -> MeanOnly:
+        rater = MeanOnly()
+        rater.add_players(np.arange(arrays.players), None, None)
+        return rater
+
+    staged = replay(make(), arrays)
+    np.testing.assert_allclose(staged, replay_by_event(make(), arrays), rtol=0, atol=1e-12)
+    # a team side's probability: the mean over its players' pairs
+    ms = np.array([m for m in range(arrays.matches) if arrays.pair_lo[m + 1] - arrays.pair_lo[m]])
+    assert Predictor(make()).pairs(arrays, ms, arrays.pairs_of(ms)) == pytest.approx(0.5)
+
+
+def test_side_predictions_are_each_raters_own_for_one_player_sides() -> None:
+    rng = np.random.default_rng(11)
+    arrays = LogArrays.from_log(random_log(rng, matches=60, kinds=("1v1",)))
+    a, b = arrays.duel_a, arrays.duel_b
+    for name, params in RATER_SETTINGS:
+        rater = fresh(name, arrays.players, **params)
+        rater.update(arrays.games[:40])
+        np.testing.assert_allclose(
+            Predictor(rater).duels(a, b), rater.win_probability(a, b), rtol=0, atol=1e-12
+        )
+
+
+def test_team_and_oracle_formula() -> None:
+    """Two sides of 2 and 1 players: Phi((mean_a - mean_b) / sqrt(beta2/2 + beta2 + ...))."""
+    got = gaussian_probability(
+        np.array([1.0]), np.array([0.5]), np.array([2.0]),
+        np.array([0.0]), np.array([0.3]), np.array([1.0]), 2.0,
+    )  # fmt: skip
+    want = phi(1.0 / math.sqrt(2.0 / 2 + 2.0 + 0.5 / 4 + 0.3))
+    assert got[0] == pytest.approx(want, abs=1e-14)
+    log = make_log([(0.0, 1.0, [(1, 0, 0), (2, 0, 0), (3, 1, 1)])])
+    truth = Truth.from_skills(log, {1: 1.0, 2: 3.0, 3: 0.5}, 2.5)
+    oracle = oracle_predictions(LogArrays.from_log(log), truth)
+    assert oracle[0] == pytest.approx(phi((2.0 - 0.5) / math.sqrt(2.5 / 2 + 2.5)), abs=1e-14)
+    with pytest.raises(ValueError, match="no true skill"):
+        Truth.from_skills(log, {1: 1.0}, 2.5)
+
+
+# ------------------------------------------------------------------------------------------
+# The log's arrays
+
+
+def test_free_for_all_is_scored_pairwise_and_draws_count_half() -> None:
+    log = make_log([(0.0, 5.0, [(1, 0, 1), (2, 1, 0), (3, 2, 1)])])
+    arrays = LogArrays.from_log(log)
+    assert arrays.pair_a.tolist() == [0, 0, 1] and arrays.pair_b.tolist() == [1, 2, 2]
+    assert arrays.pair_y.tolist() == [0.0, 0.5, 1.0]
+    (game,) = arrays.games
+    assert game.mode == "ffa" and [s.score for s in game.seats] == [0.0, 1.0, 0.0]
+
+
+def test_games_the_raters_see() -> None:
+    log = make_log(
+        [
+            (0.0, 5.0, [(1, 0, 1), (2, 1, 0)]),  # a 1v1 won by side 1
+            (6.0, 9.0, [(1, 0, 0), (2, 1, 0)]),  # a drawn 1v1: a team game of equal scores
+            (10.0, 20.0, [(1, 0, 0), (2, 0, 0), (3, 1, 1), (4, 1, 1)]),  # 2v2, side 0 won
+        ]
+    )
+    one, drawn, team = LogArrays.from_log(log).games
+    assert (one.mode, one.winner, [s.score for s in one.seats]) == ("1v1", 1, [0.0, 1.0])
+    assert (drawn.mode, drawn.winner, {s.score for s in drawn.seats}) == ("team", None, {0.0})
+    assert (team.mode, team.winner) == ("team", 0)
+    assert all(s.joined == 10.0 and s.left == 20.0 and s.registered for s in team.seats)
+
+
+def test_earlier_matches_count_those_ended_by_the_start() -> None:
+    log = make_log(
+        [
+            (0.0, 10.0, [(1, 0, 0), (2, 1, 1)]),
+            (10.0, 20.0, [(1, 0, 0), (3, 1, 1)]),  # 1 has one earlier match (ended at 10)
+            (12.0, 30.0, [(2, 0, 0), (1, 1, 1)]),  # 1 has one: the second is still on
+            (30.0, 31.0, [(1, 0, 0), (2, 1, 1)]),
+        ]
+    )
+    assert LogArrays.from_log(log).seen.tolist() == [0, 0, 1, 2]
+
+
+# ------------------------------------------------------------------------------------------
+# Scores
+
+
+def test_pair_scores_by_hand() -> None:
+    p = np.array([0.8, 0.3, 0.5, 0.6])
+    y = np.array([1.0, 1.0, 0.0, 0.5])
+    got = {metric: (value, n) for metric, value, n in pair_scores(p, y)}
+    loss = -(math.log(0.8) + math.log(0.3) + math.log(0.5) + 0.5 * math.log(0.6 * 0.4)) / 4
+    assert got["log_loss"][0] == pytest.approx(loss, abs=1e-14) and got["log_loss"][1] == 4
+    assert got["brier"][0] == pytest.approx((0.04 + 0.49 + 0.25 + 0.01) / 4, abs=1e-14)
+    assert got["pair_order"] == (pytest.approx(1.5 / 3), 3)  # right, wrong, a coin: half
+    clipped = dict((m, v) for m, v, _ in pair_scores(np.array([0.0]), np.array([1.0])))
+    assert clipped["log_loss"] == pytest.approx(-math.log(1e-15))
+
+
+def test_calibration_curve() -> None:
+    p = np.array([0.05, 0.05, 0.55, 1.0, 0.95])
+    y = np.array([0.0, 1.0, 1.0, 1.0, 0.0])
+    curve = calibration_curve(p, y)
+    assert curve["n"].tolist() == [2, 0, 0, 0, 0, 1, 0, 0, 0, 2]
+    assert curve.loc[9, "predicted"] == pytest.approx(0.975)
+    assert curve.loc[9, "observed"] == 0.5
+    assert curve.loc[0, "observed"] == 0.5 and np.isnan(curve.loc[1, "predicted"])
+
+
+def test_the_setting_chosen_has_the_least_log_loss_on_the_first_part() -> None:
+    log = random_log(np.random.default_rng(2), matches=200, kinds=("1v1",))
+    spec = PluginSpec("bayesian", {"beta2": 1.0})  # held: only tau2 is tuned
+    result = score_log(log, [spec, "sph_elo"])
+    grid = result.grid[result.grid["rater"] == "bayesian"]
+    assert grid["params"].tolist() == ["beta^2 1, tau^2 0", "beta^2 1, tau^2 0.01",
+                                       "beta^2 1, tau^2 0.05"]  # fmt: skip
+    best = grid.loc[grid["log_loss"].idxmin()]
+    assert bool(best["chosen"]) and grid["chosen"].sum() == 1
+    assert result.chosen["bayesian"]["beta2"] == 1.0
+    assert result.first_matches == 100
+    # the second part's scores are those of a replay of the chosen setting over the whole log
+    arrays = LogArrays.from_log(log)
+    p = replay(fresh("bayesian", arrays.players, **result.chosen["bayesian"]), arrays)
+    second = arrays.pair_match >= 100
+    ((_, loss, n), *_rest) = pair_scores(p[second], arrays.pair_y[second])
+    assert result.value("bayesian", "second", "log_loss") == pytest.approx(loss, abs=1e-15)
+    assert result.count("bayesian", "second") == n == 100
+    assert len(result.grid[result.grid["rater"] == "sph_elo"]) == len(GRIDS["sph_elo"])
+
+
+def test_openskill_is_skipped_with_a_note_where_it_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing() -> None:
+        raise ValueError(
+            f"the openskill package is not installed: {openskill_adapter.INSTALL_HINT}"
+        )
+
+    monkeypatch.setattr(openskill_adapter, "openskill_models", missing)
+    log = random_log(np.random.default_rng(4), matches=30, kinds=("1v1",))
+    result = score_log(log, ["sph_elo", "openskill"], tune=False)
+    assert set(result.scores["rater"]) == {"sph_elo"}
+    assert any("openskill skipped" in note and "pip install" in note for note in result.notes)
+
+
+def test_bad_arguments() -> None:
+    log = random_log(np.random.default_rng(4), matches=10)
+    with pytest.raises(ValueError, match="split"):
+        score_log(log, ["sph_elo"], split=1.0)
+    with pytest.raises(ValueError, match="no parameter"):
+        score_log(log, [PluginSpec("sph_elo", {"k": 3.0})])
+
+
+# ------------------------------------------------------------------------------------------
+# A generated log, scored against its truth
+
+
+@pytest.fixture(scope="module")
+def generated() -> tuple[MatchLog, Truth]:
+    """The quickstart (a persistent base of 500 players, two days: ~3,750 1v1 games) without
+    quits, so that a game is won by the higher performance N(skill, beta2) and the oracle's
+    probability is the truth."""
+    scenario = as_scenario("quickstart", {"game.quit_rate": 0.0})
+    result = simulate(scenario, 3)
+    assert result.games is not None and result.participants is not None
+    log = from_records(result.games, result.participants)
+    assert result.players is not None
+    skills = result.players.set_index("player_id")["skill"]
+    return log, Truth.from_skills(log, skills, scenario.game.beta2)
+
+
+def test_no_rater_beats_the_oracle_on_a_generated_log(generated: tuple[MatchLog, Truth]) -> None:
+    log, truth = generated
+    result = score_log(log, truth=truth)
+    raters = [name for name in result.labels if name != ORACLE]
+    assert raters == ["bayesian", "sph_elo", "glicko2", "openskill"]
+    oracle_loss = result.value(ORACLE, "second", "log_loss")
+    oracle_order = result.value(ORACLE, "second", "pair_order")
+    assert result.count(ORACLE, "second") > 1500
+    for name in raters:
+        assert result.value(name, "second", "log_loss") > oracle_loss + 0.01, name
+        assert result.value(name, "second", "brier") > result.value(ORACLE, "second", "brier")
+        assert 0.5 < result.value(name, "second", "pair_order") < oracle_order + 0.02, name
+        assert result.value(name, "second_experienced", "log_loss") > result.value(
+            ORACLE, "second_experienced", "log_loss"
+        )
+    # the oracle is calibrated: in each well-filled bin the outcome is near the prediction
+    curve = result.calibration
+    own = curve[(curve["rater"] == ORACLE) & (curve["part"] == "all") & (curve["n"] >= 200)]
+    assert (abs(own["predicted"] - own["observed"]) < 0.08).all()
+    lines = scores_text(result)
+    assert all(len(line) <= 100 for line in lines)
+    print("\n".join(lines))  # shown with pytest -s
+    text = "\n".join(lines)
+    assert "bayesian (beta^2" in text and "(oracle " in text and "matches/s" in text
+
+
+def test_scores_frames_are_tidy(generated: tuple[MatchLog, Truth]) -> None:
+    log, truth = generated
+    result = score_log(log, ["bayesian"], truth=truth, tune=False)
+    assert list(result.scores.columns) == ["rater", "part", "metric", "value", "n"]
+    assert set(result.scores["part"]) == {
+        "all", "first", "second", "all_experienced", "second_experienced",
+    }  # fmt: skip
+    assert list(result.calibration.columns) == [
+        "rater", "part", "bin", "lo", "hi", "predicted", "observed", "n",
+    ]  # fmt: skip
+    counts = result.calibration.groupby(["rater", "part"])["n"].sum()
+    assert counts[("bayesian", "second")] == result.count("bayesian", "second")
+    assert result.count("bayesian", "all") == log.matches
+    assert 0 < result.count("bayesian", "all_experienced") < log.matches
+    assert result.grid.empty and len(result.speed) == 1
