@@ -3,11 +3,12 @@
 :func:`calibrate` fits every quantity (:func:`lobbysim.calibrate.fit.fit_log`) and writes them
 into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters and
 the players' patience, come from the template). A match log holds only visits that reached a
-game, and a visit's games are cut short when the player gives up waiting, so two quantities are
-then **refined by simulation** (indirect inference): the calibrated scenario is simulated over
-the log's span (``refine`` times, averaged), the same estimators are applied to the simulated
-logs, and the visit rate and the games per visit are scaled by fitted / re-estimated, so that
-the scenario reproduces what the log shows rather than what was typed. :func:`compare_logs`
+game, a visit's games are cut short when the player gives up waiting, and quits make results
+noisier than skill alone would, so three quantities are then **refined by simulation**
+(indirect inference): the calibrated scenario is simulated over the log's span (``refine``
+times, averaged), the same estimators are applied to the simulated logs, and the visit rate,
+the games per visit and the skill spread are scaled by fitted / re-estimated, so that the
+scenario reproduces what the log shows rather than what was typed. :func:`compare_logs`
 gives the side-by-side figures of the calibration report: per day the games and the distinct
 players, the games per visit, the hour-of-day share of games, the game length and the players
 online over time.
@@ -30,6 +31,7 @@ from lobbysim.calibrate.fit import (
     find_sessions,
     fit_base,
     fit_log,
+    fit_skill,
 )
 from lobbysim.calibrate.matchlog import MatchLog, from_records
 from lobbysim.scenario import Scenario
@@ -61,14 +63,16 @@ def simulated_log(scenario: Scenario, seed: int) -> MatchLog:
     return from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
 
 
-def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float]:
-    """Return (visits per member and day, games per visit) of a log by the fit's estimators."""
+def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float]:
+    """Return (visits per member and day, games per visit, skill spread) of a log by the fit's
+    estimators."""
     sessions = find_sessions(log)
     end = float(log.seats["end"].max())
     start = float(log.seats["start"].min())
     clock = Clock(fit.profile, fit.offset)
     base = fit_base(sessions, log.players, end, clock, start)
-    return base.per_day, sessions.games_per_visit
+    skill_sd, _ = fit_skill(log, fit.beta2)
+    return base.per_day, sessions.games_per_visit, skill_sd
 
 
 def calibrate(
@@ -117,11 +121,13 @@ def calibrate(
         stats = [_visit_stats(simulated_log(scenario, seed + r), fit) for r in range(refine)]
         per_day = float(np.mean([s[0] for s in stats]))
         per_visit = float(np.mean([s[1] for s in stats]))
+        spread = float(np.mean([s[2] for s in stats]))
         refined = {
             "per_day": fit.base.per_day / per_day if per_day > 0 else 1.0,
             "session_games_mean": (
                 fit.sessions.games_per_visit / per_visit if per_visit > 0 else 1.0
             ),
+            "skill_sd": fit.skill_sd / spread if spread > 0 else 1.0,
         }
         base = dict(data["base"])
         visits = dict(base["visits"])
@@ -132,6 +138,7 @@ def calibrate(
         population["session_games_mean"] = max(
             1.0, float(f"{population['session_games_mean'] * refined['session_games_mean']:.4g}")
         )
+        population["skill_sd"] = float(f"{population['skill_sd'] * refined['skill_sd']:.4g}")
         data["population"] = population
         scenario = Scenario.from_dict(data)
         simulated = simulated_log(scenario, seed + refine)
@@ -142,16 +149,26 @@ def calibrate(
 # The log against the calibrated scenario's
 
 
-def daily(log: MatchLog) -> pd.DataFrame:
-    """Return per whole day of the log: games and distinct players (partial last day dropped)."""
+def period_minutes(log: MatchLog) -> float:
+    """Return the period :func:`daily` counts in: a day, or 6 hours for a log under 3 days."""
+    span = log.span_minutes
+    return MINUTES_PER_DAY if span >= 3 * MINUTES_PER_DAY else MINUTES_PER_DAY / 4
+
+
+def daily(log: MatchLog, period: float = MINUTES_PER_DAY) -> pd.DataFrame:
+    """Return per whole period of the log (a day by default; a partial last one is dropped) the
+    matches and the distinct players, indexed by the period's start in days."""
     seats = log.seats
     start = float(seats["start"].min())
-    day = ((seats["start"].to_numpy() - start) // MINUTES_PER_DAY).astype(int)
-    days = math.floor((float(seats["end"].max()) - start) / MINUTES_PER_DAY)
-    frame = pd.DataFrame({"day": day, "match": seats["match"], "player": seats["player"]})
-    frame = frame[frame["day"] < max(days, 1)]
-    out = frame.groupby("day").agg(games=("match", "nunique"), players=("player", "nunique"))
-    return out.reindex(range(max(days, 1)), fill_value=0)
+    index = ((seats["start"].to_numpy() - start) // period).astype(int)
+    whole = max(math.floor((float(seats["end"].max()) - start) / period), 1)
+    frame = pd.DataFrame({"period": index, "match": seats["match"], "player": seats["player"]})
+    frame = frame[frame["period"] < whole]
+    out = frame.groupby("period").agg(games=("match", "nunique"), players=("player", "nunique"))
+    out = out.reindex(range(whole), fill_value=0)
+    out.index = out.index * period / MINUTES_PER_DAY
+    out.index.name = "day"
+    return out
 
 
 def hour_shares(log: MatchLog, offset: float = 0.0) -> np.ndarray:
@@ -175,15 +192,17 @@ def online(log: MatchLog, step: float = 60.0) -> pd.Series:
 
 def compare_logs(observed: MatchLog, simulated: MatchLog, offset: float = 0.0) -> dict[str, Any]:
     """Return the side-by-side quantities of the calibration report (see the module docstring)
-    and the headline numbers: mean games and distinct players per day in each, and their
-    relative differences."""
-    obs, sim = daily(observed), daily(simulated)
+    and the headline numbers: mean games and distinct players per period (a day; 6 hours for a
+    log under 3 days) in each, and their relative differences."""
+    period = period_minutes(observed)
+    obs, sim = daily(observed, period), daily(simulated, period)
     n = min(len(obs), len(sim))
     obs, sim = obs.iloc[:n], sim.iloc[:n]
     games_obs, games_sim = float(obs["games"].mean()), float(sim["games"].mean())
     players_obs, players_sim = float(obs["players"].mean()), float(sim["players"].mean())
     hours_obs, hours_sim = hour_shares(observed, offset), hour_shares(simulated, offset)
     return {
+        "period": period,
         "daily_observed": obs,
         "daily_simulated": sim,
         "games_per_day": (games_obs, games_sim, games_sim / games_obs - 1),

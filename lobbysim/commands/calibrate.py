@@ -1,0 +1,142 @@
+"""``lobbysim calibrate LOG --to SCENARIO.yaml``: a scenario fitted to a match log.
+
+Reads the log (:func:`lobbysim.calibrate.read.read_log`, with an optional column mapping),
+fits and refines a scenario (:func:`lobbysim.calibrate.run.calibrate`), scores the raters on
+the log (:func:`lobbysim.calibrate.scores.score_log`, unless ``--raters none``), and writes:
+
+* the scenario file (``--to``), which ``lobbysim run`` runs as it is;
+* a report folder (``--report``, default ``outputs/<log name>-calibration``): ``report.html``
+  (figures embedded) and ``report.md``, ``parameters.csv`` (each fitted field, its value and
+  method), ``daily.csv`` (games and distinct players per day, the log's and the calibrated
+  scenario's), and the raters' ``scores.csv`` and ``calibration.csv``.
+
+Every file is written whole or not at all; a bad log or option is one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from lobbysim.calibrate.matchlog import MatchLog
+from lobbysim.calibrate.run import Calibration, calibrate, compare_logs
+from lobbysim.experiments.store import tmp_name, write_text
+from lobbysim.outputs import creation_problem
+from lobbysim.scenario import Scenario
+
+#: The raters scored by default.
+DEFAULT_RATERS = ("bayesian", "sph_elo", "glicko2", "openskill")
+
+
+class CalibrateError(ValueError):
+    """A problem with the options of ``lobbysim calibrate``; one line."""
+
+
+@dataclass
+class CalibrateOutcome:
+    """What ``lobbysim calibrate`` made: the calibration, the scores' lines and the paths."""
+
+    log: MatchLog
+    calibration: Calibration
+    scores: list[str]
+    scenario_file: Path
+    report: Path | None
+
+
+def check_target(to: Path, report: Path | None) -> None:
+    """Raise CalibrateError, touching nothing, if the outputs cannot be written."""
+    if to.suffix not in (".yaml", ".yml"):
+        raise CalibrateError(f"--to: expected a .yaml file, got {str(to)!r}")
+    if to.exists() and to.is_dir():
+        raise CalibrateError(f"--to: {to} is a folder")
+    problem = creation_problem(to.parent) if not to.parent.exists() else None
+    if problem is not None:
+        raise CalibrateError(f"--to: {problem}")
+    if report is not None and report.exists() and (not report.is_dir() or any(report.iterdir())):
+        raise CalibrateError(f"--report: {report} exists and is not an empty folder")
+
+
+def run_calibrate(
+    log_path: str | os.PathLike[str],
+    to: str | os.PathLike[str],
+    *,
+    mapping: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    template: Scenario | None = None,
+    raters: Sequence[str] = DEFAULT_RATERS,
+    refine: int = 3,
+    seed: int = 1,
+    report: str | os.PathLike[str] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> CalibrateOutcome:
+    """Read, fit, score and write (see the module docstring)."""
+    from lobbysim.calibrate.read import read_log
+
+    target = Path(to)
+    folder = Path(report) if report is not None else None
+    check_target(target, folder)
+    if refine < 0:
+        raise CalibrateError(f"--refine: expected a whole number >= 0, got {refine}")
+    say = note or (lambda line: None)
+    log = read_log(log_path, mapping)
+    say(
+        f"read {log.source}: {len(log.seats):,} seats, {log.matches:,} matches, "
+        f"{log.players:,} players" + (f"; {log.skipped_text()}" if log.skipped_text() else "")
+    )
+    name = Path(log_path).name.split(".")[0] or "calibrated"
+    result = calibrate(log, template, refine=refine, seed=seed, name=f"{name}_calibrated")
+    lines: list[str] = []
+    scores = None
+    if raters:
+        from lobbysim.calibrate.scores import score_log, scores_text
+
+        scores = score_log(log, list(raters))
+        lines = list(scores_text(scores))
+    header = (
+        f"# Fitted by lobbysim calibrate to {log.source}; the evidence is in "
+        f"{folder if folder is not None else 'its report'}\n"
+    )
+    write_text(target, header + yaml.safe_dump(result.scenario.to_dict(), sort_keys=False))
+    if folder is not None:
+        _write_report(log, result, folder, target, lines, scores)
+    return CalibrateOutcome(log, result, lines, target, folder)
+
+
+def _write_report(
+    log: MatchLog,
+    result: Calibration,
+    folder: Path,
+    target: Path,
+    lines: Sequence[str],
+    scores: Any,
+) -> None:
+    from lobbysim.reporting.calibration import parameter_rows, write_calibration_report
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_name(folder / "report")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        rows = parameter_rows(result)
+        pd.DataFrame(rows, columns=["field", "value", "how"]).to_csv(
+            tmp / "parameters.csv", index=False
+        )
+        if result.simulated is not None:
+            c = compare_logs(log, result.simulated, result.fit.offset)
+            daily = c["daily_observed"].join(c["daily_simulated"], rsuffix="_calibrated")
+            daily.to_csv(tmp / "daily.csv")
+        if scores is not None:
+            scores.scores.to_csv(tmp / "scores.csv", index=False)
+            scores.calibration.to_csv(tmp / "calibration.csv", index=False)
+        write_calibration_report(result, log, tmp, str(target), scores=lines)
+        for path in tmp.iterdir():
+            os.replace(path, folder / path.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,264 @@
+"""The calibration report: what was fitted, and the log beside the calibrated scenario's own.
+
+Opens with the fitted parameters (each with its standard error where the fit gives one, and the
+method), the notes (rows skipped, draws the scenario cannot make) and the scenario file written;
+then, side by side, the log and one simulation of the calibrated scenario over the same span:
+games and distinct players per day, the hour-of-day share of matches, the games per visit, the
+match length and the players in a match over time; then, where the raters were scored on the
+log, their scores and calibration curves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lobbysim.calibrate.run import Calibration, compare_logs
+from lobbysim.reporting.document import (
+    Block,
+    FigureOutcome,
+    md_code,
+    md_figure,
+    md_heading,
+    md_items,
+    md_table,
+    md_text,
+    write_documents,
+)
+from lobbysim.reporting.figures import new_panels, save_figure
+
+FIGURE = "calibration.png"
+SCORES_FIGURE = "rater_calibration.png"
+
+
+def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
+    """Return (field, value, how) per fitted scenario field."""
+    fit, scenario = calibration.fit, calibration.scenario
+    assert scenario.base is not None
+    errors = fit.base.errors
+    visits = dict(scenario.base.visits.params)
+    refined = calibration.refined
+
+    def se(name: str) -> str:
+        e = errors.get(name, math.nan)
+        return f" ± {e:.2g}" if math.isfinite(e) else ""
+
+    rows = [
+        ("base.size", f"{scenario.base.size}{se('size')}", "maximum likelihood (base model)"),
+        (
+            "base.newcomers_per_day",
+            f"{scenario.base.newcomers_per_day:g}{se('newcomers_per_day')}",
+            "maximum likelihood",
+        ),
+        (
+            "base.leave_per_day",
+            f"{scenario.base.leave_per_day:g}{se('leave_per_day')}",
+            "maximum likelihood, right-censored",
+        ),
+        (
+            "base.visits.per_day",
+            f"{visits['per_day']:g}",
+            f"maximum likelihood {fit.base.per_day:.4g}{se('per_day')}"
+            + (f", refined x{refined['per_day']:.4f} by simulation" if refined else ""),
+        ),
+        ("base.visits.shape", f"{visits['shape']:g}{se('shape')}", "maximum likelihood (Gamma)"),
+        ("base.visits.profile", "24 weights", "Poisson estimate per hour (figure)"),
+        (
+            "population.session_games_mean",
+            f"{scenario.population['session_games_mean']:g}",
+            f"mean games per visit {fit.sessions.games_per_visit:.4g} (gap threshold "
+            f"{fit.sessions.threshold:.3g} min)"
+            + (f", refined x{refined['session_games_mean']:.4f}" if refined else ""),
+        ),
+        (
+            "population.skill_sd",
+            f"{scenario.population['skill_sd']:g}",
+            f"Gaussian replay, {fit.skill_method} (beta^2 {fit.beta2:g}): {fit.skill_sd:.4g}"
+            + (f", refined x{refined['skill_sd']:.4f}" if "skill_sd" in refined else ""),
+        ),
+        (
+            "game.mode",
+            scenario.game.mode
+            + (
+                f" ({scenario.game.team_size} v {scenario.game.team_size})"
+                if scenario.game.mode == "team"
+                else f" ({scenario.game.ffa_size} players)"
+                if scenario.game.mode == "ffa"
+                else ""
+            ),
+            "the commonest sides x seats",
+        ),
+        ("game.length", f"{scenario.game.length:g} min", "median match duration"),
+    ]
+    if fit.quit_rate is not None:
+        rows.append(
+            (
+                "game.quit_rate",
+                f"{scenario.game.quit_rate:g} per min",
+                "share of 1v1 matches shorter than the length",
+            )
+        )
+    rows.append(("draw rate", f"{fit.draw_rate:.2%}", "matches with every side ranked equal"))
+    return rows
+
+
+def calibration_figure(calibration: Calibration, out: Path) -> FigureOutcome:
+    """Draw the log beside the calibrated scenario's simulation (see the module docstring)."""
+    title = "The log beside the calibrated scenario (one simulation over the same span)"
+    caption = (
+        "Black: the log; orange: one simulation of the calibrated scenario. Top: games and "
+        "distinct players per day; the hour-of-day share of matches (the grey line is the "
+        "fitted visit profile, as shares). Bottom: games per visit; match length; players in a "
+        "match, hour by hour."
+    )
+    sim = calibration.simulated
+    if sim is None:
+        return FigureOutcome(FIGURE, title, caption, skipped="no simulation (refine 0)")
+    observed = _observed(calibration)
+    c = compare_logs(observed, sim, calibration.fit.offset)
+    fig, axes = new_panels(3, 13.0, 3.6)
+    obs, simd = c["daily_observed"], c["daily_simulated"]
+    ax = axes[0]
+    ax.plot(obs.index, obs["games"], "k-o", ms=3, label="games (log)")
+    ax.plot(simd.index, simd["games"], "-o", color="tab:orange", ms=3, label="games (calibrated)")
+    ax.plot(obs.index, obs["players"], "k--", label="players (log)")
+    ax.plot(simd.index, simd["players"], "--", color="tab:orange", label="players (calibrated)")
+    ax.set_xlabel("day")
+    ax.set_ylabel("per day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours")
+    ax.legend(fontsize=7)
+    hours_obs, hours_sim, corr = c["hours"]
+    ax = axes[1]
+    ax.plot(range(24), hours_obs, "k-o", ms=3, label="log")
+    ax.plot(range(24), hours_sim, "-o", color="tab:orange", ms=3, label="calibrated")
+    profile = calibration.fit.profile / calibration.fit.profile.sum()
+    ax.plot(range(24), profile, color="grey", lw=1, label="fitted profile")
+    ax.set_xlabel(f"hour of day (r = {corr:.3f})")
+    ax.set_ylabel("share of matches")
+    ax.legend(fontsize=7)
+    per_visit_obs, per_visit_sim = c["games_per_visit"]
+    ax = axes[2]
+    top = int(max(np.quantile(per_visit_obs, 0.99), 2))
+    bins = np.arange(1, top + 2) - 0.5
+    ax.hist(
+        per_visit_obs, bins=bins.tolist(), density=True, histtype="step", color="k", label="log"
+    )
+    ax.hist(
+        per_visit_sim,
+        bins=bins.tolist(),
+        density=True,
+        histtype="step",
+        color="tab:orange",
+        label="calibrated",
+    )
+    ax.set_xlabel("games per visit")
+    ax.legend(fontsize=7)
+    path = save_figure(fig, out / FIGURE)
+    return FigureOutcome(FIGURE, title, caption, path=path)
+
+
+def online_figure(calibration: Calibration, out: Path) -> FigureOutcome:
+    """Draw players in a match over time and the match lengths, log beside calibrated."""
+    file = "calibration_online.png"
+    title = "Players in a match over time, and match lengths"
+    caption = "Black: the log; orange: one simulation of the calibrated scenario."
+    sim = calibration.simulated
+    if sim is None:
+        return FigureOutcome(file, title, caption, skipped="no simulation (refine 0)")
+    observed = _observed(calibration)
+    c = compare_logs(observed, sim, calibration.fit.offset)
+    fig, (left, right) = new_panels(2, 13.0, 3.4)
+    on_obs, on_sim = c["online"]
+    left.plot(on_obs.index, on_obs.to_numpy(), "k-", lw=1, label="log")
+    left.plot(on_sim.index, on_sim.to_numpy(), "-", color="tab:orange", lw=1, label="calibrated")
+    left.set_xlabel("day")
+    left.set_ylabel("players in a match")
+    left.legend(fontsize=7)
+    d_obs = _durations(observed)
+    d_sim = _durations(sim)
+    hi = float(np.quantile(np.concatenate([d_obs, d_sim]), 0.995)) or 1.0
+    bins = np.linspace(0, hi * 1.05, 40)
+    right.hist(d_obs, bins=bins.tolist(), density=True, histtype="step", color="k", label="log")
+    right.hist(
+        d_sim,
+        bins=bins.tolist(),
+        density=True,
+        histtype="step",
+        color="tab:orange",
+        label="calibrated",
+    )
+    right.set_xlabel("match length (minutes)")
+    right.legend(fontsize=7)
+    path = save_figure(fig, out / file)
+    return FigureOutcome(file, title, caption, path=path)
+
+
+_LOGS: dict[int, Any] = {}
+
+
+def _observed(calibration: Calibration) -> Any:
+    return _LOGS[id(calibration)]
+
+
+def _durations(log: Any) -> np.ndarray:
+    first = log.seats.drop_duplicates("match")
+    return np.asarray(first["end"].to_numpy() - first["start"].to_numpy())
+
+
+def write_calibration_report(
+    calibration: Calibration,
+    observed: Any,
+    out: Path,
+    scenario_file: str,
+    *,
+    scores: Sequence[str] = (),
+    score_blocks: Sequence[Block] = (),
+) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` of a calibration into ``out``."""
+    _LOGS[id(calibration)] = observed
+    try:
+        fit = calibration.fit
+        blocks: list[Block] = [md_heading(f"Calibration: {observed.source}", 1)]
+        lead = (
+            f"**{observed.matches:,} matches of {observed.players:,} players over "
+            f"{fit.days:.1f} days, fitted into {scenario_file}.**"
+        )
+        blocks.append(md_text(lead))
+        if calibration.simulated is not None:
+            c = compare_logs(observed, calibration.simulated, fit.offset)
+            g, p = c["games_per_day"], c["players_per_day"]
+            per = "a day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours"
+            blocks.append(
+                md_text(
+                    "The calibrated scenario, simulated over the same span, plays "
+                    f"{g[1]:,.0f} games {per} against the log's {g[0]:,.0f} ({g[2]:+.1%}) with "
+                    f"{p[1]:,.0f} distinct players {per} against {p[0]:,.0f} ({p[2]:+.1%}); "
+                    f"the hour-of-day shares correlate at r = {c['hours'][2]:.3f}."
+                )
+            )
+        blocks.append(md_table(["field", "value", "how"], parameter_rows(calibration)))
+        if fit.notes:
+            blocks.append(md_items([("Note", n) for n in fit.notes]))
+        blocks.append(md_figure(calibration_figure(calibration, out)))
+        blocks.append(md_figure(online_figure(calibration, out)))
+        if scores:
+            blocks.append(md_heading("Raters scored on the log"))
+            blocks.append(md_code("\n".join(scores)))
+            blocks += list(score_blocks)
+        blocks.append(md_heading("Visits"))
+        visits = len(fit.sessions.games)
+        blocks.append(
+            md_text(
+                f"{visits:,} visits found, {visits / max(fit.days, 1e-9):,.0f} a day: games closer "
+                f"than {fit.sessions.threshold:.3g} minutes belong to one visit "
+                f"({fit.sessions.gaps_within:,} gaps within visits, {fit.sessions.gaps_between:,} "
+                f"between); {fit.sessions.games_per_visit:.3g} games per visit. Of the players "
+                f"seen, {fit.base.newcomer_share:.0%} are newcomers by the base model's posterior."
+            )
+        )
+        return write_documents(blocks, out, f"Calibration: {observed.source}")
+    finally:
+        _LOGS.pop(id(calibration), None)
