@@ -1,0 +1,1053 @@
+"""Match logs read from CSV or Parquet into a :class:`~lobbysim.calibrate.matchlog.MatchLog`.
+
+:func:`read_log` reads a game's match log, a CSV file (``.csv``, or gzipped ``.csv.gz``) or a
+Parquet file (``.parquet``; needs pyarrow: ``pip install 'lobbysim[parquet]'``), in one of two
+layouts, with a column mapping (:func:`read_mapping`) that renames columns and states units. The
+log format and the mappings are documented in docs/calibrate.md ("Match logs").
+
+**seats** (the default): one row per seat. Columns ``match_id``, ``player_id``, ``start``, ``end``
+or ``duration``, ``team`` or ``side``, and one of ``result`` (win/loss/draw, or 1/0/0.5, any
+case), ``score`` (higher is better; a side's score is the sum of its seats') or ``rank`` (1 = best,
+equal ranks tied); optional ``region``, ``party_id``, ``queue_time``. A side's place (the log's
+``rank``, 0 best) is: with results, 0 for the sides that won or drew and 1 for those that lost;
+with scores, the side's place by descending score (equal scores share the better place); with
+ranks, the rank given less the match's best. ``free_for_all: true`` reads a log without a side
+column, each seat its own side.
+
+**games_1v1**: one row per 1v1 game: ``match_id``, ``start``, ``end`` or ``duration``,
+``player_0``, ``player_1`` and ``winner``, whose values name the winning side (``sides``, e.g.
+``[white, black]``) or are the winner's player id (``sides: players``); an empty value or a
+``draws`` word is a draw. The bundled mapping ``lichess`` (lobbysim/calibrate/mappings/lichess.yaml)
+reads the column names of Lichess's game export (``id``, ``created_at``, ``last_move_at``,
+``white_id``, ``black_id``, ``winner``).
+
+**Times.** Numbers are minutes unless ``time_unit`` says ``seconds`` or ``milliseconds``
+(``duration_unit`` and ``queue_time_unit`` default to it), counted from a minute 0 taken as
+midnight (``times: relative``), or since 1970-01-01 UTC (``times: epoch``); text is ISO 8601
+(``times: iso``; without an offset, UTC). With timestamps, minute 0 is the earliest start
+(``MatchLog.origin``). ``times: auto`` (the default) takes a Parquet timestamp column as
+timestamps, and decides on the first 1,000 starts given: mostly numbers, relative times, else
+ISO 8601 text; later values that do not fit are unreadable. It refuses relative times beyond 10
+million minutes (19 years: epoch times read as minutes) rather than misread them.
+
+**Hostile logs.** A missing column, a file that is not UTF-8 (with its line and byte), a file
+that is not CSV or Parquet and a log with no match left are errors (:class:`LogError`, one
+line). Rows are skipped, and counted by reason in ``MatchLog.skipped``
+(:data:`~lobbysim.calibrate.matchlog.SKIP_REASONS`), in this order: rows the mapping excludes,
+an empty required value, a time or a queue time that cannot be read (or is negative), a result,
+score or rank that cannot be read, an end before its start; then whole matches whose start or
+end differ between rows (in games_1v1, any repeated game id whose rows differ) and those with a
+player on two sides, the repeats of a seat, the matches left with fewer than two sides, and
+whole matches whose seats of one side give different results or whose results no match can
+have (two winners and no loser, say). A row left out alone leaves the rest of its match. Rows out of
+time order are sorted (``MatchLog.sorted_input`` is False). The counts are of the log's rows:
+seats, or games in games_1v1.
+
+**Memory.** The file is streamed in chunks of ``chunk_rows`` rows (200,000 by default; pandas'
+chunked CSV reader, pyarrow's Parquet batches): one chunk's text and parsed columns are held at a
+time, several hundred bytes per row of the chunk (every column of a CSV row is parsed: pandas
+reading only some would drop a row's extra fields unnoticed). Each chunk becomes compact arrays,
+one value per seat kept: integer codes for the match, player and side (and region and party),
+float64 times and the result, about 48 bytes per seat, 68 with the optional columns; each
+distinct match, player, side, region and party id is held once, as a dictionary entry (about
+100-150 bytes each). The checks across chunks (duplicates, inconsistent matches), the ranks and
+the sort run on these arrays at the end, in place where they can, at a peak of about three
+times the arrays; the ``seats`` frame takes the final arrays over without copying them. Reading
+the 1,000,000 seats of benchmarks/bench_read_log.py (500,000 matches, 50,000 players, with
+region and queue time) peaks at about 460 MiB for the whole process, of which about 100 MiB are
+Python, pandas and numpy themselves.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lobbysim.calibrate.matchlog import SKIP_REASONS, MatchLog
+from lobbysim.validation import input_file_problem
+from lobbysim.yaml_input import YamlInputError, read_yaml_file
+
+PARQUET_INSTALL = "pip install 'lobbysim[parquet]'"
+#: Rows read at a time.
+DEFAULT_CHUNK_ROWS = 200_000
+LAYOUTS = ("seats", "games_1v1")
+TIME_KINDS = ("auto", "relative", "epoch", "iso")
+TIME_UNITS = ("minutes", "seconds", "milliseconds")
+#: Relative times beyond this (in minutes, 19 years) are refused by ``times: auto``.
+MAX_AUTO_MINUTES = 1e7
+#: The bundled column mappings, by name (``--columns lichess``).
+MAPPINGS_DIR = Path(__file__).resolve().parent / "mappings"
+
+#: The columns of each layout, by role (a mapping's ``columns`` keys; ``team`` is ``side``).
+ROLES = {
+    "seats": (
+        "match_id",
+        "player_id",
+        "start",
+        "end",
+        "duration",
+        "side",
+        "result",
+        "score",
+        "rank",
+        "region",
+        "party_id",
+        "queue_time",
+    ),
+    "games_1v1": ("match_id", "start", "end", "duration", "player_0", "player_1", "winner"),
+}
+ALIASES = {"team": "side"}
+#: The values of a ``result`` column, lower case, with a result code: 0 win, 1 draw, 2 loss.
+RESULT_WORDS = {
+    **dict.fromkeys(("win", "won", "victory", "w", "1", "1.0"), 0),
+    **dict.fromkeys(("draw", "drawn", "tie", "tied", "d", "0.5", ".5"), 1),
+    **dict.fromkeys(("loss", "lost", "lose", "defeat", "l", "0", "0.0"), 2),
+}
+WIN, DRAW, LOSS = 0, 1, 2
+_KEYS = (
+    "layout",
+    "columns",
+    "times",
+    "time_unit",
+    "duration_unit",
+    "queue_time_unit",
+    "results",
+    "sides",
+    "draws",
+    "exclude",
+    "encoding",
+    "free_for_all",
+)
+_CODE = {reason: code for code, reason in enumerate(SKIP_REASONS, start=1)}
+# pandas 3.1 reads every float exactly (and deprecates the option); before it, only the
+# round-trip parser does, so that the minutes ``records_to_log`` writes read back as they were
+_PANDAS = tuple(int(part) for part in pd.__version__.split(".")[:2])
+_EXACT_FLOATS: dict[str, Any] = {} if _PANDAS >= (3, 1) else {"float_precision": "round_trip"}
+_EPOCH = pd.Timestamp(0, tz="UTC")
+
+
+class LogError(ValueError):
+    """A match log or a column mapping that cannot be read: one line, naming the file, the
+    column or mapping key, and the value."""
+
+
+# --- the column mapping ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """How to read a log: its layout, its column names by role, and its units (see the module
+    docstring; :func:`read_mapping` makes one from a dict or a YAML file)."""
+
+    layout: str = "seats"
+    columns: Mapping[str, str] = field(default_factory=dict)
+    times: str = "auto"
+    time_unit: str = "minutes"
+    duration_unit: str | None = None
+    queue_time_unit: str | None = None
+    results: Mapping[str, int] = field(default_factory=dict)
+    sides: tuple[str, str] | str = ("0", "1")
+    draws: tuple[str, ...] = ("", "draw")
+    exclude: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    encoding: str = "utf-8-sig"
+    free_for_all: bool = False
+
+
+def _text(where: str, value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        raise LogError(
+            f"{where}: expected text, got {value!r} (quote words YAML reads otherwise, such as "
+            "'yes', 'no', 'on', 'off', 'null')"
+        )
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise LogError(f"{where}: expected text, got {value!r}")
+
+
+def _texts(where: str, value: Any) -> tuple[str, ...]:
+    items = value if isinstance(value, list | tuple) else [value]
+    return tuple(_text(where, item) for item in items)
+
+
+def _choice(where: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise LogError(f"{where}: expected one of {', '.join(choices)}, got {value!r}")
+    return str(value)
+
+
+def read_mapping(
+    mapping: Mapping[str, Any] | str | os.PathLike[str] | ColumnMapping | None,
+) -> ColumnMapping:
+    """Return the column mapping ``mapping`` gives: a dict, a YAML file (``--columns FILE``),
+    the name of a bundled mapping (``lichess``), or None for the defaults.
+
+    Raises:
+        LogError: an unknown key, layout, role, unit or time kind, or a value of the wrong
+            type, naming the key and the value; a YAML file that cannot be read.
+    """
+    if mapping is None:
+        return ColumnMapping()
+    if isinstance(mapping, ColumnMapping):
+        return mapping
+    where = "mapping"
+    if isinstance(mapping, str | os.PathLike):
+        path = Path(mapping)
+        bundled = MAPPINGS_DIR / f"{path}.yaml"
+        if not path.exists() and str(mapping).isidentifier() and bundled.is_file():
+            path = bundled
+        where = str(mapping)
+        try:
+            data = read_yaml_file(path)
+        except YamlInputError as exc:
+            raise LogError(f"{where}: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise LogError(f"{where}: expected a mapping of keys (layout, columns, ...)")
+    elif isinstance(mapping, Mapping):
+        data = mapping
+    else:
+        raise LogError(f"mapping: expected a dict or a YAML file, got {type(mapping).__name__}")
+    unknown = [key for key in data if key not in _KEYS]
+    if unknown:
+        raise LogError(f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(_KEYS)}")
+    layout = _choice(f"{where}: layout", data.get("layout", "seats"), LAYOUTS)
+    columns: dict[str, str] = {}
+    raw_columns = data.get("columns", {}) or {}
+    if not isinstance(raw_columns, Mapping):
+        raise LogError(f"{where}: columns: expected a mapping of role: column name")
+    for role, name in raw_columns.items():
+        key = ALIASES.get(role, role) if layout == "seats" else role
+        if key not in ROLES[layout]:
+            raise LogError(
+                f"{where}: columns: unknown role {role!r} for layout {layout}; the roles are "
+                f"{', '.join(ROLES[layout])}{' (team for side)' if layout == 'seats' else ''}"
+            )
+        if key in columns:
+            raise LogError(f"{where}: columns: {role!r} gives the {key} column twice")
+        columns[key] = _text(f"{where}: columns: {role}", name)
+    for one_of in (("end", "duration"), ("result", "score", "rank")):
+        given = [role for role in one_of if role in columns]
+        if len(given) > 1:
+            raise LogError(f"{where}: columns: give one of {', '.join(given)}, not both")
+    times = _choice(f"{where}: times", data.get("times", "auto"), TIME_KINDS)
+    unit = _choice(f"{where}: time_unit", data.get("time_unit", "minutes"), TIME_UNITS)
+    units = {
+        key: _choice(f"{where}: {key}", data[key], TIME_UNITS) if key in data else None
+        for key in ("duration_unit", "queue_time_unit")
+    }
+    results: dict[str, int] = {}
+    raw_results = data.get("results", {}) or {}
+    if not isinstance(raw_results, Mapping):
+        raise LogError(f"{where}: results: expected a mapping of win/loss/draw: [values]")
+    for outcome, words in raw_results.items():
+        code = {"win": WIN, "draw": DRAW, "loss": LOSS}.get(outcome)
+        if code is None:
+            raise LogError(f"{where}: results: expected win, loss or draw, got {outcome!r}")
+        for word in _texts(f"{where}: results: {outcome}", words):
+            results[word.strip().lower()] = code
+    only_1v1 = [key for key in ("sides", "draws") if key in data and layout != "games_1v1"]
+    if only_1v1:
+        raise LogError(f"{where}: {only_1v1[0]}: only with layout: games_1v1")
+    sides: tuple[str, str] | str = ("0", "1")
+    if "sides" in data:
+        if data["sides"] == "players":
+            sides = "players"
+        else:
+            given_sides = _texts(f"{where}: sides", data["sides"])
+            if len(given_sides) != 2 or given_sides[0].lower() == given_sides[1].lower():
+                raise LogError(
+                    f"{where}: sides: expected two different values of the winner column (side "
+                    f"0's, side 1's) or 'players', got {data['sides']!r}"
+                )
+            sides = (given_sides[0], given_sides[1])
+    draws = _texts(f"{where}: draws", data.get("draws", ["", "draw"]))
+    exclude: dict[str, tuple[str, ...]] = {}
+    raw_exclude = data.get("exclude", {}) or {}
+    if not isinstance(raw_exclude, Mapping):
+        raise LogError(f"{where}: exclude: expected a mapping of column: [values]")
+    for column, values in raw_exclude.items():
+        exclude[_text(f"{where}: exclude", column)] = _texts(f"{where}: exclude: {column}", values)
+    free_for_all = data.get("free_for_all", False)
+    if not isinstance(free_for_all, bool):
+        raise LogError(f"{where}: free_for_all: expected true or false, got {free_for_all!r}")
+    if free_for_all and (layout != "seats" or "side" in columns):
+        raise LogError(f"{where}: free_for_all: only with layout seats and no side column")
+    return ColumnMapping(
+        layout=layout,
+        columns=columns,
+        times=times,
+        time_unit=unit,
+        duration_unit=units["duration_unit"],
+        queue_time_unit=units["queue_time_unit"],
+        results=results,
+        sides=sides,
+        draws=tuple(word.strip().lower() for word in draws),
+        exclude=exclude,
+        encoding=_text(f"{where}: encoding", data.get("encoding", "utf-8-sig")),
+        free_for_all=free_for_all,
+    )
+
+
+def _resolve(mapping: ColumnMapping, header: list[str], path: str) -> dict[str, str]:
+    """Return the file's column of each role the log uses (see the module docstring)."""
+    have = set(header)
+    listed = ", ".join(header) if header else "no columns"
+
+    def missing(what: str) -> LogError:
+        return LogError(f"{path}: no column {what}; the file has: {listed}")
+
+    plan: dict[str, str] = {}
+    for role, name in mapping.columns.items():
+        if name not in have:
+            raise missing(f"{name!r} (columns: {role})")
+        plan[role] = name
+    layout = mapping.layout
+    required = (
+        ["match_id", "player_id", "start"]
+        if layout == "seats"
+        else ["match_id", "start", "player_0", "player_1", "winner"]
+    )
+    for role in required:
+        if role not in plan:
+            if role not in have:
+                raise missing(repr(role))
+            plan[role] = role
+    groups: list[tuple[str, ...]] = [("end", "duration")]
+    if layout == "seats":
+        groups.append(("result", "score", "rank"))
+        if not mapping.free_for_all and "side" not in plan:
+            groups.append(("team", "side"))
+    for group in groups:
+        if any(role in plan for role in group):
+            continue
+        found = next((name for name in group if name in have), None)
+        if found is None:
+            raise missing(" or ".join(repr(name) for name in group))
+        plan[ALIASES.get(found, found)] = found
+    if layout == "seats":
+        for role in ("region", "party_id", "queue_time"):
+            if role not in plan and role in have:
+                plan[role] = role
+    for column in mapping.exclude:
+        if column not in have:
+            raise missing(f"{column!r} (exclude)")
+    return plan
+
+
+# --- reading the file in chunks -------------------------------------------------------------
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith((".csv", ".csv.gz")):
+        return "csv"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    raise LogError(f"{path}: expected a .csv, .csv.gz or .parquet file")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _utf8_problem(path: Path, encoding: str) -> str:
+    """Return where a CSV file (gzipped or not) first stops being text in ``encoding``."""
+    if encoding.lower().replace("_", "-") not in ("utf-8", "utf-8-sig", "utf8"):
+        return f"is not {encoding} text"
+    opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return (
+                    f"line {number} is not UTF-8 (byte 0x{line[exc.start]:02x} at column "
+                    f"{exc.start + 1})"
+                )
+    return "is not UTF-8 text"
+
+
+def _csv_header(path: Path, encoding: str) -> list[str]:
+    try:
+        return [str(c) for c in pd.read_csv(path, nrows=0, encoding=encoding).columns]
+    except UnicodeDecodeError:
+        raise LogError(f"{path}: {_utf8_problem(path, encoding)}") from None
+    except pd.errors.EmptyDataError:
+        raise LogError(f"{path}: the file is empty (no header line)") from None
+    except LookupError:
+        raise LogError(f"{path}: encoding: unknown text encoding {encoding!r}") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise LogError(f"{path}: cannot be read as CSV: {_one_line(exc)}") from None
+
+
+def _csv_chunks(
+    path: Path, columns: list[str], text: set[str], encoding: str, chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    # Every column is parsed, not only ``columns``: with ``usecols`` pandas drops the extra
+    # fields of a row silently (an unquoted comma would shift a row's values unnoticed).
+    reader = pd.read_csv(
+        path,
+        index_col=False,
+        dtype={column: str for column in text},
+        keep_default_na=False,
+        na_values=[""],
+        chunksize=chunk_rows,
+        encoding=encoding,
+        low_memory=False,
+        **_EXACT_FLOATS,
+    )
+    with reader, warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        while True:
+            try:
+                chunk = next(reader)
+            except StopIteration:
+                return
+            except UnicodeDecodeError:
+                raise LogError(f"{path}: {_utf8_problem(path, encoding)}") from None
+            except pd.errors.ParserWarning:
+                raise LogError(
+                    f"{path}: cannot be read as CSV: a row has more fields than the header "
+                    "(an unquoted comma?)"
+                ) from None
+            except (ValueError, OSError, EOFError) as exc:
+                raise LogError(f"{path}: cannot be read as CSV: {_one_line(exc)}") from None
+            yield chunk[columns]
+
+
+def _parquet_file(path: Path) -> Any:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise LogError(
+            f"{path}: reading Parquet needs pyarrow, which is not installed: {PARQUET_INSTALL}"
+        ) from None
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise LogError(f"{path}: cannot be read as Parquet: {_one_line(exc)}") from None
+
+
+def _parquet_chunks(
+    parquet: Any, path: Path, columns: list[str], text: set[str], chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    batches = parquet.iter_batches(batch_size=chunk_rows, columns=columns)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, ValueError) as exc:
+            raise LogError(f"{path}: cannot be read as Parquet: {_one_line(exc)}") from None
+        table = pa.Table.from_batches([batch])
+        for name in text:
+            index = table.schema.get_field_index(name)
+            array = table.column(index)
+            if pa.types.is_dictionary(array.type):
+                array = array.cast(array.type.value_type)
+            if not pa.types.is_string(array.type):
+                try:
+                    array = pc.cast(array, pa.string())
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise LogError(f"{path}: column {name!r}: {_one_line(exc)}") from None
+            array = pc.if_else(pc.equal(array, ""), pa.scalar(None, pa.string()), array)
+            table = table.set_column(index, name, array)
+        yield table.to_pandas()
+
+
+# --- one chunk into compact arrays ----------------------------------------------------------
+
+
+def _to_minutes(values: np.ndarray, unit: str) -> np.ndarray:
+    if unit == "minutes":
+        return values
+    return values / (60.0 if unit == "seconds" else 60_000.0)
+
+
+def _to_seconds(values: np.ndarray, unit: str) -> np.ndarray:
+    if unit == "seconds":
+        return values
+    return values * 60.0 if unit == "minutes" else values / 1000.0
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    """Return a column as float64, NaN where empty or not a number (infinities too)."""
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    else:
+        numbers = pd.to_numeric(column, errors="coerce")
+        values = numbers.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    values[~np.isfinite(values)] = np.nan
+    return values
+
+
+class _Reader:
+    """Turns a log's chunks into compact arrays and those into a :class:`MatchLog`."""
+
+    def __init__(self, mapping: ColumnMapping, plan: dict[str, str], source: str) -> None:
+        self.mapping = mapping
+        self.plan = plan
+        self.source = source
+        self.layout = mapping.layout
+        self.kind: str | None = None if mapping.times == "auto" else mapping.times
+        self.auto = mapping.times == "auto"
+        self.ids: dict[str, dict[Any, int]] = {
+            name: {} for name in ("match", "player", "side", "region", "party")
+        }
+        self.parts: dict[str, list[np.ndarray]] = {}
+        self.skipped = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
+        self.rows = 0
+        self.sorted_input = True
+        self.last_start = -np.inf
+        words = dict(RESULT_WORDS)
+        words.update(mapping.results)
+        self.words = words
+        if self.layout == "seats":
+            self.value = next(role for role in ("result", "score", "rank") if role in plan)
+        else:
+            self.value = "result"
+
+    # -- ids, times and values ------------------------------------------------------------
+
+    def codes(self, column: pd.Series, name: str) -> np.ndarray:
+        """Return the codes of a column's values in the log-wide table ``name``; -1 if empty."""
+        local, uniques = pd.factorize(column)
+        table = self.ids[name]
+        if not len(uniques):
+            return local.astype(np.int64)
+        keys = uniques.tolist()
+        get = table.get
+        known = np.array([get(key, -1) for key in keys], dtype=np.int64)
+        fresh = np.flatnonzero(known < 0)
+        if len(fresh):
+            first = len(table)
+            known[fresh] = np.arange(first, first + len(fresh))
+            new = np.array(keys, dtype=object)[fresh].tolist()
+            table.update(zip(new, known[fresh].tolist(), strict=True))
+        return np.where(local >= 0, known[local], -1)
+
+    def times(self, column: pd.Series, role: str) -> np.ndarray:
+        """Return a time column on the log's axis (relative: minutes; timestamps: seconds
+        since 1970), NaN where empty or unreadable."""
+        unit = self.mapping.time_unit
+        if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(
+            column.dtype
+        ):
+            if self.kind == "relative":
+                raise LogError(
+                    f"{self.source}: column {self.plan[role]!r} holds timestamps, but the "
+                    "mapping says times: relative"
+                )
+            self.kind = self.kind or "native"
+            stamps = column
+            if not isinstance(column.dtype, pd.DatetimeTZDtype):
+                stamps = column.dt.tz_localize("UTC")
+            return ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(
+                dtype=np.float64, na_value=np.nan
+            )
+        if self.kind is None:
+            sample = column.dropna().iloc[:1000]  # decided on the first values given
+            if not len(sample):
+                return np.full(len(column), np.nan)
+            numbers = _numbers(sample)
+            self.kind = "relative" if 2 * int(np.isfinite(numbers).sum()) >= len(sample) else "iso"
+        if self.kind == "iso" or self.kind == "native":
+            # each distinct text parsed once: a match's start repeats on each of its seats
+            local, uniques = pd.factorize(column)
+            stamps = pd.to_datetime(
+                pd.Series(uniques), utc=True, format="ISO8601", errors="coerce", cache=False
+            )
+            seconds = ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(
+                dtype=np.float64, na_value=np.nan
+            )
+            return np.append(seconds, np.nan)[local]
+        numbers = _numbers(column)
+        if self.kind == "epoch":
+            return _to_seconds(numbers, unit)
+        minutes = _to_minutes(numbers, unit)
+        if self.auto:
+            big = np.abs(minutes) > MAX_AUTO_MINUTES
+            if big.any():
+                value = column.to_numpy()[int(np.argmax(big))]
+                raise LogError(
+                    f"{self.source}: column {self.plan[role]!r}: {value} is "
+                    f"{minutes[big][0]:.3g} minutes from minute 0 (over 19 years), an epoch "
+                    "time? Say times: epoch (with time_unit) or times: relative in the mapping"
+                )
+        return minutes
+
+    def durations(self, column: pd.Series, unit: str) -> np.ndarray:
+        numbers = _numbers(column)
+        if self.kind in ("relative", None):
+            return _to_minutes(numbers, unit)
+        return _to_seconds(numbers, unit)
+
+    def results(self, column: pd.Series) -> np.ndarray:
+        """Return result codes (0 win, 1 draw, 2 loss), NaN where unreadable or empty."""
+        local, uniques = pd.factorize(column)
+        table = np.array(
+            [self.words.get(str(u).strip().lower(), np.nan) for u in uniques] + [np.nan],
+            dtype=np.float64,
+        )
+        return table[local]
+
+    def winners(self, chunk: pd.DataFrame) -> np.ndarray:
+        """Return side 0's result code in each row of a games_1v1 chunk, NaN if unreadable."""
+        column = chunk[self.plan["winner"]]
+        text = column.fillna("").astype(str).str.strip()
+        lower = text.str.lower()
+        codes = np.full(len(chunk), np.nan)
+        codes[lower.isin(self.mapping.draws).to_numpy()] = DRAW
+        sides = self.mapping.sides
+        if sides == "players":
+            first = (text == chunk[self.plan["player_0"]].fillna("").astype(str)).to_numpy()
+            second = (text == chunk[self.plan["player_1"]].fillna("").astype(str)).to_numpy()
+        else:
+            first = (lower == sides[0].lower()).to_numpy()
+            second = (lower == sides[1].lower()).to_numpy()
+        codes[first & ~second] = WIN
+        codes[second & ~first] = LOSS
+        return codes
+
+    # -- a chunk ------------------------------------------------------------------------------
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        """Check one chunk's rows, count those skipped and keep the others' compact arrays."""
+        plan, n = self.plan, len(chunk)
+        self.rows += n
+        reason = np.zeros(n, dtype=np.int8)
+
+        def flag(name: str, mask: np.ndarray) -> None:
+            reason[(reason == 0) & mask] = _CODE[name]
+
+        for column, words in self.mapping.exclude.items():
+            flag("excluded", chunk[column].isin(words).to_numpy())
+        required = ["match_id", "start", "end" if "end" in plan else "duration"]
+        if self.layout == "seats":
+            required += ["player_id", self.value] + (["side"] if "side" in plan else [])
+        else:
+            required += ["player_0", "player_1"]
+            if "" not in self.mapping.draws:
+                required.append("winner")
+        empty = np.zeros(n, dtype=bool)
+        for role in required:
+            empty |= chunk[plan[role]].isna().to_numpy()
+        flag("missing_value", empty)
+
+        start = self.times(chunk[plan["start"]], "start")
+        if "end" in plan:
+            end = self.times(chunk[plan["end"]], "end")
+        else:
+            unit = self.mapping.duration_unit or self.mapping.time_unit
+            end = start + self.durations(chunk[plan["duration"]], unit)
+        bad_time = np.isnan(start) | np.isnan(end)
+        columns: dict[str, np.ndarray] = {"start": start, "end": end}
+        if "queue_time" in plan:
+            column = chunk[plan["queue_time"]]
+            unit = self.mapping.queue_time_unit or self.mapping.time_unit
+            queue = _to_minutes(_numbers(column), unit)
+            bad_time |= (column.notna().to_numpy() & np.isnan(queue)) | (queue < 0)
+            columns["queue_time"] = queue
+        flag("bad_time", bad_time)
+
+        if self.layout == "games_1v1":
+            value = self.winners(chunk)
+        elif self.value == "result":
+            value = self.results(chunk[plan["result"]])
+        else:
+            value = _numbers(chunk[plan[self.value]])
+            if self.value == "rank":
+                value[value != np.round(value)] = np.nan
+        flag("bad_result", np.isnan(value))
+        flag("end_before_start", end < start)
+
+        readable = start[~np.isnan(start)]
+        if len(readable):
+            if readable[0] < self.last_start or (np.diff(readable) < 0).any():
+                self.sorted_input = False
+            self.last_start = float(readable[-1])
+        self.skipped += np.bincount(reason, minlength=len(self.skipped))
+
+        keep = reason == 0
+        kept = chunk[keep]
+        columns = {name: values[keep] for name, values in columns.items()}
+        columns["value"] = value[keep]
+        columns["match"] = self.codes(kept[plan["match_id"]], "match")
+        if self.layout == "games_1v1":
+            columns["player_0"] = self.codes(kept[plan["player_0"]], "player")
+            columns["player_1"] = self.codes(kept[plan["player_1"]], "player")
+        else:
+            columns["player"] = self.codes(kept[plan["player_id"]], "player")
+            if "side" in plan:
+                columns["side"] = self.codes(kept[plan["side"]], "side")
+            else:  # a free-for-all: each seat its own side
+                columns["side"] = columns["player"]
+            for role, name in (("region", "region"), ("party_id", "party")):
+                if role in plan:
+                    columns[name] = self.codes(kept[plan[role]], name)
+        for name, values in columns.items():
+            self.parts.setdefault(name, []).append(values)
+
+    # -- the whole log --------------------------------------------------------------------------
+
+    def count(self, reason: str, seats: int) -> None:
+        """Count ``seats`` seats left out for ``reason``, as the log's rows."""
+        self.skipped[_CODE[reason]] += seats // (2 if self.layout == "games_1v1" else 1)
+
+    def counts(self) -> dict[str, int]:
+        return {reason: int(self.skipped[_CODE[reason]]) for reason in SKIP_REASONS}
+
+    def nothing_left(self) -> LogError:
+        empty = np.array([], dtype=np.int64)
+        text = MatchLog(pd.DataFrame(), empty, empty, skipped=self.counts()).skipped_text()
+        return LogError(f"{self.source}: no match left to read: {text or 'no seats'}")
+
+    def finish(self) -> MatchLog:
+        """Return the log: the checks across chunks, the ranks, the codes, the frame."""
+        if not self.rows:
+            raise LogError(f"{self.source}: the log has no rows")
+        if "match" not in self.parts or not sum(len(p) for p in self.parts["match"]):
+            raise self.nothing_left()
+        a = {}
+        for name in list(self.parts):
+            a[name] = np.concatenate(self.parts.pop(name))
+        if self.layout == "games_1v1":
+            a = self.expand_games(a)
+        a = self.seat_checks(a)
+        a["side"] = self.side_ranks()[a["side"]]
+        _take(a, _order(a["match"], a["side"], a["player"]))
+        a = self.side_checks(a)
+        if self.value != "score":
+            a = self.result_checks(a)
+        if not len(a["match"]):
+            raise self.nothing_left()
+        return self.build(self.ranked(a))
+
+    def drop(
+        self, a: dict[str, np.ndarray], mask: np.ndarray, reason: str
+    ) -> dict[str, np.ndarray]:
+        """Return the seats not in ``mask``, counting those in it for ``reason``."""
+        if not mask.any():
+            return a
+        self.count(reason, int(mask.sum()))
+        _take(a, ~mask)
+        return a
+
+    def expand_games(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Return the seats of games_1v1 rows, leaving out every row of a game id whose rows
+        differ (a row given twice stays, for the duplicate check)."""
+        rows = a
+        _take(rows, _order(rows["match"]))
+        first = _run_starts(rows["match"])
+        head = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
+        differs = np.zeros(len(first), dtype=bool)
+        for name in ("start", "end", "value", "player_0", "player_1"):
+            differs |= rows[name] != rows[name][head]
+        group = np.cumsum(first) - 1
+        bad = np.zeros(len(first), dtype=bool)
+        bad[group[differs]] = True
+        drop = bad[group]
+        self.skipped[_CODE["inconsistent_match"]] += int(drop.sum())
+        _take(rows, ~drop)
+        value = rows["value"]
+        return {
+            "match": np.repeat(rows["match"], 2),
+            "player": np.column_stack((rows["player_0"], rows["player_1"])).ravel(),
+            "side": np.tile(np.array([0, 1], dtype=np.int64), len(value)),
+            "start": np.repeat(rows["start"], 2),
+            "end": np.repeat(rows["end"], 2),
+            "value": np.column_stack((value, 2.0 - value)).ravel(),
+        }
+
+    def seat_checks(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Leave out the matches whose rows give different times, those with a player on two
+        sides, then the repeats of a seat (the first in the log stays)."""
+        _take(a, _order(a["match"], a["player"], a["side"]))  # stable: log order kept
+        group, starts = _groups(a["match"])
+        if len(starts):
+            bad = np.zeros(len(starts), dtype=bool)
+            for name in ("start", "end"):
+                values = a[name]
+                bad |= np.minimum.reduceat(values, starts) != np.maximum.reduceat(values, starts)
+            a = self.drop(a, bad[group], "inconsistent_match")
+        m, p, s = a["match"], a["player"], a["side"]
+        group, starts = _groups(m)
+        both = (m[1:] == m[:-1]) & (p[1:] == p[:-1]) & (s[1:] != s[:-1])
+        bad = np.zeros(len(starts), dtype=bool)
+        bad[group[1:][both]] = True
+        a = self.drop(a, bad[group], "player_on_both_sides")
+        return self.drop(a, ~_run_starts(a["match"], a["player"], a["side"]), "duplicate_seat")
+
+    def result_checks(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Leave out the matches whose seats of one side give different results (or ranks), or
+        whose results no match can have (a draw with a win or a loss; no winner or loser)."""
+        group, starts = _groups(a["match"])
+        side_first = _run_starts(a["match"], a["side"])
+        side_starts = np.flatnonzero(side_first)
+        if not len(side_starts):
+            return a
+        v = a["value"]
+        split = np.minimum.reduceat(v, side_starts) != np.maximum.reduceat(v, side_starts)
+        bad = np.zeros(len(starts), dtype=bool)
+        bad[group[side_starts][split]] = True
+        if self.value == "result":
+            sides = v[side_starts]
+            of_match = group[side_starts]
+            first = np.flatnonzero(_run_starts(of_match))
+            won = np.maximum.reduceat(sides == WIN, first)
+            drew = np.maximum.reduceat(sides == DRAW, first)
+            lost = np.maximum.reduceat(sides == LOSS, first)
+            bad |= ~((drew & ~won & ~lost) | (won & lost & ~drew))
+        return self.drop(a, bad[group], "inconsistent_result")
+
+    def side_checks(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Leave out the matches with fewer than two sides."""
+        group, starts = _groups(a["match"])
+        if not len(starts):
+            return a
+        sides = np.add.reduceat(_run_starts(a["match"], a["side"]).astype(np.int64), starts)
+        return self.drop(a, (sides < 2)[group], "one_side")
+
+    def ranked(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Add each seat's side place (``rank``, 0 best) and number its sides 0..k-1."""
+        side_first = _run_starts(a["match"], a["side"])
+        side_of = np.cumsum(side_first) - 1
+        side_starts = np.flatnonzero(side_first)
+        side_match = a["match"][side_starts]
+        v = a["value"]
+        # the higher score the better place; result codes (win/draw 0 < loss 2); ranks
+        value = -np.add.reduceat(v, side_starts) if self.value == "score" else v[side_starts]
+        match_first = _run_starts(side_match)
+        match_of = np.cumsum(match_first) - 1
+        first_side = np.flatnonzero(match_first)[match_of]
+        if self.value == "result":
+            rank = (value == LOSS).astype(np.int64)
+        elif self.value == "rank":
+            rank = value - np.minimum.reduceat(value, np.flatnonzero(match_first))[match_of]
+            rank = rank.astype(np.int64)
+        else:  # competition ranking: equal scores share the better place
+            order = np.lexsort((value, side_match))
+            sorted_value, sorted_match = value[order], side_match[order]
+            new = _run_starts(sorted_match, sorted_value)
+            at = np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = at - first_side[order]
+        a["rank"] = rank[side_of]
+        a["side"] = (np.arange(len(side_starts)) - first_side)[side_of]
+        return a
+
+    def side_ranks(self) -> np.ndarray:
+        """Return, per side code, its place among the log's side values (numbers in numeric
+        order, else text order): a match's sides are numbered in the order of their values."""
+        if self.layout == "games_1v1" or self.mapping.free_for_all:
+            return np.arange(max(len(self.ids["player"]), 2), dtype=np.int64)
+        values = list(self.ids["side"])
+        try:
+            keys: list[Any] = [float(v) for v in values]
+        except ValueError:
+            keys = [str(v) for v in values]
+        order = sorted(range(len(values)), key=keys.__getitem__)
+        ranks = np.empty(len(values), dtype=np.int64)
+        ranks[order] = np.arange(len(values))
+        return ranks
+
+    def build(self, a: dict[str, np.ndarray]) -> MatchLog:
+        """Return the :class:`MatchLog`: matches numbered by start, players by first
+        appearance, sorted by start, match, side, player."""
+        group, starts = _groups(a["match"])
+        by_start = np.lexsort((a["match"][starts], a["start"][starts]))
+        match_code = np.empty(len(starts), dtype=np.int64)
+        match_code[by_start] = np.arange(len(starts))
+        match = match_code[group]
+        first = _order(match, a["side"], a["player"])
+        player, player_ids = _first_appearance(a["player"][first], self.ids["player"])
+        # then within a match's side by the new codes (which keep their first appearances)
+        second = _order(match[first], a["side"][first], player)
+        player = player[second]
+        order = first[second]
+        match = match[order]
+        _take(a, order)
+        match_ids = np.array(list(self.ids["match"]), dtype=object)
+        match_ids = _id_array(match_ids[a["match"][np.flatnonzero(_run_starts(match))]])
+        start, end = a["start"], a["end"]
+        origin = None
+        if self.kind != "relative":
+            zero = float(start.min())
+            origin = pd.Timestamp(zero, unit="s", tz="UTC")
+            start, end = (start - zero) / 60.0, (end - zero) / 60.0
+        seats = pd.DataFrame(  # the arrays are this frame's own: not copied
+            {
+                "match": match,
+                "player": player,
+                "start": start.astype(np.float64, copy=False),
+                "end": end.astype(np.float64, copy=False),
+                "side": a.pop("side").astype(np.int64, copy=False),
+                "rank": a.pop("rank").astype(np.int64, copy=False),
+            },
+            copy=False,
+        )
+        if "region" in a:
+            names = [str(v) for v in self.ids["region"]]
+            seats["region"] = pd.Series(
+                pd.Categorical.from_codes(a["region"], categories=names)
+            ).astype("string")
+        if "party" in a:
+            party = a["party"]
+            known = party >= 0
+            numbered = np.full(len(party), -1, dtype=np.int64)
+            if known.any():
+                numbered[known], _ = _first_appearance(party[known], {})
+            seats["party"] = numbered
+        if "queue_time" in a:
+            seats["queue_time"] = a["queue_time"].astype(np.float64)
+        return MatchLog(
+            seats=seats,
+            match_ids=match_ids,
+            player_ids=player_ids,
+            origin=origin,
+            skipped=self.counts(),
+            source=self.source,
+            sorted_input=self.sorted_input,
+        )
+
+
+def _run_starts(*keys: np.ndarray) -> np.ndarray:
+    """Return where a run of equal keys starts, in arrays sorted by the keys."""
+    first = np.ones(len(keys[0]), dtype=bool)
+    if len(first):
+        first[1:] = False
+        for key in keys:
+            first[1:] |= key[1:] != key[:-1]
+    return first
+
+
+def _order(*keys: np.ndarray) -> np.ndarray:
+    """Return the stable order of codes (whole numbers >= 0) sorted by ``keys``, the first
+    the most significant: one combined key where it fits in 63 bits (fast on sorted input),
+    else :func:`numpy.lexsort`."""
+    sizes = [int(key.max()) + 1 if len(key) else 1 for key in keys]
+    if np.prod(np.array(sizes, dtype=np.float64)) < 2.0**62:
+        combined = np.zeros(len(keys[0]), dtype=np.int64)
+        for key, size in zip(keys, sizes, strict=True):
+            combined = combined * size + key
+        return np.argsort(combined, kind="stable")
+    return np.lexsort(keys[::-1])
+
+
+def _take(a: dict[str, np.ndarray], index: np.ndarray) -> None:
+    """Index every array of ``a`` in place (each old array freed as it is replaced)."""
+    for name in list(a):
+        a[name] = a[name][index]
+
+
+def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each element's run number and the runs' starts, in an array sorted by key."""
+    first = _run_starts(key)
+    return np.cumsum(first) - 1, np.flatnonzero(first)
+
+
+def _first_appearance(codes: np.ndarray, table: Mapping[Any, int]) -> tuple[np.ndarray, Any]:
+    """Return codes renumbered 0..n-1 in order of first appearance, and the ids of ``table``
+    (id -> old code) in the new order."""
+    unique, first = np.unique(codes, return_index=True)
+    new = np.empty(len(unique), dtype=np.int64)
+    new[np.argsort(first, kind="stable")] = np.arange(len(unique))
+    renumbered = new[np.searchsorted(unique, codes)]
+    ids = None
+    if table:
+        old = unique[np.argsort(first, kind="stable")]
+        ids = _id_array(np.array(list(table), dtype=object)[old])
+    return renumbered, ids
+
+
+def _id_array(ids: np.ndarray) -> np.ndarray:
+    """Return the log's ids as int64 when every one is an integer written plainly, else as
+    they are (text)."""
+    try:
+        numbers = ids.astype(np.int64)
+    except (ValueError, TypeError, OverflowError):
+        return ids
+    if (numbers.astype(str) == ids.astype(str)).all():
+        return numbers
+    return ids
+
+
+# --- the entry point ------------------------------------------------------------------------
+
+
+def read_log(
+    path: str | os.PathLike[str],
+    mapping: Mapping[str, Any] | str | os.PathLike[str] | ColumnMapping | None = None,
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> MatchLog:
+    """Read a match log (CSV, gzipped CSV or Parquet) into a :class:`MatchLog`.
+
+    Args:
+        path: the log: ``.csv``, ``.csv.gz`` or ``.parquet``.
+        mapping: its column mapping (:func:`read_mapping`: a dict, a YAML file, a bundled
+            mapping's name), or None for the default columns (see the module docstring).
+        chunk_rows: rows read at a time (the memory the file's text takes while it is read).
+
+    Raises:
+        LogError: one line: the file cannot be read (missing, not CSV or Parquet, not UTF-8
+            with the line and byte, pyarrow missing for Parquet), a column is missing (named,
+            with the file's columns), the mapping is wrong, or no match is left.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     log = pathlib.Path(tmp) / "log.csv"
+        ...     _ = log.write_text(
+        ...         "match_id,player_id,start,end,team,result\\n"
+        ...         "g1,ann,0,10,blue,win\\ng1,bob,0,10,red,loss\\n"
+        ...         "g2,bob,12,20,blue,draw\\ng2,cy,12,20,red,draw\\n"
+        ...     )
+        ...     matches = read_log(log)
+        >>> print(matches.seats[["match", "player", "start", "side", "rank"]].to_string())
+           match  player  start  side  rank
+        0      0       0    0.0     0     0
+        1      0       1    0.0     1     1
+        2      1       1   12.0     0     0
+        3      1       2   12.0     1     0
+        >>> list(matches.player_ids), matches.origin, matches.skipped_text()
+        (['ann', 'bob', 'cy'], None, '')
+    """
+    if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
+        raise LogError(f"chunk_rows: expected a whole number >= 1, got {chunk_rows!r}")
+    if not isinstance(path, str | os.PathLike):
+        raise LogError(f"path: expected a file's path, got {type(path).__name__}")
+    where = Path(path)
+    columns = read_mapping(mapping)
+    kind = _kind(where)
+    problem = input_file_problem(where, 1 << 62)
+    if problem is not None:
+        raise LogError(f"{where}: {problem}")
+    parquet = None
+    if kind == "csv":
+        header = _csv_header(where, columns.encoding)
+    else:
+        parquet = _parquet_file(where)
+        header = list(parquet.schema_arrow.names)
+    plan = _resolve(columns, header, str(where))
+    needed = list(dict.fromkeys([*plan.values(), *columns.exclude]))
+    numeric = {"start", "end", "duration", "score", "rank", "queue_time"}
+    text = {name for role, name in plan.items() if role not in numeric} | set(columns.exclude)
+    reader = _Reader(columns, plan, str(where))
+    if parquet is None:
+        chunks = _csv_chunks(where, needed, text, columns.encoding, chunk_rows)
+    else:
+        chunks = _parquet_chunks(parquet, where, needed, text, chunk_rows)
+    for chunk in chunks:
+        reader.add(chunk)
+    return reader.finish()
