@@ -42,11 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_parser(subparsers)
     _add_paper_parser(subparsers)
     _add_init_parser(subparsers)
+    from lobbysim.commands.log import add_log_parser
     from lobbysim.commands.rules import add_rules_parser
     from lobbysim.commands.schema import add_schema_parser
 
     add_rules_parser(subparsers)
     add_schema_parser(subparsers)
+    add_log_parser(subparsers)
+    _add_calibrate_parser(subparsers)
     return parser
 
 
@@ -561,6 +564,91 @@ def _run_tune(args: argparse.Namespace) -> int:
         print(f"wrote {folder}")
     print(f"Report: {folder / HTML_FILE}")
     return 0 if result.best is not None else 1
+
+
+def _add_calibrate_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add ``lobbysim calibrate``: a scenario fitted to a match log, raters scored on it."""
+    calibrate = subparsers.add_parser(
+        "calibrate",
+        help="fit a scenario to a game's match log and score the raters on it",
+        description=(
+            "Read a match log (CSV, gzipped CSV or Parquet; one row per seat, or one per 1v1 game "
+            "with a mapping such as lobbysim/calibrate/mappings/lichess.yaml), fit the player "
+            "base, its visits, sessions, games and skills, refine them by simulation, score the "
+            "raters on the log, and write the scenario to --to and a report (docs/calibrate.md)."
+        ),
+    )
+    calibrate.add_argument("log", type=Path, help="the match log")
+    calibrate.add_argument(
+        "--to", type=Path, required=True, help="the scenario file to write (.yaml)"
+    )
+    calibrate.add_argument(
+        "--columns", type=Path, default=None, help="a YAML column mapping (docs/calibrate.md)"
+    )
+    calibrate.add_argument(
+        "--template",
+        type=Path,
+        default=None,
+        help="a scenario (file or bundled name) whose other fields the result keeps: the "
+        "matchmaker, the raters, the players' patience (default: lobbysim's defaults)",
+    )
+    calibrate.add_argument(
+        "--raters",
+        default="bayesian,sph_elo,glicko2,openskill",
+        help="the raters to score on the log, comma-separated, or none",
+    )
+    calibrate.add_argument(
+        "--refine",
+        type=int,
+        default=3,
+        help="simulations that refine the visit rate, games per visit and skill spread "
+        "(0: none)",
+    )
+    calibrate.add_argument("--seed", type=int, default=1, help="the simulations' first seed")
+    calibrate.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="the report's folder, new or empty (default: outputs/<log name>-calibration-<time>)",
+    )
+    calibrate.set_defaults(handler=_run_calibrate)
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    """Handle ``lobbysim calibrate``."""
+    from lobbysim.calibrate.read import LogError
+    from lobbysim.commands.calibrate import CalibrateError, run_calibrate
+    from lobbysim.commands.run import load_run_scenario
+    from lobbysim.outputs import timestamped
+    from lobbysim.registry import PluginError
+    from lobbysim.reporting.document import HTML_FILE
+    from lobbysim.scenario import ScenarioError
+
+    raters = [r.strip() for r in args.raters.split(",") if r.strip() and r.strip() != "none"]
+    stem = args.log.name.split(".")[0] or "log"
+    report = args.report or timestamped(Path("outputs"), f"{stem}-calibration")
+    try:
+        template = load_run_scenario(args.template, []) if args.template is not None else None
+        outcome = run_calibrate(
+            args.log,
+            args.to,
+            mapping=args.columns,
+            template=template,
+            raters=raters,
+            refine=args.refine,
+            seed=args.seed,
+            report=report,
+            note=_print_wrapped,
+        )
+    except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
+        raise UserError(str(exc)) from None
+    for line in outcome.scores:
+        print(line)
+    print(f"wrote {outcome.scenario_file} (run it: lobbysim run {outcome.scenario_file})")
+    print(f"Report: {report / HTML_FILE}")
+    return 0
 
 
 def _count(text: str) -> int:
