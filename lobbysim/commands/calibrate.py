@@ -130,7 +130,7 @@ def _write_report(
         )
         if result.simulated is not None:
             c = compare_logs(log, result.simulated, result.fit.offset)
-            daily = c["daily_observed"].join(c["daily_simulated"], rsuffix="_calibrated")
+            daily = c["daily_observed"].join(c["daily_simulated"].add_suffix("_calibrated"))
             daily.to_csv(tmp / "daily.csv")
         if scores is not None:
             scores.scores.to_csv(tmp / "scores.csv", index=False)
