@@ -15,9 +15,10 @@ two trials over their shared seeds is much sharper than their separate intervals
 
 **Racing.** Each trial first gets ``first`` replications. It is *promoted* to ``most`` when it
 may be the best: the optimistic end of its 95% interval keeps every constraint, and its paired
-difference from its rival over their shared seeds leaves it a chance of being better (the better
-end of the difference's 50% interval is on the better side of 0, :data:`RACE_CONFIDENCE`). The
-rival is the best trial so far or, before there is one, the batch's best mean. Promotions are
+difference from the best trial so far over their shared seeds leaves it a chance of being
+better (the better end of the difference's 50% interval is on the better side of 0,
+:data:`RACE_CONFIDENCE`). Before there is a best, the study needs a feasible trial first: the
+candidates whose means keep every constraint are promoted (or the one closest to it). Promotions are
 decided batch by batch against the best before the batch, so the decisions do not depend on the
 order in which parallel runs finish.
 
@@ -462,26 +463,33 @@ def _search(
 def _promotions(space: Space, batch: Sequence[Trial], best: Trial | None) -> list[Trial]:
     """Return the trials of a batch that earn ``most`` replications (racing).
 
-    A candidate must keep every constraint at the optimistic end of its interval. Its rival is
-    the best trial so far or, before there is one, the batch's candidate with the best mean
-    (promoted itself); a candidate is promoted unless its paired difference from the rival over
-    their shared seeds shows it worse.
+    A candidate must keep every constraint at the optimistic end of its interval. With a best
+    trial so far, a candidate is promoted unless its paired difference from the best over their
+    shared seeds shows it worse (:func:`_may_beat`). Before there is one, the study first needs a
+    feasible trial: every candidate whose means keep every constraint is promoted, or, if none
+    does, the one whose means come closest (the least summed relative violation).
     """
     candidates = [t for t in batch if t.error is None and feasible(space, t, optimistic=True)]
     if not candidates:
         return []
-    rival = best
-    chosen: list[Trial] = []
-    if rival is None:
+    if best is not None:
+        return [t for t in candidates if _may_beat(space, t, best)]
+    likely = [t for t in candidates if _mean_violation(space, t) <= 0]
+    if likely:
+        return likely
+    return [min(candidates, key=lambda t: _mean_violation(space, t))]
 
-        def key(t: Trial) -> float:
-            value = t.estimate(space.objective).mean
-            return value if space.minimize else -value
 
-        rival = min(candidates, key=key)
-        chosen.append(rival)
-    chosen += [t for t in candidates if t is not rival and _may_beat(space, t, rival)]
-    return sorted(chosen, key=lambda t: t.number)
+def _mean_violation(space: Space, trial: Trial) -> float:
+    """Return the summed violations of the constraints by the trial's means, each relative to
+    its bound's size (0: the means keep every constraint)."""
+    total = 0.0
+    for c in space.constraints:
+        mean = trial.estimate(c.metric).mean
+        if not math.isfinite(mean):
+            return math.inf
+        total += max(0.0, c.violation(mean)) / max(abs(c.bound), 1e-12)
+    return total
 
 
 def _replicate(
