@@ -47,6 +47,7 @@ never changes a result.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,17 +56,22 @@ from typing import Any
 import pandas as pd
 
 from lobbysim.commands.run import (
+    AUTO,
+    RunError,
+    auto_rule,
     check_scenario,
     compare_policies,
     load_run_scenario,
 )
 from lobbysim.commands.run import run as run_command
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
+from lobbysim.experiments.costs import run_cost
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
+from lobbysim.experiments.sequential import Rule, run_until_precise
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
 from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
-from lobbysim.progress import CallbackProgress, Progress
+from lobbysim.progress import CallbackProgress, Progress, RemainingTime
 from lobbysim.record_files import read_records
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.registry import did_you_mean
@@ -79,7 +85,7 @@ from lobbysim.reporting.notebook import (
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.scenario import load_scenario as load_scenario_file
 from lobbysim.scenario.inputs import Overrides, as_scenario
-from lobbysim.scenario.specs import record_folders, split_specs
+from lobbysim.scenario.specs import record_folders, spec_label, split_specs
 from lobbysim.validation import MAX_REPLICATIONS, is_whole
 
 __all__ = [
@@ -223,9 +229,20 @@ def simulate(
             "records_dir: the scenario streams its records (records.stream: true); give "
             "records_dir, the folder to write them to"
         )
-    with display.stage(f"simulate {chosen.name}", "min", chosen.horizon) as update:
+    estimate = RemainingTime()
+    estimate.plan([run_cost(chosen, spec_label(chosen.matchmaker.policy))])
+    stage = display.stage(f"simulate {chosen.name}", "min", chosen.horizon, estimate=estimate.left)
+    with stage as update:
+        started = time.process_time()
+
+        def advance(now: float, horizon: float) -> None:
+            fraction = now / horizon if horizon > 0 else 1.0
+            estimate.reach(0, fraction, time.process_time() - started)
+            update(now, horizon)
+
         folder = None if records_dir is None else Path(records_dir)
-        result = simulate_one(chosen, seed, records_dir=folder, progress=update)
+        estimate.start(0, 0.0)
+        result = simulate_one(chosen, seed, records_dir=folder, progress=advance)
     return NotebookSimulationResult.of(result)
 
 
@@ -247,13 +264,15 @@ def compare(
     scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
     policies: PolicyList = None,
     *,
-    replications: int | None = None,
+    replications: int | str | None = None,
     seed: int | None = None,
     jobs: int = 1,
     out: str | os.PathLike[str] | None = None,
     report: bool | None = None,
     progress: ProgressOption = None,
     overrides: Overrides = None,
+    precision: float | None = None,
+    max_replications: int | None = None,
 ) -> NotebookExperimentResult:
     """Compare policies on common random numbers, as ``lobbysim compare`` does.
 
@@ -265,7 +284,15 @@ def compare(
             goes by its label, the spec's text, in the frames. Default: the scenario's
             ``compare:`` section, else its own policy and the baselines ``uniform_random`` and
             ``oracle`` (those its lobby can run), said in a line on standard error.
-        replications: per policy (default: the scenario's).
+        replications: per policy (default: the scenario's); ``"auto"``: the scenario's (at
+            least 5), then more until the headline's 95% intervals are as precise as
+            ``precision`` asks, at most ``max_replications``
+            (:mod:`lobbysim.experiments.sequential`); the result's ``precision`` says where
+            and why it stopped (:class:`~lobbysim.experiments.sequential.Precision`), and is
+            the same as that many replications run at once.
+        precision: with ``"auto"``: the largest half-width of a headline metric's interval as
+            a share of its mean, and of a captured share's (default 0.1).
+        max_replications: with ``"auto"``: the cap (default 50).
         seed: the master seed (default: the scenario's).
         jobs: worker processes (the results do not depend on it).
         out: also write the folder ``lobbysim compare`` writes (tables, records, report), here
@@ -308,12 +335,26 @@ def compare(
         ...         fifo  2
     """
     chosen = load_scenario(scenario, overrides=overrides)
-    _whole("replications", replications, 1, MAX_REPLICATIONS)
+    auto = replications == AUTO
+    if not auto:
+        _whole("replications", replications, 1, MAX_REPLICATIONS)
+        if precision is not None or max_replications is not None:
+            raise ValueError(
+                "precision, max_replications: only with replications='auto', got replications="
+                f"{replications!r}"
+            )
     _whole("seed", seed, 0)
     _whole("jobs", jobs, 1)
     display = _display(progress)
     if seed is not None:
         chosen = chosen.replace(seed=seed)
+    rule: Rule | None = None
+    headline: list[str] = []
+    if auto:
+        try:
+            rule, headline = auto_rule(chosen, precision, max_replications, where="")
+        except RunError as exc:
+            raise ValueError(str(exc)) from None
     given = _policy_list(policies)
     specs, why = compare_policies(chosen, given, "policies")
     if not given:
@@ -322,11 +363,14 @@ def compare(
         folder, result = run_command(
             chosen,
             replications=replications,
+            precision=precision,
+            max_replications=max_replications,
             policies=specs,
             out=None if out is None else Path(out),
             jobs=jobs,
             progress=display,
             report=report is not False,
+            note=display.note,
         )
         display.note(f"wrote {folder}")
         return NotebookExperimentResult.of(result)
@@ -335,10 +379,29 @@ def compare(
             "out: the scenario streams its records (records.stream: true); give out, the "
             "folder to write them to"
         )
+    if rule is not None:
+        check_scenario(chosen, specs, held_runs=rule.max_replications * len(specs))
+        try:
+            result, _ = run_until_precise(
+                chosen, specs, rule, headline, jobs=jobs, progress=display, note=display.note
+            )
+        except ValueError as exc:
+            raise ValueError(f"replications auto: {exc}") from None
+        return NotebookExperimentResult.of(result)
     check_scenario(chosen, specs)
-    with display.stage("compare", "runs", decimals=1 if display.fine else 0) as update:
+    count = None if isinstance(replications, str) else replications
+    estimate = RemainingTime() if display.fine else None
+    left = None if estimate is None else estimate.left
+    decimals = 1 if display.fine else 0
+    with display.stage("compare", "runs", decimals=decimals, estimate=left) as update:
         result = run_experiment(
-            chosen, specs, replications, jobs=jobs, progress=update, partial=display.fine
+            chosen,
+            specs,
+            count,
+            jobs=jobs,
+            progress=update,
+            partial=display.fine,
+            estimate=estimate,
         )
     return NotebookExperimentResult.of(result)
 

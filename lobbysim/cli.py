@@ -71,20 +71,49 @@ class _SetField(argparse.Action):
         setattr(namespace, self.dest, sets)
 
 
-def _scenario_options() -> argparse.ArgumentParser:
-    """Return the parent parser of the options every command running a scenario file shares."""
+def _scenario_options(*, auto: bool = False) -> argparse.ArgumentParser:
+    """Return the parent parser of the options every command running a scenario file shares;
+    ``auto``: with ``--replications auto`` and its options (``run`` and ``compare``)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "scenario",
         type=Path,
         help="the scenario YAML file, or a bundled scenario's name (lobbysim init --list)",
     )
-    common.add_argument(
-        "--replications",
-        type=int,
-        default=None,
-        help="replications per policy (default: the scenario's)",
-    )
+    if auto:
+        common.add_argument(
+            "--replications",
+            default=None,
+            metavar="N|auto",
+            help="replications per policy (default: the scenario's); auto: the scenario's (at "
+            "least 5), then more in batches until, for every headline metric and policy, the "
+            "95%% interval's half-width is at most --precision times its mean and, with "
+            "uniform_random and oracle compared, each captured share's half-width at most "
+            "--precision (absolute), or until --max-replications; the output says which rule "
+            "stopped it and the half-widths reached (precision.csv lists them); the same as "
+            "--replications N for the N it stops at",
+        )
+        common.add_argument(
+            "--precision",
+            default=None,
+            metavar="P",
+            help="with --replications auto: the largest half-width of a headline interval as a "
+            "share of its mean, and of a captured share (default: 0.1, i.e. ±10%% of the mean "
+            "and ±10 points)",
+        )
+        common.add_argument(
+            "--max-replications",
+            default=None,
+            metavar="N",
+            help="with --replications auto: the cap per policy (default: 50)",
+        )
+    else:
+        common.add_argument(
+            "--replications",
+            default=None,
+            metavar="N",
+            help="replications per policy (default: the scenario's)",
+        )
     common.add_argument(
         "--seed", type=int, default=None, help="master seed (default: the scenario's)"
     )
@@ -136,7 +165,7 @@ def _add_quiet(parser: argparse.ArgumentParser) -> None:
 
 def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``run``, ``compare``, ``validate`` and ``plugins``."""
-    common = _scenario_options()
+    common = _scenario_options(auto=True)
     run = subparsers.add_parser(
         "run",
         parents=[common],
@@ -214,6 +243,52 @@ def _progress_bar(
         yield update
 
 
+def _replications(text: str | None) -> int | None:
+    """Return ``--replications`` of a sweep: a whole number (None: not given)."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        hint = " (auto is for lobbysim run and compare)" if text.strip() == "auto" else ""
+        raise UserError(
+            f"--replications: expected a whole number >= 1, got {text!r}{hint}"
+        ) from None
+
+
+def _run_replications(text: str | None) -> int | str | None:
+    """Return ``--replications`` of ``run`` and ``compare``: a whole number or ``auto``."""
+    if text is not None and text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return _replications(text)
+    except UserError:
+        raise UserError(
+            f"--replications: expected a whole number >= 1 or auto, got {text!r}"
+        ) from None
+
+
+def _auto_options(args: argparse.Namespace) -> tuple[float | None, int | None]:
+    """Return ``--precision`` and ``--max-replications`` as numbers (None: not given)."""
+    precision: float | None = None
+    cap: int | None = None
+    if args.precision is not None:
+        try:
+            precision = float(args.precision)
+        except ValueError:
+            precision = math.nan
+        if not 0 < precision < math.inf:
+            raise UserError(f"--precision: expected a number > 0, got {args.precision!r}")
+    if args.max_replications is not None:
+        try:
+            cap = int(args.max_replications)
+        except ValueError:
+            raise UserError(
+                f"--max-replications: expected a whole number, got {args.max_replications!r}"
+            ) from None
+    return precision, cap
+
+
 def _policy_names(option: str | None) -> list[str]:
     """Return the specs of a ``--policies a,b(x=1),c`` option (empty if it was not given)."""
     from lobbysim.scenario.specs import split_specs
@@ -254,6 +329,8 @@ def _run(args: argparse.Namespace) -> int:
     from lobbysim.scenario import ScenarioError
 
     policies = _policy_names(args.policies)
+    replications = _run_replications(args.replications)
+    precision, cap = _auto_options(args)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     command = "lobbysim " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
     _say_which_file(args.scenario)
@@ -261,7 +338,9 @@ def _run(args: argparse.Namespace) -> int:
         out, result = run(
             args.scenario,
             seed=args.seed,
-            replications=args.replications,
+            replications=replications,
+            precision=precision,
+            max_replications=cap,
             policies=policies,
             out=args.out,
             sets=args.sets,
@@ -433,7 +512,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
             args.scenario,
             grid=args.grid,
             policies=policies,
-            replications=args.replications,
+            replications=_replications(args.replications),
             seed=args.seed,
             sets=args.sets,
             progress=display,

@@ -7,7 +7,9 @@ workers or on which worker finished first.
 
 With ``partial=True`` a task may also report how far it is (:func:`task_progress`, a fraction),
 in this process or from a worker (through a queue read by a thread here), and the progress
-callback then gets the finished tasks plus the fractions of those in flight.
+callback then gets the finished tasks plus the fractions of those in flight. A
+:class:`lobbysim.progress.RemainingTime` given as ``estimate`` hears when each task starts,
+how far it is and when it ends, and estimates the time left from that.
 
 Workers die with the process that started them (:func:`die_with_parent`, run as every pool's
 worker initializer): if the command is killed outright (SIGKILL, the OOM killer, a CI timeout),
@@ -31,6 +33,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from lobbysim.outputs import process_alive
+from lobbysim.progress import RemainingTime
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -119,10 +122,18 @@ def worker_pool(workers: int, channel: Any = None) -> ProcessPoolExecutor:
 
 
 def _call_reporting(fn: Callable[[T], R], index: int, task: T) -> R:
-    """Run ``fn(task)`` in a worker with :func:`task_progress` sent to the parent's queue."""
+    """Run ``fn(task)`` in a worker with :func:`task_progress` sent to the parent's queue as
+    ``(index, fraction, CPU seconds used)``, after ``(index, None, 0.0)``: the task starts."""
     global _report
     channel = _queue
-    _report = None if channel is None else (lambda f: channel.put((index, f)))
+    start = time.process_time()
+    _report = (
+        None
+        if channel is None
+        else (lambda f: channel.put((index, f, time.process_time() - start)))
+    )
+    if channel is not None:
+        channel.put((index, None, 0.0))
     try:
         return fn(task)
     finally:
@@ -136,6 +147,7 @@ def run_tasks(
     progress: Callable[[int, int], None] | None = None,
     *,
     partial: bool = False,
+    estimate: RemainingTime | None = None,
 ) -> list[R]:
     """Return ``[fn(task) for task in tasks]``, computed on ``jobs`` worker processes.
 
@@ -147,6 +159,8 @@ def run_tasks(
         partial: also call ``progress`` as tasks report their own progress
             (:func:`task_progress`); ``done`` is then a float: the finished tasks plus the
             fractions of those running.
+        estimate: told when each task starts, how far it is (with ``partial``) and when it
+            ends (planned by the caller, with the tasks in this order).
     """
     global _report
     if jobs < 1:
@@ -156,23 +170,47 @@ def run_tasks(
     if jobs == 1 or total <= 1:
         results = []
         for i, task in enumerate(tasks):
+            start = time.process_time()
+            if estimate is not None:
+                estimate.start(i, 0.0)
             if partial and progress is not None:
-                _report = lambda f, i=i: progress(i + f, total)  # noqa: E731
+                _report = lambda f, i=i, c=start: _reached(  # noqa: E731
+                    estimate, progress, i, f, total, time.process_time() - c
+                )
             try:
                 results.append(fn(task))
             finally:
                 _report = None
+            if estimate is not None:
+                estimate.finish(i)
             if progress is not None:
                 progress(i + 1, total)
         return results
     if partial and progress is not None:
-        return _run_reporting(fn, tasks, min(jobs, total), progress)
+        return _run_reporting(fn, tasks, min(jobs, total), progress, estimate)
     with worker_pool(min(jobs, total)) as pool, stopping_on_error(pool):
-        futures = [pool.submit(fn, task) for task in tasks]
-        for i, _ in enumerate(as_completed(futures)):
+        futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
+        for done, future in enumerate(as_completed(futures), start=1):
+            if estimate is not None:
+                estimate.finish(futures[future])
             if progress is not None:
-                progress(i + 1, total)
+                progress(done, total)
         return [future.result() for future in futures]
+
+
+def _reached(
+    estimate: RemainingTime | None,
+    progress: Callable[[Any, int], None],
+    index: int,
+    fraction: float,
+    total: int,
+    cpu: float,
+) -> None:
+    """Tell ``estimate`` and ``progress`` that task ``index`` (in this process) is at
+    ``fraction``, having used ``cpu`` seconds."""
+    if estimate is not None:
+        estimate.reach(index, fraction, cpu)
+    progress(index + fraction, total)
 
 
 def _run_reporting(
@@ -180,6 +218,7 @@ def _run_reporting(
     tasks: Sequence[T],
     workers: int,
     progress: Callable[[Any, int], None],
+    estimate: RemainingTime | None = None,
 ) -> list[R]:
     """:func:`run_tasks` on a pool whose tasks report their fractions through a queue."""
     total = len(tasks)
@@ -195,15 +234,22 @@ def _run_reporting(
     def drain() -> None:
         while not stop.is_set():
             try:
-                index, fraction = channel.get(timeout=0.2)
+                index, fraction, cpu = channel.get(timeout=0.2)
             except queue.Empty:
                 continue
             except (EOFError, OSError, ValueError):  # the queue broke (workers killed)
                 return
             with lock:
-                if index not in finished:
-                    running[index] = fraction
-                    show()
+                if index in finished:
+                    continue
+                if fraction is None:  # the task starts
+                    if estimate is not None:
+                        estimate.start(index, cpu)
+                    continue
+                if estimate is not None:
+                    estimate.reach(index, fraction, cpu)
+                running[index] = fraction
+                show()
 
     reader = threading.Thread(target=drain, name="lobbysim-progress", daemon=True)
     reader.start()
@@ -217,6 +263,8 @@ def _run_reporting(
                 with lock:
                     finished.add(futures[future])
                     running.pop(futures[future], None)
+                    if estimate is not None:
+                        estimate.finish(futures[future])
                     show()
             return [future.result() for future in futures]
     finally:

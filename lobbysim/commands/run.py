@@ -37,12 +37,21 @@ from lobbysim.experiments.replications import (
     run_experiment,
     with_policy,
 )
+from lobbysim.experiments.sequential import (
+    DEFAULT_MAX_REPLICATIONS,
+    DEFAULT_PRECISION,
+    Rule,
+    check_rule,
+    first_batch,
+    run_until_precise,
+)
 from lobbysim.latency import LATENCY
+from lobbysim.metrics import metric_names
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.population import Population
-from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.progress import ProgressLike, RemainingTime, as_progress
 from lobbysim.raters import RATERS
 from lobbysim.record_files import format_problem, write_frames
 from lobbysim.records import RECORD_COLUMNS
@@ -401,11 +410,47 @@ def fast_plan_lines(path: str | Path, *, import_plugins: bool = False) -> list[s
     return ["fast plan (the speed kernels of a run):", *plan.describe()]
 
 
+AUTO = "auto"
+"""``--replications auto``: replications until the headline is precise
+(:mod:`lobbysim.experiments.sequential`)."""
+
+
+def auto_rule(
+    scenario: Scenario,
+    precision: object = None,
+    max_replications: object = None,
+    where: str = "--",
+) -> tuple[Rule, list[str]]:
+    """Return the stopping rule of ``--replications auto`` for ``scenario`` and the headline
+    metrics it makes precise; ``where`` prefixes the options' names in errors (``--`` on the
+    command line, nothing in the Python API).
+
+    Raises:
+        RunError: a precision that is not a number > 0, a cap below the first batch (the
+            scenario's replications, at least 5), no headline metric (one line each).
+    """
+    from lobbysim.reporting.headline import RETENTION_HEADLINE, headline_metrics
+
+    first = first_batch(scenario.replications)
+    precision = DEFAULT_PRECISION if precision is None else precision
+    cap = DEFAULT_MAX_REPLICATIONS if max_replications is None else max_replications
+    raters = [scenario.raters.driver.name, *(s.name for s in scenario.raters.shadows)]
+    columns = [*metric_names(raters, base=scenario.base is not None), *RETENTION_HEADLINE]
+    headline = headline_metrics(columns, scenario.raters.driver.name)
+    problems = check_rule(first, precision, cap, headline, where)
+    if problems:
+        raise RunError("\n".join(problems))
+    assert isinstance(precision, int | float) and isinstance(cap, int)
+    return Rule(first, float(precision), cap), headline
+
+
 def run(
     path: str | Path | Scenario,
     *,
     seed: int | None = None,
-    replications: int | None = None,
+    replications: int | str | None = None,
+    precision: float | None = None,
+    max_replications: int | None = None,
     policies: Sequence[str | PluginSpec] = (),
     out: str | Path | None = None,
     sets: Sequence[str] = (),
@@ -422,7 +467,13 @@ def run(
     Args:
         path: the scenario file, a bundled scenario's name, or a :class:`Scenario`.
         seed: replaces the scenario's seed.
-        replications: replaces the scenario's replications.
+        replications: replaces the scenario's replications; ``"auto"``: the scenario's (at
+            least 5), then more until the headline's intervals are precise
+            (:mod:`lobbysim.experiments.sequential`: the rule, said through ``note``, and
+            ``precision.csv`` in the folder).
+        precision: with ``"auto"``: the largest half-width of a headline interval, relative to
+            its mean (and, for a captured share, absolute); default 0.1.
+        max_replications: with ``"auto"``: the cap (default 50).
         policies: compare these policies on common random numbers (the first is the baseline):
             names or specs with parameters (:mod:`lobbysim.scenario.specs`).
         out: the output folder (default ``outputs/<scenario name>-<UTC time>``); must be new or
@@ -436,9 +487,17 @@ def run(
         compare: without ``policies``, compare the policies of :func:`compare_policies`.
         report: write the report (``report.md``, ``report.html``, figures) too.
         note: called with one line saying which policies a comparison without ``policies``
-            runs, and why.
+            runs, and why, and with ``"auto"`` with the lines of the procedure.
     """
-    check_run_options(seed=seed, replications=replications, jobs=jobs)
+    auto = replications == AUTO
+    if not auto and (precision is not None or max_replications is not None):
+        given = "--precision" if precision is not None else "--max-replications"
+        value = precision if precision is not None else max_replications
+        asked = "not given" if replications is None else f"{replications}"
+        raise RunError(
+            f"{given}: {value} is for --replications auto only (--replications: {asked})"
+        )
+    check_run_options(seed=seed, replications=None if auto else replications, jobs=jobs)
     if isinstance(path, Scenario):
         scenario = as_scenario(path, list(sets)) if sets else path
         path = f"scenario {path.name!r}"
@@ -454,8 +513,13 @@ def run(
             raise ScenarioError([f"{path}: {line}" for line in exc.problems]) from None
         if note is not None and not policies:
             note(why)
+    rule, headline = auto_rule(scenario, precision, max_replications) if auto else (None, [])
+    if rule is not None:
+        count = rule.max_replications
+    else:
+        count = scenario.replications if replications is None else int(replications)
     try:
-        held = (scenario.replications if replications is None else replications) * len(specs or [1])
+        held = count * len(specs or [1])
         check_scenario(scenario, specs, held_runs=held)
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
@@ -472,19 +536,40 @@ def run(
     def run_and_write(tmp: Path) -> None:
         # streamed records go straight into the temporary folder's records/
         what = "compare" if len(specs) > 1 else "run"
-        total = max(len(specs), 1) * (
-            scenario.replications if replications is None else replications
-        )
+        records_root = tmp / "records" if scenario.records.stream else None
+        if rule is not None:
+            try:
+                result, reached = run_until_precise(
+                    scenario,
+                    specs or None,
+                    rule,
+                    headline,
+                    jobs=jobs,
+                    progress=display,
+                    desc=what,
+                    records_root=records_root,
+                    note=note,
+                )
+            except ValueError as exc:
+                raise RunError(f"--replications auto: {exc}") from None
+            holder.append(result)
+            write_run_folder(result, tmp, command, report=report, progress=display)
+            reached.frame().to_csv(tmp / "precision.csv", index=False)
+            return
+        total = max(len(specs), 1) * count
         decimals = 1 if display.fine else 0
-        with display.stage(what, "runs", total, decimals=decimals) as update:
+        estimate = RemainingTime() if display.fine else None
+        left = None if estimate is None else estimate.left
+        with display.stage(what, "runs", total, decimals=decimals, estimate=left) as update:
             result = run_experiment(
                 scenario,
                 specs or None,
-                replications,
+                count,
                 jobs=jobs,
                 progress=update,
-                records_root=tmp / "records" if scenario.records.stream else None,
+                records_root=records_root,
                 partial=display.fine,
+                estimate=estimate,
             )
         holder.append(result)
         write_run_folder(result, tmp, command, report=report, progress=display)

@@ -46,6 +46,7 @@ import pandas as pd
 import yaml
 
 from lobbysim.commands.run import RunError, check_scenario, load_run_scenario, policy_problems
+from lobbysim.experiments.costs import whole_costs
 from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
 from lobbysim.experiments.replications import replication_seeds, with_policy
 from lobbysim.experiments.store import RunStore, check_folder, claim_folder, tmp_name, write_text
@@ -58,7 +59,7 @@ from lobbysim.experiments.sweeps import (
     run_key,
 )
 from lobbysim.metrics import metric_names
-from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.progress import ProgressLike, RemainingTime, as_progress
 from lobbysim.record_files import format_problem
 from lobbysim.registry import PluginError
 from lobbysim.scenario import (
@@ -348,12 +349,24 @@ def run_sweep(
         skipped = len(sweep.runs) - len(todo)
         counts = {"ran": 0, "failed": 0}
         total = len(sweep.runs)
-        progress = stack.enter_context(display.stage("sweep", "runs", total))
+        # the time left, from the runs of this invocation (not those already done): each run
+        # as its cell's and policy's expected work, heard as it ends
+        estimate = RemainingTime()
+        kinds = [(f"cell {run.cell.number}: {run.policy}", run.scenario) for run in todo]
+        workers = jobs if session is None else session.worker_count(jobs)
+        estimate.plan(whole_costs(kinds), workers)
+        order: dict[str, list[int]] = {}
+        for index, run in enumerate(todo):
+            order.setdefault(run.key, []).append(index)
+        stage = display.stage("sweep", "runs", total, estimate=estimate.left)
+        progress = stack.enter_context(stage)
         progress(skipped, total)
 
         def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
             store.write(run, metrics, error)
             counts["failed" if error is not None else "ran"] += 1
+            if order.get(run.key):
+                estimate.finish(order[run.key].pop(0))
             progress(skipped + counts["ran"] + counts["failed"], total)
 
         if session is not None:

@@ -126,6 +126,14 @@ class DaskSession:
             except (OSError, TimeoutError) as exc:
                 raise SweepError(f"--scheduler: cannot reach {scheduler}: {exc}") from None
 
+    def worker_count(self, default: int) -> int:
+        """Return the cluster's workers now (``default`` if the scheduler does not say)."""
+        try:
+            workers = self.client.scheduler_info().get("workers", {})
+        except Exception:  # only an estimate of the time left hangs on it
+            return default
+        return max(len(workers), 1) if workers else default
+
     def __enter__(self) -> DaskSession:
         return self
 

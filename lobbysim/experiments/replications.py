@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lobbysim.experiments.costs import experiment_costs
 from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.intervals import (
     FDR_LEVEL,
@@ -45,6 +46,7 @@ from lobbysim.intervals import (
 )
 from lobbysim.metrics import metric_support
 from lobbysim.parallel import run_tasks, task_progress
+from lobbysim.progress import RemainingTime
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
@@ -97,6 +99,8 @@ class ExperimentResult:
             ``policy - baseline`` with ``mean, sd, n, ci_low, ci_high, p_value, p_adjusted,
             significant, detectable`` (:data:`DIFFERENCE_COLUMNS`, see
             :func:`paired_differences`).
+        precision: with ``--replications auto``, where the procedure stopped and why
+            (:class:`lobbysim.experiments.sequential.Precision`); None otherwise.
 
     Shown, it is a few lines: what was run and the tables it holds. :func:`lobbysim.compare`
     returns its notebook view, :class:`lobbysim.reporting.notebook.NotebookExperimentResult`,
@@ -110,6 +114,7 @@ class ExperimentResult:
     metrics: pd.DataFrame
     summary: pd.DataFrame
     differences: pd.DataFrame
+    precision: Any = field(default=None, repr=False, compare=False)
 
     @property
     def baseline(self) -> str:
@@ -163,6 +168,8 @@ def run_experiment(
     progress: Callable[[int, int], None] | None = None,
     records_root: Path | None = None,
     partial: bool = False,
+    estimate: RemainingTime | None = None,
+    first: int = 0,
 ) -> ExperimentResult:
     """Run ``scenario`` for each policy on the same replication seeds.
 
@@ -183,6 +190,12 @@ def run_experiment(
             (:func:`lobbysim.scenario.specs.record_folders`; required then).
         partial: also call ``progress`` as each run advances in simulated time, with ``done``
             counting the fractions of the runs in flight.
+        estimate: planned with the runs' expected costs
+            (:func:`lobbysim.experiments.costs.experiment_costs`) and told as they start,
+            advance and end, it estimates the time left (:class:`lobbysim.progress.RemainingTime`).
+        first: the replications already run (by an earlier call): these are replications
+            ``first + 1`` to ``first + replications``, on the seeds a run of all of them gives
+            them (:func:`combine` joins the parts into the result of one run).
     """
     if not isinstance(scenario, Scenario):
         scenario = as_scenario(scenario)
@@ -193,36 +206,68 @@ def run_experiment(
         raise ValueError(f"replications must be >= 1, got {replications}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if first < 0:
+        raise ValueError(f"first must be >= 0, got {first}")
     scenarios = policy_scenarios(scenario, policies)
     names = list(scenarios)
     folders = record_folders(names)
-    seeds = replication_seeds(scenario.seed, replications)
+    seeds = replication_seeds(scenario.seed, first + replications)[first:]
     report = partial and progress is not None
 
     def records_dir(name: str, r: int) -> Path | None:
         if not scenario.records.stream or records_root is None:
             return None
-        return records_root / folders[name] / f"rep-{r + 1}"
+        return records_root / folders[name] / f"rep-{first + r + 1}"
 
-    tasks = [
-        (scenarios[name], seed, records_dir(name, r), report)
-        for name in names
-        for r, seed in enumerate(seeds)
-    ]
-    results = run_tasks(_run_one, tasks, jobs, progress, partial=report)
+    # run replication by replication (each policy's first, then each one's second, ...), so
+    # that the time left is estimated from every policy's cost early on; the results come back
+    # in the order of the policies, whatever the order the runs ran in
+    order = [(name, r) for r in range(replications) for name in names]
+    tasks = [(scenarios[name], seeds[r], records_dir(name, r), report) for name, r in order]
+    if estimate is not None:
+        estimate.plan(experiment_costs(scenarios, replications), jobs)
+    ran = run_tasks(_run_one, tasks, jobs, progress, partial=report, estimate=estimate)
+    by_run = dict(zip(order, ran, strict=True))
+    results = [by_run[(name, r)] for name in names for r in range(replications)]
     runs = {
         name: results[k * replications : (k + 1) * replications] for k, name in enumerate(names)
     }
+    return _assemble(scenarios[names[0]], names, seeds, runs, first)
+
+
+def _assemble(
+    scenario: Scenario,
+    names: list[str],
+    seeds: list[int],
+    runs: dict[str, list[SimulationResult]],
+    first: int = 0,
+) -> ExperimentResult:
+    """Return the result of runs of replications ``first + 1`` on: its tables computed."""
     metrics = pd.DataFrame(
         [
-            {"policy": name, "replication": r + 1, "seed": seeds[r], **run.metrics}
+            {"policy": name, "replication": first + r + 1, "seed": seeds[r], **run.metrics}
             for name in names
             for r, run in enumerate(runs[name])
         ]
     )
     summary = summarise(metrics)
     differences = paired_differences(metrics, names[0])
-    return ExperimentResult(scenarios[names[0]], names, seeds, runs, metrics, summary, differences)
+    return ExperimentResult(scenario, names, seeds, runs, metrics, summary, differences)
+
+
+def combine(parts: Sequence[ExperimentResult]) -> ExperimentResult:
+    """Return consecutive parts of one experiment (replications 1 to a, a + 1 to b, ..., each
+    from :func:`run_experiment` with ``first``) as one: the very result, tables and all, of
+    running all their replications at once (the seeds are the same: :func:`replication_seeds`)."""
+    if not parts:
+        raise ValueError("combine() needs at least one part")
+    names = parts[0].policies
+    numbers = [int(r) for part in parts for r in part.metrics["replication"].unique()]
+    if numbers != list(range(1, len(numbers) + 1)) or any(p.policies != names for p in parts):
+        raise ValueError("combine() needs consecutive parts of one experiment, from the first")
+    seeds = [seed for part in parts for seed in part.seeds]
+    runs = {name: [run for part in parts for run in part.runs[name]] for name in names}
+    return _assemble(parts[0].scenario, names, seeds, runs)
 
 
 def metric_columns(metrics: pd.DataFrame) -> list[str]:
