@@ -52,11 +52,16 @@ def run_grid(jobs: int) -> pd.DataFrame:
     }
     unique = list({str(v): v for v in schedules.values()}.values())
     sweep = build_sweep(
-        scenario, grid={"matchmaker.threshold": unique}, replications=space.most, progress=False
+        scenario,
+        grid={"matchmaker.threshold": unique},
+        policies=[scenario.matchmaker.policy],  # the scenario's own, as the study tunes
+        replications=space.most,
+        progress=False,
     )
     with tempfile.TemporaryDirectory() as folder:
         outcome = run_sweep(sweep, Path(folder), jobs=jobs, write_report=False, progress=False)
     results = outcome.results
+    assert len(results) == len(unique) * space.most, "one policy, every schedule, each seed"
     rows = []
     for (start, step, every), schedule in schedules.items():
         cell = results[results["matchmaker.threshold"] == _text(schedule)]
@@ -73,6 +78,15 @@ def _text(schedule: list[list[float]]) -> str:
     from lobbysim.experiments.sweeps import table_value
 
     return str(table_value(schedule))
+
+
+def simulations_of(grid: pd.DataFrame) -> int:
+    """Return the grid's simulations: its distinct schedules x their replications (two triples
+    that write the same schedule, such as a step past the limit, ran once)."""
+    schedules = {
+        str(expansion(r.start, r.step, r.every, 0.0)): r.runs for r in grid.itertuples()
+    }
+    return int(sum(schedules.values()))
 
 
 def best_feasible(grid: pd.DataFrame) -> pd.Series:
@@ -100,7 +114,7 @@ def main() -> int:
             f"{time.perf_counter() - started:.0f} s; wrote {REFERENCE.relative_to(ROOT)}"
         )
     grid = pd.read_csv(REFERENCE)
-    simulations = int(grid["runs"].sum())
+    simulations = simulations_of(grid)
     best = best_feasible(grid)
     scenario, space = load_study("quickstart", SPACE)
     target = best[space.objective]
