@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from lobbysim.calibrate.fit import fit_log
-from lobbysim.calibrate.read import read_log
+from lobbysim.calibration.fit import fit_log
+from lobbysim.calibration.read import read_log
 
 PROFILE = np.array(
     [
@@ -137,7 +137,7 @@ def main() -> int:
             f"{'MET' if met else 'NOT MET'}"
         )
         if args.scores:
-            from lobbysim.calibrate.scores import score_log
+            from lobbysim.calibration.scores import score_log
 
             started = time.perf_counter()
             score_log(log, ["bayesian", "sph_elo"])

@@ -1,11 +1,11 @@
-"""Benchmark: raters replayed over a match log (lobbysim.calibrate.scores), matches per second.
+"""Benchmark: raters replayed over a match log (lobbysim.calibration.scores), matches per second.
 
 The log is synthetic, ``--matches`` 1v1 matches (default 100,000) of ``--players`` players
 (true skills N(0, 2^2)) in a first-come queue: the two players free earliest meet as soon as the
 later of them is free, play 8 to 12 minutes (the higher performance N(skill, 2.5) wins) and are
 free again an exponential 2 minutes after it ends, so starts and ends interleave as in a live
 lobby. For each rater (its default parameters) the figure is the median of ``--repeats`` replays
-over the whole log, as :func:`~lobbysim.calibrate.scores.score_log` replays it once per setting;
+over the whole log, as :func:`~lobbysim.calibration.scores.score_log` replays it once per setting;
 building the log's arrays, done once per log, is timed apart.
 
 The target (the calibrate issue): 1,000,000 seats in well under a minute per rater per setting;
@@ -14,7 +14,7 @@ a 1v1 log of 1,000,000 seats is 500,000 matches, and its time at the measured sp
     python benchmarks/bench_rater_scores.py [--matches 100000] [--players 5000] [--repeats 3]
         [--full]
 
-``--full`` also times one whole :func:`~lobbysim.calibrate.scores.score_log` (every rater's
+``--full`` also times one whole :func:`~lobbysim.calibration.scores.score_log` (every rater's
 grid on the first half, the chosen setting over the whole log, the oracle).
 """
 
@@ -28,8 +28,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibrate.matchlog import MatchLog
-from lobbysim.calibrate.scores import LogArrays, Truth, replay, score_log
+from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.scores import LogArrays, Truth, replay, score_log
 from lobbysim.raters import RATERS
 
 TARGET_SEATS = 1_000_000

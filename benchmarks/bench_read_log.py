@@ -1,4 +1,4 @@
-"""Benchmark: reading a match log of 1,000,000 seats from CSV (lobbysim/calibrate/read.py).
+"""Benchmark: reading a match log of 1,000,000 seats from CSV (lobbysim/calibration/read.py).
 
 The calibration issue asks for 1,000,000 seats calibrated in under a minute on one core, so that
 reading them takes a few seconds. This writes a synthetic log in the default layout to a
@@ -6,7 +6,7 @@ temporary folder: ``--seats`` seats of 1v1 games (two seats a game) between ``--
 players, with ``match_id``, ``player_id``, ``start``, ``end``,
 ``team``, ``result`` (wins, losses and a few draws), ``region`` and ``queue_time``; times as
 minutes (``--times minutes``, the default) or ISO 8601 timestamps (``--times iso``, parsed to
-UTC). Then it times :func:`lobbysim.calibrate.read.read_log` on it, ``--repeats`` times, each
+UTC). Then it times :func:`lobbysim.calibration.read.read_log` on it, ``--repeats`` times, each
 in a fresh process (imports not timed), and prints the median with seats per second, the file's
 size and the peak memory of a reading process (Python, pandas and numpy included):
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibrate.read import read_log
+from lobbysim.calibration.read import read_log
 
 TARGET_SECONDS = 5.0  # a few seconds for 1M seats, of the minute the whole calibration has
 

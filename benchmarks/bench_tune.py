@@ -32,8 +32,8 @@ from lobbysim.commands.sweep import build_sweep, run_sweep
 from lobbysim.commands.tune import load_study
 from lobbysim.commands.tune import tune as run_tune
 from lobbysim.paper import default_jobs
-from lobbysim.tune.space import expansion
-from lobbysim.tune.study import Interval
+from lobbysim.tuning.space import expansion
+from lobbysim.tuning.study import Interval
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = ROOT / "lobbysim" / "scenarios" / "spaces" / "quickstart.yaml"

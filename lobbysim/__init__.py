@@ -12,8 +12,8 @@ From Python or a notebook, the package itself is the API (:mod:`lobbysim.api`)::
     run = lobbysim.simulate("quickstart", seed=1, horizon=120)
     result = lobbysim.compare("quickstart", ["draw_chance", "knowledge_gradient(gamma=0.95)"])
 
-``simulate``, ``compare``, ``sweep``, ``load_scenario``, ``load_run`` and ``Scenario`` are
-loaded on first use, so that ``import lobbysim`` stays light.
+``simulate``, ``compare``, ``sweep``, ``tune``, ``calibrate``, ``load_scenario``, ``load_run``
+and ``Scenario`` are loaded on first use, so that ``import lobbysim`` stays light.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -31,7 +31,16 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 RESULTS_VERSION = 4
 
 #: The notebook-shaped API, defined in lobbysim.api and loaded on first use.
-_API = ("Scenario", "compare", "load_run", "load_scenario", "simulate", "sweep")
+_API = (
+    "Scenario",
+    "calibrate",
+    "compare",
+    "load_run",
+    "load_scenario",
+    "simulate",
+    "sweep",
+    "tune",
+)
 
 __all__ = ["RESULTS_VERSION", "__version__", *_API]
 

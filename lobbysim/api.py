@@ -485,6 +485,118 @@ def sweep(
     )
 
 
+def tune(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | Scenario,
+    space: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    seed: int | None = None,
+    jobs: int = 1,
+    executor: str = "local",
+    scheduler: str | None = None,
+    report: bool = True,
+    progress: ProgressOption = None,
+    overrides: Overrides = None,
+) -> Any:
+    """Find the best setting of some scenario fields within constraints, as ``lobbysim tune``
+    does (docs/tune.md): Optuna's constrained TPE on common random numbers, racing, the best
+    re-evaluated on fresh seeds against the scenario as it is.
+
+    Args:
+        scenario: see :func:`load_scenario`.
+        space: the study: a YAML file's path or its data (``objective``, ``constraints``,
+            ``parameters``, ``trials``, ``batch``, ``replications``, ``evaluate``, ``seed``).
+        out: the study's folder (default ``outputs/<name>-tune-<hash>``); the same study run
+            into it again resumes it.
+        seed, jobs, executor, scheduler, progress, overrides: as in :func:`sweep`.
+        report: write the report too.
+
+    Returns:
+        A :class:`~lobbysim.tuning.study.StudyResult`: ``trials``, ``best`` (None when no trial
+        was feasible; then ``closest``), ``differences`` (tuned minus the scenario, on fresh
+        seeds), ``tuned`` (the scenario with the best setting) and ``table()``.
+
+    Example:
+        >>> import tempfile, lobbysim
+        >>> study = {
+        ...     "objective": {"minimize": "skill_gap_true_mean"},
+        ...     "constraints": ["queue_time_mean <= 1.0"],
+        ...     "parameters": {"matchmaker.tick": [0.25, 1.0]},
+        ...     "trials": 2, "batch": 2, "replications": [2, 2], "evaluate": 2,
+        ... }
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     found = lobbysim.tune(
+        ...         "one_visit", study, out=folder, report=False, progress=False,
+        ...         overrides={"horizon": 60, "warmup": 10},
+        ...     )
+        >>> len(found.trials), found.simulations, found.evaluations
+        (2, 4, 4)
+    """
+    from lobbysim.commands.tune import default_folder as tune_folder
+    from lobbysim.commands.tune import load_study
+    from lobbysim.commands.tune import tune as tune_command
+
+    chosen = load_scenario(scenario, overrides=overrides)
+    _whole("seed", seed, 0)
+    _whole("jobs", jobs, 1)
+    loaded, study = load_study(chosen, space, seed=seed)
+    folder = Path(out) if out is not None else tune_folder(loaded, study)
+    return tune_command(
+        loaded,
+        study,
+        folder,
+        executor=executor,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=_display(progress),
+        report=report,
+    )
+
+
+def calibrate(
+    log: str | os.PathLike[str] | Any,
+    *,
+    template: str | os.PathLike[str] | Mapping[str, Any] | Scenario | None = None,
+    mapping: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    refine: int = 3,
+    seed: int = 1,
+) -> Any:
+    """Fit a scenario to a match log, as ``lobbysim calibrate`` does (docs/calibrate.md).
+
+    Args:
+        log: a match log's path (CSV, gzipped CSV or Parquet) or a
+            :class:`~lobbysim.calibration.matchlog.MatchLog`.
+        template: the scenario whose other fields (matchmaker, raters, patience) the result
+            keeps; see :func:`load_scenario` (default: lobbysim's defaults).
+        mapping: a column mapping (a YAML file's path or its data) for a log read from a path.
+        refine: simulations refining the visit rate, games per visit and skill spread (0: none).
+        seed: the first refinement simulation's seed.
+
+    Returns:
+        A :class:`~lobbysim.calibration.run.Calibration`: ``scenario`` (the calibrated scenario),
+        ``fit`` (every estimate, with the base's standard errors), ``refined`` and
+        ``simulated`` (the calibrated scenario's own log, for comparison).
+
+    Example:
+        >>> import lobbysim
+        >>> from lobbysim.calibration.matchlog import from_records
+        >>> run = lobbysim.simulate("quickstart", seed=2, horizon=720, warmup=0, progress=False)
+        >>> log = from_records(run.games, run.participants)  # a run's games as a match log
+        >>> fitted = lobbysim.calibrate(log, template="quickstart", refine=0)
+        >>> fitted.scenario.game.mode, fitted.scenario.base.visits.name
+        ('1v1', 'daily')
+    """
+    from lobbysim.calibration.matchlog import MatchLog
+    from lobbysim.calibration.read import read_log
+    from lobbysim.calibration.run import calibrate as calibrate_log
+
+    _whole("refine", refine, 0)
+    _whole("seed", seed, 0)
+    matches = log if isinstance(log, MatchLog) else read_log(log, mapping)
+    base = load_scenario(template) if template is not None else None
+    return calibrate_log(matches, base, refine=refine, seed=seed)
+
+
 @dataclass
 class RunFolder:
     """A finished run's folder (``lobbysim run`` or ``compare``), read back.

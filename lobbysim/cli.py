@@ -613,8 +613,8 @@ def _run_tune(args: argparse.Namespace) -> int:
     from lobbysim.reporting.document import HTML_FILE
     from lobbysim.reporting.tune import tune_headline_text
     from lobbysim.scenario import ScenarioError
-    from lobbysim.tune.space import SpaceError
-    from lobbysim.tune.study import TuneError
+    from lobbysim.tuning.space import SpaceError
+    from lobbysim.tuning.study import TuneError
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
     _say_which_file(args.scenario)
@@ -654,7 +654,7 @@ def _add_calibrate_parser(
         help="fit a scenario to a game's match log and score the raters on it",
         description=(
             "Read a match log (CSV, gzipped CSV or Parquet; one row per seat, or one per 1v1 game "
-            "with a mapping such as lobbysim/calibrate/mappings/lichess.yaml), fit the player "
+            "with a mapping such as lobbysim/calibration/mappings/lichess.yaml), fit the player "
             "base, its visits, sessions, games and skills, refine them by simulation, score the "
             "raters on the log, and write the scenario to --to and a report (docs/calibrate.md)."
         ),
@@ -697,7 +697,7 @@ def _add_calibrate_parser(
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim calibrate``."""
-    from lobbysim.calibrate.read import LogError
+    from lobbysim.calibration.read import LogError
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
     from lobbysim.commands.run import load_run_scenario
     from lobbysim.outputs import timestamped

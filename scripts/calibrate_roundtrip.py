@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from lobbysim.calibrate.matchlog import from_records
-from lobbysim.calibrate.run import calibrate, compare_logs
+from lobbysim.calibration.matchlog import from_records
+from lobbysim.calibration.run import calibrate, compare_logs
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import load_scenario
 

@@ -43,9 +43,16 @@ def test_import_lobbysim_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-    assert {"simulate", "compare", "sweep", "load_run", "load_scenario", "Scenario"} <= set(
-        dir(lobbysim)
-    )
+    assert {
+        "simulate",
+        "compare",
+        "sweep",
+        "tune",
+        "calibrate",
+        "load_run",
+        "load_scenario",
+        "Scenario",
+    } <= set(dir(lobbysim))
     with pytest.raises(AttributeError, match="no attribute 'simulat'"):
         lobbysim.simulat  # noqa: B018
 

@@ -52,8 +52,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     ("engines", {"lobbysim.sim", "lobbysim.paper"}),
     ("experiments", {"lobbysim.experiments"}),
-    ("tune", {"lobbysim.tune"}),  # studies: the search, racing, the fresh-seed answer
-    ("calibrate", {"lobbysim.calibrate"}),  # match logs: read, fit a scenario, score raters
+    ("tune", {"lobbysim.tuning"}),  # studies: the search, racing, the fresh-seed answer
+    ("calibrate", {"lobbysim.calibration"}),  # match logs: read, fit a scenario, score raters
     ("reporting", {"lobbysim.reporting"}),
     ("commands", {"lobbysim.commands", "lobbysim.api"}),  # api: the notebook-shaped functions
     ("cli", {"lobbysim.cli", "lobbysim.__main__"}),

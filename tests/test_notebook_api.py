@@ -54,7 +54,7 @@ def test_the_api_docstrings_examples_run() -> None:
     assert failed == 0
     assert attempted >= 20  # every function's example ran, not none of them
     assert time.perf_counter() - started < 60  # ~4 s: small scenarios only
-    documented = ("load_scenario", "simulate", "compare", "sweep", "load_run")
+    documented = ("load_scenario", "simulate", "compare", "sweep", "load_run", "tune", "calibrate")
     assert all(">>> " in (getattr(lobbysim.api, name).__doc__ or "") for name in documented)
 
 

@@ -21,8 +21,8 @@ from lobbysim.commands.tune import load_study, tune
 from lobbysim.experiments.replications import replication_seeds
 from lobbysim.reporting.tune import pareto_front
 from lobbysim.scenario import load_scenario
-from lobbysim.tune.space import SpaceError, expansion, load_space
-from lobbysim.tune.study import Interval, Trial, _promotions, feasible
+from lobbysim.tuning.space import SpaceError, expansion, load_space
+from lobbysim.tuning.study import Interval, Trial, _promotions, feasible
 
 pytest.importorskip("optuna")
 
@@ -343,7 +343,7 @@ def test_a_space_error_names_the_file(tmp_path: Path) -> None:
 
 def test_a_rules_expansion_sets_its_limit_and_expansions_and_exports_to_flexmatch() -> None:
     from lobbysim.commands.tune import _flexmatch
-    from lobbysim.tune.space import apply
+    from lobbysim.tuning.space import apply
 
     scenario = load_scenario("flexmatch_5v5")  # rules read from a FlexMatch rule set
     shape = {"shape": "expansion", "start": [50, 100], "step": [10, 60], "every": [0.5, 2]}

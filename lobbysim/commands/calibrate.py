@@ -1,8 +1,8 @@
 """``lobbysim calibrate LOG --to SCENARIO.yaml``: a scenario fitted to a match log.
 
-Reads the log (:func:`lobbysim.calibrate.read.read_log`, with an optional column mapping),
-fits and refines a scenario (:func:`lobbysim.calibrate.run.calibrate`), scores the raters on
-the log (:func:`lobbysim.calibrate.scores.score_log`, unless ``--raters none``), and writes:
+Reads the log (:func:`lobbysim.calibration.read.read_log`, with an optional column mapping),
+fits and refines a scenario (:func:`lobbysim.calibration.run.calibrate`), scores the raters on
+the log (:func:`lobbysim.calibration.scores.score_log`, unless ``--raters none``), and writes:
 
 * the scenario file (``--to``), which ``lobbysim run`` runs as it is;
 * a report folder (``--report``, default ``outputs/<log name>-calibration``): ``report.html``
@@ -25,8 +25,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lobbysim.calibrate.matchlog import MatchLog
-from lobbysim.calibrate.run import Calibration, calibrate, compare_logs
+from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.run import Calibration, calibrate, compare_logs
 from lobbysim.experiments.store import tmp_name, write_text
 from lobbysim.outputs import creation_problem
 from lobbysim.scenario import Scenario
@@ -76,7 +76,7 @@ def run_calibrate(
     note: Callable[[str], None] | None = None,
 ) -> CalibrateOutcome:
     """Read, fit, score and write (see the module docstring)."""
-    from lobbysim.calibrate.read import read_log
+    from lobbysim.calibration.read import read_log
 
     target = Path(to)
     folder = Path(report) if report is not None else None
@@ -94,7 +94,7 @@ def run_calibrate(
     lines: list[str] = []
     scores = None
     if raters:
-        from lobbysim.calibrate.scores import score_log, scores_text
+        from lobbysim.calibration.scores import score_log, scores_text
 
         scores = score_log(log, list(raters))
         lines = list(scores_text(scores))

@@ -3,10 +3,10 @@
 * ``lobbysim log export RUN_FOLDER --out LOG.csv [--policy NAME] [--replication N]``: the
   records of a finished ``lobbysim run`` or ``compare`` (its ``records/<policy>/`` folder, read
   and verified by :meth:`lobbysim.api.RunFolder.records`) written as a match log in the default
-  layout (:func:`lobbysim.calibrate.export.records_to_log`), as CSV (``.csv``, ``.csv.gz``) or
+  layout (:func:`lobbysim.calibration.export.records_to_log`), as CSV (``.csv``, ``.csv.gz``) or
   Parquet (``.parquet``), through a temporary file renamed into place.
 * ``lobbysim log check LOG [--columns FILE]``: the log read as ``lobbysim calibrate`` reads it
-  (:func:`lobbysim.calibrate.read.read_log`, with a column mapping: a YAML file or a bundled
+  (:func:`lobbysim.calibration.read.read_log`, with a column mapping: a YAML file or a bundled
   mapping's name such as ``lichess``), and a few lines on what it holds and what was skipped.
 
 Problems are one line each (:class:`~lobbysim.validation.ScenarioError`, which the command
@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from lobbysim.calibrate.export import log_format, records_to_log, write_log
-from lobbysim.calibrate.matchlog import MatchLog
-from lobbysim.calibrate.read import DEFAULT_CHUNK_ROWS, LogError, read_log
+from lobbysim.calibration.export import log_format, records_to_log, write_log
+from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, LogError, read_log
 from lobbysim.validation import ScenarioError
 
 

@@ -1,7 +1,7 @@
 """``lobbysim tune``: the best setting of a scenario within constraints, found by simulation.
 
-Loads the scenario and the space (:mod:`lobbysim.tune.space`), runs or resumes the study
-(:mod:`lobbysim.tune.study`) in its folder and writes, beside the run store:
+Loads the scenario and the space (:mod:`lobbysim.tuning.space`), runs or resumes the study
+(:mod:`lobbysim.tuning.study`) in its folder and writes, beside the run store:
 
 * ``trials.csv``: one row per trial (settings, replications, promoted, objective with its 95%
   interval, each constraint's metric and its pessimistic interval end, feasible, error);
@@ -34,13 +34,13 @@ from lobbysim.experiments.store import tmp_name, write_text
 from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
-from lobbysim.tune.space import Space, load_space
-from lobbysim.tune.study import StudyResult, check_study_folder, run_study, study_folder_name
+from lobbysim.tuning.space import Space, load_space
+from lobbysim.tuning.study import StudyResult, check_study_folder, run_study, study_folder_name
 
 
 def load_study(
     path: str | Path | Scenario,
-    space: str | Path | Mapping[str, Any],
+    space: str | os.PathLike[str] | Mapping[str, Any],
     *,
     sets: Sequence[str] = (),
     seed: int | None = None,

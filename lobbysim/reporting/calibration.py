@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.calibrate.run import Calibration, compare_logs
+from lobbysim.calibration.run import Calibration, compare_logs
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,

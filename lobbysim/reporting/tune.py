@@ -35,8 +35,8 @@ from lobbysim.reporting.document import (
 )
 from lobbysim.reporting.figures import new_axes, save_figure
 from lobbysim.reporting.headline import Estimate, metric_label, value_text, wrap_terminal
-from lobbysim.tune.space import Space
-from lobbysim.tune.study import OWN, TUNED, Interval, StudyResult, Trial, feasible
+from lobbysim.tuning.space import Space
+from lobbysim.tuning.study import OWN, TUNED, Interval, StudyResult, Trial, feasible
 
 TRIALS_FIGURE = "tune_trials.png"
 CONVERGENCE_FIGURE = "tune_convergence.png"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lobbysim.calibrate.export import records_to_log, write_log
+from lobbysim.calibration.export import records_to_log, write_log
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import load_scenario

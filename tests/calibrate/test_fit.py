@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.calibrate.fit import (
+from lobbysim.calibration.fit import (
     Clock,
     Sessions,
     find_sessions,
@@ -19,7 +19,7 @@ from lobbysim.calibrate.fit import (
     fit_skill,
     gap_threshold,
 )
-from lobbysim.calibrate.matchlog import MatchLog, check_seats, from_records
+from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
 
 DAY = 1440.0
 

@@ -1,4 +1,4 @@
-"""A run's records exported as a match log and read back (lobbysim/calibrate/export.py, read.py),
+"""A run's records exported as a match log and read back (lobbysim/calibration/export.py, read.py),
 and ``lobbysim log export`` / ``log check`` (lobbysim/commands/log.py)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim.calibrate.export import records_to_log, write_log
-from lobbysim.calibrate.matchlog import SKIP_REASONS, MatchLog, check_seats
-from lobbysim.calibrate.read import LogError, read_log
+from lobbysim.calibration.export import records_to_log, write_log
+from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog, check_seats
+from lobbysim.calibration.read import LogError, read_log
 from lobbysim.commands.log import add_log_parser, export_log
 from lobbysim.experiments import SimulationResult, simulate
 from lobbysim.scenario.inputs import as_scenario

@@ -1,4 +1,4 @@
-"""Reading match logs (lobbysim/calibrate/read.py): layouts, mappings, units, hostile input."""
+"""Reading match logs (lobbysim/calibration/read.py): layouts, mappings, units, hostile input."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.calibrate.matchlog import SKIP_REASONS, check_seats
-from lobbysim.calibrate.read import LogError, _order, read_log, read_mapping
+from lobbysim.calibration.matchlog import SKIP_REASONS, check_seats
+from lobbysim.calibration.read import LogError, _order, read_log, read_mapping
 
 DATA = Path(__file__).resolve().parent / "data"
 HEADER = "match_id,player_id,start,end,team,result\n"

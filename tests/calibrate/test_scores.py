@@ -1,4 +1,4 @@
-"""Raters scored on a match log (lobbysim/calibrate/scores.py): the replay's timing rule, the
+"""Raters scored on a match log (lobbysim/calibration/scores.py): the replay's timing rule, the
 staged replay against the event-by-event one, the Bayesian rater's predictions against
 TrueSkill's formulas by hand, the scores, and a generated log scored against its truth."""
 
@@ -12,8 +12,8 @@ import pytest
 import trueskill
 
 import lobbysim.raters.openskill as openskill_adapter
-from lobbysim.calibrate.matchlog import MatchLog, check_seats, from_records
-from lobbysim.calibrate.scores import (
+from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
+from lobbysim.calibration.scores import (
     GRIDS,
     ORACLE,
     LogArrays,
@@ -34,7 +34,7 @@ from lobbysim.scenario import PluginSpec
 from lobbysim.scenario.inputs import as_scenario
 
 # ------------------------------------------------------------------------------------------
-# Logs made by hand (a lobbysim run's: lobbysim.calibrate.matchlog.from_records)
+# Logs made by hand (a lobbysim run's: lobbysim.calibration.matchlog.from_records)
 
 Match = tuple[float, float, list[tuple[int, int, int]]]
 """A match: start, end, and its seats (player, side, rank)."""

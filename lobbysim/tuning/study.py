@@ -56,7 +56,7 @@ from lobbysim.experiments.sweeps import NOT_IN_KEY, Cell, SweepRun, digest, run_
 from lobbysim.outputs import creation_problem
 from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario, ScenarioError
-from lobbysim.tune.space import Choices, Range, Space, apply
+from lobbysim.tuning.space import Choices, Range, Space, apply
 
 MANIFEST = "tune.json"
 TUNED = "tuned"
@@ -331,7 +331,7 @@ def run_study(
 
     Args:
         scenario: the scenario to tune (its own settings are the reference of the answer).
-        space: the study (:func:`lobbysim.tune.space.load_space`).
+        space: the study (:func:`lobbysim.tuning.space.load_space`).
         folder: the study's folder: new, empty, or this study's (resumed).
         executor: ``local`` (a process pool of ``jobs``), ``dask`` (``scheduler``'s cluster) or
             ``dask-local`` (a LocalCluster of ``jobs`` workers).

@@ -1,4 +1,4 @@
 """``lobbysim calibrate``: a scenario fitted to a game's own match log, and raters scored on it.
 
-:mod:`lobbysim.calibrate.matchlog` is the normalised log every reader produces.
+:mod:`lobbysim.calibration.matchlog` is the normalised log every reader produces.
 """

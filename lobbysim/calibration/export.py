@@ -2,7 +2,7 @@
 
 :func:`records_to_log` turns a run's record frames (:mod:`lobbysim.records`: ``games`` and
 ``participants``; ``waits`` for the queue times) into the default layout that
-:func:`lobbysim.calibrate.read.read_log` reads without a column mapping, one row per seat:
+:func:`lobbysim.calibration.read.read_log` reads without a column mapping, one row per seat:
 
 ==============  ===========================================================================
 ``match_id``    the game's ``game_id``
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibrate.read import PARQUET_INSTALL, LogError
+from lobbysim.calibration.read import PARQUET_INSTALL, LogError
 
 #: The columns :func:`records_to_log` writes, in order (those a run has).
 LOG_COLUMNS = (

@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import integrate, optimize, special, stats
 
-from lobbysim.calibrate.matchlog import MatchLog
+from lobbysim.calibration.matchlog import MatchLog
 
 FloatArray = NDArray[np.float64]
 MINUTES_PER_DAY = 1440.0

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -243,7 +244,7 @@ def _dimension_data(p: Parameter) -> Any:
 # Reading a space file
 
 
-def load_space(path: str | Path | Mapping[str, Any], scenario: Scenario) -> Space:
+def load_space(path: str | os.PathLike[str] | Mapping[str, Any], scenario: Scenario) -> Space:
     """Read a space (a YAML file's path, or its data) and check it against ``scenario``.
 
     Raises:

@@ -1,6 +1,6 @@
 """Raters scored on a match log: each rater replayed over the log in time order, no queue.
 
-:func:`score_log` replays every rater over a :class:`~lobbysim.calibrate.matchlog.MatchLog` and
+:func:`score_log` replays every rater over a :class:`~lobbysim.calibration.matchlog.MatchLog` and
 scores the predictions it made of matches it had not yet seen; :func:`scores_text` puts the
 scores in a few terminal lines. docs/calibrate.md ("Raters scored on the log") is the user's
 account of the method; this docstring is the exact one.
@@ -93,7 +93,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import expit, ndtr
 
-from lobbysim.calibrate.matchlog import MatchLog
+from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.raters import RATERS, Rater
 from lobbysim.raters.base import GaussianBeliefs
 from lobbysim.raters.glicko2 import SCALE, Glicko2Rater

@@ -1,4 +1,4 @@
-"""Match logs read from CSV or Parquet into a :class:`~lobbysim.calibrate.matchlog.MatchLog`.
+"""Match logs read from CSV or Parquet into a :class:`~lobbysim.calibration.matchlog.MatchLog`.
 
 :func:`read_log` reads a game's match log, a CSV file (``.csv``, or gzipped ``.csv.gz``) or a
 Parquet file (``.parquet``; needs pyarrow: ``pip install 'lobbysim[parquet]'``), in one of two
@@ -17,9 +17,9 @@ column, each seat its own side.
 **games_1v1**: one row per 1v1 game: ``match_id``, ``start``, ``end`` or ``duration``,
 ``player_0``, ``player_1`` and ``winner``, whose values name the winning side (``sides``, e.g.
 ``[white, black]``) or are the winner's player id (``sides: players``); an empty value or a
-``draws`` word is a draw. The bundled mapping ``lichess`` (lobbysim/calibrate/mappings/lichess.yaml)
-reads the column names of Lichess's game export (``id``, ``created_at``, ``last_move_at``,
-``white_id``, ``black_id``, ``winner``).
+``draws`` word is a draw. The bundled mapping ``lichess``
+(lobbysim/calibration/mappings/lichess.yaml) reads the column names of Lichess's game export
+(``id``, ``created_at``, ``last_move_at``, ``white_id``, ``black_id``, ``winner``).
 
 **Times.** Numbers are minutes unless ``time_unit`` says ``seconds`` or ``milliseconds``
 (``duration_unit`` and ``queue_time_unit`` default to it), counted from a minute 0 taken as
@@ -33,7 +33,7 @@ million minutes (19 years: epoch times read as minutes) rather than misread them
 **Hostile logs.** A missing column, a file that is not UTF-8 (with its line and byte), a file
 that is not CSV or Parquet and a log with no match left are errors (:class:`LogError`, one
 line). Rows are skipped, and counted by reason in ``MatchLog.skipped``
-(:data:`~lobbysim.calibrate.matchlog.SKIP_REASONS`), in this order: rows the mapping excludes,
+(:data:`~lobbysim.calibration.matchlog.SKIP_REASONS`), in this order: rows the mapping excludes,
 an empty required value, a time or a queue time that cannot be read (or is negative), a result,
 score or rank that cannot be read, an end before its start; then whole matches whose start or
 end differ between rows (in games_1v1, any repeated game id whose rows differ) and those with a
@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibrate.matchlog import SKIP_REASONS, MatchLog
+from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog
 from lobbysim.validation import input_file_problem
 from lobbysim.yaml_input import YamlInputError, read_yaml_file
 

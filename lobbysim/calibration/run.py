@@ -1,6 +1,6 @@
 """Calibrate: fit a scenario to a log, refine it by simulation, compare it with the log.
 
-:func:`calibrate` fits every quantity (:func:`lobbysim.calibrate.fit.fit_log`) and writes them
+:func:`calibrate` fits every quantity (:func:`lobbysim.calibration.fit.fit_log`) and writes them
 into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters and
 the players' patience, come from the template). A match log holds only visits that reached a
 game, a visit's games are cut short when the player gives up waiting, and quits make results
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibrate.fit import (
+from lobbysim.calibration.fit import (
     MINUTES_PER_DAY,
     Clock,
     Fit,
@@ -33,7 +33,7 @@ from lobbysim.calibrate.fit import (
     fit_log,
     fit_skill,
 )
-from lobbysim.calibrate.matchlog import MatchLog, from_records
+from lobbysim.calibration.matchlog import MatchLog, from_records
 from lobbysim.scenario import Scenario
 
 

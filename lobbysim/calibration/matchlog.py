@@ -1,6 +1,6 @@
 """A match log as calibration reads it: one row per seat, normalised.
 
-Every log a studio or a public dataset gives (:mod:`lobbysim.calibrate.read` reads CSV and
+Every log a studio or a public dataset gives (:mod:`lobbysim.calibration.read` reads CSV and
 Parquet, with column mappings) becomes a :class:`MatchLog`, whose ``seats`` frame has exactly
 these columns, sorted by ``start``, then ``match``, ``side``, ``player``:
 
