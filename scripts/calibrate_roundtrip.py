@@ -64,7 +64,9 @@ def main() -> int:
         rows.append((name, truth, f"{value:.4g} ± {error:.2g}", "within 2 s.e.", ok))
 
     relative("visits per member and day", visits["per_day"], fitted_visits["per_day"], 0.05)
-    relative("skill sd", source.population.get("skill_sd", 2.0), fit.skill_sd, 0.05)
+    relative(
+        "skill sd", source.population.get("skill_sd", 2.0), scenario.population["skill_sd"], 0.05
+    )
     truth_profile = np.asarray(visits["profile"], dtype=float)
     corr = float(np.corrcoef(truth_profile, fit.profile)[0, 1])
     rows.append(("hour-of-day profile", "-", f"r = {corr:.4f}", "r >= 0.95", corr >= 0.95))
@@ -121,7 +123,10 @@ def main() -> int:
         print(f"{name:<{width}}  {shown:>11}  {value:>16}  {tolerance}: {'ok' if ok else 'MISSED'}")
     print(
         f"refinement factors: per_day x{cal.refined.get('per_day', math.nan):.4f}, "
-        f"session_games_mean x{cal.refined.get('session_games_mean', math.nan):.4f}"
+        f"session_games_mean x{cal.refined.get('session_games_mean', math.nan):.4f}, "
+        f"skill_sd x{cal.refined.get('skill_sd', math.nan):.4f}; fitted before: visits "
+        f"{fit.base.per_day:.4g}, games per visit {fit.sessions.games_per_visit:.4g}, skill sd "
+        f"{fit.skill_sd:.4g}"
     )
     missed = [r[0] for r in rows if not r[4]]
     print("all within tolerance" if not missed else f"missed: {', '.join(missed)}")

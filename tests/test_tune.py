@@ -167,8 +167,8 @@ def test_racing_promotes_what_may_beat_the_best_and_keeps_the_constraints_optimi
     slow = _trial(4, [1.0, 1.1], [0.2, 0.21])  # better but cannot keep queue <= 0.05
     chosen = _promotions(space, [worse, close, slow], best)
     assert [t.number for t in chosen] == [3]
-    # before any best, every candidate whose means keep the constraints (a feasible trial first)
-    assert [t.number for t in _promotions(space, [worse, close, slow], None)] == [2, 3]
+    # before any best: of the candidates whose means keep the constraints, the best objective
+    assert [t.number for t in _promotions(space, [worse, close, slow], None)] == [3]
     # ... or, when no mean does, the one closest to keeping them
     near = _trial(6, [2.0, 2.1], [0.04, 0.07])  # mean 0.055, optimistic end below 0.05
     far = _trial(7, [1.9, 2.0], [0.03, 0.10])  # mean 0.065

@@ -17,8 +17,9 @@ two trials over their shared seeds is much sharper than their separate intervals
 may be the best: the optimistic end of its 95% interval keeps every constraint, and its paired
 difference from the best trial so far over their shared seeds leaves it a chance of being
 better (the better end of the difference's 50% interval is on the better side of 0,
-:data:`RACE_CONFIDENCE`). Before there is a best, the study needs a feasible trial first: the
-candidates whose means keep every constraint are promoted (or the one closest to it). Promotions are
+:data:`RACE_CONFIDENCE`). Before there is a best, the study needs a feasible trial first: of
+the candidates whose means keep every constraint, the one with the best mean objective is
+promoted (or, if none does, the one closest to keeping them). Promotions are
 decided batch by batch against the best before the batch, so the decisions do not depend on the
 order in which parallel runs finish.
 
@@ -466,8 +467,9 @@ def _promotions(space: Space, batch: Sequence[Trial], best: Trial | None) -> lis
     A candidate must keep every constraint at the optimistic end of its interval. With a best
     trial so far, a candidate is promoted unless its paired difference from the best over their
     shared seeds shows it worse (:func:`_may_beat`). Before there is one, the study first needs a
-    feasible trial: every candidate whose means keep every constraint is promoted, or, if none
-    does, the one whose means come closest (the least summed relative violation).
+    feasible trial: of the candidates whose means keep every constraint the one with the best
+    mean objective is promoted, or, if none does, the one whose means come closest (the least
+    summed relative violation).
     """
     candidates = [t for t in batch if t.error is None and feasible(space, t, optimistic=True)]
     if not candidates:
@@ -476,7 +478,12 @@ def _promotions(space: Space, batch: Sequence[Trial], best: Trial | None) -> lis
         return [t for t in candidates if _may_beat(space, t, best)]
     likely = [t for t in candidates if _mean_violation(space, t) <= 0]
     if likely:
-        return likely
+
+        def key(t: Trial) -> float:
+            value = t.estimate(space.objective).mean
+            return value if space.minimize else -value
+
+        return [min(likely, key=key)]
     return [min(candidates, key=lambda t: _mean_violation(space, t))]
 
 
