@@ -154,9 +154,16 @@ def main() -> int:
             f"{'MET' if met else 'NOT MET'}"
         )
         d = result.differences.set_index("metric").loc[space.objective]
+        tuned = result.evaluation[result.evaluation["policy"] == "tuned"]
+        held = []
+        for c in space.constraints:
+            end = Interval.of(tuned[c.metric].tolist()).high
+            held.append(f"{c.metric} {end:.4g} {'<=' if end <= c.bound else '>'} {c.bound:g}")
+            met_all &= end <= c.bound
         print(
             f"  on {result.evaluations // 2} fresh seeds, tuned minus the scenario's own "
-            f"threshold: {d['mean']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]"
+            f"threshold: {d['mean']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]; "
+            f"constraints at the upper end of their 95% intervals: {'; '.join(held)}"
         )
     print(
         f"target (within {TOLERANCE:.0%} of the grid's best with <= 1/4 of its simulations, "
