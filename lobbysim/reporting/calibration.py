@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.run import Calibration, compare_logs
 from lobbysim.reporting.document import (
     Block,
@@ -106,7 +106,7 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
     return rows
 
 
-def calibration_figure(calibration: Calibration, out: Path) -> FigureOutcome:
+def calibration_figure(calibration: Calibration, observed: MatchLog, out: Path) -> FigureOutcome:
     """Draw the log beside the calibrated scenario's simulation (see the module docstring)."""
     title = "The log beside the calibrated scenario (one simulation over the same span)"
     caption = (
@@ -118,7 +118,6 @@ def calibration_figure(calibration: Calibration, out: Path) -> FigureOutcome:
     sim = calibration.simulated
     if sim is None:
         return FigureOutcome(FIGURE, title, caption, skipped="no simulation (refine 0)")
-    observed = _observed(calibration)
     c = compare_logs(observed, sim, calibration.fit.offset)
     fig, axes = new_panels(3, 13.0, 3.6)
     obs, simd = c["daily_observed"], c["daily_simulated"]
@@ -160,7 +159,7 @@ def calibration_figure(calibration: Calibration, out: Path) -> FigureOutcome:
     return FigureOutcome(FIGURE, title, caption, path=path)
 
 
-def online_figure(calibration: Calibration, out: Path) -> FigureOutcome:
+def online_figure(calibration: Calibration, observed: MatchLog, out: Path) -> FigureOutcome:
     """Draw players in a match over time and the match lengths, log beside calibrated."""
     file = "calibration_online.png"
     title = "Players in a match over time, and match lengths"
@@ -168,7 +167,6 @@ def online_figure(calibration: Calibration, out: Path) -> FigureOutcome:
     sim = calibration.simulated
     if sim is None:
         return FigureOutcome(file, title, caption, skipped="no simulation (refine 0)")
-    observed = _observed(calibration)
     c = compare_logs(observed, sim, calibration.fit.offset)
     fig, (left, right) = new_panels(2, 13.0, 3.4)
     on_obs, on_sim = c["online"]
@@ -196,21 +194,14 @@ def online_figure(calibration: Calibration, out: Path) -> FigureOutcome:
     return FigureOutcome(file, title, caption, path=path)
 
 
-_LOGS: dict[int, Any] = {}
-
-
-def _observed(calibration: Calibration) -> Any:
-    return _LOGS[id(calibration)]
-
-
-def _durations(log: Any) -> np.ndarray:
+def _durations(log: MatchLog) -> np.ndarray:
     first = log.seats.drop_duplicates("match")
     return np.asarray(first["end"].to_numpy() - first["start"].to_numpy())
 
 
 def write_calibration_report(
     calibration: Calibration,
-    observed: Any,
+    observed: MatchLog,
     out: Path,
     scenario_file: str,
     *,
@@ -218,47 +209,43 @@ def write_calibration_report(
     score_blocks: Sequence[Block] = (),
 ) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.html`` of a calibration into ``out``."""
-    _LOGS[id(calibration)] = observed
-    try:
-        fit = calibration.fit
-        blocks: list[Block] = [md_heading(f"Calibration: {observed.source}", 1)]
-        lead = (
-            f"**{observed.matches:,} matches of {observed.players:,} players over "
-            f"{fit.days:.1f} days, fitted into {scenario_file}.**"
-        )
-        blocks.append(md_text(lead))
-        if calibration.simulated is not None:
-            c = compare_logs(observed, calibration.simulated, fit.offset)
-            g, p = c["games_per_day"], c["players_per_day"]
-            per = "a day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours"
-            blocks.append(
-                md_text(
-                    "The calibrated scenario, simulated over the same span, plays "
-                    f"{g[1]:,.0f} games {per} against the log's {g[0]:,.0f} ({g[2]:+.1%}) with "
-                    f"{p[1]:,.0f} distinct players {per} against {p[0]:,.0f} ({p[2]:+.1%}); "
-                    f"the hour-of-day shares correlate at r = {c['hours'][2]:.3f}."
-                )
-            )
-        blocks.append(md_table(["field", "value", "how"], parameter_rows(calibration)))
-        if fit.notes:
-            blocks.append(md_items([("Note", n) for n in fit.notes]))
-        blocks.append(md_figure(calibration_figure(calibration, out)))
-        blocks.append(md_figure(online_figure(calibration, out)))
-        if scores:
-            blocks.append(md_heading("Raters scored on the log"))
-            blocks.append(md_code("\n".join(scores)))
-            blocks += list(score_blocks)
-        blocks.append(md_heading("Visits"))
-        visits = len(fit.sessions.games)
+    fit = calibration.fit
+    blocks: list[Block] = [md_heading(f"Calibration: {observed.source}", 1)]
+    lead = (
+        f"**{observed.matches:,} matches of {observed.players:,} players over "
+        f"{fit.days:.1f} days, fitted into {scenario_file}.**"
+    )
+    blocks.append(md_text(lead))
+    if calibration.simulated is not None:
+        c = compare_logs(observed, calibration.simulated, fit.offset)
+        g, p = c["games_per_day"], c["players_per_day"]
+        per = "a day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours"
         blocks.append(
             md_text(
-                f"{visits:,} visits found, {visits / max(fit.days, 1e-9):,.0f} a day: games closer "
-                f"than {fit.sessions.threshold:.3g} minutes belong to one visit "
-                f"({fit.sessions.gaps_within:,} gaps within visits, {fit.sessions.gaps_between:,} "
-                f"between); {fit.sessions.games_per_visit:.3g} games per visit. Of the players "
-                f"seen, {fit.base.newcomer_share:.0%} are newcomers by the base model's posterior."
+                "The calibrated scenario, simulated over the same span, plays "
+                f"{g[1]:,.0f} games {per} against the log's {g[0]:,.0f} ({g[2]:+.1%}) with "
+                f"{p[1]:,.0f} distinct players {per} against {p[0]:,.0f} ({p[2]:+.1%}); "
+                f"the hour-of-day shares correlate at r = {c['hours'][2]:.3f}."
             )
         )
-        return write_documents(blocks, out, f"Calibration: {observed.source}")
-    finally:
-        _LOGS.pop(id(calibration), None)
+    blocks.append(md_table(["field", "value", "how"], parameter_rows(calibration)))
+    if fit.notes:
+        blocks.append(md_items([("Note", n) for n in fit.notes]))
+    blocks.append(md_figure(calibration_figure(calibration, observed, out)))
+    blocks.append(md_figure(online_figure(calibration, observed, out)))
+    if scores:
+        blocks.append(md_heading("Raters scored on the log"))
+        blocks.append(md_code("\n".join(scores)))
+        blocks += list(score_blocks)
+    blocks.append(md_heading("Visits"))
+    visits = len(fit.sessions.games)
+    blocks.append(
+        md_text(
+            f"{visits:,} visits found, {visits / max(fit.days, 1e-9):,.0f} a day: games closer "
+            f"than {fit.sessions.threshold:.3g} minutes belong to one visit "
+            f"({fit.sessions.gaps_within:,} gaps within visits, {fit.sessions.gaps_between:,} "
+            f"between); {fit.sessions.games_per_visit:.3g} games per visit. Of the players "
+            f"seen, {fit.base.newcomer_share:.0%} are newcomers by the base model's posterior."
+        )
+    )
+    return write_documents(blocks, out, f"Calibration: {observed.source}")
