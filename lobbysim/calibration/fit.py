@@ -110,6 +110,8 @@ class Fit:
     notes: list[str] = field(default_factory=list)
     skill_method: str = ""
     offset: float = 0.0  # minutes after midnight (UTC) of the log's minute 0
+    regions: dict[str, float] = field(default_factory=dict)  # share of players per region
+    party_sizes: dict[int, float] = field(default_factory=dict)  # share of seats by party size
 
     def scenario_data(self, template: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Return scenario data: ``template`` (plain scenario data) with the fitted fields set."""
@@ -608,6 +610,29 @@ def fit_skill(
     return best, "predictive likelihood"
 
 
+def fit_groups(log: MatchLog) -> tuple[dict[str, float], dict[int, float]]:
+    """Return the share of players per region (each player's commonest region) and the share
+    of seats by party size (a seat without a party is of size 1), where the log has them."""
+    seats = log.seats
+    regions: dict[str, float] = {}
+    if log.has("region"):
+        known = seats.dropna(subset=["region"])
+        if not known.empty:
+            each = known.groupby("player")["region"].agg(lambda r: r.mode().iloc[0])
+            regions = {str(k): float(v) for k, v in each.value_counts(normalize=True).items()}
+    parties: dict[int, float] = {}
+    if log.has("party"):
+        party = seats["party"].to_numpy()
+        size = np.ones(len(seats), dtype=np.int64)
+        grouped = party >= 0
+        if grouped.any():
+            keys = seats.loc[grouped, ["match", "party"]]
+            size[grouped] = keys.groupby(["match", "party"])["match"].transform("size").to_numpy()
+        values, counts = np.unique(size, return_counts=True)
+        parties = {int(v): float(c / counts.sum()) for v, c in zip(values, counts, strict=True)}
+    return regions, parties
+
+
 # --------------------------------------------------------------------------------------------
 # Everything
 
@@ -639,8 +664,22 @@ def fit_log(
         )
     if log.skipped_text():
         notes.append(log.skipped_text())
+    regions, parties = fit_groups(log)
+    if regions:
+        notes.append(
+            "regions (share of players): "
+            + ", ".join(f"{k} {v:.1%}" for k, v in regions.items())
+            + "; a world needs data centres and latencies a match log does not have, so the "
+            "scenario has none (add a world: section by hand)"
+        )
+    if parties:
+        notes.append(
+            "seats by party size: "
+            + ", ".join(f"{k}: {v:.1%}" for k, v in parties.items())
+            + "; lobbysim's parties are of guests, so the scenario's base plays solo"
+        )
     return Fit(
         sessions, profile, base, games.mode, games.team_size, games.ffa_size, games.length,
         games.quit_rate, games.draw_rate, skill_sd, beta2, (end - start) / MINUTES_PER_DAY,
-        notes, skill_method, offset,
+        notes, skill_method, offset, regions, parties,
     )

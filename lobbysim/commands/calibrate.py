@@ -135,7 +135,8 @@ def _write_report(
         if scores is not None:
             scores.scores.to_csv(tmp / "scores.csv", index=False)
             scores.calibration.to_csv(tmp / "calibration.csv", index=False)
-        write_calibration_report(result, log, tmp, str(target), scores=lines)
+        curves = scores.calibration if scores is not None else None
+        write_calibration_report(result, log, tmp, str(target), scores=lines, curves=curves)
         for path in tmp.iterdir():
             os.replace(path, folder / path.name)
     finally:

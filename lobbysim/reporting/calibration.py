@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.run import Calibration, compare_logs
@@ -194,6 +195,34 @@ def online_figure(calibration: Calibration, observed: MatchLog, out: Path) -> Fi
     return FigureOutcome(file, title, caption, path=path)
 
 
+def rater_calibration_figure(curves: pd.DataFrame, out: Path) -> FigureOutcome:
+    """Draw each rater's win-probability calibration on the scored part of the log: the mean
+    predicted probability against the observed share of wins, per bin (the diagonal is a
+    perfectly calibrated rater; a point's size grows with its matches)."""
+    title = "Win-probability calibration of the raters on the log"
+    caption = (
+        "Per bin of predicted probability (the part of the log each rater was scored on): the "
+        "mean prediction against the share the first side won. On the diagonal, a rater's "
+        "probabilities mean what they say."
+    )
+    if curves.empty:
+        return FigureOutcome(SCORES_FIGURE, title, caption, skipped="no rater was scored")
+    part = "second" if "part" in curves and (curves["part"] == "second").any() else None
+    data = curves[curves["part"] == part] if part is not None else curves
+    fig, (ax,) = new_panels(1, 6.0, 4.6)
+    ax.plot([0, 1], [0, 1], color="grey", lw=1)
+    for rater, rows in data.groupby("rater", sort=False):
+        rows = rows[rows["n"] > 0]
+        ax.scatter(rows["predicted"], rows["observed"], s=8 + 40 * rows["n"] / rows["n"].max(),
+                   label=str(rater))
+        ax.plot(rows["predicted"], rows["observed"], lw=0.8)
+    ax.set_xlabel("predicted probability that the first side wins")
+    ax.set_ylabel("observed share")
+    ax.legend(fontsize=7)
+    path = save_figure(fig, out / SCORES_FIGURE)
+    return FigureOutcome(SCORES_FIGURE, title, caption, path=path)
+
+
 def _durations(log: MatchLog) -> np.ndarray:
     first = log.seats.drop_duplicates("match")
     return np.asarray(first["end"].to_numpy() - first["start"].to_numpy())
@@ -206,7 +235,7 @@ def write_calibration_report(
     scenario_file: str,
     *,
     scores: Sequence[str] = (),
-    score_blocks: Sequence[Block] = (),
+    curves: pd.DataFrame | None = None,
 ) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.html`` of a calibration into ``out``."""
     fit = calibration.fit
@@ -236,7 +265,8 @@ def write_calibration_report(
     if scores:
         blocks.append(md_heading("Raters scored on the log"))
         blocks.append(md_code("\n".join(scores)))
-        blocks += list(score_blocks)
+        if curves is not None:
+            blocks.append(md_figure(rater_calibration_figure(curves, out)))
     blocks.append(md_heading("Visits"))
     visits = len(fit.sessions.games)
     blocks.append(

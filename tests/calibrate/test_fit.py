@@ -15,6 +15,7 @@ from lobbysim.calibration.fit import (
     find_sessions,
     fit_base,
     fit_games,
+    fit_groups,
     fit_profile,
     fit_skill,
     gap_threshold,
@@ -217,3 +218,25 @@ def test_a_runs_records_make_a_log_whose_ranks_follow_the_winner() -> None:
             top = log.seats[log.seats["rank"] == 0]
             ids = log.match_ids[top["match"].to_numpy()]
             assert (top["side"].to_numpy() == winners.loc[ids].to_numpy()).all()
+
+
+def test_regions_and_party_sizes_are_read_from_the_log() -> None:
+    rows = [
+        (0, 0, 0.0, 10.0, 0, 0),
+        (0, 1, 0.0, 10.0, 0, 0),
+        (0, 2, 0.0, 10.0, 1, 1),
+        (0, 3, 0.0, 10.0, 1, 1),
+        (1, 0, 20.0, 30.0, 0, 1),
+        (1, 2, 20.0, 30.0, 1, 0),
+    ]
+    log = _log(rows)
+    seats = log.seats.copy()
+    region = {0: "eu", 1: "eu", 2: "na", 3: "eu"}
+    seats["region"] = pd.array([region[p] for p in seats["player"]], dtype="string")
+    # players 0 and 1 queue together in match 0: a party of 2; everyone else alone
+    seats["party"] = np.where((seats["match"] == 0) & (seats["player"] <= 1), 0, -1)
+    seats["party"] = seats["party"].astype("int64")
+    assert check_seats(seats) == []
+    regions, parties = fit_groups(MatchLog(seats, log.match_ids, log.player_ids))
+    assert regions == {"eu": 0.75, "na": 0.25}
+    assert parties == {1: 4 / 6, 2: 2 / 6}
