@@ -88,3 +88,26 @@ def test_bad_options_are_one_line(
         main(["calibrate", str(log_file), "--to", str(tmp_path / "x.yaml"), "--refine", "-1"]) == 2
     )
     assert "--refine" in capsys.readouterr().err
+
+
+def test_the_shipped_sample_log_is_what_lobbysim_writes_and_reads_whole(tmp_path: Path) -> None:
+    import gzip
+    import importlib.util
+
+    from lobbysim.calibration.read import read_log
+
+    shipped = (
+        Path(__file__).resolve().parents[2] / "lobbysim/scenarios/logs/quickstart_games.csv.gz"
+    )
+    log = read_log(shipped)
+    assert not log.skipped_text() and len(log.seats) == 7_398 and log.matches == 3_699
+    spec = importlib.util.spec_from_file_location(
+        "make_sample_log", shipped.parents[3] / "scripts" / "make_sample_log.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.TARGET = tmp_path
+    script.main()
+    made = gzip.decompress((tmp_path / "quickstart_games.csv.gz").read_bytes())
+    assert made == gzip.decompress(shipped.read_bytes())
