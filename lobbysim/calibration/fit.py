@@ -112,6 +112,7 @@ class Fit:
     offset: float = 0.0  # minutes after midnight (UTC) of the log's minute 0
     regions: dict[str, float] = field(default_factory=dict)  # share of players per region
     party_sizes: dict[int, float] = field(default_factory=dict)  # share of seats by party size
+    region_profiles: dict[str, FloatArray] = field(default_factory=dict)  # UTC hours, mean 1
 
     def scenario_data(self, template: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Return scenario data: ``template`` (plain scenario data) with the fitted fields set."""
@@ -633,6 +634,40 @@ def fit_groups(log: MatchLog) -> tuple[dict[str, float], dict[int, float]]:
     return regions, parties
 
 
+#: The fewest visits a region needs for its own profile.
+REGION_VISITS = 200
+
+
+def fit_region_profiles(
+    log: MatchLog, sessions: Sessions, first: FloatArray, end: float, offset: float
+) -> dict[str, FloatArray]:
+    """Return each region's hourly visit profile (UTC hours, mean 1; :func:`fit_profile` on its
+    own players' visits), for regions with at least :data:`REGION_VISITS` visits: where regions
+    play at different hours, their profiles are shifted copies of one local profile."""
+    if not log.has("region"):
+        return {}
+    known = log.seats.dropna(subset=["region"])
+    if known.empty:
+        return {}
+    home = known.groupby("player")["region"].agg(lambda r: r.mode().iloc[0])
+    region_of = np.full(log.players, "", dtype=object)
+    region_of[home.index.to_numpy()] = home.to_numpy(dtype=object)
+    out: dict[str, FloatArray] = {}
+    for region in sorted(set(home.to_numpy(dtype=object).tolist())):
+        players = np.flatnonzero(region_of == region)
+        chosen = np.isin(sessions.player, players)
+        if chosen.sum() < REGION_VISITS:
+            continue
+        code = np.full(log.players, -1, dtype=np.int64)
+        code[players] = np.arange(len(players))
+        own = Sessions(
+            sessions.threshold, code[sessions.player[chosen]], sessions.start[chosen],
+            sessions.end[chosen], sessions.games[chosen], 0, 0,
+        )
+        out[str(region)] = fit_profile(own, first[players], end, offset)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Everything
 
@@ -665,12 +700,13 @@ def fit_log(
     if log.skipped_text():
         notes.append(log.skipped_text())
     regions, parties = fit_groups(log)
+    region_profiles = fit_region_profiles(log, sessions, exposure_from, end, offset)
     if regions:
         notes.append(
             "regions (share of players): "
             + ", ".join(f"{k} {v:.1%}" for k, v in regions.items())
-            + "; a world needs data centres and latencies a match log does not have, so the "
-            "scenario has none (add a world: section by hand)"
+            + "; a world's data centres and latencies are not in a match log: the scenario "
+            "keeps the template's world, if it has one"
         )
     if parties:
         notes.append(
@@ -681,5 +717,5 @@ def fit_log(
     return Fit(
         sessions, profile, base, games.mode, games.team_size, games.ffa_size, games.length,
         games.quit_rate, games.draw_rate, skill_sd, beta2, (end - start) / MINUTES_PER_DAY,
-        notes, skill_method, offset, regions, parties,
+        notes, skill_method, offset, regions, parties, region_profiles,
     )

@@ -1,17 +1,17 @@
 """Calibrate: fit a scenario to a log, refine it by simulation, compare it with the log.
 
 :func:`calibrate` fits every quantity (:func:`lobbysim.calibration.fit.fit_log`) and writes them
-into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters and
-the players' patience, come from the template). A match log holds only visits that reached a
-game, a visit's games are cut short when the player gives up waiting, and quits make results
-noisier than skill alone would, so three quantities are then **refined by simulation**
-(indirect inference): the calibrated scenario is simulated over the log's span (``refine``
-times, averaged), the same estimators are applied to the simulated logs, and the visit rate,
-the games per visit and the skill spread are scaled by fitted / re-estimated, so that the
-scenario reproduces what the log shows rather than what was typed. :func:`compare_logs`
-gives the side-by-side figures of the calibration report: per day the games and the distinct
-players, the games per visit, the hour-of-day share of games, the game length and the players
-online over time.
+into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters,
+the players' patience and a world's data centres and latencies, come from the template). A match
+log holds only visits that reached a game, a visit's games are cut short when the player gives
+up waiting, and quits make results noisier than skill alone would, so three quantities are then
+**refined by simulation** (indirect inference): the calibrated scenario is simulated over the
+log's span (``refine`` times, averaged), the same estimators are applied to the simulated logs,
+and the visit rate, the games per visit and the skill spread are scaled by fitted /
+re-estimated, so that the scenario reproduces what the log shows rather than what was typed.
+:func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
+and the distinct players, the games per visit, the hour-of-day share of games, the game length
+and the players online over time.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ def calibrate(
         name: the calibrated scenario's name.
     """
     data = template.to_dict() if isinstance(template, Scenario) else dict(template or {})
-    for key in ("sweep", "compare", "world", "parties"):
-        data.pop(key, None)  # a match log says nothing of them
+    for key in ("sweep", "compare"):
+        data.pop(key, None)  # the template's studies are not the calibrated scenario's
     matchmaker = dict(data.get("matchmaker") or {})
     for key in ("switch_at", "status_quo"):
         matchmaker.pop(key, None)

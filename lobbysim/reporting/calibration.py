@@ -195,6 +195,29 @@ def online_figure(calibration: Calibration, observed: MatchLog, out: Path) -> Fi
     return FigureOutcome(file, title, caption, path=path)
 
 
+def region_profiles_figure(calibration: Calibration, out: Path) -> FigureOutcome | None:
+    """Draw each region's hourly visit profile (UTC hours), where the log has regions."""
+    profiles = calibration.fit.region_profiles
+    if not profiles:
+        return None
+    file = "region_profiles.png"
+    title = "Visits by hour of day, region by region (UTC)"
+    caption = (
+        "Each region's fitted visit profile (mean 1) by UTC hour: regions that play at the same "
+        "local hours peak apart by their time zones. The scenario has one profile; a world "
+        "(its regions' time zones) comes from the template."
+    )
+    fig, (ax,) = new_panels(1, 7.0, 3.6)
+    for region, weights in profiles.items():
+        peak = int(np.argmax(weights))
+        ax.plot(range(24), weights, "-o", ms=3, label=f"{region} (peak {peak:02d}:00 UTC)")
+    ax.set_xlabel("hour of day (UTC)")
+    ax.set_ylabel("visit weight")
+    ax.legend(fontsize=7)
+    path = save_figure(fig, out / file)
+    return FigureOutcome(file, title, caption, path=path)
+
+
 def rater_calibration_figure(curves: pd.DataFrame, out: Path) -> FigureOutcome:
     """Draw each rater's win-probability calibration on the scored part of the log: the mean
     predicted probability against the observed share of wins, per bin (the diagonal is a
@@ -262,6 +285,9 @@ def write_calibration_report(
         blocks.append(md_items([("Note", n) for n in fit.notes]))
     blocks.append(md_figure(calibration_figure(calibration, observed, out)))
     blocks.append(md_figure(online_figure(calibration, observed, out)))
+    regional = region_profiles_figure(calibration, out)
+    if regional is not None:
+        blocks.append(md_figure(regional))
     if scores:
         blocks.append(md_heading("Raters scored on the log"))
         blocks.append(md_code("\n".join(scores)))

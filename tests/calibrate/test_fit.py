@@ -240,3 +240,38 @@ def test_regions_and_party_sizes_are_read_from_the_log() -> None:
     regions, parties = fit_groups(MatchLog(seats, log.match_ids, log.player_ids))
     assert regions == {"eu": 0.75, "na": 0.25}
     assert parties == {1: 4 / 6, 2: 2 / 6}
+
+
+@pytest.mark.slow
+def test_each_regions_profile_is_the_local_profile_shifted_by_its_time_zone() -> None:
+    from lobbysim.calibration.fit import fit_region_profiles
+    from lobbysim.calibration.matchlog import from_records
+    from lobbysim.experiments.simulation import simulate
+    from lobbysim.scenario.inputs import as_scenario
+
+    scenario = as_scenario("global_5v5", ["base.size=3000", "parties=null"])
+    result = simulate(scenario, 1)
+    log = from_records(result.games, result.participants)
+    region_of = dict(
+        zip(result.participants["player_id"], result.participants["region"], strict=False)
+    )
+    seats = log.seats.copy()
+    seats["region"] = pd.array(
+        [region_of[p] for p in log.player_ids[seats["player"]]], dtype="string"
+    )
+    log = MatchLog(seats, log.match_ids, log.player_ids)
+    sessions = find_sessions(log)
+    profiles = fit_region_profiles(
+        log, sessions, np.zeros(log.players), float(seats["end"].max()), 0.0
+    )
+    assert scenario.base is not None and scenario.world is not None
+    local = np.asarray(scenario.base.visits.params["profile"], dtype=float)
+    for region in scenario.world.regions:
+        fitted = profiles[region.name]
+        # the local profile at UTC hour h is local[(h + offset) % 24]: find the best shift
+        shifts = [np.corrcoef(np.roll(local, -s), fitted)[0, 1] for s in range(24)]
+        best = int(np.argmax(shifts))
+        assert (
+            min((best - region.utc_offset_hours) % 24, (region.utc_offset_hours - best) % 24) <= 1
+        ), (region.name, best, region.utc_offset_hours)
+        assert max(shifts) > 0.8, region.name
