@@ -635,9 +635,18 @@ def pair_scores(p: FloatArray, y: FloatArray) -> list[tuple[str, float, int]]:
     return [("log_loss", log_loss, n), ("brier", brier, n), ("pair_order", order, int(right.size))]
 
 
-def calibration_curve(p: FloatArray, y: FloatArray, bins: int = 10) -> pd.DataFrame:
+def calibration_curve(
+    p: FloatArray, y: FloatArray, bins: int = 10, *, symmetric: bool = False
+) -> pd.DataFrame:
     """Return ``bin, lo, hi, predicted, observed, n``: ``bins`` equal bins of ``p`` on [0, 1]
-    (the last one closed), the mean prediction and mean outcome in each (NaN where empty)."""
+    (the last one closed), the mean prediction and mean outcome in each (NaN where empty).
+
+    ``symmetric``: count every pair both ways, (p, y) for the first side and (1 - p, 1 - y) for
+    the second, so that the curve does not depend on which side a log lists first (lobbysim's
+    own records, for one, usually list the weaker-rated side first).
+    """
+    if symmetric:
+        p, y = np.concatenate([p, 1.0 - p]), np.concatenate([y, 1.0 - y])
     index = np.minimum((p * bins).astype(np.int64), bins - 1)
     n = np.bincount(index, minlength=bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -901,7 +910,7 @@ def score_log(
             for metric, value, n in pair_scores(p[mask], y[mask]):
                 rows.append({"rater": name, "part": part, "metric": metric, "value": value, "n": n})
         for part in ("all", "second"):
-            curve = calibration_curve(p[masks[part]], y[masks[part]], bins)
+            curve = calibration_curve(p[masks[part]], y[masks[part]], bins, symmetric=True)
             curve.insert(0, "part", part)
             curve.insert(0, "rater", name)
             curves.append(curve)

@@ -224,9 +224,9 @@ def rater_calibration_figure(curves: pd.DataFrame, out: Path) -> FigureOutcome:
     perfectly calibrated rater; a point's size grows with its matches)."""
     title = "Win-probability calibration of the raters on the log"
     caption = (
-        "Per bin of predicted probability (the part of the log each rater was scored on): the "
-        "mean prediction against the share the first side won. On the diagonal, a rater's "
-        "probabilities mean what they say."
+        "Per bin of predicted probability (the part of the log each rater was scored on; each "
+        "pair counted from both sides): the mean prediction against the share of those wins "
+        "that happened. On the diagonal, a rater's probabilities mean what they say."
     )
     if curves.empty:
         return FigureOutcome(SCORES_FIGURE, title, caption, skipped="no rater was scored")
@@ -239,7 +239,7 @@ def rater_calibration_figure(curves: pd.DataFrame, out: Path) -> FigureOutcome:
         ax.scatter(rows["predicted"], rows["observed"], s=8 + 40 * rows["n"] / rows["n"].max(),
                    label=str(rater))
         ax.plot(rows["predicted"], rows["observed"], lw=0.8)
-    ax.set_xlabel("predicted probability that the first side wins")
+    ax.set_xlabel("predicted probability that a side wins")
     ax.set_ylabel("observed share")
     ax.legend(fontsize=7)
     path = save_figure(fig, out / SCORES_FIGURE)

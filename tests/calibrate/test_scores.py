@@ -361,6 +361,9 @@ def test_calibration_curve() -> None:
     assert curve.loc[9, "predicted"] == pytest.approx(0.975)
     assert curve.loc[9, "observed"] == 0.5
     assert curve.loc[0, "observed"] == 0.5 and np.isnan(curve.loc[1, "predicted"])
+    both = calibration_curve(p, y, symmetric=True)  # each pair counted from both sides
+    assert both.equals(calibration_curve(np.r_[p, 1 - p], np.r_[y, 1 - y]))
+    assert both["n"].sum() == 2 * len(p) and both["n"].tolist() == both["n"].tolist()[::-1]
 
 
 def test_the_setting_chosen_has_the_least_log_loss_on_the_first_part() -> None:
@@ -462,7 +465,8 @@ def test_scores_frames_are_tidy(generated: tuple[MatchLog, Truth]) -> None:
         "rater", "part", "bin", "lo", "hi", "predicted", "observed", "n",
     ]  # fmt: skip
     counts = result.calibration.groupby(["rater", "part"])["n"].sum()
-    assert counts[("bayesian", "second")] == result.count("bayesian", "second")
+    # every pair counted from both sides
+    assert counts[("bayesian", "second")] == 2 * result.count("bayesian", "second")
     assert result.count("bayesian", "all") == log.matches
     assert 0 < result.count("bayesian", "all_experienced") < log.matches
     assert result.grid.empty and len(result.speed) == 1
