@@ -52,7 +52,7 @@ from scipy import stats
 from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiments.executors import DaskSession, run_local
 from lobbysim.experiments.replications import paired_differences, replication_seeds
-from lobbysim.experiments.store import RunStore, tmp_name, write_text
+from lobbysim.experiments.store import RunStore, write_text
 from lobbysim.experiments.sweeps import NOT_IN_KEY, Cell, SweepRun, digest, run_key
 from lobbysim.outputs import creation_problem
 from lobbysim.progress import ProgressLike, as_progress
@@ -262,9 +262,6 @@ def _claim(scenario: Scenario, space: Space, folder: Path) -> None:
         "results_version": RESULTS_VERSION,
     }
     write_text(folder / MANIFEST, json.dumps(record, indent=1) + "\n")
-
-
-Runner = Callable[[Sequence[SweepRun]], None]
 
 
 class _Runs:
@@ -603,23 +600,3 @@ def trials_table(space: Space, trials: Sequence[Trial]) -> pd.DataFrame:
         row["error"] = t.error or ""
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def write_atomically(folder: Path, name: str, text: str) -> None:
-    """Write ``folder/name`` through a temporary file (:func:`write_text`)."""
-    write_text(folder / name, text)
-
-
-__all__ = [
-    "Interval",
-    "StudyResult",
-    "Trial",
-    "TuneError",
-    "check_study_folder",
-    "feasible",
-    "progress_line",
-    "run_study",
-    "study_folder_name",
-    "tmp_name",
-    "trials_table",
-]
