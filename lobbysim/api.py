@@ -49,11 +49,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from lobbysim.commands.run import (
     AUTO,
@@ -64,28 +61,21 @@ from lobbysim.commands.run import (
     load_run_scenario,
 )
 from lobbysim.commands.run import run as run_command
+from lobbysim.commands.run_folder import RunFolder, load_run
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
 from lobbysim.experiments.costs import run_cost
-from lobbysim.experiments.replications import ExperimentResult, run_experiment
+from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.sequential import Rule, run_until_precise
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
-from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
 from lobbysim.progress import CallbackProgress, Progress, RemainingTime
-from lobbysim.record_files import read_records
-from lobbysim.records import RECORD_COLUMNS
-from lobbysim.registry import did_you_mean
 from lobbysim.reporting.notebook import (
     NotebookExperimentResult,
     NotebookSimulationResult,
-    experiment_html,
-    experiment_text,
-    folder_result,
 )
 from lobbysim.scenario import PluginSpec, Scenario
-from lobbysim.scenario import load_scenario as load_scenario_file
 from lobbysim.scenario.inputs import Overrides, as_scenario
-from lobbysim.scenario.specs import record_folders, spec_label, split_specs
+from lobbysim.scenario.specs import spec_label, split_specs
 from lobbysim.validation import MAX_REPLICATIONS, is_whole
 
 __all__ = [
@@ -595,231 +585,3 @@ def calibrate(
     matches = log if isinstance(log, MatchLog) else read_log(log, mapping)
     base = load_scenario(template) if template is not None else None
     return calibrate_log(matches, base, refine=refine, seed=seed)
-
-
-@dataclass
-class RunFolder:
-    """A finished run's folder (``lobbysim run`` or ``compare``), read back.
-
-    Shown, it is its headline, as the command printed it (``print(folder.headline)`` for all of
-    it); in a notebook, the headline and the key metrics' means with their 95% intervals.
-
-    Attributes:
-        folder: the folder.
-        scenario: its ``scenario.yaml``, the resolved scenario as run.
-        replications: ``replications.csv``, every metric of every replication: the
-            per-replication table, by the name it has everywhere (``metrics`` is the same frame,
-            the name :func:`compare`'s result had first).
-        summary: ``summary.csv``, per policy and metric the mean with a 95% interval.
-        differences: ``differences.csv``, each policy minus the first, paired (None for a run
-            of one policy).
-        policies: the policies' labels, the first being the reference.
-    """
-
-    folder: Path
-    scenario: Scenario
-    replications: pd.DataFrame
-    summary: pd.DataFrame
-    differences: pd.DataFrame | None
-    policies: list[str]
-    _cache: dict[tuple[str, int], dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
-
-    @property
-    def report(self) -> Path | None:
-        """Return the report's HTML page, if the folder has one."""
-        page = self.folder / "report.html"
-        return page if page.exists() else None
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        """Return the per-replication table, the very ``replications`` frame (the name of
-        :func:`compare`'s result's, kept)."""
-        return self.replications
-
-    def as_result(self) -> ExperimentResult:
-        """Return the folder's tables as an :class:`~lobbysim.experiments.ExperimentResult`
-        whose ``runs`` are empty (the records stay in the folder: :meth:`records`)."""
-        return folder_result(
-            self.scenario, self.replications, self.summary, self.differences, self.policies
-        )
-
-    @property
-    def headline(self) -> str:
-        """Return the run's headline, as ``lobbysim run`` and ``compare`` printed it."""
-        return NotebookExperimentResult.of(self.as_result()).headline
-
-    def _views(self) -> tuple[ExperimentResult, str, str]:
-        result = self.as_result()
-        report = f"report: {self.report.name}" if self.report is not None else "no report"
-        footer = f"{result.tables(records='.records(policy, kind)')}; {report}"
-        return result, f"RunFolder {self.folder}: {result.describe()}", footer
-
-    def __repr__(self) -> str:
-        return experiment_text(*self._views())
-
-    def _repr_html_(self) -> str:
-        return experiment_html(*self._views())
-
-    def records(
-        self, policy: str | None = None, kind: str | None = None, *, replication: int = 1
-    ) -> pd.DataFrame | dict[str, pd.DataFrame]:
-        """Return the record frames of a policy, read on first use (then kept).
-
-        Args:
-            policy: a policy's label (default: the first, the reference).
-            kind: ``games``, ``participants``, ``waits``, ``ratings`` or ``players``; default:
-                every kind there is, by kind.
-            replication: which replication, for records streamed (``records.stream``), which
-                keeps every replication's; otherwise only the first's are kept.
-
-        Raises:
-            KeyError: an unknown policy or kind, or records that the folder does not hold.
-            lobbysim.record_files.RecordFileError: a record file cut short, changed or
-                unreadable (a ValueError naming the file and, where it can, the line).
-        """
-        label = self.policies[0] if policy is None else policy
-        if label not in self.policies:
-            raise KeyError(
-                f"policy: {label!r} is not in this run{did_you_mean(label, self.policies)}; "
-                f"its policies: {', '.join(self.policies)}"
-            )
-        if kind is not None and kind not in RECORD_COLUMNS:
-            raise KeyError(f"kind: expected one of {', '.join(RECORD_COLUMNS)}, got {kind!r}")
-        key = (label, replication)
-        if key not in self._cache:
-            where = self.folder / "records" / record_folders(self.policies)[label]
-            streamed = where / f"rep-{replication}"
-            if streamed.is_dir():
-                where = streamed
-            elif replication != 1:
-                raise KeyError(
-                    f"replication: only the first replication's records are kept unless the "
-                    f"scenario streams them (records.stream), got {replication}"
-                )
-            self._cache[key] = read_records(where, complete=True)
-            if not self._cache[key]:
-                del self._cache[key]
-                raise KeyError(f"no record files in {where}")
-        frames = self._cache[key]
-        if kind is None:
-            return dict(frames)
-        if kind not in frames:
-            raise KeyError(f"kind: no {kind} records in this run's folder")
-        return frames[kind]
-
-
-def load_run(folder: str | os.PathLike[str]) -> RunFolder:
-    """Read a folder written by ``lobbysim run``/``compare`` (or :func:`compare` with ``out``).
-
-    Returns:
-        A :class:`RunFolder`: the scenario, the replications, summary and differences frames
-        (as :func:`compare` returned them), and ``records(policy, kind)`` for the record frames.
-
-    Every table read is checked first: against the folder's ``manifest.json`` (each file's size
-    and SHA-256 when written), for a last row cut short, for bytes that are not UTF-8 and for a
-    missing value where every row has one; the record files likewise when ``records()`` reads
-    them (:func:`lobbysim.record_files.read_records`). A folder written before manifests gets
-    the checks that need none.
-
-    Raises:
-        TypeError: ``folder`` is not a path.
-        ValueError: the folder is not a finished run's folder, or one of its files is cut
-            short, changed or unreadable (:class:`lobbysim.outputs.OutputFileError`, naming the
-            file and, where it can, the line).
-
-    Example:
-        >>> import tempfile, lobbysim
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     result = lobbysim.compare(
-        ...         "one_visit",
-        ...         ["draw_chance", "fifo"],
-        ...         replications=2,
-        ...         overrides={"horizon": 60, "warmup": 10},
-        ...         out=f"{tmp}/run",
-        ...         report=False,
-        ...         progress=False,
-        ...     )
-        ...     folder = lobbysim.load_run(f"{tmp}/run")
-        ...     records = folder.records("fifo", "games")
-        >>> folder  # doctest: +ELLIPSIS
-        RunFolder .../run: one_visit: 2 policies x 2 replications: draw_chance (baseline), fifo
-        Headline: each policy minus draw_chance, ...
-        ...
-        >>> folder.metrics is folder.replications
-        True
-        >>> folder.summary.equals(result.summary), len(records) == len(result.runs["fifo"][0].games)
-        (True, True)
-    """
-    if not isinstance(folder, str | os.PathLike):
-        raise TypeError(f"folder: expected a path, got {type(folder).__name__}")
-    path = Path(folder)
-    missing = [
-        name
-        for name in ("scenario.yaml", "replications.csv", "summary.csv")
-        if not (path / name).is_file()
-    ]
-    if missing:
-        raise ValueError(
-            f"folder: {path} is not the folder of a finished lobbysim run or compare (no "
-            f"{', '.join(missing)})"
-        )
-
-    manifest = read_manifest(path)
-
-    def table(name: str) -> pd.DataFrame:
-        return read_table(path / name, manifest, TABLE_KEYS[name])
-
-    replications = table("replications.csv")
-    differences = table("differences.csv") if (path / "differences.csv").is_file() else None
-    verify_file(path / "scenario.yaml", manifest)
-    return RunFolder(
-        folder=path,
-        scenario=load_scenario_file(path / "scenario.yaml"),
-        replications=replications,
-        summary=table("summary.csv"),
-        differences=differences,
-        policies=[str(p) for p in dict.fromkeys(replications["policy"])],
-    )
-
-
-#: The columns of a run folder's tables that every row fills in: a missing one is a damaged file.
-TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "replications.csv": ("policy", "replication", "seed"),
-    "summary.csv": ("policy", "metric", "n"),
-    "differences.csv": ("policy", "baseline", "metric", "n"),
-}
-
-
-def read_table(
-    path: Path, manifest: Mapping[str, Mapping[str, Any]] | None, keys: Sequence[str] = ()
-) -> pd.DataFrame:
-    """Read a table of a run folder, checked (:func:`lobbysim.outputs.verify_file`: against the
-    folder's manifest, for a last row cut short) and with a value in every row of ``keys``.
-
-    Raises:
-        OutputFileError: naming the file and, where it can, the line.
-    """
-    verify_file(path, manifest)
-    try:
-        frame = pd.read_csv(path)
-    except UnicodeDecodeError as exc:
-        raise decode_problem(path, exc) from None
-    except (ValueError, pd.errors.EmptyDataError) as exc:
-        raise OutputFileError(
-            f"{path}: cannot be read as a table ({' '.join(str(exc).split())})"
-        ) from None
-    entry = (manifest or {}).get(path.name)
-    if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
-        raise OutputFileError(f"{path}: {len(frame)} rows, {entry['rows']} when written")
-    absent = [key for key in keys if key not in frame.columns]
-    if absent:
-        raise OutputFileError(f"{path}: no column {absent[0]!r}; the file is damaged")
-    missing = frame[list(keys)].isna().any(axis=1).to_numpy()
-    if missing.any():
-        row = int(missing.argmax())
-        column = next(k for k in keys if pd.isna(frame[k].iat[row]))
-        raise OutputFileError(
-            f"{path}: line {row + 2} has no {column}, which every row has: the file is cut short "
-            "or damaged"
-        )
-    return frame

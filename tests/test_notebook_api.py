@@ -16,6 +16,7 @@ import yaml
 
 import lobbysim
 import lobbysim.api
+import lobbysim.commands.run_folder
 from lobbysim.cli import main
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
@@ -51,8 +52,9 @@ def test_the_api_docstrings_examples_run() -> None:
     started = time.perf_counter()
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     failed, attempted = doctest.testmod(lobbysim.api, optionflags=flags, report=True)
-    assert failed == 0
-    assert attempted >= 20  # every function's example ran, not none of them
+    folders = doctest.testmod(lobbysim.commands.run_folder, optionflags=flags, report=True)
+    assert failed == 0 and folders.failed == 0
+    assert attempted + folders.attempted >= 20  # every function's example ran, not none of them
     assert time.perf_counter() - started < 60  # ~4 s: small scenarios only
     documented = ("load_scenario", "simulate", "compare", "sweep", "load_run", "tune", "calibrate")
     assert all(">>> " in (getattr(lobbysim.api, name).__doc__ or "") for name in documented)
