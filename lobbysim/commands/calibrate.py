@@ -128,15 +128,19 @@ def _write_report(
         pd.DataFrame(rows, columns=["field", "value", "how"]).to_csv(
             tmp / "parameters.csv", index=False
         )
+        comparison = None
         if result.simulated is not None:
-            c = compare_logs(log, result.simulated, result.fit.offset)
-            daily = c["daily_observed"].join(c["daily_simulated"].add_suffix("_calibrated"))
+            comparison = compare_logs(log, result.simulated, result.fit.offset)
+            observed, simulated = comparison["daily_observed"], comparison["daily_simulated"]
+            daily = observed.join(simulated.add_suffix("_calibrated"))
             daily.to_csv(tmp / "daily.csv")
         if scores is not None:
             scores.scores.to_csv(tmp / "scores.csv", index=False)
             scores.calibration.to_csv(tmp / "calibration.csv", index=False)
         curves = scores.calibration if scores is not None else None
-        write_calibration_report(result, log, tmp, str(target), scores=lines, curves=curves)
+        write_calibration_report(
+            result, log, tmp, str(target), scores=lines, curves=curves, comparison=comparison
+        )
         for path in tmp.iterdir():
             os.replace(path, folder / path.name)
     finally:

@@ -11,8 +11,9 @@ log, their scores and calibration curves.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,8 +108,12 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
     return rows
 
 
-def calibration_figure(calibration: Calibration, observed: MatchLog, out: Path) -> FigureOutcome:
-    """Draw the log beside the calibrated scenario's simulation (see the module docstring)."""
+def calibration_figure(
+    calibration: Calibration, comparison: Mapping[str, Any] | None, out: Path
+) -> FigureOutcome:
+    """Draw the log beside the calibrated scenario's simulation (see the module docstring);
+    ``comparison`` is :func:`~lobbysim.calibration.run.compare_logs` of the two (None: no
+    simulation)."""
     title = "The log beside the calibrated scenario (one simulation over the same span)"
     caption = (
         "Black: the log; orange: one simulation of the calibrated scenario. Top: games and "
@@ -116,10 +121,9 @@ def calibration_figure(calibration: Calibration, observed: MatchLog, out: Path) 
         "fitted visit profile, as shares). Bottom: games per visit; match length; players in a "
         "match, hour by hour."
     )
-    sim = calibration.simulated
-    if sim is None:
+    if comparison is None:
         return FigureOutcome(FIGURE, title, caption, skipped="no simulation (refine 0)")
-    c = compare_logs(observed, sim, calibration.fit.offset)
+    c = comparison
     fig, axes = new_panels(3, 13.0, 3.6)
     obs, simd = c["daily_observed"], c["daily_simulated"]
     ax = axes[0]
@@ -143,32 +147,24 @@ def calibration_figure(calibration: Calibration, observed: MatchLog, out: Path) 
     ax = axes[2]
     top = int(max(np.quantile(per_visit_obs, 0.99), 2))
     bins = np.arange(1, top + 2) - 0.5
-    ax.hist(
-        per_visit_obs, bins=bins.tolist(), density=True, histtype="step", color="k", label="log"
-    )
-    ax.hist(
-        per_visit_sim,
-        bins=bins.tolist(),
-        density=True,
-        histtype="step",
-        color="tab:orange",
-        label="calibrated",
-    )
+    _step_histograms(ax, per_visit_obs, per_visit_sim, bins)
     ax.set_xlabel("games per visit")
     ax.legend(fontsize=7)
     path = save_figure(fig, out / FIGURE)
     return FigureOutcome(FIGURE, title, caption, path=path)
 
 
-def online_figure(calibration: Calibration, observed: MatchLog, out: Path) -> FigureOutcome:
+def online_figure(
+    calibration: Calibration, observed: MatchLog, comparison: Mapping[str, Any] | None, out: Path
+) -> FigureOutcome:
     """Draw players in a match over time and the match lengths, log beside calibrated."""
     file = "calibration_online.png"
     title = "Players in a match over time, and match lengths"
     caption = "Black: the log; orange: one simulation of the calibrated scenario."
     sim = calibration.simulated
-    if sim is None:
+    if sim is None or comparison is None:
         return FigureOutcome(file, title, caption, skipped="no simulation (refine 0)")
-    c = compare_logs(observed, sim, calibration.fit.offset)
+    c = comparison
     fig, (left, right) = new_panels(2, 13.0, 3.4)
     on_obs, on_sim = c["online"]
     left.plot(on_obs.index, on_obs.to_numpy(), "k-", lw=1, label="log")
@@ -180,15 +176,7 @@ def online_figure(calibration: Calibration, observed: MatchLog, out: Path) -> Fi
     d_sim = _durations(sim)
     hi = float(np.quantile(np.concatenate([d_obs, d_sim]), 0.995)) or 1.0
     bins = np.linspace(0, hi * 1.05, 40)
-    right.hist(d_obs, bins=bins.tolist(), density=True, histtype="step", color="k", label="log")
-    right.hist(
-        d_sim,
-        bins=bins.tolist(),
-        density=True,
-        histtype="step",
-        color="tab:orange",
-        label="calibrated",
-    )
+    _step_histograms(right, d_obs, d_sim, bins)
     right.set_xlabel("match length (minutes)")
     right.legend(fontsize=7)
     path = save_figure(fig, out / file)
@@ -236,14 +224,28 @@ def rater_calibration_figure(curves: pd.DataFrame, out: Path) -> FigureOutcome:
     ax.plot([0, 1], [0, 1], color="grey", lw=1)
     for rater, rows in data.groupby("rater", sort=False):
         rows = rows[rows["n"] > 0]
-        ax.scatter(rows["predicted"], rows["observed"], s=8 + 40 * rows["n"] / rows["n"].max(),
-                   label=str(rater))
+        ax.scatter(
+            rows["predicted"],
+            rows["observed"],
+            s=8 + 40 * rows["n"] / rows["n"].max(),
+            label=str(rater),
+        )
         ax.plot(rows["predicted"], rows["observed"], lw=0.8)
     ax.set_xlabel("predicted probability that a side wins")
     ax.set_ylabel("observed share")
     ax.legend(fontsize=7)
     path = save_figure(fig, out / SCORES_FIGURE)
     return FigureOutcome(SCORES_FIGURE, title, caption, path=path)
+
+
+def _step_histograms(
+    ax: Any, observed: np.ndarray, simulated: np.ndarray, bins: np.ndarray
+) -> None:
+    """Draw the log's and the calibrated scenario's densities as outlines on one axes."""
+    for values, colour, label in ((observed, "k", "log"), (simulated, "tab:orange", "calibrated")):
+        ax.hist(
+            values, bins=bins.tolist(), density=True, histtype="step", color=colour, label=label
+        )
 
 
 def _durations(log: MatchLog) -> np.ndarray:
@@ -259,17 +261,22 @@ def write_calibration_report(
     *,
     scores: Sequence[str] = (),
     curves: pd.DataFrame | None = None,
+    comparison: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.html`` of a calibration into ``out``."""
+    """Write ``report.md`` and ``report.html`` of a calibration into ``out`` (``comparison``:
+    :func:`~lobbysim.calibration.run.compare_logs` of the log and the simulation, if the caller
+    has it already)."""
     fit = calibration.fit
+    if comparison is None and calibration.simulated is not None:
+        comparison = compare_logs(observed, calibration.simulated, fit.offset)
     blocks: list[Block] = [md_heading(f"Calibration: {observed.source}", 1)]
     lead = (
         f"**{observed.matches:,} matches of {observed.players:,} players over "
         f"{fit.days:.1f} days, fitted into {scenario_file}.**"
     )
     blocks.append(md_text(lead))
-    if calibration.simulated is not None:
-        c = compare_logs(observed, calibration.simulated, fit.offset)
+    if comparison is not None:
+        c = comparison
         g, p = c["games_per_day"], c["players_per_day"]
         per = "a day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours"
         blocks.append(
@@ -283,8 +290,8 @@ def write_calibration_report(
     blocks.append(md_table(["field", "value", "how"], parameter_rows(calibration)))
     if fit.notes:
         blocks.append(md_items([("Note", n) for n in fit.notes]))
-    blocks.append(md_figure(calibration_figure(calibration, observed, out)))
-    blocks.append(md_figure(online_figure(calibration, observed, out)))
+    blocks.append(md_figure(calibration_figure(calibration, comparison, out)))
+    blocks.append(md_figure(online_figure(calibration, observed, comparison, out)))
     regional = region_profiles_figure(calibration, out)
     if regional is not None:
         blocks.append(md_figure(regional))
