@@ -90,7 +90,8 @@ def _gone(pids: list[int]) -> list[int]:
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "small.yaml").write_text(SMALL)
-    (tmp_path / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 30000"))
+    # minutes of work on 2 cores (about 25 s per run), so still running when killed
+    (tmp_path / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 300000"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -100,8 +101,8 @@ def test_a_killed_compare_takes_its_workers_along_and_the_next_run_cleans_up(
     work: Path,
 ) -> None:
     process = _start(
-        work, "compare", "long.yaml", "--policies", "draw_chance,fifo", "--jobs", "2", "-q",
-        "--out", "o",
+        work, "compare", "long.yaml", "--policies", "draw_chance,fifo", "--jobs", "2",
+        "--replications", "2", "-q", "--out", "o",
     )  # fmt: skip
     workers = _kill_when_workers_run(process, 2)
     assert _gone(workers) == [], "worker processes outlived the killed command"

@@ -357,8 +357,9 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
-    # long enough (minutes of work on a loaded machine) that it is still running when signalled
-    (work / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 30000"))
+    # far longer than the test waits (4 runs of 300000 minutes take about 100 s on 2 quiet cores),
+    # so that the run is mid-way when the signal arrives; 3000000 would fail the memory check
+    (work / "long.yaml").write_text(SMALL.replace("horizon: 40", "horizon: 300000"))
     process = subprocess.Popen(
         _cli("run", "long.yaml", "--jobs", "2", "--replications", "4", "--out", "o"),
         cwd=work,
@@ -371,6 +372,7 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
         time.sleep(0.2)
         workers = _children(process.pid)
     assert list(work.glob("o.tmp-*")), "the run never started"
+    assert process.poll() is None, "the run ended before the signal"
     process.send_signal(signal.SIGTERM)
     _, err = _communicate(process)
     assert process.returncode == 143
@@ -385,7 +387,7 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
 def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
     """One replication streams its records through a writer process (lobbysim.record_files):
     SIGTERM ends both, with the run's one line and no folder left."""
-    streamed = SMALL.replace("horizon: 40", "horizon: 300000").replace(
+    streamed = SMALL.replace("horizon: 40", "horizon: 3000000").replace(
         "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
     )
     (work / "long.yaml").write_text(streamed)
