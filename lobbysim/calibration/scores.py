@@ -66,7 +66,8 @@ the log (``all_experienced``).
 **Tuning.** The log is split by start: the first ``split`` (default 0.5) of its matches are the
 ``first`` part, the rest the ``second``. Each rater's small grid (:data:`GRIDS`) is replayed over
 the first part alone (its predictions need nothing later) and the setting with the lowest log
-loss there is kept (the first in grid order on a tie); the whole log is then replayed with it and
+loss there is kept (the first in grid order on a tie), walked past the grid's end where it ends
+the grid (:func:`_extend`); the whole log is then replayed with it and
 the ``second`` part (and ``second_experienced``) is the held-out score, as the Elo-MMR paper's
 benchmark scores raters (Ebtekar and Liu, "Elo-MMR: A Rating System for Massive Multiplayer
 Competitions", WWW 2021). ``all`` and ``first`` include the matches the setting was chosen on.
@@ -114,7 +115,7 @@ DEFAULT_RATERS = ("bayesian", "sph_elo", "glicko2", "openskill")
 #: points per minute of a pair's shared time (its logistic scale ``t`` stays 120: only K / t
 #: matters); ``glicko2``: the system constant ``tau`` and the rating period in minutes (a quarter
 #: of an hour to a day); ``openskill``: ``beta2``. A chosen value at the end of its range is
-#: noted: a wider grid may fit better.
+#: extended past it (:func:`_extend`), and noted if the extension still ends there.
 GRIDS: dict[str, list[dict[str, float]]] = {
     "bayesian": [{"beta2": b, "tau2": t} for b in (1.0, 2.5, 6.25) for t in (0.0, 0.01, 0.05)],
     "sph_elo": [{"game_mult": k} for k in (1.0, 2.0, 4.0, 8.0, 16.0)],
@@ -122,6 +123,28 @@ GRIDS: dict[str, list[dict[str, float]]] = {
         {"tau": t, "period": p} for t in (0.3, 0.6, 1.2) for p in (15.0, 60.0, 360.0, 1440.0)
     ],
     "openskill": [{"beta2": b} for b in (1.0, 2.5, 6.25)],
+}
+
+#: At most this many steps past the end of a grid's range (each a step of the range's own
+#: spacing: times the ratio of its last two values, or plus their difference) for a parameter
+#: whose chosen value ends the values tried (:func:`_extend`).
+EXTEND_STEPS = 4
+
+#: A step past a grid's end is taken only where it lowers the first part's log loss by more than
+#: this (far below what a log of thousands of matches can tell apart), and a value at the end
+#: is noted only where it beats its neighbour by more: a parameter that changes next to nothing
+#: (Glicko-2's ``tau`` over a few games a period) is neither walked nor noted.
+MIN_GAIN = 1e-4
+
+#: The range an extension past a grid stays in, per rater and parameter (the grid itself may
+#: lie anywhere): wide, but short of values a rater's author would not use (Glickman's
+#: Glicko-2 paper suggests a system constant ``tau`` of 0.3 to 1.2; a rating period past a
+#: week, or a performance variance 25 times the prior's, stops meaning what it says).
+RANGES: dict[str, dict[str, tuple[float, float]]] = {
+    "bayesian": {"beta2": (0.1, 100.0), "tau2": (0.0, 1.0)},
+    "sph_elo": {"game_mult": (0.125, 128.0)},
+    "glicko2": {"tau": (0.15, 2.4), "period": (1.0, 10080.0)},
+    "openskill": {"beta2": (0.1, 100.0)},
 }
 
 #: How parameters are named in the terminal lines.
@@ -860,25 +883,13 @@ def score_log(
             label = f"{label} ({params_label(spec.params) or 'again'})"
         best = settings[0]
         if tune and len(settings) > 1 and n_first > 0:
-            best_loss = math.inf
-            for k, setting in enumerate(settings):
-                p, seconds = _timed_replay(spec, setting, arrays, first_events, prior)
-                ((_, loss, n), *_rest) = pair_scores(p[first_pairs], arrays.pair_y[first_pairs])
-                grid_rows.append(
-                    {
-                        "rater": label,
-                        "setting": k,
-                        "params": params_label(setting),
-                        "log_loss": loss,
-                        "n": n,
-                        "seconds": seconds,
-                    }
-                )
-                speed_rows.append(_speed(label, params_label(setting), n_first, seconds))
-                if loss < best_loss:
-                    best, best_loss = setting, loss
-        if tune and len(settings) > 1 and n_first > 0:
-            notes.extend(_edge_notes(label, settings, best, spec.params))
+            search = _Search(spec, label, arrays, first_events, first_pairs, prior, n_first)
+            best = search.run(settings)
+            grid_rows.extend(search.rows)
+            speed_rows.extend(search.speed)
+            notes.extend(
+                _edge_notes(spec.name, label, search.tried, search.losses, best, spec.params)
+            )
         p, seconds = _timed_replay(spec, best, arrays, arrays.events, prior)
         speed_rows.append(_speed(label, params_label(best), arrays.matches, seconds))
         predictions[label] = p
@@ -958,25 +969,148 @@ def score_log(
     )
 
 
+class _Search:
+    """A rater's grid search on the first part: each setting replayed over it and scored by log
+    loss (:attr:`rows`, :attr:`speed`), the grid extended past a chosen value at its end."""
+
+    def __init__(
+        self,
+        spec: PluginSpec,
+        label: str,
+        arrays: LogArrays,
+        events: list[int],
+        pairs: NDArray[np.bool_],
+        prior: tuple[float, float],
+        matches: int,
+    ) -> None:
+        self.spec, self.label, self.arrays, self.matches = spec, label, arrays, matches
+        self.events, self.pairs, self.prior = events, pairs, prior
+        self.tried: list[dict[str, Any]] = []
+        self.losses: list[float] = []
+        self.rows: list[dict[str, Any]] = []
+        self.speed: list[dict[str, Any]] = []
+
+    def loss(self, setting: dict[str, Any]) -> float:
+        """Return ``setting``'s log loss on the first part (and record it)."""
+        p, seconds = _timed_replay(self.spec, setting, self.arrays, self.events, self.prior)
+        ((_, loss, n), *_rest) = pair_scores(p[self.pairs], self.arrays.pair_y[self.pairs])
+        self.rows.append(
+            {
+                "rater": self.label,
+                "setting": len(self.tried),
+                "params": params_label(setting),
+                "log_loss": loss,
+                "n": n,
+                "seconds": seconds,
+            }
+        )
+        self.tried.append(setting)
+        self.losses.append(loss)
+        self.speed.append(_speed(self.label, params_label(setting), self.matches, seconds))
+        return loss
+
+    def valid(self, setting: dict[str, Any]) -> bool:
+        """Return whether ``setting`` is within :data:`RANGES` and builds a rater."""
+        ranges = RANGES.get(self.spec.name, {})
+        for key, (lo, hi) in ranges.items():
+            if key in setting and not lo <= setting[key] <= hi:
+                return False
+        try:
+            _build(self.spec, setting, 0, self.prior)
+        except ValueError:
+            return False
+        return True
+
+    def run(self, settings: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Return the best of ``settings`` (the first on a tie), extended (:func:`_extend`)."""
+        losses = [self.loss(setting) for setting in settings]
+        best = settings[losses.index(min(losses))]
+        best, _ = _extend(best, min(losses), settings, self.spec.params, self.loss, self.valid)
+        return best
+
+
+def _edge(
+    key: str, value: Any, settings: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any]
+) -> tuple[str, float] | None:
+    """Return which end of the values tried for ``key`` the chosen ``value`` is (``smallest``
+    or ``largest``) and the next value past it, at the spacing of the last two values (times
+    their ratio where both are positive, else plus their difference); None where it is inside
+    the range, the spec sets the parameter, fewer than two values were tried, or the end is a
+    smallest 0 (nothing below it: no drift)."""
+    if key in fixed or not isinstance(value, float | int) or isinstance(value, bool):
+        return None
+    tried = sorted({s[key] for s in settings if isinstance(s.get(key), float | int)})
+    if len(tried) < 2 or value not in (tried[0], tried[-1]):
+        return None
+    if value == tried[-1]:
+        before = tried[-2]
+        step = value * (value / before) if before > 0 else value + (value - before)
+        return "largest", float(step)
+    after = tried[1]
+    if value <= 0:
+        return None
+    return "smallest", float(value * (value / after))
+
+
+def _extend(
+    best: dict[str, Any],
+    best_loss: float,
+    settings: Sequence[Mapping[str, Any]],
+    fixed: Mapping[str, Any],
+    loss_of: Callable[[dict[str, Any]], float],
+    valid: Callable[[dict[str, Any]], bool],
+) -> tuple[dict[str, Any], float]:
+    """Extend the grid past each parameter whose chosen value ends its range: one parameter
+    at a time (the others at the best setting), up to :data:`EXTEND_STEPS` steps, while the
+    first-part loss keeps falling; return the best setting and its loss."""
+    seen = [dict(s) for s in settings]
+    for key in list(best):
+        for _ in range(EXTEND_STEPS):
+            edge = _edge(key, best[key], seen, fixed)
+            if edge is None:
+                break
+            candidate = {**best, key: edge[1]}
+            if candidate in seen or not valid(candidate):
+                break
+            seen.append(candidate)
+            loss = loss_of(candidate)
+            if not loss < best_loss - MIN_GAIN:
+                break
+            best, best_loss = candidate, loss
+    return best, best_loss
+
+
 def _edge_notes(
+    rater: str,
     label: str,
     settings: Sequence[Mapping[str, Any]],
+    losses: Sequence[float],
     best: Mapping[str, Any],
     fixed: Mapping[str, Any],
 ) -> list[str]:
-    """Return a note for each tuned parameter whose chosen value ends the values tried (but
-    0, the least there is)."""
+    """Return a note for each tuned parameter whose chosen value still ends the values tried
+    (the grid and its extensions: :func:`_extend`; but 0, the least there is) and beats its
+    neighbour there (the others as chosen) by more than :data:`MIN_GAIN`."""
     notes = []
+    loss_of = {params_label(s): loss for s, loss in zip(settings, losses, strict=True)}
     for key, value in best.items():
-        tried = sorted({s[key] for s in settings if isinstance(s.get(key), float | int)})
-        if key in fixed or len(tried) < 2 or value not in (tried[0], tried[-1]):
+        edge = _edge(key, value, settings, fixed)
+        if edge is None:
             continue
-        end = "smallest" if value == tried[0] else "largest"
-        if end == "smallest" and value == 0:
-            continue  # nothing below 0 to try (no drift)
+        line = sorted(
+            s[key] for s in settings if all(s.get(k) == v for k, v in best.items() if k != key)
+        )
+        if len(line) > 1:  # else no neighbour with the others as chosen: noted
+            neighbour = line[1] if edge[0] == "smallest" else line[-2]
+            gain = loss_of[params_label({**best, key: neighbour})] - loss_of[params_label(best)]
+            if gain <= MIN_GAIN:
+                continue
+        bounds = RANGES.get(rater, {}).get(key)
+        within = f", within {bounds[0]:g} to {bounds[1]:g}" if bounds else ""
         notes.append(
-            f"{label}: {params_label({key: value})} is the {end} value tried; "
-            "a wider grid may fit better"
+            f"{label}: {params_label({key: value})} is the {edge[0]} value tried, the grid "
+            f"extended as far as allowed (up to {EXTEND_STEPS} steps{within}); the best may "
+            "lie further"
         )
     return notes
 

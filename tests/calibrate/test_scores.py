@@ -5,6 +5,7 @@ TrueSkill's formulas by hand, the scores, and a generated log scored against its
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,11 +15,13 @@ import trueskill
 import lobbysim.raters.openskill as openskill_adapter
 from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
 from lobbysim.calibration.scores import (
+    EXTEND_STEPS,
     GRIDS,
     ORACLE,
     LogArrays,
     Predictor,
     Truth,
+    _extend,
     calibration_curve,
     gaussian_probability,
     oracle_predictions,
@@ -384,7 +387,12 @@ def test_the_setting_chosen_has_the_least_log_loss_on_the_first_part() -> None:
     ((_, loss, n), *_rest) = pair_scores(p[second], arrays.pair_y[second])
     assert result.value("bayesian", "second", "log_loss") == pytest.approx(loss, abs=1e-15)
     assert result.count("bayesian", "second") == n == 100
-    assert len(result.grid[result.grid["rater"] == "sph_elo"]) == len(GRIDS["sph_elo"])
+    # the grid, then any steps past its end (:func:`_extend`)
+    elo = result.grid[result.grid["rater"] == "sph_elo"]
+    assert elo["params"].tolist()[: len(GRIDS["sph_elo"])] == [
+        f"K {setting['game_mult']:g}" for setting in GRIDS["sph_elo"]
+    ]
+    assert elo.loc[elo["chosen"], "log_loss"].item() == elo["log_loss"].min()
 
 
 def test_openskill_is_skipped_with_a_note_where_it_is_not_installed(
@@ -470,3 +478,74 @@ def test_scores_frames_are_tidy(generated: tuple[MatchLog, Truth]) -> None:
     assert result.count("bayesian", "all") == log.matches
     assert 0 < result.count("bayesian", "all_experienced") < log.matches
     assert result.grid.empty and len(result.speed) == 1
+
+
+# ------------------------------------------------------------------------------------------
+# A grid extended past a chosen value at its end
+
+
+def test_extend_walks_past_either_end_to_the_least_loss() -> None:
+    """On a loss with its least at 3, a grid below it walks up (x2 a step: 1 -> 2 -> 4, 8 is
+    worse) and a grid above it walks down (16 / 2 a step: 8 -> 4, 2 is worse)."""
+
+    def loss(setting: dict[str, Any]) -> float:
+        return (math.log(setting["k"]) - math.log(3.0)) ** 2
+
+    def recorded(setting: dict[str, Any]) -> float:
+        tried.append(setting["k"])
+        return loss(setting)
+
+    for grid, walked, best in (([0.5, 1.0], [2.0, 4.0, 8.0], 4.0), ([16.0, 8.0], [4.0, 2.0], 4.0)):
+        settings = [{"k": k} for k in grid]
+        tried: list[float] = []
+        start = min(settings, key=loss)
+        chosen, chosen_loss = _extend(start, loss(start), settings, {}, recorded, lambda s: True)
+        assert chosen == {"k": best} and chosen_loss == loss({"k": best})
+        assert tried == walked  # each step tried, the last one worse
+
+
+def test_extend_stops_at_its_step_limit_its_range_and_a_held_parameter() -> None:
+    def falling(setting: dict[str, Any]) -> float:
+        return -setting["k"]  # always better further up
+
+    settings = [{"k": 1.0}, {"k": 2.0}]
+    chosen, _ = _extend({"k": 2.0}, -2.0, settings, {}, falling, lambda s: True)
+    assert chosen == {"k": 2.0 * 2**EXTEND_STEPS}
+    chosen, _ = _extend({"k": 2.0}, -2.0, settings, {}, falling, lambda s: s["k"] <= 8.0)
+    assert chosen == {"k": 8.0}
+    chosen, _ = _extend({"k": 2.0}, -2.0, settings, {"k": 2.0}, falling, lambda s: True)
+    assert chosen == {"k": 2.0}  # the spec sets it: held
+    # a smallest 0 has nothing below it; a difference steps where the ratio cannot
+    zero = [{"k": 0.0}, {"k": 1.0}]
+    assert _extend({"k": 0.0}, 0.0, zero, {}, lambda s: s["k"], lambda s: True)[0] == {"k": 0.0}
+    assert _extend({"k": 1.0}, -1.0, zero, {}, falling, lambda s: s["k"] <= 2.0)[0] == {"k": 2.0}
+
+
+def test_a_grid_below_the_best_setting_is_extended_in_score_log(
+    generated: tuple[MatchLog, Truth],
+) -> None:
+    """sph_elo's K on this log is best inside GRIDS' 1 to 16: a grid of 0.5 and 1 alone walks up
+    to it, each step a row of ``grid``, with no note; at a range bound the note says so; a
+    parameter that changes next to nothing is neither walked nor noted."""
+    log, _ = generated
+    full = score_log(log, ["sph_elo"]).chosen["sph_elo"]["game_mult"]
+    assert 1.0 < full < 16.0
+    low = {"sph_elo": [{"game_mult": 0.5}, {"game_mult": 1.0}]}
+    result = score_log(log, ["sph_elo"], grids=low)
+    grid = result.grid
+    assert grid["params"].tolist()[:3] == ["K 0.5", "K 1", "K 2"]
+    assert result.chosen["sph_elo"]["game_mult"] == full
+    assert grid.loc[grid["chosen"], "log_loss"].item() == grid["log_loss"].min()
+    assert grid["log_loss"].iloc[-1] >= grid["log_loss"].min()  # the walk ended on a worse one
+    assert not [note for note in result.notes if "largest value tried" in note]
+    # glicko2's period falls to a quarter each step: 15 -> 3.75 minutes, and the next (0.94) is
+    # below its range; tau changes the loss by less than MIN_GAIN: neither walked nor noted
+    short = {"glicko2": [{"tau": t, "period": p} for t in (0.3, 0.6) for p in (60.0, 15.0)]}
+    capped = score_log(log, ["glicko2"], grids=short)
+    assert capped.chosen["glicko2"]["period"] == 3.75
+    assert capped.grid["params"].tolist()[4:] == ["tau 0.15, period 15 min",
+                                                  "tau 0.3, period 3.75 min"]  # fmt: skip
+    assert [note for note in capped.notes if "tried" in note] == [
+        "glicko2: period 3.75 min is the smallest value tried, the grid extended as far as "
+        "allowed (up to 4 steps, within 1 to 10080); the best may lie further"
+    ]
