@@ -1,0 +1,579 @@
+"""Raters replayed over a match log in time order, each match predicted before it is rated.
+
+:class:`LogArrays` is a :class:`~lobbysim.calibration.matchlog.MatchLog` as the replay reads it,
+built once; :func:`replay` runs a rater over it and returns the prediction it made of every pair
+of sides of every match before that match was rated; :func:`oracle_predictions` gives the
+predictions of the true skills (:class:`Truth`). :mod:`lobbysim.calibration.scores` scores and
+tunes raters on these predictions. docs/calibrate.md ("Raters scored on the log") is the user's
+account of the method; this docstring and that of :mod:`lobbysim.calibration.scores` are the
+exact one.
+
+**Replay.** The log's matches become events in time order: a match's end applies its update, a
+match's start makes its prediction; at equal times ends come first (a match that starts the
+moment another ends is predicted with that match's update applied), except that a match of zero
+length ends after the starts at its time, so that its own prediction still comes first. Matches
+ending together are rated in the order of their start. A prediction is therefore made from the
+ratings as they stand at the match's start: after the updates of every match that ended at or
+before that start, and of no other. The replay is exact but not event by event: it gathers
+*stages*, predictions then updates, and closes a stage when a start reads a player an update of
+the stage wrote (for Glicko-2, any update that closes a rating period writes every player; for a
+rater it does not know, every update does). Predictions within a stage are one vectorised call
+and its updates one :meth:`~lobbysim.raters.Rater.update` call (which equals the games one at a
+time, in order); the result is that of the event-by-event replay
+(tests/calibrate/test_scores.py holds the two side by side).
+
+**Games the raters see.** Each match becomes one :class:`~lobbysim.records.GameResult`: every
+seat registered, its stint the match's ``[start, end]`` and its score ``max rank - rank`` in the
+match (so the best side scores most, equal ranks score alike and scores per hour order the sides
+as the ranks do: the SPH Elo and the pair rules read scores per hour). Two one-player sides with
+different ranks make a ``1v1`` game won by the better rank; any other match with two sides, or
+with sides of several players, is a ``team`` game (sides as teams, the winner the single best
+rank, ``None`` if tied) and one-player sides of three or more a free-for-all (``ffa``). So a
+drawn 1v1 is a team game of equal scores: the Bayesian rater takes it as no evidence (its pair
+rule for equal SPH), the SPH Elo and Glicko-2 as a draw (1/2), openskill as equal ranks. The
+openskill adapter ranks a team game's sides by the winner only (best side first, the others
+equal). Every player starts at the prior ``N(mu0, var0)`` (default ``N(0, 4)``, lobbysim's
+population prior with skill sd 2); the Bayesian and openskill raters start there, the SPH Elo and
+Glicko-2 at their own initial ratings. The Gaussian raters' predictions do not change when
+``var0``, ``beta2`` and ``tau2`` are scaled together, so a fixed ``var0`` costs the grids nothing.
+A match of zero length cannot move the SPH Elo (its time factor is its minutes).
+
+**Predictions.** For two sides ``a`` and ``b`` each rater gives ``P(a beats b)``, with
+``m`` a side's mean rating, ``s`` the sum of its players' rating variances and ``n`` its
+players (every formula is the rater's own :meth:`~lobbysim.raters.Rater.win_probability` when
+both sides have one player):
+
+* Gaussian raters (``bayesian``, ``openskill``: :class:`~lobbysim.raters.base.GaussianBeliefs`)
+  and the oracle: ``Phi((m_a - m_b) / c)`` with
+  ``c^2 = beta2 / n_a + beta2 / n_b + s_a / n_a^2 + s_b / n_b^2``, the probability that the side
+  with the higher mean performance wins when each performance is ``N(skill, beta2)``
+  (1v1: ``c^2 = 2 beta2 + var_a + var_b``, TrueSkill's).
+* ``sph_elo``: the Elo's logistic ``1 / (1 + exp(-(m_a - m_b) / t))``.
+* ``glicko2``: Glickman's predictive ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` on the Glicko-2
+  scale, a side's ``mu`` its mean rating and ``phi^2 = (s_a / n_a^2 + s_b / n_b^2) / 173.7178^2``.
+* any other rater: the mean of its ``win_probability`` over every two players of the two sides.
+
+A match of ``k`` sides is scored on each of its ``k (k - 1) / 2`` pairs of sides (pairwise: a
+free-for-all of 8 is 28 pairs); the outcome of a pair is 1 if side ``a`` ranked better, 0 if
+worse, 1/2 if they drew. So ``n`` counts pairs, which are matches in a log of two-sided matches.
+
+**Truth.** With :class:`Truth` (each player's true skill and the performance variance, known for
+a log lobbysim generated) the oracle's predictions use the Gaussian formula above with the true
+skills and no rating variance: for a 1v1 ``Phi((s_a - s_b) / sqrt(2 beta2))``. Where the log's
+outcomes are drawn that way (a 1v1 game without quits), its expected log loss is the floor no
+rater can beat; quits, scores deciding team games, or drifting skills make it an approximation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.special import expit, ndtr
+
+from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.raters import Rater
+from lobbysim.raters.base import GaussianBeliefs
+from lobbysim.raters.glicko2 import SCALE, Glicko2Rater
+from lobbysim.raters.sph_elo import SPHEloRater
+from lobbysim.records import GameResult, Seat, make_result, make_seat
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The truth behind a log: each player's true skill and the performance variance.
+
+    Attributes:
+        skill: true skill by player code (``MatchLog.player_ids`` order).
+        beta2: the performance variance: a performance is ``N(skill, beta2)`` (lobbysim's
+            ``game.beta2``).
+    """
+
+    skill: FloatArray
+    beta2: float
+
+    @classmethod
+    def from_skills(
+        cls, log: MatchLog, skills: Mapping[Any, float] | pd.Series, beta2: float
+    ) -> Truth:
+        """Return the truth of ``log`` from true skills keyed by the log's own player ids (a
+        lobbysim run's ``players.set_index("player_id")["skill"]``).
+
+        Raises:
+            ValueError: a player of the log has no skill, or ``beta2`` is not > 0.
+        """
+        series = pd.Series(skills) if not isinstance(skills, pd.Series) else skills
+        values = series.reindex(pd.Index(log.player_ids)).to_numpy(dtype=np.float64)
+        if np.isnan(values).any():
+            missing = log.player_ids[np.isnan(values)][0]
+            raise ValueError(f"no true skill for player {missing!r} of the log")
+        if not (math.isfinite(beta2) and beta2 > 0):
+            raise ValueError(f"beta2 must be a finite number > 0, got {beta2!r}")
+        return cls(values, float(beta2))
+
+
+@dataclass
+class LogArrays:
+    """A match log as the replay reads it: arrays by match, side, seat and pair, built once.
+
+    Sides are numbered across the log (match by match, side by side), pairs too (match by
+    match, in :func:`itertools.combinations` order of its sides). ``events`` is the replay's
+    order: ``m`` for match m's start, ``~m`` for its end (see the module docstring).
+    """
+
+    matches: int
+    start: FloatArray
+    end: FloatArray
+    seat_lo: IntArray
+    seat_player: IntArray
+    seat_side: IntArray
+    side_lo: IntArray
+    side_n: IntArray
+    pair_lo: IntArray
+    pair_match: IntArray
+    pair_a: IntArray
+    pair_b: IntArray
+    pair_y: FloatArray
+    duel: bool
+    duel_a: IntArray
+    duel_b: IntArray
+    players_of: list[tuple[int, ...]]
+    games: list[GameResult]
+    events: list[int]
+    seen: IntArray  #: per match: the fewest earlier finished matches of any of its players
+    players: int
+
+    @classmethod
+    def from_log(cls, log: MatchLog) -> LogArrays:
+        """Return the arrays of ``log`` (its seats in match, side, player order)."""
+        seats = log.seats
+        match = seats["match"].to_numpy(np.int64)
+        side = seats["side"].to_numpy(np.int64)
+        player = seats["player"].to_numpy(np.int64)
+        order = np.lexsort((player, side, match))
+        if not (order == np.arange(order.size)).all():
+            match, side, player = match[order], side[order], player[order]
+        rank = seats["rank"].to_numpy(np.int64)[order]
+        seat_start = seats["start"].to_numpy(np.float64)[order]
+        seat_end = seats["end"].to_numpy(np.float64)[order]
+        n_matches = int(match[-1]) + 1 if match.size else 0
+        seat_lo = _offsets(np.bincount(match, minlength=n_matches))
+        new_side = np.ones(match.size, dtype=bool)
+        new_side[1:] = (match[1:] != match[:-1]) | (side[1:] != side[:-1])
+        seat_side = np.cumsum(new_side) - 1
+        side_match = match[new_side]
+        side_rank = rank[new_side]
+        side_n = np.bincount(seat_side, minlength=side_match.size)
+        sides_per_match = np.bincount(side_match, minlength=n_matches)
+        side_lo = _offsets(sides_per_match)
+        start = np.zeros(n_matches)
+        end = np.zeros(n_matches)
+        start[match] = seat_start
+        end[match] = seat_end
+        pair_match, pair_a, pair_b = _side_pairs(side_lo, sides_per_match)
+        ra, rb = side_rank[pair_a], side_rank[pair_b]
+        pair_y = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+        pair_lo = _offsets(np.bincount(pair_match, minlength=n_matches))
+        duel = bool(n_matches) and bool((sides_per_match == 2).all() and (side_n == 1).all())
+        first = seat_lo[:-1]
+        duel_a = player[first] if duel else np.zeros(0, np.int64)
+        duel_b = player[first + 1] if duel else np.zeros(0, np.int64)
+        events = _events(start, end)
+        players = int(player.max()) + 1 if player.size else 0
+        seen = _seen(events, match, player, seat_lo, n_matches)
+        players_of, games = _games(start, end, seat_lo, player, side, rank, sides_per_match)
+        return cls(
+            matches=n_matches,
+            start=start,
+            end=end,
+            seat_lo=seat_lo,
+            seat_player=player,
+            seat_side=seat_side,
+            side_lo=side_lo,
+            side_n=side_n,
+            pair_lo=pair_lo,
+            pair_match=pair_match,
+            pair_a=pair_a,
+            pair_b=pair_b,
+            pair_y=pair_y,
+            duel=duel,
+            duel_a=duel_a,
+            duel_b=duel_b,
+            players_of=players_of,
+            games=games,
+            events=events.tolist(),
+            seen=seen,
+            players=players,
+        )
+
+    def events_before(self, matches: int) -> list[int]:
+        """Return the events of the first ``matches`` matches (by start), in replay order."""
+        if matches >= self.matches:
+            return self.events
+        return [e for e in self.events if (e if e >= 0 else ~e) < matches]
+
+    def pairs_of(self, ms: IntArray) -> IntArray:
+        """Return the pairs of matches ``ms`` (ascending), match by match."""
+        if self.duel:
+            return ms
+        return _ranges(self.pair_lo, ms)
+
+
+def _offsets(counts: IntArray) -> IntArray:
+    """Return ``[0, c0, c0 + c1, ...]``: where each group of ``counts`` starts, and the end."""
+    out = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _ranges(lo: IntArray, ms: IntArray) -> IntArray:
+    """Return the concatenated index ranges ``lo[m] .. lo[m + 1] - 1`` of the groups ``ms``."""
+    counts = lo[ms + 1] - lo[ms]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(lo[ms] - _offsets(counts)[:-1], counts)
+    return starts + np.arange(total, dtype=np.int64)
+
+
+def _side_pairs(
+    side_lo: IntArray, sides_per_match: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Return every pair of sides of every match: its match and the two sides' global ids."""
+    parts_m, parts_a, parts_b = [], [], []
+    for k in np.unique(sides_per_match).tolist():
+        if k < 2:
+            continue
+        ms = np.flatnonzero(sides_per_match == k)
+        combos = np.array(list(itertools.combinations(range(k), 2)), dtype=np.int64)
+        base = side_lo[ms][:, None]
+        parts_m.append(np.repeat(ms, len(combos)))
+        parts_a.append((base + combos[:, 0]).reshape(-1))
+        parts_b.append((base + combos[:, 1]).reshape(-1))
+    if not parts_m:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    pm, pa, pb = np.concatenate(parts_m), np.concatenate(parts_a), np.concatenate(parts_b)
+    order = np.lexsort((pb, pa, pm))
+    return pm[order], pa[order], pb[order]
+
+
+def _events(start: FloatArray, end: FloatArray) -> IntArray:
+    """Return the replay's events (``m`` a start, ``~m`` an end) in time order: ends first at
+    equal times, but a match of zero length ends after the starts at its time."""
+    n = start.size
+    codes = np.arange(n, dtype=np.int64)
+    times = np.concatenate([start, end])
+    kind = np.concatenate([np.ones(n, np.int64), np.where(end > start, 0, 2)])
+    code = np.concatenate([codes, codes])
+    order = np.lexsort((code, kind, times))
+    return np.where(order < n, code[order], ~code[order])
+
+
+def _seen(
+    events: IntArray, match: IntArray, player: IntArray, seat_lo: IntArray, n: int
+) -> IntArray:
+    """Return, per match, the fewest earlier finished matches (ends before its start in the
+    replay's order) of any of its players."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    position = np.empty(events.size, dtype=np.int64)
+    position[np.where(events >= 0, events, n + ~events)] = np.arange(events.size)
+    pos_start, pos_end = position[:n], position[n:]
+    width = np.int64(events.size + 1)
+    base = player * width
+    ends = np.sort(base + pos_end[match])
+    count = np.searchsorted(ends, base + pos_start[match]) - np.searchsorted(ends, base)
+    return np.minimum.reduceat(count, seat_lo[:-1])
+
+
+def _games(
+    start: FloatArray,
+    end: FloatArray,
+    seat_lo: IntArray,
+    player: IntArray,
+    side: IntArray,
+    rank: IntArray,
+    sides_per_match: IntArray,
+) -> tuple[list[tuple[int, ...]], list[GameResult]]:
+    """Return each match's players and the :class:`GameResult` the raters are given (see the
+    module docstring: modes, winners, scores ``max rank - rank``)."""
+    pl, sd, rk = player.tolist(), side.tolist(), rank.tolist()
+    lo_list = seat_lo.tolist()
+    players_of: list[tuple[int, ...]] = []
+    games: list[GameResult] = []
+    nan = math.nan
+    columns = zip(start.tolist(), end.tolist(), sides_per_match.tolist(), strict=True)
+    for m, (t0, t1, k) in enumerate(columns):
+        lo, hi = lo_list[m], lo_list[m + 1]
+        ids = tuple(pl[lo:hi])
+        players_of.append(ids)
+        ranks = rk[lo:hi]
+        top = max(ranks)
+        seats: tuple[Seat, ...]
+        if k == 2 and hi - lo == 2 and ranks[0] != ranks[1]:
+            seats = (
+                make_seat(ids[0], sd[lo], t0, t1, float(top - ranks[0]), True, False, nan),
+                make_seat(ids[1], sd[lo + 1], t0, t1, float(top - ranks[1]), True, False, nan),
+            )
+            winner = sd[lo] if ranks[0] < ranks[1] else sd[lo + 1]
+            games.append(make_result(m, "1v1", t0, t1, seats, winner))
+            continue
+        team_game = k == 2 or hi - lo > k
+        best = min(ranks)
+        best_sides = {sd[lo + i] for i, r in enumerate(ranks) if r == best}
+        winner_side = best_sides.pop() if team_game and len(best_sides) == 1 else None
+        seats = tuple(
+            make_seat(
+                ids[i],
+                sd[lo + i] if team_game else None,
+                t0,
+                t1,
+                float(top - ranks[i]),
+                True,
+                False,
+                nan,
+            )
+            for i in range(hi - lo)
+        )
+        games.append(make_result(m, "team" if team_game else "ffa", t0, t1, seats, winner_side))
+    return players_of, games
+
+
+# ----------------------------------------------------------------------------------------------
+# Predictions, per rater family
+
+
+def gaussian_probability(
+    m_a: FloatArray,
+    s_a: FloatArray,
+    n_a: FloatArray,
+    m_b: FloatArray,
+    s_b: FloatArray,
+    n_b: FloatArray,
+    beta2: float,
+) -> FloatArray:
+    """Return ``Phi((m_a - m_b) / c)``, ``c^2 = beta2/n_a + beta2/n_b + s_a/n_a^2 + s_b/n_b^2``.
+
+    ``m`` a side's mean rating, ``s`` the sum of its rating variances, ``n`` its players.
+    """
+    c2 = beta2 / n_a + beta2 / n_b + s_a / (n_a * n_a) + s_b / (n_b * n_b)
+    return ndtr((m_a - m_b) / np.sqrt(c2))
+
+
+def elo_probability(m_a: FloatArray, m_b: FloatArray, t: float) -> FloatArray:
+    """Return the Elo's ``1 / (1 + exp(-(m_a - m_b) / t))`` (no overflow for any gap)."""
+    return expit((m_a - m_b) / t)
+
+
+def glicko2_probability(
+    m_a: FloatArray,
+    s_a: FloatArray,
+    n_a: FloatArray,
+    m_b: FloatArray,
+    s_b: FloatArray,
+    n_b: FloatArray,
+) -> FloatArray:
+    """Return Glickman's ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` from Glicko ratings ``m`` and
+    deviations (``s`` the sum of RD^2 of a side, ``n`` its players), on the Glicko-2 scale."""
+    phi2 = (s_a / (n_a * n_a) + s_b / (n_b * n_b)) / (SCALE * SCALE)
+    g = 1.0 / np.sqrt(1.0 + 3.0 * phi2 / math.pi**2)
+    return expit(g * (m_a - m_b) / SCALE)
+
+
+class Predictor:
+    """P(side a beats side b) of a rater as its ratings stand, and which updates it reads.
+
+    ``conflicts`` is ``"players"`` (a prediction reads only its players, whom only their own
+    matches move), ``"periods"`` (Glicko-2: ratings move only when a rating period closes, and
+    then everybody's) or ``"all"`` (a rater it does not know: every update may move anything).
+    """
+
+    def __init__(self, rater: Rater) -> None:
+        self.rater = rater
+        self.period = math.inf
+        if isinstance(rater, GaussianBeliefs):
+            self.family, self.conflicts = "gaussian", "players"
+        elif isinstance(rater, SPHEloRater):
+            self.family, self.conflicts = "elo", "players"
+        elif isinstance(rater, Glicko2Rater):
+            self.family, self.conflicts = "glicko2", "periods"
+            self.period = float(rater.period)
+        else:
+            self.family, self.conflicts = "generic", "all"
+
+    def sides(
+        self,
+        m_a: FloatArray,
+        s_a: FloatArray | None,
+        n_a: FloatArray,
+        m_b: FloatArray,
+        s_b: FloatArray | None,
+        n_b: FloatArray,
+    ) -> FloatArray:
+        """Return P(a beats b) from the sides' mean ratings, variance sums and sizes."""
+        rater: Any = self.rater
+        if self.family == "elo":
+            return elo_probability(m_a, m_b, float(rater.t))
+        assert s_a is not None and s_b is not None
+        if self.family == "glicko2":
+            return glicko2_probability(m_a, s_a, n_a, m_b, s_b, n_b)
+        return gaussian_probability(m_a, s_a, n_a, m_b, s_b, n_b, float(rater.beta2))
+
+    def duels(self, a: IntArray, b: IntArray) -> FloatArray:
+        """Return P(a beats b) for one-player sides."""
+        rater = self.rater
+        if self.family == "generic":
+            return np.asarray(rater.win_probability(a, b), dtype=np.float64)
+        ids = np.concatenate([a, b])
+        mu = rater.means(ids)
+        var = None if self.family == "elo" else rater.variances(ids)
+        k = a.size
+        one = np.ones(k)
+        return self.sides(
+            mu[:k],
+            None if var is None else var[:k],
+            one,
+            mu[k:],
+            None if var is None else var[k:],
+            one,
+        )
+
+    def pairs(self, arrays: LogArrays, ms: IntArray, pairs: IntArray) -> FloatArray:
+        """Return P(a beats b) for ``pairs`` of sides of the matches ``ms`` (ascending)."""
+        seat = _ranges(arrays.seat_lo, ms)
+        sides = _ranges(arrays.side_lo, ms)
+        players = arrays.seat_player[seat]
+        local = np.searchsorted(sides, arrays.seat_side[seat])
+        la = np.searchsorted(sides, arrays.pair_a[pairs])
+        lb = np.searchsorted(sides, arrays.pair_b[pairs])
+        if self.family == "generic":
+            return self._generic_pairs(players, local, la, lb)
+        n = arrays.side_n[sides].astype(np.float64)
+        mu = self.rater.means(players)
+        mean = np.bincount(local, weights=mu, minlength=sides.size) / n
+        var = None if self.family == "elo" else self.rater.variances(players)
+        total: FloatArray | None = None
+        if var is not None:
+            total = np.bincount(local, weights=var, minlength=sides.size).astype(np.float64)
+        return self.sides(
+            mean[la],
+            None if total is None else total[la],
+            n[la],
+            mean[lb],
+            None if total is None else total[lb],
+            n[lb],
+        )
+
+    def _generic_pairs(
+        self, players: IntArray, local: IntArray, la: IntArray, lb: IntArray
+    ) -> FloatArray:
+        """The mean of the rater's ``win_probability`` over every two players of two sides."""
+        members: dict[int, list[int]] = {}
+        for pid, s in zip(players.tolist(), local.tolist(), strict=True):
+            members.setdefault(s, []).append(pid)
+        xs: list[int] = []
+        ys: list[int] = []
+        owner: list[int] = []
+        for k, (sa, sb) in enumerate(zip(la.tolist(), lb.tolist(), strict=True)):
+            for x, y in itertools.product(members[sa], members[sb]):
+                xs.append(x)
+                ys.append(y)
+                owner.append(k)
+        p = self.rater.win_probability(np.array(xs, np.int64), np.array(ys, np.int64))
+        index = np.array(owner, dtype=np.int64)
+        sums = np.bincount(index, weights=np.asarray(p, np.float64), minlength=la.size)
+        return sums / np.bincount(index, minlength=la.size)
+
+
+def replay(rater: Rater, arrays: LogArrays, events: Sequence[int] | None = None) -> FloatArray:
+    """Replay ``rater`` (fresh, its players not yet added) over the log's events in stages (see
+    the module docstring) and return its prediction for every pair of sides (NaN for the pairs
+    of matches whose start is not among ``events``; default: every event)."""
+    events = arrays.events if events is None else events
+    predictor = Predictor(rater)
+    p = np.full(arrays.pair_y.size, np.nan)
+    players_of, games, end = arrays.players_of, arrays.games, arrays.end
+    conflicts, period = predictor.conflicts, predictor.period
+    preds: list[int] = []
+    ups: list[int] = []
+    written: set[int] = set()
+    everyone = False
+    closed = -math.inf  # the rating periods closed, as the updates so far close them
+
+    def flush() -> None:
+        if preds:
+            ms = np.array(preds, dtype=np.int64)
+            if arrays.duel:
+                p[ms] = predictor.duels(arrays.duel_a[ms], arrays.duel_b[ms])
+            else:
+                pairs = arrays.pairs_of(ms)
+                p[pairs] = predictor.pairs(arrays, ms, pairs)
+            preds.clear()
+        if ups:
+            rater.update([games[m] for m in ups])
+            ups.clear()
+
+    for e in events:
+        if e >= 0:
+            if everyone or (written and not written.isdisjoint(players_of[e])):
+                flush()
+                written.clear()
+                everyone = False
+            preds.append(e)
+        else:
+            m = ~e
+            ups.append(m)
+            if conflicts == "players":
+                written.update(players_of[m])
+            elif conflicts == "periods":
+                index = math.floor(end[m] / period)
+                if index > closed:
+                    closed = index
+                    everyone = True
+            else:
+                everyone = True
+    flush()
+    return p
+
+
+def replay_by_event(rater: Rater, arrays: LogArrays) -> FloatArray:
+    """Replay ``rater`` event by event: each start predicts its own match, each end rates its
+    own. Slow; :func:`replay` gives the same predictions (the tests compare them)."""
+    predictor = Predictor(rater)
+    p = np.full(arrays.pair_y.size, np.nan)
+    for e in arrays.events:
+        if e >= 0:
+            ms = np.array([e], dtype=np.int64)
+            pairs = arrays.pairs_of(ms)
+            if arrays.duel:
+                p[pairs] = predictor.duels(arrays.duel_a[ms], arrays.duel_b[ms])
+            else:
+                p[pairs] = predictor.pairs(arrays, ms, pairs)
+        else:
+            rater.update([arrays.games[~e]])
+    return p
+
+
+def oracle_predictions(arrays: LogArrays, truth: Truth) -> FloatArray:
+    """Return the oracle's P(a beats b) per pair: the Gaussian formula on true skills with no
+    rating variance (1v1: ``Phi((s_a - s_b) / sqrt(2 beta2))``)."""
+    if truth.skill.size < arrays.players:
+        raise ValueError(
+            f"truth has skills of {truth.skill.size} players, the log has {arrays.players}"
+        )
+    skill = truth.skill[arrays.seat_player]
+    n = arrays.side_n.astype(np.float64)
+    mean = np.bincount(arrays.seat_side, weights=skill, minlength=n.size) / n
+    zero = np.zeros(arrays.pair_a.size)
+    a, b = arrays.pair_a, arrays.pair_b
+    return gaussian_probability(mean[a], zero, n[a], mean[b], zero, n[b], truth.beta2)
