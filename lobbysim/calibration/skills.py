@@ -1,0 +1,155 @@
+"""The skills' spread fitted to a match log: a Gaussian rater replayed over it in time order.
+
+:func:`fit_skill` gives the standard deviation of the players' skills (a scenario's
+``population.skill_sd``) on the scale of the performance noise ``beta2``; :func:`replay_beliefs`
+is the replay it runs. :mod:`lobbysim.calibration.fit` fits the other quantities of a scenario
+(docs/calibrate.md gives the same in prose).
+
+**Skill.** The Bayesian rater replayed over the log in time order (1v1 and team games; a
+free-for-all by its pairs of adjacent places) with the template's performance noise beta^2
+(the skills' scale is only identified relative to it) and a prior N(0, s^2); s^2 is then the
+law of total variance over the players with at least ``min_games`` games (the variance of
+their posterior means plus their mean posterior variance), refined on 1v1 logs by the
+predictive likelihood: the prior under which the results, each predicted before it was
+applied, were most probable (a parabola through three replays).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from lobbysim.calibration.matchlog import MatchLog
+
+FloatArray = NDArray[np.float64]
+
+
+def replay_beliefs(
+    log: MatchLog, prior_var: float, beta2: float
+) -> tuple[FloatArray, FloatArray, NDArray[np.int64], float]:
+    """Replay a Gaussian rater over the log in the order games end; return every player's
+    posterior mean and variance, their number of games, and the mean log-probability the
+    beliefs gave each decided 1v1 result before it was applied (the predictive likelihood)."""
+    seats = log.seats.sort_values(["end", "match", "side", "player"], kind="stable")
+    match = seats["match"].to_numpy()
+    player = seats["player"].to_numpy()
+    side = seats["side"].to_numpy()
+    rank = seats["rank"].to_numpy()
+    mu = [0.0] * log.players
+    var = [float(prior_var)] * log.players
+    games = np.bincount(player, minlength=log.players).astype(np.int64)
+    bounds = np.flatnonzero(np.diff(match)) + 1
+    starts = np.concatenate([[0], bounds]).tolist()
+    stops = np.concatenate([bounds, [len(match)]]).tolist()
+    players, sides, ranks = player.tolist(), side.tolist(), rank.tolist()
+    total, decided = 0.0, 0
+    two_beta2 = 2.0 * beta2
+    for a, b in zip(starts, stops, strict=True):
+        if b - a == 2 and sides[a] != sides[a + 1]:
+            i, j = players[a], players[a + 1]
+            if ranks[a] == ranks[a + 1]:
+                continue  # a draw: lobbysim's games have none; left out of the beliefs
+            w, lo = (i, j) if ranks[a] < ranks[a + 1] else (j, i)
+            c = math.sqrt(var[w] + var[lo] + two_beta2)
+            total += math.log(max(0.5 * math.erfc(-(mu[w] - mu[lo]) / c / _SQRT2), 1e-300))
+            decided += 1
+            mu[w], var[w], mu[lo], var[lo] = _win(mu[w], var[w], mu[lo], var[lo], beta2)
+            continue
+        _group(players[a:b], sides[a:b], ranks[a:b], mu, var, beta2)
+    mean_ll = total / decided if decided else math.nan
+    return np.array(mu), np.array(var), games, mean_ll
+
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def _win(
+    mu_w: float, v_w: float, mu_l: float, v_l: float, beta2: float
+) -> tuple[float, float, float, float]:
+    c2 = v_w + v_l + 2 * beta2
+    c = math.sqrt(c2)
+    t = (mu_w - mu_l) / c
+    v = _v(t)
+    w = v * (v + t)
+    return (
+        mu_w + v_w / c * v,
+        v_w * max(1 - v_w / c2 * w, 1e-12),
+        mu_l - v_l / c * v,
+        v_l * max(1 - v_l / c2 * w, 1e-12),
+    )
+
+
+def _v(t: float) -> float:
+    """The truncated-Gaussian mean correction N(t) / Phi(t), stable for t << 0."""
+    return float(math.sqrt(2 / math.pi) / special.erfcx(-t / math.sqrt(2)))
+
+
+def _group(
+    players: list[int],
+    sides: list[int],
+    ranks: list[int],
+    mu: list[float],
+    var: list[float],
+    beta2: float,
+) -> None:
+    """Update a team game (two sides, each the mean of its members, noise beta^2 / k) or a
+    free-for-all (each pair of adjacent places)."""
+    by_side: dict[int, list[int]] = {}
+    rank_of: dict[int, int] = {}
+    for p, s, r in zip(players, sides, ranks, strict=True):
+        by_side.setdefault(s, []).append(p)
+        rank_of[s] = r
+    order = sorted(by_side, key=lambda s: rank_of[s])
+    for upper, lower in itertools.pairwise(order):
+        if rank_of[upper] == rank_of[lower]:
+            continue
+        a, b = by_side[upper], by_side[lower]
+        k = max(len(a), len(b))
+        m_a = sum(mu[p] for p in a) / len(a)
+        m_b = sum(mu[p] for p in b) / len(b)
+        v_a = sum(var[p] for p in a) / len(a) ** 2
+        v_b = sum(var[p] for p in b) / len(b) ** 2
+        c2 = v_a + v_b + 2 * beta2 / k
+        c = math.sqrt(c2)
+        t = (m_a - m_b) / c
+        v = _v(t)
+        w = v * (v + t)
+        for team, sign in ((a, 1.0), (b, -1.0)):
+            n = len(team)
+            for p in team:
+                share = var[p] / n
+                mu[p] += sign * share / c * v
+                var[p] *= max(1 - share / n / c2 * w, 1e-12)
+
+
+def fit_skill(
+    log: MatchLog, beta2: float, min_games: int = 20, start_sd: float = 2.0
+) -> tuple[float, str]:
+    """Return the skills' standard deviation on the scale of ``beta2`` and how it was found.
+
+    First the law of total variance: replayed with the prior N(0, s0^2), the variance of the
+    posterior means of the players with at least ``min_games`` games plus their mean posterior
+    variance. Then, for 1v1 logs, the predictive likelihood (each result's probability under
+    the beliefs before it) at 0.9 s0, s0 and 1.1 s0, and the vertex of the parabola through the
+    three on log s (within [0.8 s0, 1.25 s0]): the prior the results themselves favour.
+    """
+    mu, var, games, _ = replay_beliefs(log, start_sd * start_sd, beta2)
+    known = games >= min_games
+    if known.sum() < 10:
+        known = games >= 1
+    s0 = math.sqrt(float(np.var(mu[known]) + np.mean(var[known])))
+    points = [0.9 * s0, s0, 1.1 * s0]
+    values = [replay_beliefs(log, s * s, beta2)[3] for s in points]
+    if not all(math.isfinite(v) for v in values):
+        return s0, "law of total variance"
+    x = np.log(points)
+    a, b, _ = np.polyfit(x, values, 2)
+    if a >= 0:
+        best = points[int(np.argmax(values))]
+    else:
+        best = float(np.exp(np.clip(-b / (2 * a), math.log(0.8 * s0), math.log(1.25 * s0))))
+    return best, "predictive likelihood"
