@@ -27,10 +27,13 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.streams",
             "lobbysim.records",
             "lobbysim.record_files",  # the record files: CSV or Parquet, read back typed
+            "lobbysim.record_reader",  # record files read back: typed, checked against the manifest
+            "lobbysim.record_writer",  # the writer process of streamed records
             "lobbysim.outputs",
             "lobbysim.parallel",
             "lobbysim.intervals",  # the statistics behind every interval: no imports
             "lobbysim.progress",  # progress bars and lines: tqdm, imported when shown
+            "lobbysim.remaining_time",  # the time left of a stage of runs
         },
     ),
     (
@@ -56,7 +59,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("calibrate", {"lobbysim.calibration"}),  # match logs: read, fit a scenario, score raters
     ("reporting", {"lobbysim.reporting"}),
     ("commands", {"lobbysim.commands", "lobbysim.api"}),  # api: the notebook-shaped functions
-    ("cli", {"lobbysim.cli", "lobbysim.__main__"}),
+    ("cli", {"lobbysim.cli", "lobbysim.cli_options", "lobbysim.cli_studies", "lobbysim.__main__"}),
 ]
 
 
