@@ -288,8 +288,11 @@ class Clock:
         within = self.offset % MINUTES_PER_DAY
         cum = np.concatenate([[0.0], np.cumsum(self.w) * 60.0])
         hour = min(int(within // 60), 23)
-        return float(cum[-1] * math.floor(self.offset / MINUTES_PER_DAY) + cum[hour]
-                     + self.w[hour] * (within - 60.0 * hour))
+        return float(
+            cum[-1] * math.floor(self.offset / MINUTES_PER_DAY)
+            + cum[hour]
+            + self.w[hour] * (within - 60.0 * hour)
+        )
 
 
 def _offset(log: MatchLog) -> float:
@@ -304,9 +307,9 @@ def fit_profile(
     """Return the 24 hourly visit weights (mean 1) by alternating Poisson estimates."""
     players = len(first)
     counts = np.bincount(sessions.player, minlength=players).astype(float)
-    starts = np.bincount(
-        ((sessions.start + offset) // 60 % 24).astype(int), minlength=24
-    ).astype(float)
+    starts = np.bincount(((sessions.start + offset) // 60 % 24).astype(int), minlength=24).astype(
+        float
+    )
     exposure = hour_minutes(first, np.full(players, end), offset)  # players x 24
     online = hour_minutes(sessions.start, sessions.end, offset)
     np.add.at(exposure, sessions.player, -online)
@@ -356,15 +359,18 @@ def fit_base(
     pts_new, wts_new = pts_init, wts_init
     u_pts_new = clock.warp(pts_new) - u0 - u_f[:, None]
     online_init = np.asarray(online_days, dtype=np.float64)
-    online_new = online_days - (clock.warp(sessions.end[by_player][first_index])
-                                - clock.warp(f))  # the joining visit is not at risk
+    online_new = online_days - (
+        clock.warp(sessions.end[by_player][first_index]) - clock.warp(f)
+    )  # the joining visit is not at risk
     lgrid = np.linspace(0.0, 1.0, 33)
 
     def log_g(count: FloatArray, exposure: FloatArray, k: float, theta: float) -> FloatArray:
         # log of integral r^count e^{-r E} Gamma(r; k, theta) dr
         e = np.maximum(exposure, 0.0)
         return (
-            special.gammaln(count + k) - special.gammaln(k) + count * np.log(theta)
+            special.gammaln(count + k)
+            - special.gammaln(k)
+            + count * np.log(theta)
             - (count + k) * np.log1p(theta * e)
         )
 
@@ -397,10 +403,12 @@ def fit_base(
     def parts(params: FloatArray) -> tuple[FloatArray, FloatArray, float]:
         n0, nu, k, mean, lam = np.exp(params)
         theta = mean / k
-        init = member(n, since_init, u_pts_init, wts_init, u_end_init, online_init, zeros,
-                      lam, k, theta)
-        new = member(n - 1, since_new, u_pts_new, wts_new, u_end_new, online_new, f_days,
-                     lam, k, theta)
+        init = member(
+            n, since_init, u_pts_init, wts_init, u_end_init, online_init, zeros, lam, k, theta
+        )
+        new = member(
+            n - 1, since_new, u_pts_new, wts_new, u_end_new, online_new, f_days, lam, k, theta
+        )
         # an initial member is unseen with chance E_L[(1 + theta U(min(L, T)))^-k]
         life = lgrid * t_end_days
         u_life = clock.warp(start + life * MINUTES_PER_DAY) - u0
@@ -421,16 +429,27 @@ def fit_base(
         return value if math.isfinite(value) else 1e300
 
     per_day0 = max(float(n.sum()) / max(players, 1) / max(t_end_days, 1e-9), 1e-3)
-    x0 = np.log([players * 0.9, max(players * 0.1 / max(t_end_days, 1e-9), 0.1), 2.0,
-                 per_day0, 0.01])
-    result = optimize.minimize(negative, x0, method="Nelder-Mead",
-                               options={"maxiter": 4000, "xatol": 1e-6, "fatol": 1e-6})
+    x0 = np.log(
+        [players * 0.9, max(players * 0.1 / max(t_end_days, 1e-9), 0.1), 2.0, per_day0, 0.01]
+    )
+    result = optimize.minimize(
+        negative, x0, method="Nelder-Mead", options={"maxiter": 4000, "xatol": 1e-6, "fatol": 1e-6}
+    )
     n0, nu, k, mean, lam = np.exp(result.x)
     a, b, _ = parts(result.x)
     share = float(np.mean(np.exp(b - np.logaddexp(a, b))))
     errors = _standard_errors(negative, result.x)
-    return BaseFit(float(n0), float(nu), float(mean), float(k), float(lam), float(-result.fun),
-                   players, share, dict(zip(BASE_PARAMETERS, errors, strict=True)))
+    return BaseFit(
+        float(n0),
+        float(nu),
+        float(mean),
+        float(k),
+        float(lam),
+        float(-result.fun),
+        players,
+        share,
+        dict(zip(BASE_PARAMETERS, errors, strict=True)),
+    )
 
 
 #: The base's parameters, in the order of the fit's vector (each fitted on a log scale).
@@ -448,19 +467,26 @@ def _standard_errors(negative: Any, x: FloatArray, step: float = 1e-3) -> list[f
         for j in range(i, d):
             e_i, e_j = np.eye(d)[i] * step, np.eye(d)[j] * step
             value = (
-                negative(x + e_i + e_j) - negative(x + e_i - e_j)
-                - negative(x - e_i + e_j) + negative(x - e_i - e_j)
-            ) / (4 * step * step) if i != j else (
-                negative(x + e_i) - 2 * f0 + negative(x - e_i)
-            ) / (step * step)
+                (
+                    negative(x + e_i + e_j)
+                    - negative(x + e_i - e_j)
+                    - negative(x - e_i + e_j)
+                    + negative(x - e_i - e_j)
+                )
+                / (4 * step * step)
+                if i != j
+                else (negative(x + e_i) - 2 * f0 + negative(x - e_i)) / (step * step)
+            )
             h[i, j] = h[j, i] = value
     try:
         cov = np.linalg.inv(h)
     except np.linalg.LinAlgError:
         return [math.nan] * d
     diag = np.diag(cov)
-    return [float(math.exp(v) * math.sqrt(c)) if c > 0 else math.nan
-            for v, c in zip(x, diag, strict=True)]
+    return [
+        float(math.exp(v) * math.sqrt(c)) if c > 0 else math.nan
+        for v, c in zip(x, diag, strict=True)
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -565,8 +591,13 @@ def fit_region_profiles(
         code = np.full(log.players, -1, dtype=np.int64)
         code[players] = np.arange(len(players))
         own = Sessions(
-            sessions.threshold, code[sessions.player[chosen]], sessions.start[chosen],
-            sessions.end[chosen], sessions.games[chosen], 0, 0,
+            sessions.threshold,
+            code[sessions.player[chosen]],
+            sessions.start[chosen],
+            sessions.end[chosen],
+            sessions.games[chosen],
+            0,
+            0,
         )
         out[str(region)] = fit_profile(own, first[players], end, offset)
     return out
@@ -619,7 +650,22 @@ def fit_log(
             + "; lobbysim's parties are of guests, so the scenario's base plays solo"
         )
     return Fit(
-        sessions, profile, base, games.mode, games.team_size, games.ffa_size, games.length,
-        games.quit_rate, games.draw_rate, skill_sd, beta2, (end - start) / MINUTES_PER_DAY,
-        notes, skill_method, offset, regions, parties, region_profiles,
+        sessions,
+        profile,
+        base,
+        games.mode,
+        games.team_size,
+        games.ffa_size,
+        games.length,
+        games.quit_rate,
+        games.draw_rate,
+        skill_sd,
+        beta2,
+        (end - start) / MINUTES_PER_DAY,
+        notes,
+        skill_method,
+        offset,
+        regions,
+        parties,
+        region_profiles,
     )
