@@ -1,0 +1,307 @@
+"""A scenario's rule set written as a FlexMatch rule set (lobbysim -> FlexMatch).
+
+:func:`export_flexmatch` writes the rules, the attributes they read and the game's teams as a
+FlexMatch rule set (rule language 1.0), refusing what FlexMatch cannot say, and checks that it
+reads back (:func:`lobbysim.rules.flexmatch_read.read_flexmatch`) into the same rules;
+:func:`export_bindings` is the mapping that reads it back. The module docstring of
+:mod:`lobbysim.rules.flexmatch` has the mapping and what the export refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from lobbysim.rules.flexmatch_read import read_flexmatch
+from lobbysim.rules.flexmatch_rules import LIMIT_PROPERTY, MAX_PLAYERS, PARTY_OUT, SMALL_MATCH
+from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
+from lobbysim.validation import ScenarioError
+
+
+def _number(value: float, where: str, problems: list[str]) -> float | int:
+    if not math.isfinite(value):
+        problems.append(f"{where}: FlexMatch has no infinite limits, got {value!r}")
+        return 0
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _seconds(minutes: float) -> float | int:
+    """Return ``minutes`` in seconds, as a whole number when that reads back exactly."""
+    seconds = minutes * 60.0
+    for candidate in (round(seconds), round(seconds, 6)):
+        if candidate / 60.0 == minutes:
+            return int(candidate) if float(candidate).is_integer() else candidate
+    return seconds
+
+
+def _reads_rating(rule: RuleConfig) -> bool:
+    return rule.kind in ("skill_distance", "team_balance") and rule.attribute in (None, RATING)
+
+
+def export_bindings(scenario: Any) -> dict[str, dict[str, Any]]:
+    """Return the mapping (``matchmaker.rules.attributes``) that binds the attributes of
+    :func:`export_flexmatch`'s rule set as the scenario has them."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, attribute in (scenario.attributes or {}).items():
+        if attribute.type == "number":
+            if attribute.source == "drawn":
+                out[name] = {"source": "drawn", "mean": attribute.mean, "sd": attribute.sd}
+            else:
+                out[name] = {
+                    "source": attribute.source,
+                    "scale": attribute.scale,
+                    "offset": attribute.offset,
+                }
+        else:
+            out[name] = {"values": dict(attribute.values)}
+    if any(_reads_rating(r) for r in scenario.matchmaker.rules or ()):
+        out[RATING] = {"source": "rating"}
+    return out
+
+
+def _default(attribute: AttributeConfig) -> Any:
+    if attribute.type == "number":
+        value = attribute.mean if attribute.source == "drawn" else attribute.offset
+        return int(value) if float(value).is_integer() else value
+    likeliest = max(attribute.values, key=lambda v: attribute.values[v])
+    return likeliest if attribute.type == "string" else [likeliest]
+
+
+def _expression(attribute: str, form: str) -> str:
+    players = f"teams[*].players.attributes[{attribute}]"
+    return {
+        "team_avg": f"avg({players})",
+        "all_avg": f"avg(flatten({players}))",
+        "flat": f"flatten({players})",
+    }[form]
+
+
+def _export_rule(
+    i: int, rule: RuleConfig, attributes: Mapping[str, AttributeConfig], problems: list[str]
+) -> dict[str, Any] | None:
+    where = f"matchmaker.rules[{i}]"
+    kind, name = rule.kind, rule.name
+    attribute = rule.attribute if rule.attribute is not None else RATING
+    limit = _number(rule.limit, f"{where}.limit", problems) if rule.limit is not None else None
+    if kind == "skill_distance":
+        return {
+            "name": name,
+            "type": "batchDistance",
+            "batchAttribute": attribute,
+            "maxDistance": limit,
+            "partyAggregation": PARTY_OUT[rule.party],
+        }
+    if kind == "equal":
+        return {"name": name, "type": "batchDistance", "batchAttribute": attribute}
+    if kind == "team_balance":
+        if rule.team != "average":
+            problems.append(
+                f"{where}.team: FlexMatch's distance rule compares team averages; a team "
+                f"{rule.team} has no FlexMatch form"
+            )
+            return None
+        assert rule.limit is not None
+        return {
+            "name": name,
+            "type": "distance",
+            "measurements": [_expression(attribute, "team_avg")],
+            "referenceValue": _expression(attribute, "all_avg"),
+            "maxDistance": _number(rule.limit / 2.0, f"{where}.limit", problems),
+        }
+    if kind == "distinct":
+        return {
+            "name": name,
+            "type": "comparison",
+            "measurements": [_expression(attribute, "flat")],
+            "operation": "!=",
+        }
+    if kind == "overlap":
+        return {
+            "name": name,
+            "type": "collection",
+            "operation": "intersection",
+            "measurements": [_expression(attribute, "flat")],
+            "minCount": limit,
+            "partyAggregation": "intersection",
+        }
+    if kind == "latency":
+        return {
+            "name": name,
+            "type": "latency",
+            "maxLatency": limit,
+            "partyAggregation": PARTY_OUT[rule.party],
+        }
+    reasons = {
+        "match_quality": "FlexMatch knows no rater's match quality",
+        "party_parity": "FlexMatch has no rule on the parties' spread over the teams",
+        "count": "FlexMatch has no rule counting a value's players per team",
+        "delta_ping": "FlexMatch's latency maxDistance bounds a ticket's latency above the "
+        "match's lowest or average one, not above the player's own best data centre",
+    }
+    problems.append(
+        f"{where}.kind: a {kind} rule has no FlexMatch form ({reasons.get(kind, 'unknown kind')})"
+    )
+    return None
+
+
+def export_flexmatch(scenario: Any) -> dict[str, Any]:
+    """Return the scenario's rule set as a FlexMatch rule set (rule language 1.0), a JSON
+    document as a dict (see the module docstring for the mapping).
+
+    Reading it back with :func:`read_flexmatch` and :func:`export_bindings` gives the
+    scenario's rules, attributes and game; this is checked before it returns.
+
+    Raises:
+        ScenarioError: what FlexMatch cannot say, one line each naming the scenario's field
+            (``matchmaker.rules[2].kind: ...``).
+    """
+    rules: tuple[RuleConfig, ...] | None = scenario.matchmaker.rules
+    if rules is None:
+        raise ScenarioError(
+            "matchmaker.rules: the scenario has no rule set to export (its matchmaker uses the "
+            "threshold alone)"
+        )
+    attributes: Mapping[str, AttributeConfig] = scenario.attributes or {}
+    problems: list[str] = []
+    game = scenario.game
+    if game.mode == "ffa":
+        players = game.ffa_size
+        teams = [{"name": "players", "minPlayers": players, "maxPlayers": players}]
+    else:
+        size = 1 if game.mode == "1v1" else game.team_size
+        players = 2 * size
+        teams = [
+            {"name": "red", "minPlayers": size, "maxPlayers": size},
+            {"name": "blue", "minPlayers": size, "maxPlayers": size},
+        ]
+        if game.mode == "team" and size == 1:
+            problems.append(
+                "game.team_size: two teams of one player are a 1v1 game in FlexMatch's terms "
+                "(they read back as game.mode 1v1); use mode 1v1"
+            )
+    large = players > SMALL_MATCH
+    if players > MAX_PLAYERS:
+        problems.append(f"game: {players} players; a FlexMatch match holds at most 200")
+    if large and game.mode != "ffa":
+        problems.append(
+            f"game.mode: a FlexMatch match of more than {SMALL_MATCH} players balances its teams "
+            "(strategy balanced) with no limit, which lobbysim cannot read back; only a "
+            "free-for-all exports as a large match"
+        )
+    clocks = [r.clock for r in rules if r.clock in ("newest", "oldest")]
+    clock = clocks[0] if clocks else "newest"
+    first = next((i for i, r in enumerate(rules) if r.clock == clock), 0)
+    out_rules: list[dict[str, Any]] = []
+    expansions: list[dict[str, Any]] = []
+    for i, rule in enumerate(rules):
+        where = f"matchmaker.rules[{i}]"
+        if rule.clock not in ("newest", "oldest"):
+            problems.append(
+                f"{where}.clock: FlexMatch's expansions run on the newest or the oldest ticket's "
+                f"wait (algorithm.expansionAgeSelection), got {rule.clock!r}"
+            )
+        elif rule.clock != clock:
+            problems.append(
+                f"{where}.clock: FlexMatch has one clock for every rule "
+                f"(algorithm.expansionAgeSelection); matchmaker.rules[{first}] has {clock!r}, this "
+                f"rule {rule.clock!r}"
+            )
+        if rule.optional_after is not None:
+            problems.append(
+                f"{where}.optional_after: FlexMatch's rules never become optional (an expansion "
+                "may relax the limit instead)"
+            )
+        if rule.weight != 1.0:
+            problems.append(
+                f"{where}.weight: FlexMatch has no rule weights (seed_greedy's ranking), got "
+                f"{rule.weight!r}"
+            )
+        if large and rule.kind not in ("skill_distance", "equal", "latency"):
+            problems.append(
+                f"{where}.kind: a FlexMatch large match (more than {SMALL_MATCH} players) allows "
+                f"only batchDistance and latency rules (lobbysim's skill_distance, equal and "
+                f"latency), got {rule.kind}"
+            )
+            continue
+        exported = _export_rule(i, rule, attributes, problems)
+        if exported is None:
+            continue
+        out_rules.append(exported)
+        if rule.expansions:
+            prop, factor = LIMIT_PROPERTY[rule.kind]
+            expansions.append(
+                {
+                    "target": f"rules[{rule.name}].{prop}",
+                    "steps": [
+                        {
+                            "waitTimeSeconds": _seconds(wait),
+                            "value": _number(value / factor, f"{where}.expansions", problems),
+                        }
+                        for wait, value in rule.expansions
+                    ],
+                }
+            )
+    declared = [
+        {"name": name, "type": a.type, "default": _default(a)} for name, a in attributes.items()
+    ]
+    numbers = [name for name, a in attributes.items() if a.type == "number"]
+    if any(_reads_rating(r) for r in rules) or (large and not numbers):
+        declared.append({"name": RATING, "type": "number", "default": 0})
+    algorithm: dict[str, Any] = {"strategy": "exhaustiveSearch"}
+    if large:
+        spread = [r.attribute or RATING for r in rules if r.kind == "skill_distance"]
+        balanced = spread[0] if spread else numbers[0] if numbers else RATING
+        algorithm = {
+            "strategy": "balanced",
+            "balancedAttribute": balanced,
+            "batchingPreference": "largestPopulation",
+        }
+    algorithm["expansionAgeSelection"] = clock
+    document: dict[str, Any] = {
+        "name": scenario.name,
+        "ruleLanguageVersion": "1.0",
+        "playerAttributes": declared,
+        "algorithm": algorithm,
+        "teams": teams,
+        "rules": out_rules,
+    }
+    if expansions:
+        document["expansions"] = expansions
+    if problems:
+        raise ScenarioError(problems)
+    _check_round_trip(scenario, document)
+    return document
+
+
+def _check_round_trip(scenario: Any, document: dict[str, Any]) -> None:
+    """Raise a ScenarioError naming the first field the document does not read back into."""
+    from lobbysim.scenario.parse import build
+
+    try:
+        imported = read_flexmatch(document, export_bindings(scenario), label="the export")
+    except ScenarioError as exc:
+        raise ScenarioError([f"the export does not read back: {p}" for p in exc.problems]) from None
+    problems: list[str] = []
+    for i, (rule, data) in enumerate(zip(scenario.matchmaker.rules, imported.rules, strict=True)):
+        back = build(RuleConfig, data, f"matchmaker.rules[{i}]")
+        for f in fields(RuleConfig):
+            mine, theirs = getattr(rule, f.name), getattr(back, f.name)
+            if f.name == "attribute" and _reads_rating(rule):
+                mine = mine or RATING
+            if mine != theirs:
+                problems.append(
+                    f"matchmaker.rules[{i}].{f.name}: {mine!r} has no FlexMatch form (it reads "
+                    f"back as {theirs!r})"
+                )
+                break
+    back_game = {"mode": scenario.game.mode}
+    if scenario.game.mode == "team":
+        back_game["team_size"] = scenario.game.team_size
+    elif scenario.game.mode == "ffa":
+        back_game["ffa_size"] = scenario.game.ffa_size
+    if imported.game != back_game:
+        problems.append(f"game: {back_game} reads back as {imported.game}")
+    if problems:
+        raise ScenarioError(problems)

@@ -1,0 +1,549 @@
+"""A FlexMatch rule set read into lobbysim's scenario data (FlexMatch -> lobbysim).
+
+:func:`load_json` reads the JSON file (bounded, strict); :func:`read_flexmatch` reads the rule
+set's sections (the player attributes, the teams, the algorithm, the rules through
+:class:`lobbysim.rules.flexmatch_rules.RuleReader`, the expansions) and binds its attributes
+with the mapping, into a :class:`FlexMatchImport`. The module docstring of
+:mod:`lobbysim.rules.flexmatch` has the mapping and what is not supported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lobbysim.registry import did_you_mean
+from lobbysim.rules.flexmatch_rules import (
+    LIMIT_PROPERTY,
+    MAX_PLAYERS,
+    SMALL_MATCH,
+    RuleReader,
+    quoted,
+)
+from lobbysim.scenario.rules import RATING, AttributeConfig
+from lobbysim.validation import ScenarioError, input_file_problem
+
+MAX_BYTES = 1_000_000  # a rule set is a few kilobytes
+MAX_DEPTH = 50
+_TOP = (
+    "name",
+    "ruleLanguageVersion",
+    "playerAttributes",
+    "algorithm",
+    "teams",
+    "rules",
+    "expansions",
+)
+_ALGORITHM = (
+    "strategy",
+    "batchingPreference",
+    "sortByAttributes",
+    "expansionAgeSelection",
+    "backfillPriority",
+    "balancedAttribute",
+)
+_TYPES = ("number", "string", "string_list", "string_number_map")
+_BINDING_EXAMPLE = {
+    "number": "{source: rating, scale: 100, offset: 1500}",
+    "string": "{values: {a: 0.5, b: 0.5}}",
+    "string_list": "{values: {a: 0.6, b: 0.4}}",
+}
+_TARGET = re.compile(r"(?P<where>rules|teams)\[(?P<name>[^\]]+)\]\.(?P<prop>\w+)")
+
+
+@dataclass(frozen=True)
+class FlexMatchImport:
+    """A FlexMatch rule set as lobbysim reads it (plain scenario data).
+
+    Attributes:
+        source: the file (or label) it was read from, as errors name it.
+        name: the rule set's ``name`` (a label), if any.
+        game: the ``game`` fields its teams give: ``mode`` and ``team_size`` or ``ffa_size``.
+        rules: the ``matchmaker.rules`` list, each rule as plain data.
+        attributes: the bound attributes, by name, as plain ``attributes`` data.
+        unbound: the attributes a rule reads that the mapping does not bind, by name, with
+            their type (only when read without a mapping, e.g. ``lobbysim rules show``).
+        algorithm: the ``matchmaker.algorithm``.
+        clock: every rule's clock (``algorithm.expansionAgeSelection``).
+        declared: every declared player attribute, by name, with its type (one no rule reads
+            and the mapping does not bind is left out of :attr:`attributes`).
+    """
+
+    source: str
+    name: str | None
+    game: dict[str, Any]
+    rules: tuple[dict[str, Any], ...]
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unbound: dict[str, str] = field(default_factory=dict)
+    algorithm: str = "exact"
+    clock: str = "newest"
+    declared: dict[str, str] = field(default_factory=dict)
+
+    def fragment(self) -> dict[str, Any]:
+        """Return the scenario data the rule set gives: ``matchmaker.rules`` and
+        ``algorithm``, ``game`` and (when any) ``attributes``."""
+        data: dict[str, Any] = {
+            "matchmaker": {"rules": [dict(r) for r in self.rules], "algorithm": self.algorithm},
+            "game": dict(self.game),
+        }
+        if self.attributes:
+            data["attributes"] = {k: dict(v) for k, v in self.attributes.items()}
+        return data
+
+
+# --- reading the JSON -----------------------------------------------------------------------------
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice in one object; remove one")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level)
+    return level
+
+
+def load_json(path: str | Path) -> Any:
+    """Return the data of a FlexMatch rule set's JSON file.
+
+    Raises:
+        ScenarioError: one line naming the file: it cannot be read, is not a regular file, is
+            larger than :data:`MAX_BYTES`, is not UTF-8, is not JSON (with the line and column),
+            gives a key twice, nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
+    """
+    problem = input_file_problem(path, MAX_BYTES)
+    if problem is not None:
+        raise ScenarioError(f"{path}: {problem}")
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise ScenarioError(f"{path}: longer than {MAX_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            f"{path}: not UTF-8 text: the byte 0x{raw[exc.start]:02x} at line {line} "
+            f"(byte {exc.start + 1}); save the file as UTF-8"
+        ) from None
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            f"{path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except ValueError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(data) > MAX_DEPTH:
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep")
+    return data
+
+
+# --- FlexMatch -> lobbysim ------------------------------------------------------------------------
+
+
+class _Reader(RuleReader):
+    """Reads one rule set, collecting every problem (each naming its JSON path)."""
+
+    # --- sections --------------------------------------------------------------------------
+
+    def read(self) -> None:
+        data = self.data
+        self.keys(data, _TOP, "", "a FlexMatch rule set")
+        version = data.get("ruleLanguageVersion")
+        if version != "1.0":
+            self.problem(
+                f"ruleLanguageVersion: lobbysim reads FlexMatch rule language 1.0, got "
+                f"{quoted(version) if 'ruleLanguageVersion' in data else 'none'}"
+            )
+        self.read_attributes(data.get("playerAttributes", []))
+        self.read_teams(data.get("teams"))
+        self.read_algorithm(data.get("algorithm", {}))
+        rules = data.get("rules", [])
+        if not isinstance(rules, list):
+            self.problem(f"rules: expected a list of rules, got {quoted(rules)}")
+            rules = []
+        for i, raw in enumerate(rules):
+            self.rules.append(self.read_rule(i, raw))
+        names = [r.get("name") for r in rules if isinstance(r, Mapping)]
+        for i, name in enumerate(names):
+            if name is not None and names.index(name) != i:
+                self.problem(f"rules[{i}].name: {name!r} names two rules")
+        self.read_expansions(data.get("expansions", []))
+
+    def read_attributes(self, attributes: Any) -> None:
+        if not isinstance(attributes, list):
+            self.problem(f"playerAttributes: expected a list, got {quoted(attributes)}")
+            return
+        for i, raw in enumerate(attributes):
+            where = f"playerAttributes[{i}]"
+            if not isinstance(raw, Mapping):
+                self.problem(f"{where}: expected an object, got {quoted(raw)}")
+                continue
+            self.keys(raw, ("name", "type", "default"), where, "a player attribute")
+            name, kind = raw.get("name"), raw.get("type")
+            if not isinstance(name, str) or not name:
+                self.problem(f"{where}.name: expected a name, got {quoted(name)}")
+                continue
+            if name in self.declared:
+                self.problem(f"{where}.name: {name!r} is declared twice")
+                continue
+            if kind not in _TYPES:
+                self.problem(
+                    f"{where}.type: expected one of {', '.join(_TYPES)}, got {quoted(kind)}"
+                    + did_you_mean(str(kind), list(_TYPES))
+                )
+                continue
+            if kind == "string_number_map":
+                self.problem(
+                    f"{where}.type: 'string_number_map' is not supported by lobbysim (no "
+                    f"rule of lobbysim's reads a map of numbers) ({name!r})"
+                )
+                continue
+            self.declared[name] = (i, kind)
+
+    def read_teams(self, teams: Any) -> None:
+        if not isinstance(teams, list) or not teams:
+            self.problem(f"teams: expected a non-empty list of teams, got {quoted(teams)}")
+            return
+        sizes: list[int] = []
+        for i, raw in enumerate(teams):
+            where = f"teams[{i}]"
+            if not isinstance(raw, Mapping):
+                self.problem(f"{where}: expected an object, got {quoted(raw)}")
+                return
+            self.keys(raw, ("name", "minPlayers", "maxPlayers", "quantity"), where, "a team")
+            low = self.number(raw.get("minPlayers"), f"{where}.minPlayers", whole=True, minimum=1)
+            high = self.number(raw.get("maxPlayers"), f"{where}.maxPlayers", whole=True, minimum=1)
+            quantity = self.number(
+                raw.get("quantity", 1), f"{where}.quantity", whole=True, minimum=1
+            )
+            if low is None or high is None or quantity is None:
+                return
+            if low != high:
+                self.problem(
+                    f"{where}.minPlayers: {low:g} differs from maxPlayers {high:g}; lobbysim's "
+                    "games have fixed sizes (give minPlayers = maxPlayers)"
+                )
+                return
+            sizes += [int(high)] * int(quantity)
+        self.players = sum(sizes)
+        if self.players > MAX_PLAYERS:
+            self.problem(f"teams: {self.players} players; a FlexMatch match holds at most 200")
+            return
+        if len(sizes) == 1:
+            if sizes[0] < 2:
+                self.problem("teams[0].maxPlayers: a game of one player is not a game")
+                return
+            self.game = {"mode": "ffa", "ffa_size": sizes[0]}
+        elif all(s == 1 for s in sizes):
+            self.game = (
+                {"mode": "1v1"} if len(sizes) == 2 else {"mode": "ffa", "ffa_size": len(sizes)}
+            )
+        elif len(sizes) == 2 and sizes[0] == sizes[1]:
+            self.game = {"mode": "team", "team_size": sizes[0]}
+        elif len(sizes) == 2:
+            self.problem(
+                f"teams: uneven teams of {sizes[0]} and {sizes[1]} players; lobbysim's team "
+                "games are two teams of one size"
+            )
+        else:
+            self.problem(
+                f"teams: {len(sizes)} teams of {', '.join(map(str, sizes))} players; lobbysim "
+                "plays 1v1, two teams of one size, or a free-for-all (one team)"
+            )
+
+    def read_algorithm(self, algorithm: Any) -> None:
+        self.clock = "newest"
+        if not isinstance(algorithm, Mapping):
+            self.problem(f"algorithm: expected an object, got {quoted(algorithm)}")
+            return
+        self.keys(algorithm, _ALGORITHM, "algorithm", "a FlexMatch algorithm")
+        age = algorithm.get("expansionAgeSelection", "newest")
+        if age in ("newest", "oldest"):
+            self.clock = age
+        else:
+            self.problem(
+                f"algorithm.expansionAgeSelection: expected newest or oldest, got {quoted(age)}"
+            )
+        strategy = algorithm.get("strategy", "exhaustiveSearch")
+        large = self.players > SMALL_MATCH
+        if strategy == "balanced":
+            self.balanced = True
+            if self.game and self.game.get("mode") != "ffa":
+                self.problem(
+                    "algorithm.strategy: 'balanced' with two teams is not supported by lobbysim "
+                    "(it spreads the players over the teams to even out balancedAttribute with "
+                    "no limit, which no lobbysim rule states)"
+                )
+            elif self.game and not large:
+                self.problem(
+                    f"algorithm.strategy: FlexMatch's 'balanced' is for matches of 41 to 200 "
+                    f"players; this one has {self.players} (use exhaustiveSearch)"
+                )
+            attribute = algorithm.get("balancedAttribute")
+            if attribute not in self.declared or self.declared[attribute][1] != "number":
+                self.problem(
+                    "algorithm.balancedAttribute: the balanced strategy needs a declared number "
+                    f"attribute, got {quoted(attribute)}"
+                )
+        elif strategy == "exhaustiveSearch":
+            if large:
+                self.problem(
+                    f"algorithm.strategy: a FlexMatch match of more than {SMALL_MATCH} players "
+                    f"({self.players}) needs strategy 'balanced', got 'exhaustiveSearch'"
+                )
+            if "balancedAttribute" in algorithm:
+                self.problem("algorithm.balancedAttribute: only for strategy 'balanced'")
+        else:
+            self.problem(
+                f"algorithm.strategy: expected exhaustiveSearch or balanced, got {quoted(strategy)}"
+            )
+        default = "largestPopulation" if strategy == "balanced" else "random"
+        batching = algorithm.get("batchingPreference", default)
+        if batching != default:
+            self.problem(
+                f"algorithm.batchingPreference: {quoted(batching)} is not supported by lobbysim "
+                f"(only {default!r}, the default: how FlexMatch batches tickets decides which are "
+                "tried together, which lobbysim's search does not mimic)"
+            )
+        if algorithm.get("sortByAttributes", []) not in ([], None):
+            self.problem(
+                "algorithm.sortByAttributes: not supported by lobbysim (it sorts the ticket pool "
+                "before batching; lobbysim's search has no such order)"
+            )
+        backfill = algorithm.get("backfillPriority", "normal")
+        if backfill != "normal":
+            self.problem(
+                f"algorithm.backfillPriority: {quoted(backfill)} is not supported by lobbysim "
+                "(only 'normal': lobbysim back-fills seats by game.backfill)"
+            )
+
+    # --- expansions ------------------------------------------------------------------------
+
+    def read_expansions(self, expansions: Any) -> None:
+        if not isinstance(expansions, list):
+            self.problem(f"expansions: expected a list, got {quoted(expansions)}")
+            return
+        by_name = {r["name"]: r for r in self.rules if r is not None}
+        names = [r.get("name") for r in self.data.get("rules", []) if isinstance(r, Mapping)]
+        seen: dict[str, int] = {}
+        for k, raw in enumerate(expansions):
+            where = f"expansions[{k}]"
+            if not isinstance(raw, Mapping):
+                self.problem(f"{where}: expected an object, got {quoted(raw)}")
+                continue
+            self.keys(raw, ("target", "steps"), where, "an expansion")
+            target = raw.get("target")
+            match = _TARGET.fullmatch(target) if isinstance(target, str) else None
+            if match is None:
+                self.problem(f"{where}.target: expected rules[NAME].PROPERTY, got {quoted(target)}")
+                continue
+            if match["where"] == "teams":
+                self.problem(
+                    f"{where}.target: {target!r}: expanding a team's size is not supported by "
+                    "lobbysim (its games have fixed sizes)"
+                )
+                continue
+            name = match["name"]
+            if name not in names:
+                self.problem(
+                    f"{where}.target: {target!r} names no rule of the rule set"
+                    + did_you_mean(name, [str(n) for n in names])
+                )
+                continue
+            rule = by_name.get(name)
+            if rule is None:
+                continue  # the rule itself was reported
+            prop, factor = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
+            if match["prop"] != prop:
+                hint = f"only its {prop}" if prop else "none of its properties"
+                self.problem(
+                    f"{where}.target: {target!r}: lobbysim expands {hint} (the rule is read as "
+                    f"a {rule['kind']} rule)"
+                )
+                continue
+            if name in seen:
+                self.problem(
+                    f"{where}.target: {target!r} is expanded twice (expansions[{seen[name]}])"
+                )
+                continue
+            seen[name] = k
+            rule["expansions"] = self.read_steps(raw.get("steps"), where, rule, factor)
+
+    def read_steps(
+        self, steps: Any, where: str, rule: dict[str, Any], factor: float
+    ) -> list[list[float]]:
+        if not isinstance(steps, list) or not steps:
+            self.problem(f"{where}.steps: expected a non-empty list of steps, got {quoted(steps)}")
+            return []
+        out: list[list[float]] = []
+        at_least = rule["kind"] == "overlap"
+        previous = (0.0, rule["limit"])
+        for j, step in enumerate(steps):
+            here = f"{where}.steps[{j}]"
+            if not isinstance(step, Mapping):
+                self.problem(f"{here}: expected an object, got {quoted(step)}")
+                return []
+            self.keys(step, ("waitTimeSeconds", "value"), here, "an expansion step")
+            seconds = self.number(step.get("waitTimeSeconds"), f"{here}.waitTimeSeconds")
+            value = self.number(
+                step.get("value"), f"{here}.value", minimum=0, whole=rule["kind"] == "overlap"
+            )
+            if seconds is None or value is None:
+                return []
+            if seconds <= previous[0]:
+                self.problem(
+                    f"{here}.waitTimeSeconds: the waits increase from step to step (and start "
+                    f"above 0), got {seconds:g} after {previous[0]:g}"
+                )
+                return []
+            limit = factor * value
+            if (limit > previous[1]) if at_least else (limit < previous[1]):
+                self.problem(
+                    f"{here}.value: {value:g} tightens rule {rule['name']!r}; lobbysim's limits "
+                    "only relax as players wait"
+                )
+                return []
+            out.append([seconds / 60.0, limit])
+            previous = (seconds, limit)
+        return out
+
+    # --- the mapping -----------------------------------------------------------------------
+
+    def bind(self, source: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        """Return the bound attributes and the unbound ones a rule reads."""
+        from lobbysim.scenario.parse import build
+
+        read = {
+            r["attribute"] for r in self.rules if r is not None and r.get("attribute") is not None
+        }
+        bindings = self.mapping if self.mapping is not None else {}
+        if not isinstance(bindings, Mapping):
+            self.problem(f"matchmaker.rules.attributes: expected a mapping, got {bindings!r}")
+            return {}, {}
+        bound: dict[str, dict[str, Any]] = {}
+        unbound: dict[str, str] = {}
+        for name, binding in bindings.items():
+            where = f"matchmaker.rules.attributes.{name}"
+            if name not in self.declared:
+                self.problem(
+                    f"{where}: not a playerAttribute of {source}"
+                    + did_you_mean(str(name), list(self.declared))
+                )
+                continue
+            kind = self.declared[name][1]
+            if not isinstance(binding, Mapping):
+                self.problem(f"{where}: expected a binding such as {_BINDING_EXAMPLE[kind]}")
+                continue
+            if binding.get("type", kind) != kind:
+                self.problem(f"{where}.type: the rule set declares {name!r} a {kind}")
+                continue
+            data = {**binding, "type": kind}
+            if name == RATING:
+                if kind != "number" or dict(binding) not in (
+                    {"source": "rating"},
+                    {"source": "rating", "type": "number"},
+                ):
+                    self.problem(
+                        f"{where}: {RATING!r} is lobbysim's own attribute, the driving rater's "
+                        "mean unscaled: bind it as {source: rating}, or rename the attribute in "
+                        "the rule set to bind it on a scale"
+                    )
+                continue
+            try:
+                config = build(AttributeConfig, data, where)
+            except ScenarioError as exc:
+                self.problems.extend(exc.problems)
+                continue
+            found = config.problems(where)
+            if found:
+                self.problems.extend(found)
+                continue
+            bound[name] = data
+        for name in sorted(read, key=lambda n: self.declared[n][0]):
+            if name in bindings:
+                continue
+            index, kind = self.declared[name]
+            if self.mapping is None:
+                unbound[name] = kind
+                continue
+            example = "{source: rating}" if name == RATING else _BINDING_EXAMPLE[kind]
+            self.problem(
+                f"matchmaker.rules.attributes.{name}: the rules read playerAttributes[{index}] "
+                f"{name!r} (a {kind}); bind it to the simulation, e.g. {name}: {example}"
+            )
+        return bound, unbound
+
+
+def read_flexmatch(
+    source: str | Path | Mapping[str, Any],
+    mapping: Mapping[str, Any] | None = None,
+    *,
+    label: str | None = None,
+) -> FlexMatchImport:
+    """Read a FlexMatch rule set into lobbysim's scenario data (see the module docstring).
+
+    Args:
+        source: the rule set's JSON file, or its parsed data.
+        mapping: the bindings of its player attributes (``matchmaker.rules.attributes``):
+            every attribute a rule reads needs one. None reads it without bindings, listing the
+            attributes the rules read in :attr:`FlexMatchImport.unbound` (``rules show``).
+        label: the name errors give the rule set (default: the file, or ``flexmatch``).
+
+    Raises:
+        ScenarioError: every problem, one line each, naming the JSON path (or the mapping's
+            field) and prefixed with the file.
+    """
+    if isinstance(source, Mapping):
+        data: Any = source
+        label = label or "flexmatch"
+    else:
+        label = label or str(source)
+        data = load_json(source)
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"{label}: expected a FlexMatch rule set (a JSON object)")
+    reader = _Reader(data, mapping)
+    reader.read()
+    bound, unbound = reader.bind(label)
+    if reader.problems:
+        raise ScenarioError([f"{label}: {p}" for p in reader.problems])
+    rules = []
+    for rule in reader.rules:
+        assert rule is not None  # a rule that could not be read is a problem
+        rules.append(rule)
+    name = data.get("name")
+    return FlexMatchImport(
+        source=label,
+        name=name if isinstance(name, str) else None,
+        game=dict(reader.game),
+        rules=tuple(rules),
+        attributes=bound,
+        unbound=unbound,
+        algorithm="exact",
+        clock=reader.clock,
+        declared={name: kind for name, (_, kind) in reader.declared.items()},
+    )
