@@ -31,35 +31,29 @@ and, read for :func:`lobbysim.load_run` (``complete=True``), a missing value in 
 every record has (:data:`REQUIRED_COLUMNS`); a folder without a manifest (written before
 manifests) gets the checks that need none. A sink's write that fails (a full disk) names the
 file.
+
+This module holds the formats: the schema's frames, CSV text, the sinks, whole files written.
+Reading them back is :mod:`lobbysim.record_reader`'s (:func:`read_records`); the writer process
+that :func:`open_sink` streams through where it can (:func:`background_writer_available`) is
+:mod:`lobbysim.record_writer`'s (:class:`BackgroundSink`). Their names are importable from here
+too, as before.
 """
 
 from __future__ import annotations
 
-import atexit
 import csv
 import io
 import multiprocessing
 import os
-import pickle
-import queue
-import signal
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from lobbysim.outputs import (
-    OutputFileError,
-    decode_problem,
-    read_manifest,
-    remove_manifest,
-    verify_file,
-    write_manifest,
-)
-from lobbysim.parallel import die_with_parent
+from lobbysim.outputs import OutputFileError, remove_manifest, write_manifest
 from lobbysim.records import (
     ALL_RECORD_COLUMNS,
     DEFAULT_RECORD_FORMAT,
@@ -72,10 +66,6 @@ DEFAULT_FORMAT = DEFAULT_RECORD_FORMAT
 PARQUET_INSTALL = "pip install 'lobbysim[parquet]'"
 
 _NONE = type(None)
-# pandas 3.1 reads every float exactly (and deprecates the option); before it, only the
-# round-trip parser does (pandas 2.1's default one may be off in the last digit)
-_PANDAS = tuple(int(part) for part in pd.__version__.split(".")[:2])
-_EXACT_FLOATS: dict[str, Any] = {} if _PANDAS >= (3, 1) else {"float_precision": "round_trip"}
 # The Python types a column of each dtype may hold as they are: its text is then what pandas
 # writes for the value; any other value is converted first.
 _AS_IS: dict[str, frozenset[type]] = {
@@ -173,7 +163,9 @@ def format_problem(fmt: str, field: str = "records.format") -> str | None:
     return None
 
 
-def _require(fmt: str) -> None:
+def require_format(fmt: str) -> None:
+    """Refuse a format other than ``csv`` or ``parquet`` (ValueError), and ``parquet`` without
+    pyarrow (ImportError, saying how to install it)."""
     if fmt not in FORMATS:
         raise ValueError(f"records.format: expected csv or parquet, got {fmt!r}")
     problem = format_problem(fmt)
@@ -404,7 +396,7 @@ class ParquetSink(RecordFileSink):
     format = "parquet"
 
     def __init__(self, folder: Path, schema: Schema | None = None) -> None:
-        _require("parquet")
+        require_format("parquet")
         import pyarrow.parquet as pq
 
         super().__init__(folder, schema)
@@ -455,15 +447,19 @@ def open_sink(
     Raises:
         ImportError: ``parquet`` without pyarrow installed (the message says how to install it).
     """
-    _require(fmt)
+    require_format(fmt)
     if background is None:
         background = background_writer_available()
     if background:
+        from lobbysim.record_writer import BackgroundSink
+
         return BackgroundSink(Path(folder), fmt, schema)
-    return _inline_sink(Path(folder), fmt, schema)
+    return inline_sink(Path(folder), fmt, schema)
 
 
-def _inline_sink(folder: Path, fmt: str, schema: Schema | None = None) -> RecordFileSink:
+def inline_sink(folder: Path, fmt: str, schema: Schema | None = None) -> RecordFileSink:
+    """Return the sink of format ``fmt`` writing in this process (:class:`CsvSink` or
+    :class:`ParquetSink`); the writer process runs one too."""
     return ParquetSink(folder, schema) if fmt == "parquet" else CsvSink(folder, schema)
 
 
@@ -482,221 +478,6 @@ def background_writer_available() -> bool:
         and (os.cpu_count() or 1) > 1
         and threading.active_count() == 1
     )
-
-
-WRITER_BATCH_ROWS = 5_000  # rows of a kind a run buffers at most before handing them over
-
-
-class BackgroundSink(RecordFileSink):
-    """Streams records through a writer process that formats and writes them.
-
-    The rows a flush hands over are pickled down a pipe (about a tenth of the cost of formatting
-    them as CSV), and the writer process runs the format's sink (:class:`CsvSink` or
-    :class:`ParquetSink`) on them in order, so the files are byte for byte those the sink writes
-    in-process, while the simulation goes on. The pipe's buffer bounds what is in flight: a
-    simulation faster than its writer waits for it. :meth:`close` returns once every row is
-    written and the files are complete. The writer ignores SIGINT and SIGTERM (the run's own
-    handling of them closes it); it stops when the pipe closes, and dies with the run's process if
-    that is killed outright (:func:`lobbysim.parallel.die_with_parent`). A sink still
-    open when the interpreter exits is closed then (its files completed), before
-    :mod:`multiprocessing` waits for its children: the writer would otherwise wait for rows that
-    never come, and the exit with it.
-
-    Raises:
-        OSError: the writer could not create or write the files (the writer's message, with
-            its error number and file: a full disk names the file), or it stopped; raised
-            once, by the call that finds it (:meth:`close` then only cleans up).
-    """
-
-    #: A run hands rows over once this many of a kind are buffered (fewer if ``flush_rows`` says
-    #: so): the writer then works alongside the run, and little is left to write after its end.
-    batch_rows = WRITER_BATCH_ROWS
-
-    def __init__(
-        self, folder: Path, fmt: str = DEFAULT_FORMAT, schema: Schema | None = None
-    ) -> None:
-        super().__init__(folder, schema)
-        self.format = fmt
-        context = multiprocessing.get_context("fork")
-        here, there = context.Pipe()
-        self._conn: Any = here
-        self._process = context.Process(
-            target=_write_records,
-            args=(there, str(self.folder), fmt, os.getpid(), here, self.schema),
-            name="lobbysim-records",
-            daemon=True,
-        )
-        self._process.start()
-        there.close()
-        atexit.register(self._close_at_exit)
-        self._failed = False  # an error has been raised (close() then only cleans up)
-        try:
-            status = self._receive()
-        except BaseException:  # Ctrl-C or SIGTERM while the writer starts: it would go on
-            self.abort()  # creating its files in a folder the run is about to remove
-            raise
-        if status is not None:
-            self._failed = True
-            self.close()
-            self._raise_if_failed(status)
-
-    def __call__(self, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        if self._conn is None:
-            raise OSError("the record writer is closed")
-        status = self._receive() if self._conn.poll() else None
-        if status is None:
-            try:
-                # what Connection.send does, without its pickler's copyreg dispatch table (rows
-                # hold plain values): ~10-20% less time; the writer's recv() unpickles it
-                self._conn.send_bytes(pickle.dumps((kind, rows), protocol=pickle.HIGHEST_PROTOCOL))
-            except OSError:
-                status = self._receive() or "the record writer process stopped"
-        if status is not None:
-            self._failed = True
-            self._raise_if_failed(status)
-
-    def close(self) -> None:
-        """Wait until every row is written and the files are complete; stop the writer."""
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        atexit.unregister(self._close_at_exit)
-        try:
-            conn.send(None)
-            status = conn.recv()
-        except (OSError, EOFError):
-            status = "the record writer process stopped"
-        except BaseException:  # Ctrl-C or SIGTERM while the writer finishes: stop it now
-            self._process.kill()
-            raise
-        finally:
-            conn.close()
-            self._process.join(timeout=60)
-            if self._process.is_alive():
-                self._process.kill()
-                self._process.join()
-        if not self._failed:
-            self._raise_if_failed(status)
-
-    def abort(self) -> None:
-        """Stop the writer at once, without waiting for it to write what is in flight.
-
-        A run stopped midway (Ctrl-C, SIGTERM, an error) calls this rather than :meth:`close`:
-        the signal may have cut a batch half-sent down the pipe, and a writer waiting for the
-        rest of it would never answer.
-        """
-        conn, self._conn = self._conn, None
-        self._failed = True
-        if conn is None:
-            return
-        atexit.unregister(self._close_at_exit)
-        conn.close()
-        self._process.kill()
-        self._process.join()
-
-    def _close_at_exit(self) -> None:
-        try:
-            self.close()
-        except OSError as exc:  # nobody left to raise it to
-            print(f"lobbysim: {exc}", file=sys.stderr)
-
-    def _receive(self) -> Failure:
-        """Return the writer's next message (None: all is well), or why it cannot be read."""
-        try:
-            message: Failure = self._conn.recv()
-        except (OSError, EOFError):
-            return "the record writer process stopped"
-        return message
-
-    @staticmethod
-    def _raise_if_failed(status: Failure) -> None:
-        if status is None:
-            return
-        if isinstance(status, tuple):  # an OSError of the writer: its number and file
-            name, number, strerror, filename = status
-            raise OSError(number, f"writing the records: {name}: {strerror}", filename)
-        raise OSError(f"writing the records: {status}")
-
-
-WRITER_BACKLOG = 4  # batches the writer process holds unwritten before the run waits for it
-_GONE = "gone"  # the run has gone (the pipe closed)
-#: What the writer reports: None (all is well), a message, or an OSError's type name, number,
-#: text and file.
-Failure = str | tuple[str, int, str | None, str | None] | None
-
-
-def _write_records(
-    conn: Any,
-    folder: str,
-    fmt: str,
-    parent: int,
-    run_end: Any = None,
-    schema: Schema | None = None,
-) -> None:
-    """The writer process of :class:`BackgroundSink`: run the sink on what comes down ``conn``.
-
-    Replies once with None (ready) or a message; then writes every ``(kind, rows)`` until None
-    comes, and replies with None (done) or the first error's message, which it also sends as
-    soon as it happens (it then reads on without writing, so the run never blocks on it). A
-    thread reads the pipe while the main thread writes, up to :data:`WRITER_BACKLOG` batches
-    ahead, so a run that flushes several kinds at once hands them over without waiting. It
-    dies with the run's process ``parent`` (:func:`lobbysim.parallel.die_with_parent`);
-    ``run_end``, the run's end of the pipe, is closed here; ``schema``: the run's columns.
-    """
-    die_with_parent(parent)
-    if run_end is not None:  # the run's end of the pipe, inherited with the fork: its EOF comes
-        run_end.close()  # only once no process holds that end
-    # the run's own handling of Ctrl-C and SIGTERM closes the writer (its handlers, inherited
-    # with the fork, are not the writer's)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        sink = _inline_sink(Path(folder), fmt, schema)
-    except Exception as exc:  # reported by the run, which stops
-        conn.send(_failure(exc))
-        return
-    conn.send(None)
-    inbox: queue.Queue[Any] = queue.Queue(maxsize=WRITER_BACKLOG)
-
-    def read() -> None:
-        while True:
-            try:
-                item = conn.recv()
-            except EOFError:
-                item = _GONE
-            inbox.put(item)
-            if item is None or item is _GONE:
-                return
-
-    threading.Thread(target=read, name="lobbysim-records-reader", daemon=True).start()
-    error: Failure = None
-    while True:
-        item = inbox.get()
-        if item is _GONE:  # the run has gone
-            return
-        if item is None:
-            break
-        if error is None:
-            try:
-                sink(*item)
-            except Exception as exc:
-                error = _failure(exc)
-                conn.send(error)
-    if error is None:
-        try:
-            sink.close()
-        except Exception as exc:
-            error = _failure(exc)
-    conn.send(error)
-
-
-def _failure(exc: BaseException) -> Failure:
-    """Return what the writer reports of ``exc``: an OSError's number and file, so that the run
-    raises the same error (a full disk is one line naming the file); else its message."""
-    if isinstance(exc, OSError) and exc.errno is not None:
-        filename = None if exc.filename is None else os.fsdecode(exc.filename)
-        return type(exc).__name__, exc.errno, exc.strerror, filename
-    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def arrow_schema(kind: str, columns: Mapping[str, str] | None = None) -> Any:
@@ -722,7 +503,7 @@ def arrow_table(kind: str, frame: pd.DataFrame) -> Any:
 def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> None:
     """Write record frames (by kind) into ``folder`` (made if need be), a file each, as ``fmt``,
     and the folder's manifest (each file's rows and bytes)."""
-    _require(fmt)
+    require_format(fmt)
     folder.mkdir(parents=True, exist_ok=True)
     remove_manifest(folder)
     written = {}
@@ -744,158 +525,34 @@ def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> 
     write_manifest(folder, written)
 
 
-def read_records(
-    folder: str | Path,
-    kinds: Iterable[str] | None = None,
-    *,
-    columns: Mapping[str, Sequence[str]] | None = None,
-    fmt: str | None = None,
-    complete: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Read a run's record files back as frames with the schema's dtypes, by kind.
+# The writer process and the reading have modules of their own, which build on this one; their
+# names are given here too (where they were first defined), loaded on first use.
+if TYPE_CHECKING:
+    from lobbysim.record_reader import read_records as read_records
+    from lobbysim.record_writer import WRITER_BACKLOG as WRITER_BACKLOG
+    from lobbysim.record_writer import WRITER_BATCH_ROWS as WRITER_BATCH_ROWS
+    from lobbysim.record_writer import BackgroundSink as BackgroundSink
+    from lobbysim.record_writer import Failure as Failure
 
-    Args:
-        folder: the folder of the files (a run folder's ``records/<policy>/``, or where
-            ``records.stream`` wrote them).
-        kinds: the kinds to read (default: every kind of the schema); a kind without a file is
-            left out of the result.
-        columns: per kind, only these columns (in the schema's order); default: all the file
-            has (:data:`~lobbysim.records.RECORD_COLUMNS`' and, of a run with a world or
-            parties, their columns: :func:`lobbysim.records.record_schema`).
-        fmt: ``csv`` or ``parquet``; default: whichever file of the kind is there (CSV first).
-        complete: also refuse a missing value in a column that every record lobbysim writes
-            fills in (:data:`REQUIRED_COLUMNS`), as :func:`lobbysim.load_run` does.
-
-    Raises:
-        KeyError: a kind or column the schema does not have, or a world's or parties' column
-            of a run without them.
-        RecordFileError: a file that is cut short or changed since it was written (against the
-            folder's manifest), a CSV file that ends mid-row or is not UTF-8, a file that does
-            not read as its kind's records, or with ``complete`` a missing value in a column
-            that always has one; the message names the file, and the line where it can.
-    """
-    manifest = read_manifest(Path(folder))
-    out = {}
-    for kind in RECORD_COLUMNS if kinds is None else kinds:
-        schema = ALL_RECORD_COLUMNS[kind]
-        wanted = None if columns is None or kind not in columns else set(columns[kind])
-        if wanted is not None and not wanted <= schema.keys():
-            raise KeyError(f"{kind} records have no column {sorted(wanted - schema.keys())[0]!r}")
-        formats = FORMATS if fmt is None else (fmt,)
-        path = next(
-            (p for p in (record_path(folder, kind, f) for f in formats) if p.exists()), None
-        )
-        if path is None:
-            continue
-        try:
-            verify_file(path, manifest)
-        except OutputFileError as exc:
-            raise RecordFileError(str(exc)) from None
-        present = _file_columns(path)
-        base = RECORD_COLUMNS[kind]
-        absent = sorted(c for c in wanted or () if c not in base and c not in present)
-        if absent:
-            raise KeyError(
-                f"{path}: {kind} records have no column {absent[0]!r} (only those of a run "
-                "with a world or parties do)"
-            )
-        names = [
-            c for c in schema if (c in base or c in present) and (wanted is None or c in wanted)
-        ]
-        frame = _read_file(path, kind, names)
-        entry = (manifest or {}).get(path.name)
-        if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
-            raise RecordFileError(
-                f"{path}: {len(frame)} rows, {entry['rows']} when written (manifest.json): "
-                "the file was changed"
-            )
-        required = [c for c in REQUIRED_COLUMNS[kind] if c in names] if complete else []
-        missing = frame[required].isna().any(axis=1).to_numpy() if required else None
-        if missing is not None and missing.any():
-            row = int(missing.argmax())
-            column = next(c for c in required if pd.isna(frame[c].iat[row]))
-            where = f"line {row + 2}" if path.suffix == ".csv" else f"row {row + 1}"
-            raise RecordFileError(
-                f"{path}: {where} has no {column}, which every {kind} record has: the file is "
-                "damaged"
-            )
-        out[kind] = frame[names]
-    return out
+_ELSEWHERE = {
+    "read_records": "lobbysim.record_reader",
+    "BackgroundSink": "lobbysim.record_writer",
+    "Failure": "lobbysim.record_writer",
+    "WRITER_BACKLOG": "lobbysim.record_writer",
+    "WRITER_BATCH_ROWS": "lobbysim.record_writer",
+}
 
 
-def _file_columns(path: Path) -> set[str]:
-    """Return the names of the columns of a record file (none if they cannot be read: reading
-    the file then says why)."""
-    try:
-        if path.suffix == ".csv":
-            with open(path, encoding="utf-8", newline="") as fh:
-                return set(next(csv.reader(fh), []))
-        _require("parquet")
-        import pyarrow.parquet as pq
+def __getattr__(name: str) -> Any:
+    """Load the names of :data:`_ELSEWHERE` from their modules on first use."""
+    if name in _ELSEWHERE:
+        import importlib
 
-        return set(pq.read_schema(path).names)
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
-        return set()
+        value = getattr(importlib.import_module(_ELSEWHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
-    """Read one record file with the schema's dtypes; an unreadable one is a
-    :class:`RecordFileError` naming it (and, for CSV, the line where it can)."""
-    schema = ALL_RECORD_COLUMNS[kind]
-    if path.suffix != ".csv":
-        _require("parquet")
-        try:
-            return with_dtypes(kind, pd.read_parquet(path, columns=names, engine="pyarrow"))
-        except (OSError, ValueError) as exc:  # pyarrow's errors are either
-            raise RecordFileError(
-                f"{path}: cannot be read as {kind} records ({' '.join(str(exc).split())})"
-            ) from None
-    try:
-        return pd.read_csv(
-            path,
-            usecols=names,
-            dtype={c: schema[c] for c in names},
-            keep_default_na=False,  # only the empty field is missing, and not in text
-            na_values={c: [""] for c in names if schema[c] != "str"},
-            **_EXACT_FLOATS,  # every float exactly as written
-        )
-    except UnicodeDecodeError as exc:
-        raise RecordFileError(str(decode_problem(path, exc))) from None
-    except (ValueError, TypeError) as exc:  # a field that is not of its column's type
-        line = _bad_line(path, kind)
-        where = f"line {line}: " if line is not None else ""
-        raise RecordFileError(
-            f"{path}: {where}cannot be read as {kind} records ({' '.join(str(exc).split())})"
-        ) from None
-
-
-def _bad_line(path: Path, kind: str) -> int | None:
-    """Return the first line of a CSV record file whose fields do not fit its kind's columns
-    (their number, an empty field where one is required, a number that is not one), or None."""
-    schema = ALL_RECORD_COLUMNS[kind]
-    required = set(REQUIRED_COLUMNS[kind])
-    parse = {"int64": int, "Int64": int, "float64": float}
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            return None
-        for row in reader:
-            if len(row) != len(header):
-                return reader.line_num
-            for column, value in zip(header, row, strict=True):
-                dtype = schema.get(column)
-                if dtype is None:
-                    continue
-                if value == "":
-                    if column in required:
-                        return reader.line_num
-                    continue
-                try:
-                    if dtype in parse:
-                        parse[dtype](value)
-                    elif dtype in ("bool", "boolean") and value not in ("True", "False"):
-                        return reader.line_num
-                except ValueError:
-                    return reader.line_num
-    return None
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ELSEWHERE})
