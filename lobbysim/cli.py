@@ -135,7 +135,8 @@ def _run(args: argparse.Namespace) -> int:
     """Handle ``lobbysim run`` and ``lobbysim compare``."""
     import shlex
 
-    from lobbysim.commands.run import RunError, run, run_summary
+    from lobbysim.commands.run import run, run_summary
+    from lobbysim.commands.validate import RunError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.scenario import ScenarioError
@@ -171,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim validate``: one line per problem, exit 2 if any."""
-    from lobbysim.commands.run import (
+    from lobbysim.commands.validate import (
         fast_plan_lines,
         plugins_not_imported,
         validate,
@@ -251,7 +252,7 @@ def _init(args: argparse.Namespace) -> int:
 
 def _plugins(args: argparse.Namespace) -> int:
     """Handle ``lobbysim plugins``."""
-    from lobbysim.commands.run import plugins_text
+    from lobbysim.commands.validate import plugins_text
 
     print(plugins_text())
     return 0

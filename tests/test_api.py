@@ -13,7 +13,7 @@ import pytest
 
 import lobbysim
 from lobbysim.cli import main
-from lobbysim.commands.run import load_run_scenario
+from lobbysim.commands.validate import load_run_scenario
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
 from lobbysim.progress import Progress

@@ -10,6 +10,7 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.commands import run as runs
+from lobbysim.commands import validate as checks
 from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.specs import (
     policy_spec,
@@ -299,10 +300,10 @@ def test_a_compare_section_replaces_the_defaults(scenario_file: Path) -> None:
     with_section = Scenario.from_dict(
         {**scenario.to_dict(), "compare": {"policies": ["point_estimate", "draw_chance"]}}
     )
-    specs, why = runs.compare_policies(with_section)
+    specs, why = checks.compare_policies(with_section)
     assert [spec_label(s) for s in specs] == ["point_estimate", "draw_chance"]
     assert why == "compare: point_estimate, draw_chance, from the scenario's compare: section"
-    specs, _ = runs.compare_policies(with_section, ["oracle"])  # --policies wins
+    specs, _ = checks.compare_policies(with_section, ["oracle"])  # --policies wins
     assert [spec_label(s) for s in specs] == ["oracle"]
 
 
@@ -310,7 +311,7 @@ def test_a_baseline_the_lobby_cannot_run_is_left_out_and_said(
     scenario_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # engagement needs a player base with a retention model, which this lobby has not
-    monkeypatch.setattr(runs, "BASELINES", ("uniform_random", "engagement"))
-    specs, why = runs.compare_policies(load_scenario(scenario_file))
+    monkeypatch.setattr(checks, "BASELINES", ("uniform_random", "engagement"))
+    specs, why = checks.compare_policies(load_scenario(scenario_file))
     assert [spec_label(s) for s in specs] == ["draw_chance", "uniform_random"]
     assert "engagement is left out: matchmaker.policy: 'engagement' predicts churn" in why

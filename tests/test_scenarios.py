@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lobbysim.arrivals import ARRIVALS
-from lobbysim.commands.run import check_scenario
+from lobbysim.commands.validate import check_scenario
 from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.simulation import simulate
 from lobbysim.paper import PaperStudy, draw_priors, run_study

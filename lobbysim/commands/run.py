@@ -1,6 +1,7 @@
-"""The library behind ``lobbysim run``, ``compare``, ``validate`` and ``plugins``.
+"""The library behind ``lobbysim run`` and ``compare`` (the scenario loaded and checked by
+:mod:`lobbysim.commands.validate`, which is also ``validate`` and ``plugins``).
 
-Each command is one function here that the tests call directly; :mod:`lobbysim.cli` only parses
+Each command is one function that the tests call directly; :mod:`lobbysim.cli` only parses
 arguments. A run's folder holds everything needed to understand and repeat it: the resolved
 scenario (``scenario.yaml``, loadable as it is), the metrics of every replication
 (``replications.csv``), the summary with 95% intervals (``summary.csv``), for a comparison the
@@ -14,29 +15,24 @@ report (``report.md``, ``report.html`` and figures). It is written atomically
 Policies are names or specs with parameters, ``knowledge_gradient(gamma=0.95)``
 (:mod:`lobbysim.scenario.specs`); each goes by its spec's text in the tables, and its records
 folder is that label made a safe folder name (``records/knowledge_gradient-gamma=0.95/``).
-:func:`compare_policies` says what ``compare`` runs without ``--policies``.
+:func:`~lobbysim.commands.validate.compare_policies` says what ``compare`` runs without
+``--policies``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import yaml
 
-from lobbysim.arrivals import ARRIVALS
-from lobbysim.experiments.replications import (
-    ORACLE_POLICY,
-    UNIFORM_POLICY,
-    ExperimentResult,
-    policy_scenarios,
-    run_experiment,
-    with_policy,
+from lobbysim.commands.validate import (
+    RunError,
+    check_scenario,
+    compare_policies,
+    load_run_scenario,
 )
+from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.experiments.sequential import (
     DEFAULT_MAX_REPLICATIONS,
     DEFAULT_PRECISION,
@@ -45,370 +41,16 @@ from lobbysim.experiments.sequential import (
     first_batch,
     run_until_precise,
 )
-from lobbysim.latency import LATENCY
 from lobbysim.metrics import metric_names
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
-from lobbysim.policies import POLICIES
-from lobbysim.policies.assignment import ASSIGNMENTS
-from lobbysim.population import Population
 from lobbysim.progress import ProgressLike, RemainingTime, as_progress
-from lobbysim.raters import RATERS
-from lobbysim.record_files import format_problem, write_frames
+from lobbysim.record_files import write_frames
 from lobbysim.records import RECORD_COLUMNS
-from lobbysim.registry import PluginError, Registry, declared_parameters
-from lobbysim.retention import RETENTION
-from lobbysim.scenario import (
-    CompareConfig,
-    GameRules,
-    PluginSpec,
-    Scenario,
-    ScenarioError,
-    apply_overrides,
-    folder_label,
-    plugin_spec,
-    read_scenario_data,
-)
+from lobbysim.registry import PluginError
+from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
 from lobbysim.scenario.inputs import as_scenario
-from lobbysim.scenario.references import is_user_class, reference_problem
-from lobbysim.scenario.specs import policy_spec, record_folders, resolve_policies, spec_label
-from lobbysim.sim.components import Components, build_plugin, build_raters
+from lobbysim.scenario.specs import policy_spec, record_folders
 from lobbysim.validation import check_run_options
-from lobbysim.visits import VISITS
-
-
-class RunError(ValueError):
-    """A problem with a run's arguments; the message names the argument and the value."""
-
-
-def load_run_scenario(
-    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
-) -> Scenario:
-    """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
-
-    When the file breaks the schema, the problems of its plug-ins (unknown names, bad
-    parameters) are reported with the schema's, so that every problem comes out at once (user
-    classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
-    """
-    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
-    if not sets:
-        return scenario
-    # on the resolved scenario, so that the defaults are there to override
-    data = scenario.to_dict()
-    apply_overrides(data, sets)
-    return _from_data(data, f"{path} (with --set)", import_plugins)
-
-
-def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
-    try:
-        return Scenario.from_dict(data)
-    except ScenarioError as exc:
-        problems = exc.problems + plugin_problems(data, import_plugins=import_plugins)
-        raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
-
-
-def _at(data: Mapping[str, Any], *path: str) -> Any:
-    """Return the value at ``path`` in nested mappings, or None where it is missing."""
-    node: Any = data
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def plugin_fields(data: Mapping[str, Any]) -> list[tuple[Registry[Any], str, Any]]:
-    """Return ``(registry, field, value)`` of every plug-in field of scenario data (the value
-    None where the field is missing)."""
-    fields: list[tuple[Registry[Any], str, Any]] = [
-        (ARRIVALS, "arrivals", _at(data, "arrivals")),
-        (POLICIES, "matchmaker.policy", _at(data, "matchmaker", "policy")),
-        (POLICIES, "matchmaker.status_quo", _at(data, "matchmaker", "status_quo")),
-        (ASSIGNMENTS, "matchmaker.assignment", _at(data, "matchmaker", "assignment")),
-        (RATERS, "raters.driver", _at(data, "raters", "driver")),
-        (VISITS, "base.visits", _at(data, "base", "visits")),
-        (RETENTION, "base.retention", _at(data, "base", "retention")),
-        (LATENCY, "world.latency", _at(data, "world", "latency")),
-    ]
-    shadows = _at(data, "raters", "shadows")
-    if isinstance(shadows, list | tuple):
-        fields += [(RATERS, f"raters.shadows[{i}]", v) for i, v in enumerate(shadows)]
-    return fields
-
-
-def user_plugins(data: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Return ``(field, name)`` of every user class (``module:Class``, ``file.py:Class``) that
-    scenario data names as a plug-in."""
-    found = []
-    for _, field_name, value in plugin_fields(data):
-        try:
-            spec = plugin_spec(value, field_name) if value is not None else None
-        except ScenarioError:
-            continue
-        if spec is not None and is_user_class(spec.name):
-            found.append((field_name, spec.name))
-    return found
-
-
-def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> list[str]:
-    """Return the problems of every plug-in named in scenario data (one line each).
-
-    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
-    missing (its default is valid) or malformed (the schema reports it) is skipped. Without
-    ``import_plugins``, a user class is not imported (which would run its module's code): only
-    its reference is checked (:func:`lobbysim.scenario.references.reference_problem`).
-    """
-    problems = []
-    # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
-    # the schema's problem: the default stands in)
-    beta2 = _at(data, "game", "beta2")
-    if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
-        beta2 = GameRules.beta2
-    for registry, field_name, value in plugin_fields(data):
-        if value is None:
-            continue
-        defaults = {"beta2": beta2} if registry is RATERS else None
-        try:
-            spec = plugin_spec(value, field_name)
-            if not import_plugins and is_user_class(spec.name):
-                problem = reference_problem(spec.name)
-                if problem is not None:
-                    problems.append(f"{field_name}: {problem}")
-                continue
-            build_plugin(registry, spec, field_name, defaults)
-        except ScenarioError:
-            continue  # malformed: the schema's problem
-        except PluginError as exc:
-            problems.append(str(exc))
-    population = _at(data, "population")
-    if isinstance(population, Mapping):
-        try:
-            Population.from_params(population)
-        except PluginError as exc:
-            problems.append(str(exc))
-    return problems
-
-
-def check_scenario(
-    scenario: Scenario,
-    policies: Sequence[str | PluginSpec] = (),
-    *,
-    variants: Mapping[str, Scenario] | None = None,
-    held_runs: int | None = None,
-    import_plugins: bool = True,
-) -> None:
-    """Build every plug-in, then the simulation once per policy, so that every plug-in problem
-    and impossible combination is reported now, all at once (one line each); a records format
-    whose library is not installed (Parquet without pyarrow) is one too, and so is a run that
-    needs more memory than there is (:func:`lobbysim.scenario.sizing.memory_problems`: the
-    records of ``held_runs`` runs kept, by default the scenario's replications per policy).
-
-    The policies are names or specs (:func:`~lobbysim.experiments.replications.policy_scenarios`),
-    or ``variants``, each policy's scenario by label, if given. Without ``import_plugins``
-    (``lobbysim validate``), user classes are not imported, only their references checked, and
-    the simulation is not built if the scenario names one.
-    """
-    from lobbysim.scenario.sizing import memory_problems
-
-    mm = scenario.matchmaker
-    if held_runs is None:
-        held_runs = scenario.replications * max(len(variants or policies), 1)
-    problems = memory_problems(scenario, held_runs)
-    data = scenario.to_dict()
-    problems += plugin_problems(data, import_plugins=import_plugins)
-    problems += filter(None, [format_problem(scenario.records.format)])
-    rank, arrivals = mm.focal_rank, scenario.arrivals
-    size = arrivals.params.get("size")
-    if (
-        rank is not None
-        and arrivals.name == "cohort"
-        and isinstance(size, int)
-        and abs(rank) > size
-    ):
-        problems.append(
-            f"matchmaker.focal_rank: expected a rank within the cohort of {size} players "
-            f"(1..{size} or -1..-{size}), got {rank}"
-        )
-    if not problems and (import_plugins or not user_plugins(data)):
-        if variants is None:
-            variants = policy_scenarios(scenario, policies)
-        for label, checked in variants.items():
-            problem = build_problem(checked)
-            if problem is not None:
-                named = label != checked.matchmaker.policy.name  # a spec with parameters
-                problems.append(f"{label}: {problem}" if named else problem)
-    if problems:
-        raise PluginError("\n".join(problems))
-
-
-def build_problem(scenario: Scenario) -> str | None:
-    """Return why the lobby of ``scenario`` cannot be built (a plug-in problem), or None.
-
-    Its plug-ins are built as a run builds them (:class:`~lobbysim.sim.components.Components`),
-    without building a lobby."""
-    try:
-        Components.build(scenario)
-    except PluginError as exc:
-        return str(exc)
-    return None
-
-
-#: The reference policies a comparison adds by default: no matchmaking, and matching on truth.
-BASELINES = (UNIFORM_POLICY, ORACLE_POLICY)
-
-
-def policy_problems(specs: Sequence[PluginSpec], where: str) -> list[str]:
-    """Return one line per policy spec the registry refuses: an unknown policy (with a "did
-    you mean"), an unknown parameter or a value the policy rejects; a spec with parameters is
-    named in its line."""
-    problems = []
-    for spec in specs:
-        try:
-            POLICIES.create(spec.name, spec.params)
-        except PluginError as exc:
-            named = f"{spec_label(spec)}: " if spec.params else ""
-            problems.append(f"{where}: {named}{exc}")
-    return problems
-
-
-def compare_policies(
-    scenario: Scenario,
-    policies: Sequence[str | PluginSpec | Mapping[str, Any]] = (),
-    where: str = "--policies",
-) -> tuple[list[PluginSpec], str]:
-    """Return the policies a comparison of ``scenario`` runs, and a line saying why those.
-
-    ``policies`` (``--policies``, or what ``where`` names in errors) if given; else the
-    scenario's ``compare:`` section; else the scenario's own policy, the reference, and the
-    baselines :data:`BASELINES` that its lobby can run (one that cannot, say for its game mode,
-    is left out and the line says why).
-
-    Raises:
-        RunError: a spec of ``policies`` that cannot be read or that the registry refuses.
-        ScenarioError: the same for the ``compare:`` section.
-    """
-    own = scenario.matchmaker.policy
-    if policies:
-        try:
-            specs = resolve_policies(own, policies, where)
-        except ScenarioError as exc:
-            raise RunError(str(exc)) from None
-        problems = policy_problems(specs, where)
-        if problems:
-            raise RunError("\n".join(problems))
-        return specs, f"compare: {', '.join(spec_label(s) for s in specs)} ({where})"
-    if scenario.compare is not None:
-        specs = resolve_policies(own, scenario.compare.policies, "compare.policies")
-        problems = policy_problems(specs, "compare.policies")
-        if problems:
-            raise ScenarioError(problems)
-        labels = ", ".join(spec_label(s) for s in specs)
-        return specs, f"compare: {labels}, from the scenario's compare: section"
-    specs = [own]
-    left_out = []
-    for name in BASELINES:
-        spec = PluginSpec(name)
-        if spec in specs:
-            continue
-        problem = build_problem(with_policy(scenario, spec))
-        if problem is None:
-            specs.append(spec)
-        else:
-            left_out.append(f"{name} is left out: {problem}")
-    what = {UNIFORM_POLICY: "no matchmaking", ORACLE_POLICY: "matching on true skill"}
-    chosen = [f"{spec_label(s)} ({what[s.name]})" for s in specs[1:]]
-    why = (
-        f"compare: {spec_label(own)} (the scenario's policy, the reference of the differences)"
-        + (f" against the baselines {' and '.join(chosen)}" if chosen else "")
-        + "; choose others with --policies or a compare: section"
-    )
-    return specs, "; ".join([why, *left_out])
-
-
-def newcomer_threshold_warning(scenario: Scenario) -> str | None:
-    """Return a warning if two newcomers cannot reach the first step of the quality threshold.
-
-    A newcomer's belief is the population prior; the driving rater's match quality of two
-    newcomers with the same prior mean and the smallest prior variance is the best any newcomer
-    pair can reach. Below the threshold's first step, every newcomer must wait for the threshold
-    to relax (or for a better-known opponent, whose quality against a newcomer is not higher by
-    much), and with little patience many give up in their first queue, an artefact of the
-    threshold rather than of the policy compared.
-    """
-    population = Population.from_params(scenario.population)
-    mean = population.skill_mean
-    var = population.prior_var_low if population.prior == "informative" else population.skill_sd**2
-    driver = build_raters(scenario)[0]
-    driver.add_players(np.array([0, 1]), np.array([mean, mean]), np.array([var, var]))
-    quality = float(driver.quality(np.array([0]), np.array([1]))[0])
-    steps = scenario.matchmaker.threshold
-    if quality >= steps[0][1]:
-        return None
-    wait = next((w for w, q in steps if q <= quality), None)
-    then = (
-        f"no newcomer is matched by it before waiting {wait:g} minutes"
-        if wait is not None
-        else "no two newcomers are ever matched with each other"
-    )
-    return (
-        f"matchmaker.threshold: two newcomers (prior variance {var:g}) reach a match quality of "
-        f"at most {quality:.3f} with each other, below the first step's {steps[0][1]:g}: {then}; "
-        "start the threshold at or below that quality"
-    )
-
-
-def scenario_warnings(scenario: Scenario) -> list[str]:
-    """Return one line per setting that is valid but probably not what was meant."""
-    warnings = [newcomer_threshold_warning(scenario)]
-    return [w for w in warnings if w is not None]
-
-
-def validate_warnings(paths: Sequence[str | Path], *, import_plugins: bool = True) -> list[str]:
-    """Return the warnings of the given (valid) scenario files, each prefixed by its path
-    (without ``import_plugins``, none for a file naming a user class: its warnings need it)."""
-    lines = []
-    for path in paths:
-        scenario = load_run_scenario(path, import_plugins=import_plugins)
-        if import_plugins or not user_plugins(scenario.to_dict()):
-            lines += [f"{path}: {line}" for line in scenario_warnings(scenario)]
-    return lines
-
-
-def plugins_not_imported(path: str | Path) -> list[str]:
-    """Return the user classes a scenario file names (``field 'name'``), which ``validate``
-    without ``--import-plugins`` checks by reference only."""
-    data = read_scenario_data(path)
-    return [f"{field} '{name}'" for field, name in user_plugins(data)]
-
-
-def validate(paths: Sequence[str | Path], *, import_plugins: bool = False) -> list[str]:
-    """Return one line per problem in the given scenario files (empty: all valid).
-
-    Nothing is run, and without ``import_plugins`` no user class is imported either (importing
-    runs the module's code): a ``file.py:Class`` or ``module:Class`` plug-in is checked by
-    reference only (:mod:`lobbysim.scenario.references`), and a scenario naming one is not
-    built. ``import_plugins`` imports and checks them as ``run`` does.
-    """
-    problems = []
-    for path in paths:
-        try:
-            scenario = load_run_scenario(path, import_plugins=import_plugins)
-            check_scenario(scenario, import_plugins=import_plugins)
-        except (ScenarioError, PluginError) as exc:
-            for text in str(exc).splitlines():
-                problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
-    return problems
-
-
-def fast_plan_lines(path: str | Path, *, import_plugins: bool = False) -> list[str]:
-    """Return the fast plan of a valid scenario file, one line per kernel: on or off, and why
-    (:class:`~lobbysim.sim.fast.plan.FastPlan`); one line saying why not where its user
-    plug-ins are not imported."""
-    scenario = load_run_scenario(path, import_plugins=import_plugins)
-    if not import_plugins and user_plugins(scenario.to_dict()):
-        return ["fast plan: not decided (it needs the plug-ins imported: --import-plugins)"]
-    plan = Components.build(scenario).plan(scenario)
-    return ["fast plan (the speed kernels of a run):", *plan.describe()]
-
 
 AUTO = "auto"
 """``--replications auto``: replications until the headline is precise
@@ -641,39 +283,3 @@ def run_summary(result: ExperimentResult, folder: Path) -> str:
     from lobbysim.reporting.headline import terminal_summary
 
     return terminal_summary(result, folder)
-
-
-def plugins_text() -> str:
-    """Return every registered plug-in of every family with its parameters, for humans."""
-    lines: list[str] = []
-    families: list[tuple[str, Registry[Any]]] = [
-        ("arrival models (arrivals)", ARRIVALS),
-        ("policies (matchmaker.policy)", POLICIES),
-        ("assignment strategies (matchmaker.assignment)", ASSIGNMENTS),
-        ("raters (raters.driver, raters.shadows)", RATERS),
-        ("visit models (base.visits)", VISITS),
-        ("retention models (base.retention)", RETENTION),
-        ("latency models (world.latency)", LATENCY),
-    ]
-    for title, registry in families:
-        lines.append(f"{title}:")
-        for name, cls in registry:
-            lines.append(f"  {name}{_parameters(cls)}")
-    lines.append("game modes (game.mode):")
-    lines.append("  1v1, team (game.team_size), ffa (game.ffa_size)")
-    lines.append('user classes: "package.module:Class" wherever a plug-in name goes')
-    return "\n".join(lines)
-
-
-def _parameters(cls: type) -> str:
-    params = []
-    for name, f in declared_parameters(cls).items():
-        if name.startswith("_"):
-            continue
-        if f.default is not dataclasses.MISSING:
-            params.append(f"{name}={f.default!r}")
-        elif f.default_factory is not dataclasses.MISSING:
-            params.append(f"{name}={f.default_factory()!r}")
-        else:
-            params.append(f"{name} (required)")
-    return f": {', '.join(params)}" if params else ""

@@ -45,7 +45,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lobbysim.commands.run import RunError, check_scenario, load_run_scenario, policy_problems
+from lobbysim.commands.validate import RunError, check_scenario, load_run_scenario, policy_problems
 from lobbysim.experiments.costs import whole_costs
 from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
 from lobbysim.experiments.replications import replication_seeds, with_policy
