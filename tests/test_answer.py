@@ -16,7 +16,13 @@ from lobbysim.experiments.replications import (
     paired_differences,
     run_experiment,
 )
-from lobbysim.reporting.answer import answer_sentence, answers, duration_text, grid_notes
+from lobbysim.reporting.answer import (
+    answer_sentence,
+    answers,
+    duration_text,
+    grid_notes,
+    runs_answers,
+)
 from lobbysim.reporting.document import format_number
 from lobbysim.reporting.headline import experiment_headline, headline_text, item_sentence
 from lobbysim.scenario import Scenario
@@ -99,3 +105,57 @@ def test_a_percentile_on_the_pass_grid_for_every_policy_is_flagged(
     summary.loc[rows & (summary["policy"] == "oracle"), "mean"] = 3 * tick  # one differs
     assert grid_notes(dataclasses.replace(compared, summary=summary)) == []
     assert isinstance(flagged.summary, pd.DataFrame)
+
+
+def _runs(gaps: dict[str, list[float]], draws: dict[str, list[float]]) -> pd.DataFrame:
+    """Per-run metrics: a policy's true skill gap and draw probability per replication, a mean
+    wait of 0.1 minutes (the policy 0.15)."""
+    return pd.DataFrame(
+        [
+            {
+                "policy": policy,
+                "replication": r,
+                "skill_gap_true_mean": gap,
+                "draw_prob_true_mean": draws[policy][r],
+                "queue_time_mean": 0.15 if policy == "draw_chance" else 0.1 + 0.001 * r,
+            }
+            for policy, values in gaps.items()
+            for r, gap in enumerate(values)
+        ]
+    )
+
+
+def test_no_share_is_claimed_where_the_oracle_is_no_fairer_than_random() -> None:
+    """Team games can make the oracle less fair than random pairing (its teams balanced after
+    the players are chosen): the answer then gives both differences from random pairing, never
+    a ratio of two losses; where the draw probability shows an oracle's gain, that is used."""
+    policies = ["draw_chance", "uniform_random", "oracle"]
+    gaps = {
+        "draw_chance": [1.06, 1.05, 1.07, 1.06],
+        "uniform_random": [1.0, 0.99, 1.01, 1.0],
+        "oracle": [1.02, 1.02, 1.03, 1.03],  # +0.0225 against random: less fair
+    }
+    flat = {p: [0.15] * 4 for p in policies}
+    (answer,) = runs_answers(_runs(gaps, flat), policies)
+    assert math.isnan(answer.share) and answer.fairness == "skill_gap_true_mean"
+    assert answer.oracle_gain is not None and answer.gain is not None
+    assert answer.oracle_gain.mean == pytest.approx(0.025)
+    assert answer.gain.mean == pytest.approx(0.06)
+    sentence = answer_sentence(answer)
+    assert sentence.startswith(
+        "draw_chance has no share of the oracle's gain to capture: matching on true skill is no "
+        "fairer than random pairing here (true skill gap +0.0250 [+0.0158, +0.0342] skill points "
+        "for the oracle); draw_chance's is +0.0600 [+0.0600, +0.0600] skill points against "
+        "random pairing, at a cost of +2.91 s [+2.79, +3.03] mean wait."
+    )
+    assert "captures" not in sentence and "%" not in sentence
+    # the draw probability shows a gain: its share is the answer
+    draws = {"draw_chance": [0.155] * 4, "uniform_random": [0.15] * 4,
+             "oracle": [0.16, 0.161, 0.159, 0.16]}  # fmt: skip
+    (answer,) = runs_answers(_runs(gaps, draws), policies)
+    assert answer.fairness == "draw_prob_true_mean" and answer.oracle_gain is None
+    assert answer.share == pytest.approx(0.5)
+    assert answer_sentence(answer).startswith(
+        "draw_chance captures 50% [44%, 56%] of the fairness the oracle adds over random pairing "
+        "(true draw probability)"
+    )

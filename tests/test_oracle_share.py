@@ -102,7 +102,7 @@ def test_pairs_by_replication_and_drops_missing_ones() -> None:
     frame = _frame(
         {
             "uniform_random": [(2.0, 0.1), (3.0, 0.1), (2.0, 0.1)],
-            "oracle": [(1.0, 0.3), (1.0, 0.3), (1.0, 0.3)],
+            "oracle": [(1.0, 0.3), (2.0, 0.3), (1.0, 0.3)],  # a gain of 1 in each replication
             "kg": [(1.5, 0.2), (2.0, 0.2), (math.nan, 0.2)],
         }
     )
@@ -110,7 +110,7 @@ def test_pairs_by_replication_and_drops_missing_ones() -> None:
     frame = frame.sample(frac=1.0, random_state=1)
     row = _share(oracle_shares(frame), "kg", "skill_gap_true_mean")
     assert row.n == 2
-    assert row.share == pytest.approx(((2.0 - 1.5) + (3.0 - 2.0)) / ((2.0 - 1.0) + (3.0 - 1.0)))
+    assert row.share == pytest.approx(((2.0 - 1.5) + (3.0 - 2.0)) / ((2.0 - 1.0) + (3.0 - 2.0)))
 
 
 def test_no_shares_without_both_references() -> None:
@@ -151,3 +151,50 @@ def test_the_report_states_the_share_near_the_top() -> None:
     assert "delta method" in section
     plain = render_markdown(report_blocks(_result(CONSTANT[CONSTANT.policy != "oracle"]), []))
     assert heading not in plain
+
+
+def test_no_share_where_the_oracle_is_not_significantly_fairer() -> None:
+    """The share of a gain the oracle does not make is NaN, with the oracle's gain and interval:
+    where its gain's interval reaches 0 (Fieller: the ratio's interval is unbounded) and where it
+    is significantly on the worse side (the ratio of two losses would read as a gain)."""
+    uniform = np.array([1.0, 1.1, 0.9, 1.0])
+    cases = {
+        "flat": np.array([0.95, 1.15, 0.9, 1.02]),  # oracle - uniform: -0.05, +0.05, 0, +0.02
+        "worse": uniform + np.array([0.2, 0.25, 0.15, 0.2]),  # the oracle less fair
+    }
+    for name, oracle in cases.items():
+        frame = _frame(
+            {
+                "uniform_random": [(u, 0.1) for u in uniform],
+                "oracle": [(o, 0.1) for o in oracle],
+                "kg": [(u + 0.3, 0.1) for u in uniform],  # 0.3 less fair than random
+            }
+        )
+        row = _share(oracle_shares(frame), "kg", "skill_gap_true_mean")
+        assert math.isnan(row.share) and math.isnan(row.ci_low) and math.isnan(row.se), name
+        b = oracle - uniform
+        t = stats.t.ppf(0.5 + CONFIDENCE / 2, 3) * b.std(ddof=1) / 2
+        assert (row.oracle_gain, row.oracle_low, row.oracle_high) == pytest.approx(
+            (b.mean(), b.mean() - t, b.mean() + t)
+        )
+        assert row.n == 4
+    # the delta method's share stands where the gain is significant, whichever way is better
+    assert _share(oracle_shares(CONSTANT), "kg", "draw_prob_true_mean").share == pytest.approx(0.5)
+
+
+def test_a_groups_share_goes_the_way_of_its_metric() -> None:
+    """``newcomer_skill_gap_true_mean`` is better lower, as the skill gap is: an oracle that
+    raises it has no share to give."""
+    frame = pd.DataFrame(
+        [
+            {"policy": p, "replication": r, "newcomer_skill_gap_true_mean": v + 0.01 * r}
+            for p, v in (("uniform_random", 1.0), ("oracle", 1.5), ("kg", 1.2))
+            for r in range(3)
+        ]
+    )
+    names = ["newcomer_skill_gap_true_mean"]
+    (row,) = oracle_shares(frame, names=names).itertuples(index=False)
+    assert math.isnan(row.share) and row.oracle_gain == pytest.approx(0.5)
+    frame.loc[frame.policy == "oracle", "newcomer_skill_gap_true_mean"] -= 1.0  # now 0.5
+    (row,) = oracle_shares(frame, names=names).itertuples(index=False)
+    assert row.share == pytest.approx(-0.4)  # kg is 0.2 less fair than random: a negative share

@@ -357,7 +357,22 @@ ORACLE_POLICY = "oracle"
 ORACLE_SHARE_METRICS = ("skill_gap_true_mean", "draw_prob_true_mean")
 """The metrics whose oracle share :func:`oracle_shares` computes."""
 
-ORACLE_SHARE_COLUMNS = ["policy", "metric", "share", "se", "n", "ci_low", "ci_high"]
+ORACLE_SHARE_BETTER = {"skill_gap_true_mean": -1.0, "draw_prob_true_mean": 1.0}
+"""Which way each share metric is better (-1: lower); a metric named ``<group>_<metric>`` (the
+newcomers' and veterans') goes the way of its ``<metric>``."""
+
+ORACLE_SHARE_COLUMNS = [
+    "policy",
+    "metric",
+    "share",
+    "se",
+    "n",
+    "ci_low",
+    "ci_high",
+    "oracle_gain",
+    "oracle_low",
+    "oracle_high",
+]
 
 
 def oracle_shares(
@@ -383,6 +398,15 @@ def oracle_shares(
     mean of the linearised terms ``a_r - S b_r``, divided by ``|mean(b)|``; the interval is
     Student-t with n - 1 degrees of freedom at :data:`lobbysim.intervals.CONFIDENCE`.
 
+    A share of a gain the oracle does not make is no measure: where the oracle's paired gain
+    over uniform (``oracle_gain``, mean [``oracle_low``, ``oracle_high``], the Student-t
+    interval of ``b_r``) is not significantly on the better side (its interval reaches 0 or
+    beyond; :data:`ORACLE_SHARE_BETTER` says which side), the share and its interval are NaN.
+    That is where the ratio's interval is unbounded (Fieller's theorem: the denominator is not
+    significantly away from 0) and where matching on true skill is no fairer than random
+    pairing, as in team games whose teams are balanced on ratings after the players are chosen
+    (``oracle_gain`` then says by how much).
+
     Args:
         metrics: one row per policy and replication (``policy``, ``replication``, metrics).
         uniform, oracle: the two reference policies.
@@ -390,8 +414,9 @@ def oracle_shares(
 
     Returns:
         Columns :data:`ORACLE_SHARE_COLUMNS` (``share`` as a fraction, ``se`` its standard
-        error, ``n`` the paired replications), one row per policy other than the two
-        references and metric, in the order of ``metrics``; empty without both references.
+        error, ``n`` the paired replications, the oracle's gain in the metric's units), one row
+        per policy other than the two references and metric, in the order of ``metrics``;
+        empty without both references.
     """
     policies = list(dict.fromkeys(metrics["policy"])) if len(metrics) else []
     if uniform not in policies or oracle not in policies:
@@ -411,8 +436,33 @@ def oracle_shares(
             ).astype(float)
             table = table[np.isfinite(table.to_numpy()).all(axis=1)]
             gains = (table["p"] - table["u"]).to_numpy(), (table["o"] - table["u"]).to_numpy()
-            rows.append({"policy": policy, "metric": name, **share_interval(*gains)})
+            row = {"policy": policy, "metric": name, **share_interval(*gains)}
+            mean, _, n, low, high = interval(gains[1])
+            row.update(oracle_gain=mean, oracle_low=low, oracle_high=high)
+            if n >= 2 and not _oracle_gains(low, high, _better(name)):
+                row.update(share=math.nan, se=math.nan, ci_low=math.nan, ci_high=math.nan)
+            rows.append(row)
     return pd.DataFrame(rows, columns=ORACLE_SHARE_COLUMNS)
+
+
+def _better(metric: str) -> float:
+    """Return which way a share metric is better: -1 lower, 1 higher, 0 not known."""
+    for name, sign in ORACLE_SHARE_BETTER.items():
+        if metric == name or metric.endswith(f"_{name}"):
+            return sign
+    return 0.0
+
+
+def _oracle_gains(low: float, high: float, better: float) -> bool:
+    """Whether an oracle's gain interval [low, high] is wholly on the ``better`` side of 0
+    (either side where the direction is not known)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return False
+    if better > 0:
+        return low > 0
+    if better < 0:
+        return high < 0
+    return low > 0 or high < 0
 
 
 def share_interval(gain: np.ndarray, oracle_gain: np.ndarray) -> dict[str, float | int]:

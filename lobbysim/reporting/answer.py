@@ -13,8 +13,11 @@ the run has (the true skill gap, else the true draw probability); the costs are 
 differences from ``uniform_random`` on the same seeds
 (:func:`~lobbysim.experiments.replications.paired_differences`), mean [95% interval]. With a
 world, one more sentence per policy gives each region's mean-wait cost; with a player base, one
-gives the share for newcomers and veterans. Queue times are in seconds where every number of
-the interval is under two minutes (:func:`duration_text`).
+gives the share for newcomers and veterans. Where the oracle is not significantly fairer than
+random pairing on that metric (team games can make it so), the next fairness metric on which it
+is gives the share; on none, the sentence says so and gives the policy's and the oracle's paired
+differences from random pairing instead of a ratio (:func:`_no_share_sentence`). Queue times
+are in seconds where every number of the interval is under two minutes (:func:`duration_text`).
 
 :func:`grid_notes` warns when a queue-time percentile is a multiple of the pass interval for
 every policy: an artefact of the pass grid (passes every ``tick`` minutes, games lasting whole
@@ -27,6 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.replications import (
@@ -79,6 +83,10 @@ class Answer:
     low: float
     high: float
     costs: tuple[Cost, ...]
+    oracle_gain: Cost | None = None
+    gain: Cost | None = None
+    """The oracle's and the policy's paired differences from random pairing on ``fairness``:
+    given where the share is not (the oracle no fairer than random pairing)."""
 
 
 def has_bounds(policies: Sequence[str]) -> bool:
@@ -144,25 +152,38 @@ def runs_answers(runs: pd.DataFrame, policies: Sequence[str]) -> list[Answer]:
     without both bounds among ``policies``."""
     if not has_bounds(policies):
         return []
-    columns = set(runs.columns)
-    fairness = next((m for m in ORACLE_SHARE_METRICS if m in columns), None)
-    if fairness is None:
+    names = [m for m in ORACLE_SHARE_METRICS if m in runs.columns]
+    if not names:
         return []
-    shares = oracle_shares(runs, names=[fairness]).set_index("policy")
+    every = oracle_shares(runs, names=names)
+    # the first fairness metric on which the oracle is fairer than random pairing, else the first
+    defined = every[np.isfinite(every["share"].to_numpy(dtype=float))]["metric"].tolist()
+    fairness = next((m for m in names if m in defined), names[0])
+    shares = every[every["metric"] == fairness].set_index("policy")
     out = []
     for policy in policies:
         if policy in BOUNDS or policy not in shares.index:
             continue
         row = shares.loc[policy]
         costs = _costs(runs, policy, [m for m, _ in COSTS])
+        share = float(row["share"])
+        oracle_gain = gain = None
+        if not math.isfinite(share):
+            oracle_gain = Cost(
+                fairness, float(row["oracle_gain"]), float(row["oracle_low"]),
+                float(row["oracle_high"]),
+            )  # fmt: skip
+            gain = _costs(runs, policy, [fairness]).get(fairness)
         out.append(
             Answer(
                 policy,
                 fairness,
-                float(row["share"]),
+                share,
                 float(row["ci_low"]),
                 float(row["ci_high"]),
                 tuple(costs[m] for m, _ in COSTS if m in costs),
+                oracle_gain,
+                gain,
             )
         )
     return out
@@ -175,8 +196,22 @@ def _cost_text(cost: Cost) -> str:
     return f"{_points_text(cost)} {words}"
 
 
+def fairness_difference(cost: Cost) -> str:
+    """A difference in a fairness metric with its interval: the true draw probability's in
+    points, the true skill gap's in skill points (``"+0.062 [+0.049, +0.075] skill points"``)."""
+    if cost.metric.endswith("draw_prob_true_mean"):
+        return _points_text(cost)
+    centre = format_number(cost.mean, signed=True)
+    if not (math.isfinite(cost.low) and math.isfinite(cost.high)):
+        return f"{centre} skill points"
+    low, high = (format_number(v, signed=True) for v in (cost.low, cost.high))
+    return f"{centre} [{low}, {high}] skill points"
+
+
 def answer_sentence(answer: Answer) -> str:
     """Return the answer as one sentence (see the module docstring)."""
+    if answer.oracle_gain is not None and not math.isfinite(answer.share):
+        return _no_share_sentence(answer)
     share = _percent(answer.share)
     if math.isfinite(answer.low) and math.isfinite(answer.high):
         share += f" [{_percent(answer.low)}, {_percent(answer.high)}]"
@@ -190,6 +225,22 @@ def answer_sentence(answer: Answer) -> str:
         f"{answer.policy} captures {share} of the fairness the oracle adds over random pairing "
         f"({fairness}), at a cost of {cost}."
     )
+
+
+def _no_share_sentence(answer: Answer) -> str:
+    """The answer where the oracle is no fairer than random pairing: both differences, no share."""
+    assert answer.oracle_gain is not None
+    fairness = _FAIRNESS_WORDS.get(answer.fairness, answer.fairness)
+    costs = [_cost_text(c) for c in answer.costs]
+    cost = ", ".join(costs[:-1]) + f" and {costs[-1]}" if len(costs) > 1 else "".join(costs)
+    text = (
+        f"{answer.policy} has no share of the oracle's gain to capture: matching on true skill is "
+        f"no fairer than random pairing here ({fairness} "
+        f"{fairness_difference(answer.oracle_gain)} for the oracle)"
+    )
+    if answer.gain is not None:
+        text += f"; {answer.policy}'s is {fairness_difference(answer.gain)} against random pairing"
+    return text + (f", at a cost of {cost}." if cost else ".")
 
 
 def _share_text(shares: pd.DataFrame, policy: str, metric: str) -> str | None:

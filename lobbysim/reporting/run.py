@@ -46,6 +46,7 @@ from lobbysim.experiments.replications import (
 )
 from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, POWER
 from lobbysim.metrics import VETERAN_GAMES
+from lobbysim.reporting.answer import Cost, fairness_difference
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -139,6 +140,9 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
     return header, rows
 
 
+ORACLE_GAIN_COLUMNS = ("oracle_gain", "oracle_low", "oracle_high")
+"""The oracle's paired difference from random pairing in a share row: mean, low, high."""
+
 ORACLE_METRIC_TITLES = {
     "skill_gap_true_mean": "true skill gap (lower is better)",
     "draw_prob_true_mean": "true draw probability (higher is better)",
@@ -148,8 +152,12 @@ ORACLE_METRIC_TITLES = {
 
 
 def _percent_interval(row: pd.Series) -> str:
-    """Return a share as ``"50% [30%, 70%]"`` (``n/a`` without one, ``[n/a]`` no interval)."""
+    """Return a share as ``"50% [30%, 70%]"`` (``n/a`` without one, ``[n/a]`` no interval;
+    where the oracle is no fairer than random pairing, none, with the oracle's difference)."""
     share, low, high = (100 * float(row[c]) for c in ("share", "ci_low", "ci_high"))
+    if not math.isfinite(share) and math.isfinite(float(row.get("oracle_low", math.nan))):
+        gain = Cost(str(row["metric"]), *(float(row[c]) for c in ORACLE_GAIN_COLUMNS))
+        return f"none: the oracle is no fairer than random ({fairness_difference(gain)})"
     if not math.isfinite(share):
         return "n/a"
     if not (math.isfinite(low) and math.isfinite(high)):
@@ -197,7 +205,9 @@ def _oracle_method_text() -> Block:
         f"{CONFIDENCE:.0%} interval comes from the delta method (a Student-t interval on "
         "the linearised per-replication terms). Below 0%: worse than random; above 100%: "
         "better than the oracle (possible by chance, or on the draw probability, which the "
-        "oracle does not maximise pair by pair)."
+        "oracle does not maximise pair by pair). Where the oracle's own gain is not "
+        "significant (its interval reaches 0, or lies on the worse side), there is no share "
+        "to give: the cell says so, with the oracle's difference from random pairing."
     )
 
 
