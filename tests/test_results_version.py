@@ -25,6 +25,9 @@ FINGERPRINTS = {
     # the engagement policy counts the players it leaves waiting (these runs have no engagement
     # policy, which needs a player base: the same fingerprint)
     4: "2b070983e5ef9db1700ca26ed53759ff6f65f9a0cf3941964f6ea88a751d9ed3",
+    # the bounds back-fill as they match: the oracle on true skill, uniform_random at random;
+    # with two variants that show it (oracle and uniform_random in a team game with quits)
+    5: "c204deabce22e66a6612f24999788dd5398e63837b8303e384c7d409bd917ec0",
 }
 
 BASE = {
@@ -64,6 +67,13 @@ VARIANTS: list[dict[str, dict[str, object]]] = [
         "population": {"prior": "informative", "patience_mean": 3.0, "session_games_mean": 4},
         "matchmaker": {"focal_players": [0, 1, 2, 3], "threshold": [[0, 0.0]]},
     },
+    *(
+        {  # the bounds back-fill as they match: on true skill, at random (since version 5)
+            "game": {"mode": "team", "team_size": 2, "length": 6, "quit_rate": 0.05},
+            "matchmaker": {"policy": policy},
+        }
+        for policy in ("oracle", "uniform_random")
+    ),
 ]
 
 

@@ -133,8 +133,9 @@ class GroupGame:
     end_event: simpy.Event | Moment
     stints: list[Stint] = field(default_factory=list)
     seated: dict[int, Stint] = field(default_factory=dict)
-    # (team, the leaver's rating mean) of each seat left open by a quitter
-    open_seats: list[tuple[int | None, float]] = field(default_factory=list)
+    # (team, the leaver's rating mean, the leaver's effective true skill) of each seat left open
+    # by a quitter: a back-fill seats the nearest by rating, or by true skill for the oracle
+    open_seats: list[tuple[int | None, float, float]] = field(default_factory=list)
     been: set[int] = field(default_factory=set)  # everyone who has sat in the game
     # the performances of the stints seated now, sorted (the ffa behind-rule's median)
     performances: list[float] = field(default_factory=list)

@@ -85,15 +85,23 @@ class GroupGames:
         mu: FloatArray,
         free: NDArray[np.bool_],
         seat: Callable[[GroupGame, Waiting, int | None], None] | None = None,
+        *,
+        truth: bool = False,
+        rng: np.random.Generator | None = None,
     ) -> None:
         """Fill open seats, oldest game first, with the free waiting player nearest in mean to
-        the one who left (never somebody who has already played in that game).
+        the one who left (never somebody who has already played in that game); for a policy
+        that sees the truth (the oracle), nearest in true skill; for one that pairs at random
+        (``uniform_random``), any eligible player at random.
 
         Args:
             waiting: the queue as the pass sees it.
-            mu: the driving rater's mean of each waiting player.
+            mu: the driving rater's mean of each waiting player (``truth``: the effective
+                true skill of each).
             free: which waiting players are still free; those seated are marked taken.
             seat: seats a player (default: :meth:`_seat`).
+            truth: ``mu`` holds true skills; the target is the leaver's true skill.
+            rng: pick among the eligible uniformly with it (the pass's tie-break stream).
         """
         seat = self._seat if seat is None else seat
         n = len(waiting)
@@ -116,29 +124,43 @@ class GroupGames:
             if open_ is not None:
                 eligible &= open_[:, game.data_centre]
             while game.open_seats and eligible.any():
-                team, target = game.open_seats.pop(0)
+                open_seat = game.open_seats.pop(0)
+                team, target = open_seat[0], open_seat[2] if truth else open_seat[1]
                 candidates = np.flatnonzero(eligible)
-                pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
+                if rng is not None:
+                    pick = int(candidates[rng.integers(candidates.size)])
+                else:
+                    pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
                 eligible[pick] = False
                 free[pick] = False
                 seat(game, waiting[pick], team)
 
-    def backfill_queue(self, waiting: list[Waiting], mu: list[float]) -> list[int]:
+    def backfill_queue(
+        self,
+        waiting: list[Waiting],
+        mu: list[float],
+        *,
+        truth: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> list[int]:
         """:meth:`backfill` with every waiting player free (a back-fill pass): the positions in
         ``waiting`` of the players seated, in the order seated.
 
         With the plan's ``backfill_lists`` the kernel
         :func:`lobbysim.sim.fast.backfill.seat_from_queue` seats them on lists (the same seats,
-        bit for bit); otherwise :meth:`backfill` does, on arrays.
+        bit for bit); otherwise, and for a random pick (``rng``), :meth:`backfill` does, on
+        arrays.
         """
-        if self.plan.backfill_lists:
+        if self.plan.backfill_lists and rng is None:
             world = self._world
             limited = world is not None and world.limits
             allowed = self._may_sit if limited or self._parties is not None else None
             solos = None  # with parties, only solo players may take a seat: no one else is asked
             if self._parties is not None:
                 solos = [k for k, w in enumerate(waiting) if w.player.party < 0]
-            return seat_from_queue(self._fillable(), waiting, mu, self._seat, allowed, solos)
+            return seat_from_queue(
+                self._fillable(), waiting, mu, self._seat, allowed, solos, truth=truth
+            )
         free = np.ones(len(waiting), dtype=bool)
         order: list[int] = []  # the positions seated, in the order seated
 
@@ -148,7 +170,7 @@ class GroupGames:
             self._seat(game, member, team)
 
         taken = np.zeros(len(waiting), dtype=bool)
-        self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat)
+        self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat, truth=truth, rng=rng)
         return order
 
     def _may_sit(self, game: GroupGame, member: Waiting) -> bool:
@@ -274,7 +296,9 @@ class GroupGames:
                 else:
                     plugin = self._driver_plugin
                     mean = float(plugin.call("means(ids)", self._driver.means, np.array([pid]))[0])
-                game.open_seats.append((stint.team, mean))
+                truths = self._truths[game.game_id]
+                truth = next(t for s, t in zip(game.stints, truths, strict=True) if s is stint)
+                game.open_seats.append((stint.team, mean, truth))
                 self._open_games[game.game_id] = game
                 self._backfill_bell.ring()
             self._lobby.stint_over(stint.player)

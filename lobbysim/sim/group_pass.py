@@ -69,11 +69,9 @@ class GroupPass:
         """Back-fill open seats of running games, then form new games from the rest."""
         games, rematch = self._games, self.rematch
         free = np.ones(len(waiting), dtype=bool)
-        if games.has_open_seats:
-            mu = (
-                self._rater.call("means(ids)", self._driver.means, ids) if policy.truth else pool.mu
-            )
-            games.backfill(waiting, mu, free)
+        if games.has_open_seats:  # pool.mu: the oracle's true skills, else the rater's means
+            rng = self._tie_generator() if policy.uniform else None
+            games.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
             if rematch is not None:
                 rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         size = self._rules.seats

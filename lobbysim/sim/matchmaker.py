@@ -313,7 +313,8 @@ class Matchmaker(GroupPass):
         """Bring the ratings up to date, then fill open seats of running games from the queue.
 
         A quit that opens a seat asks for this pass rather than a full one: it seats players as
-        a full pass's back-fill would (by the driving rater's means), but forms no new game,
+        a full pass's back-fill would (by the driving rater's means; by true skill for a policy
+        that sees the truth, at random for one that pairs at random), but forms no new game,
         and costs a look at the queue, not a pool with its policy and quality threshold.
         """
         self.before_pass()
@@ -322,13 +323,17 @@ class Matchmaker(GroupPass):
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
-        if self._mean_list is not None:
+        policy = self.policy_in_force()
+        if policy.truth:
+            mu = games.true_skills(waiting).tolist()
+        elif self._mean_list is not None:
             mu = self._mean_list(list(lobby.pool))  # keyed by player id
         else:
             ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))
             mu = self._rater.call("means(ids)", self._driver.means, ids).tolist()
+        rng = self._tie_generator() if policy.uniform else None
         # Games.backfill with everybody free, on lists (tested against it)
-        seated = games.backfill_queue(waiting, mu)
+        seated = games.backfill_queue(waiting, mu, truth=policy.truth, rng=rng)
         if self.rematch is not None:
             self.rematch.played([waiting[i] for i in sorted(seated)])
 

@@ -251,7 +251,9 @@ class RulePass:
         games, rematch, game = mm._games, mm.rematch, self._game
         free = np.ones(len(waiting), dtype=bool)
         if game.mode != "1v1" and games.has_open_seats:
-            games.backfill(waiting, pool.mu, free)
+            policy = mm.policy_in_force()  # pool.mu: the oracle's true skills, else the means
+            rng = mm._tie_generator() if policy.uniform else None
+            games.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
             if rematch is not None:
                 rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         left = np.flatnonzero(free)

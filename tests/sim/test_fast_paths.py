@@ -603,7 +603,8 @@ def _open_games(rng: random.Random, now: float, queue: list[int]) -> dict[int, A
         game.been = set(rng.sample(queue, min(len(queue), rng.randint(0, 4)))) | {-1 - game_id}
         for _ in range(rng.randint(0, 3)):
             target = rng.choice([0.0, 1.5, rng.gauss(0, 2), math.inf, math.nan])
-            game.open_seats.append((None, target))
+            truth = rng.choice([target, rng.gauss(0, 2)])  # the leaver's true skill
+            game.open_seats.append((None, target, truth))
         games[game_id] = game
     return games
 
@@ -611,7 +612,8 @@ def _open_games(rng: random.Random, now: float, queue: list[int]) -> dict[int, A
 def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
     """Games.backfill_queue (the back-fill pass's) against Games.backfill with everybody free:
     the same players in the same seats in the same order, and the same seats left open (ties,
-    NaN and infinite means and targets, players who were in the game, seats too late)."""
+    NaN and infinite means and targets, players who were in the game, seats too late), on the
+    rating targets and on the true-skill ones (the oracle's)."""
     import copy
 
     from lobbysim.sim.entities import Player, Waiting
@@ -641,6 +643,7 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
         if rng.random() < 0.7:  # NaN is rare in a rater's means
             mu = [0.0 if math.isnan(m) else m for m in mu]
         start = _open_games(rng, games.env.now, pids)
+        truth = rng.random() < 0.5
         runs = []
         for fast in (False, True):
             games._open_games = copy.deepcopy(start)
@@ -653,11 +656,12 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
 
             games._seat = seat  # type: ignore[method-assign]
             if fast:
-                taken = sorted(games.backfill_queue(waiting, mu))
+                taken = sorted(games.backfill_queue(waiting, mu, truth=truth))
             else:
                 free = np.ones(n, dtype=bool)
+                values = np.array(mu, dtype=np.float64)
                 with np.errstate(invalid="ignore"):  # inf - inf
-                    GroupGames.backfill(games, waiting, np.array(mu, dtype=np.float64), free)
+                    GroupGames.backfill(games, waiting, values, free, truth=truth)
                 taken = np.flatnonzero(~free).tolist()
             left = {k: g.open_seats for k, g in games._open_games.items()}
             runs.append((seats, taken, repr(left)))

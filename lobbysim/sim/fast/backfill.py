@@ -39,19 +39,23 @@ def seat_from_queue(
     seat: Callable[[GroupGame, Waiting, int | None], None],
     allowed: Callable[[GroupGame, Waiting], bool] | None = None,
     candidates: list[int] | None = None,
+    *,
+    truth: bool = False,
 ) -> list[int]:
     """Fill the open seats of ``fillable`` games (oldest first) from the whole queue.
 
     Args:
         fillable: the running games with open seats, oldest first.
         waiting: the queue as the pass sees it.
-        mu: the driving rater's mean of each waiting player.
+        mu: the driving rater's mean of each waiting player (``truth``: its true skill).
         seat: seats a waiting player in a game, on a team (or None).
         allowed: whether a waiting player may take a seat of a game at all (parties: solos
             only; latency limits: within the player's at the game's data centre; None: all),
             asked only of a player who would otherwise be picked.
         candidates: the positions in ``waiting``, ascending, of every player ``allowed`` may
             allow in any game (None: everybody); nobody else is looked at.
+        truth: the target of an open seat is the leaver's true skill (the oracle's), not its
+            rating mean.
 
     Returns:
         The positions in ``waiting`` of the players seated, in the order seated.
@@ -67,7 +71,7 @@ def seat_from_queue(
         been = game.been
         may = None if allowed is None else partial(allowed, game)
         if len(game.open_seats) == 1:  # one seat (a quit's): nearest over the eligible
-            team, target = game.open_seats[0]
+            team, target = _seat_target(game.open_seats[0], truth)
             pick = None
             if len(positions) >= SORTED_FROM:
                 if mu_array is None:
@@ -87,13 +91,20 @@ def seat_from_queue(
             if k not in taken and waiting[k].pid not in been and (may is None or may(waiting[k]))
         ]
         while game.open_seats and eligible:
-            team, target = game.open_seats.pop(0)
+            team, target = _seat_target(game.open_seats.pop(0), truth)
             pick = nearest(eligible, mu, target)
             eligible.remove(pick)
             taken.add(pick)
             seated.append(pick)
             seat(game, waiting[pick], team)
     return seated
+
+
+def _seat_target(
+    open_seat: tuple[int | None, float, float], truth: bool
+) -> tuple[int | None, float]:
+    """Return an open seat's team and target: the leaver's true skill, else its rating mean."""
+    return open_seat[0], open_seat[2] if truth else open_seat[1]
 
 
 def nearest(candidates: list[int], mu: list[float], target: float) -> int:
