@@ -76,7 +76,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.reporting.document import HTML_FILE
-    from lobbysim.reporting.sweep_headline import build_sweep_headline, sweep_headline_text
+    from lobbysim.reporting.sweep_headline import build_sweep_headline
+    from lobbysim.reporting.sweep_headline_wording import sweep_headline_text
     from lobbysim.scenario import ScenarioError
 
     policies = policy_names(args.policies)

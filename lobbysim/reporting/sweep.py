@@ -58,7 +58,8 @@ from lobbysim.reporting.sweep_figures import (
     axis_label,
     write_sweep_figures,
 )
-from lobbysim.reporting.sweep_headline import build_sweep_headline, sweep_headline_blocks
+from lobbysim.reporting.sweep_headline import build_sweep_headline
+from lobbysim.reporting.sweep_headline_wording import sweep_headline_blocks
 from lobbysim.reporting.sweep_summary import (
     DRAW_METRIC,
     QUEUE_METRIC,
