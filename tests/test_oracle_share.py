@@ -20,7 +20,7 @@ from lobbysim.experiments.replications import (
 )
 from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import render_markdown
-from lobbysim.reporting.run import report_blocks
+from lobbysim.reporting.run import oracle_share_table, report_blocks
 from lobbysim.scenario import Scenario
 
 
@@ -198,3 +198,15 @@ def test_a_groups_share_goes_the_way_of_its_metric() -> None:
     frame.loc[frame.policy == "oracle", "newcomer_skill_gap_true_mean"] -= 1.0  # now 0.5
     (row,) = oracle_shares(frame, names=names).itertuples(index=False)
     assert row.share == pytest.approx(-0.4)  # kg is 0.2 less fair than random: a negative share
+
+
+def test_the_report_table_says_where_there_is_no_share() -> None:
+    uniform = [(1.0, 0.1), (1.1, 0.1), (0.9, 0.1), (1.0, 0.1)]
+    oracle = [(1.2, 0.12), (1.3, 0.13), (1.1, 0.11), (1.2, 0.12)]  # less fair on the gap
+    frame = _frame({"uniform_random": uniform, "oracle": oracle, "kg": [(1.1, 0.11)] * 4})
+    header, (row,) = oracle_share_table(oracle_shares(frame))
+    assert header[1].startswith("true skill gap") and row[0] == "kg"
+    assert row[1] == (
+        "none: the oracle is no fairer than random (+0.200 [+0.200, +0.200] skill points)"
+    )
+    assert row[2] == "50.0% [17.5%, 82.5%]"  # the draw probability: the oracle gains
