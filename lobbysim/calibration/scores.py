@@ -3,9 +3,10 @@
 :func:`score_log` replays every rater over a :class:`~lobbysim.calibration.matchlog.MatchLog` and
 scores the predictions it made of matches it had not yet seen; :func:`scores_text` puts the
 scores in a few terminal lines. docs/calibrate.md ("Raters scored on the log") is the user's
-account of the method; this docstring is the exact one, with that of
+account of the method; this docstring is the exact one, with those of
 :mod:`lobbysim.calibration.replay`, which holds the replay (its timing rule, the games the raters
-see, their predictions and the oracle's from a :class:`Truth`).
+see, their predictions and the oracle's from a :class:`Truth`), and of
+:mod:`lobbysim.calibration.grid` (the grids and the tuning).
 
 **Scores** of predictions ``p`` against outcomes ``y``: log loss ``-(y ln p + (1 - y) ln(1 - p))``
 (``p`` clipped to ``[1e-15, 1 - 1e-15]``), Brier score ``(p - y)^2``, both averaged over the
@@ -16,14 +17,9 @@ Each score is given on every match (``all``) and, because a rater cannot know a 
 matches whose every player had at least ``experienced`` (default 10) earlier finished matches in
 the log (``all_experienced``).
 
-**Tuning.** The log is split by start: the first ``split`` (default 0.5) of its matches are the
-``first`` part, the rest the ``second``. Each rater's small grid (:data:`GRIDS`) is replayed over
-the first part alone (its predictions need nothing later) and the setting with the lowest log
-loss there is kept (the first in grid order on a tie), walked past the grid's end where it ends
-the grid (:func:`_extend`); the whole log is then replayed with it and
-the ``second`` part (and ``second_experienced``) is the held-out score, as the Elo-MMR paper's
-benchmark scores raters (Ebtekar and Liu, "Elo-MMR: A Rating System for Massive Multiplayer
-Competitions", WWW 2021). ``all`` and ``first`` include the matches the setting was chosen on.
+**Tuning** (the log's ``first`` and ``second`` parts, each rater's grid tuned on the first, the
+held-out score on the second) is stated in the docstring of :mod:`lobbysim.calibration.grid`,
+which holds the grids and their walk past their ends.
 """
 
 from __future__ import annotations
@@ -39,6 +35,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from lobbysim.calibration.grid import (
+    EXTEND_STEPS,
+    GRIDS,
+    MIN_GAIN,
+    PARAM_LABELS,
+    RANGES,
+    edge_notes,
+    extend,
+    params_label,
+)
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.replay import (
     FloatArray,
@@ -55,7 +61,8 @@ from lobbysim.calibration.replay import (
 from lobbysim.raters import RATERS, Rater
 from lobbysim.scenario import PluginSpec
 
-# with the replay's public names (lobbysim.calibration.replay), importable from here too
+# with the replay's (lobbysim.calibration.replay) and the grids' (lobbysim.calibration.grid) public
+# names, importable from here too
 __all__ = [
     "CLIP",
     "DEFAULT_RATERS",
@@ -88,47 +95,6 @@ __all__ = [
 #: The raters scored by default, in this order (``openskill`` only where its package is
 #: installed: it is an optional extra).
 DEFAULT_RATERS = ("bayesian", "sph_elo", "glicko2", "openskill")
-
-#: Each rater's grid of settings tried on the first part (small on purpose: every setting is a
-#: replay). ``bayesian``: the performance variance ``beta2`` (against the prior variance 4) and
-#: the skill drift ``tau2`` added before each game; ``sph_elo``: its K, ``game_mult`` rating
-#: points per minute of a pair's shared time (its logistic scale ``t`` stays 120: only K / t
-#: matters); ``glicko2``: the system constant ``tau`` and the rating period in minutes (a quarter
-#: of an hour to a day); ``openskill``: ``beta2``. A chosen value at the end of its range is
-#: extended past it (:func:`_extend`), and noted if the extension still ends there.
-GRIDS: dict[str, list[dict[str, float]]] = {
-    "bayesian": [{"beta2": b, "tau2": t} for b in (1.0, 2.5, 6.25) for t in (0.0, 0.01, 0.05)],
-    "sph_elo": [{"game_mult": k} for k in (1.0, 2.0, 4.0, 8.0, 16.0)],
-    "glicko2": [
-        {"tau": t, "period": p} for t in (0.3, 0.6, 1.2) for p in (15.0, 60.0, 360.0, 1440.0)
-    ],
-    "openskill": [{"beta2": b} for b in (1.0, 2.5, 6.25)],
-}
-
-#: At most this many steps past the end of a grid's range (each a step of the range's own
-#: spacing: times the ratio of its last two values, or plus their difference) for a parameter
-#: whose chosen value ends the values tried (:func:`_extend`).
-EXTEND_STEPS = 4
-
-#: A step past a grid's end is taken only where it lowers the first part's log loss by more than
-#: this (far below what a log of thousands of matches can tell apart), and a value at the end
-#: is noted only where it beats its neighbour by more: a parameter that changes next to nothing
-#: (Glicko-2's ``tau`` over a few games a period) is neither walked nor noted.
-MIN_GAIN = 1e-4
-
-#: The range an extension past a grid stays in, per rater and parameter (the grid itself may
-#: lie anywhere): wide, but short of values a rater's author would not use (Glickman's
-#: Glicko-2 paper suggests a system constant ``tau`` of 0.3 to 1.2; a rating period past a
-#: week, or a performance variance 25 times the prior's, stops meaning what it says).
-RANGES: dict[str, dict[str, tuple[float, float]]] = {
-    "bayesian": {"beta2": (0.1, 100.0), "tau2": (0.0, 1.0)},
-    "sph_elo": {"game_mult": (0.125, 128.0)},
-    "glicko2": {"tau": (0.15, 2.4), "period": (1.0, 10080.0)},
-    "openskill": {"beta2": (0.1, 100.0)},
-}
-
-#: How parameters are named in the terminal lines.
-PARAM_LABELS = {"beta2": "beta^2", "tau2": "tau^2", "game_mult": "K", "tau": "tau"}
 
 #: The parts of the log a score can be on (see the module docstring).
 PARTS = ("all", "first", "second", "all_experienced", "second_experienced")
@@ -256,17 +222,6 @@ class RaterScores:
         return int(rows["n"].iloc[0]) if len(rows) else 0
 
 
-def params_label(params: Mapping[str, Any]) -> str:
-    """Return ``"beta^2 2.5, tau^2 0.01"`` of a rater's parameters (a period in minutes)."""
-    parts = []
-    for key, value in params.items():
-        text = f"{value:g}" if isinstance(value, float | int) else str(value)
-        if key == "period":
-            text += " min"
-        parts.append(f"{PARAM_LABELS.get(key, key)} {text}")
-    return ", ".join(parts)
-
-
 def _spec(rater: str | PluginSpec) -> PluginSpec:
     return PluginSpec(rater) if isinstance(rater, str) else rater
 
@@ -377,7 +332,7 @@ def score_log(
             grid_rows.extend(search.rows)
             speed_rows.extend(search.speed)
             notes.extend(
-                _edge_notes(spec.name, label, search.tried, search.losses, best, spec.params)
+                edge_notes(spec.name, label, search.tried, search.losses, best, spec.params)
             )
         p, seconds = _timed_replay(spec, best, arrays, arrays.events, prior)
         speed_rows.append(_speed(label, params_label(best), arrays.matches, seconds))
@@ -511,97 +466,11 @@ class _Search:
         return True
 
     def run(self, settings: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """Return the best of ``settings`` (the first on a tie), extended (:func:`_extend`)."""
+        """Return the best of ``settings`` (the first on a tie), extended (:func:`extend`)."""
         losses = [self.loss(setting) for setting in settings]
         best = settings[losses.index(min(losses))]
-        best, _ = _extend(best, min(losses), settings, self.spec.params, self.loss, self.valid)
+        best, _ = extend(best, min(losses), settings, self.spec.params, self.loss, self.valid)
         return best
-
-
-def _edge(
-    key: str, value: Any, settings: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any]
-) -> tuple[str, float] | None:
-    """Return which end of the values tried for ``key`` the chosen ``value`` is (``smallest``
-    or ``largest``) and the next value past it, at the spacing of the last two values (times
-    their ratio where both are positive, else plus their difference); None where it is inside
-    the range, the spec sets the parameter, fewer than two values were tried, or the end is a
-    smallest 0 (nothing below it: no drift)."""
-    if key in fixed or not isinstance(value, float | int) or isinstance(value, bool):
-        return None
-    tried = sorted({s[key] for s in settings if isinstance(s.get(key), float | int)})
-    if len(tried) < 2 or value not in (tried[0], tried[-1]):
-        return None
-    if value == tried[-1]:
-        before = tried[-2]
-        step = value * (value / before) if before > 0 else value + (value - before)
-        return "largest", float(step)
-    after = tried[1]
-    if value <= 0:
-        return None
-    return "smallest", float(value * (value / after))
-
-
-def _extend(
-    best: dict[str, Any],
-    best_loss: float,
-    settings: Sequence[Mapping[str, Any]],
-    fixed: Mapping[str, Any],
-    loss_of: Callable[[dict[str, Any]], float],
-    valid: Callable[[dict[str, Any]], bool],
-) -> tuple[dict[str, Any], float]:
-    """Extend the grid past each parameter whose chosen value ends its range: one parameter
-    at a time (the others at the best setting), up to :data:`EXTEND_STEPS` steps, while the
-    first-part loss keeps falling; return the best setting and its loss."""
-    seen = [dict(s) for s in settings]
-    for key in list(best):
-        for _ in range(EXTEND_STEPS):
-            edge = _edge(key, best[key], seen, fixed)
-            if edge is None:
-                break
-            candidate = {**best, key: edge[1]}
-            if candidate in seen or not valid(candidate):
-                break
-            seen.append(candidate)
-            loss = loss_of(candidate)
-            if not loss < best_loss - MIN_GAIN:
-                break
-            best, best_loss = candidate, loss
-    return best, best_loss
-
-
-def _edge_notes(
-    rater: str,
-    label: str,
-    settings: Sequence[Mapping[str, Any]],
-    losses: Sequence[float],
-    best: Mapping[str, Any],
-    fixed: Mapping[str, Any],
-) -> list[str]:
-    """Return a note for each tuned parameter whose chosen value still ends the values tried
-    (the grid and its extensions: :func:`_extend`; but 0, the least there is) and beats its
-    neighbour there (the others as chosen) by more than :data:`MIN_GAIN`."""
-    notes = []
-    loss_of = {params_label(s): loss for s, loss in zip(settings, losses, strict=True)}
-    for key, value in best.items():
-        edge = _edge(key, value, settings, fixed)
-        if edge is None:
-            continue
-        line = sorted(
-            s[key] for s in settings if all(s.get(k) == v for k, v in best.items() if k != key)
-        )
-        if len(line) > 1:  # else no neighbour with the others as chosen: noted
-            neighbour = line[1] if edge[0] == "smallest" else line[-2]
-            gain = loss_of[params_label({**best, key: neighbour})] - loss_of[params_label(best)]
-            if gain <= MIN_GAIN:
-                continue
-        bounds = RANGES.get(rater, {}).get(key)
-        within = f", within {bounds[0]:g} to {bounds[1]:g}" if bounds else ""
-        notes.append(
-            f"{label}: {params_label({key: value})} is the {edge[0]} value tried, the grid "
-            f"extended as far as allowed (up to {EXTEND_STEPS} steps{within}); the best may "
-            "lie further"
-        )
-    return notes
 
 
 def _speed(rater: str, setting: str, matches: int, seconds: float) -> dict[str, Any]:

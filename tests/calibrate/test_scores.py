@@ -13,6 +13,7 @@ import pytest
 import trueskill
 
 import lobbysim.raters.openskill as openskill_adapter
+from lobbysim.calibration.grid import extend as _extend
 from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
 from lobbysim.calibration.scores import (
     EXTEND_STEPS,
@@ -21,7 +22,6 @@ from lobbysim.calibration.scores import (
     LogArrays,
     Predictor,
     Truth,
-    _extend,
     calibration_curve,
     gaussian_probability,
     oracle_predictions,

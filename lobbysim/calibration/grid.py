@@ -1,0 +1,160 @@
+"""The raters' grids of settings, tuned on a match log's first part, and the walk past their ends.
+
+:func:`~lobbysim.calibration.scores.score_log` replays each setting of a rater's grid
+(:data:`GRIDS`) over the first part of the log and keeps the best; this module holds the grids,
+the range a walk past a grid's end stays in (:data:`RANGES`), the walk (:func:`extend`), the
+notes on a value still at an end (:func:`edge_notes`) and the parameters' labels
+(:func:`params_label`). :mod:`lobbysim.calibration.scores` holds the replays and the scores.
+
+**Tuning.** The log is split by start: the first ``split`` (default 0.5) of its matches are the
+``first`` part, the rest the ``second``. Each rater's small grid (:data:`GRIDS`) is replayed over
+the first part alone (its predictions need nothing later) and the setting with the lowest log
+loss there is kept (the first in grid order on a tie), walked past the grid's end where it ends
+the grid (:func:`extend`); the whole log is then replayed with it and
+the ``second`` part (and ``second_experienced``) is the held-out score, as the Elo-MMR paper's
+benchmark scores raters (Ebtekar and Liu, "Elo-MMR: A Rating System for Massive Multiplayer
+Competitions", WWW 2021). ``all`` and ``first`` include the matches the setting was chosen on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+#: Each rater's grid of settings tried on the first part (small on purpose: every setting is a
+#: replay). ``bayesian``: the performance variance ``beta2`` (against the prior variance 4) and
+#: the skill drift ``tau2`` added before each game; ``sph_elo``: its K, ``game_mult`` rating
+#: points per minute of a pair's shared time (its logistic scale ``t`` stays 120: only K / t
+#: matters); ``glicko2``: the system constant ``tau`` and the rating period in minutes (a quarter
+#: of an hour to a day); ``openskill``: ``beta2``. A chosen value at the end of its range is
+#: extended past it (:func:`extend`), and noted if the extension still ends there.
+GRIDS: dict[str, list[dict[str, float]]] = {
+    "bayesian": [{"beta2": b, "tau2": t} for b in (1.0, 2.5, 6.25) for t in (0.0, 0.01, 0.05)],
+    "sph_elo": [{"game_mult": k} for k in (1.0, 2.0, 4.0, 8.0, 16.0)],
+    "glicko2": [
+        {"tau": t, "period": p} for t in (0.3, 0.6, 1.2) for p in (15.0, 60.0, 360.0, 1440.0)
+    ],
+    "openskill": [{"beta2": b} for b in (1.0, 2.5, 6.25)],
+}
+
+#: At most this many steps past the end of a grid's range (each a step of the range's own
+#: spacing: times the ratio of its last two values, or plus their difference) for a parameter
+#: whose chosen value ends the values tried (:func:`extend`).
+EXTEND_STEPS = 4
+
+#: A step past a grid's end is taken only where it lowers the first part's log loss by more than
+#: this (far below what a log of thousands of matches can tell apart), and a value at the end
+#: is noted only where it beats its neighbour by more: a parameter that changes next to nothing
+#: (Glicko-2's ``tau`` over a few games a period) is neither walked nor noted.
+MIN_GAIN = 1e-4
+
+#: The range an extension past a grid stays in, per rater and parameter (the grid itself may
+#: lie anywhere): wide, but short of values a rater's author would not use (Glickman's
+#: Glicko-2 paper suggests a system constant ``tau`` of 0.3 to 1.2; a rating period past a
+#: week, or a performance variance 25 times the prior's, stops meaning what it says).
+RANGES: dict[str, dict[str, tuple[float, float]]] = {
+    "bayesian": {"beta2": (0.1, 100.0), "tau2": (0.0, 1.0)},
+    "sph_elo": {"game_mult": (0.125, 128.0)},
+    "glicko2": {"tau": (0.15, 2.4), "period": (1.0, 10080.0)},
+    "openskill": {"beta2": (0.1, 100.0)},
+}
+
+#: How parameters are named in the terminal lines.
+PARAM_LABELS = {"beta2": "beta^2", "tau2": "tau^2", "game_mult": "K", "tau": "tau"}
+
+
+def params_label(params: Mapping[str, Any]) -> str:
+    """Return ``"beta^2 2.5, tau^2 0.01"`` of a rater's parameters (a period in minutes)."""
+    parts = []
+    for key, value in params.items():
+        text = f"{value:g}" if isinstance(value, float | int) else str(value)
+        if key == "period":
+            text += " min"
+        parts.append(f"{PARAM_LABELS.get(key, key)} {text}")
+    return ", ".join(parts)
+
+
+def _edge(
+    key: str, value: Any, settings: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any]
+) -> tuple[str, float] | None:
+    """Return which end of the values tried for ``key`` the chosen ``value`` is (``smallest``
+    or ``largest``) and the next value past it, at the spacing of the last two values (times
+    their ratio where both are positive, else plus their difference); None where it is inside
+    the range, the spec sets the parameter, fewer than two values were tried, or the end is a
+    smallest 0 (nothing below it: no drift)."""
+    if key in fixed or not isinstance(value, float | int) or isinstance(value, bool):
+        return None
+    tried = sorted({s[key] for s in settings if isinstance(s.get(key), float | int)})
+    if len(tried) < 2 or value not in (tried[0], tried[-1]):
+        return None
+    if value == tried[-1]:
+        before = tried[-2]
+        step = value * (value / before) if before > 0 else value + (value - before)
+        return "largest", float(step)
+    after = tried[1]
+    if value <= 0:
+        return None
+    return "smallest", float(value * (value / after))
+
+
+def extend(
+    best: dict[str, Any],
+    best_loss: float,
+    settings: Sequence[Mapping[str, Any]],
+    fixed: Mapping[str, Any],
+    loss_of: Callable[[dict[str, Any]], float],
+    valid: Callable[[dict[str, Any]], bool],
+) -> tuple[dict[str, Any], float]:
+    """Extend the grid past each parameter whose chosen value ends its range: one parameter
+    at a time (the others at the best setting), up to :data:`EXTEND_STEPS` steps, while the
+    first-part loss keeps falling; return the best setting and its loss."""
+    seen = [dict(s) for s in settings]
+    for key in list(best):
+        for _ in range(EXTEND_STEPS):
+            edge = _edge(key, best[key], seen, fixed)
+            if edge is None:
+                break
+            candidate = {**best, key: edge[1]}
+            if candidate in seen or not valid(candidate):
+                break
+            seen.append(candidate)
+            loss = loss_of(candidate)
+            if not loss < best_loss - MIN_GAIN:
+                break
+            best, best_loss = candidate, loss
+    return best, best_loss
+
+
+def edge_notes(
+    rater: str,
+    label: str,
+    settings: Sequence[Mapping[str, Any]],
+    losses: Sequence[float],
+    best: Mapping[str, Any],
+    fixed: Mapping[str, Any],
+) -> list[str]:
+    """Return a note for each tuned parameter whose chosen value still ends the values tried
+    (the grid and its extensions: :func:`extend`; but 0, the least there is) and beats its
+    neighbour there (the others as chosen) by more than :data:`MIN_GAIN`."""
+    notes = []
+    loss_of = {params_label(s): loss for s, loss in zip(settings, losses, strict=True)}
+    for key, value in best.items():
+        edge = _edge(key, value, settings, fixed)
+        if edge is None:
+            continue
+        line = sorted(
+            s[key] for s in settings if all(s.get(k) == v for k, v in best.items() if k != key)
+        )
+        if len(line) > 1:  # else no neighbour with the others as chosen: noted
+            neighbour = line[1] if edge[0] == "smallest" else line[-2]
+            gain = loss_of[params_label({**best, key: neighbour})] - loss_of[params_label(best)]
+            if gain <= MIN_GAIN:
+                continue
+        bounds = RANGES.get(rater, {}).get(key)
+        within = f", within {bounds[0]:g} to {bounds[1]:g}" if bounds else ""
+        notes.append(
+            f"{label}: {params_label({key: value})} is the {edge[0]} value tried, the grid "
+            f"extended as far as allowed (up to {EXTEND_STEPS} steps{within}); the best may "
+            "lie further"
+        )
+    return notes
