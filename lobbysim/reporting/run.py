@@ -27,6 +27,10 @@ Reporting only: this module runs no simulation. :func:`write_report` takes the r
 Both documents are rendered from one list of content blocks
 (:mod:`lobbysim.reporting.document`), so they say the same thing, and they depend only on the
 result: writing the same result twice gives identical text.
+
+This module assembles the report (:func:`report_blocks`, :func:`write_report`) and holds its core
+tables (metrics, differences, the oracle's share); the sections on a player base, a world and a
+rule set are :mod:`lobbysim.reporting.run_sections`'s.
 """
 
 from __future__ import annotations
@@ -45,7 +49,6 @@ from lobbysim.experiments.replications import (
     oracle_shares,
 )
 from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, POWER
-from lobbysim.metrics import VETERAN_GAMES
 from lobbysim.reporting.answer import Cost, fairness_difference
 from lobbysim.reporting.document import (
     Block,
@@ -64,14 +67,14 @@ from lobbysim.reporting.document import (
 )
 from lobbysim.reporting.headline import experiment_headline, headline_blocks
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
-from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE, rule_metric, step_label
+from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE
 from lobbysim.reporting.run_figures import write_figures
 from lobbysim.reporting.run_frames import Frames
-from lobbysim.reporting.tenure_figures import convergence_table, driver_curves, reference_text
+from lobbysim.reporting.run_sections import rule_blocks, tenure_blocks, world_blocks
+from lobbysim.reporting.tenure_figures import driver_curves
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
 from lobbysim.scenario import BaseConfig
-from lobbysim.scenario.rules import RuleConfig
 
 
 def _minutes(value: float) -> str:
@@ -211,48 +214,6 @@ def _oracle_method_text() -> Block:
     )
 
 
-def _tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> list[Block]:
-    """Return the section on newcomers, veterans and rating convergence (only with a base)."""
-    base = result.scenario.base
-    if base is None:
-        return []
-    blocks = [
-        md_heading("Newcomers, veterans and rating convergence"),
-        md_text(
-            "A player's tenure is the number of games they had played before a moment. The "
-            "newcomer_... and veteran_... metrics above split the queueing spells (by the "
-            "games joined before the spell began) and the seats in games (by the games played "
-            f"before that one) at {base.newcomer_games} games (base.newcomer_games): newcomers "
-            f"below, veterans from there on. *.kendall_tau_veterans ranks the players with at "
-            f"least {VETERAN_GAMES} games."
-        ),
-    ]
-    driver = result.scenario.raters.driver.name
-    if curves is None:
-        blocks.append(
-            md_text(f"No convergence curve: the driving rater {driver} is not on the skill scale.")
-        )
-        return blocks
-    header, rows = convergence_table(curves, result.policies)
-    blocks.append(
-        md_details(
-            f"Rating convergence table: {driver}'s RMSE by games played, "
-            f"{len(rows)} rows (the figure below draws it)",
-            [
-                md_text(
-                    f"The driving rater {driver}'s root mean squared error against true skill by "
-                    "the games a player had finished by the rating sample (samples after the "
-                    "warm-up, registered players): per replication, then the mean over "
-                    f"replications [{CONFIDENCE:.0%} confidence interval] and the rating samples "
-                    "behind it. " + reference_text(result)
-                ),
-                md_table(header, rows),
-            ],
-        )
-    )
-    return blocks
-
-
 INTERVALS_TEXT = (
     f"Every interval is a {CONFIDENCE:.0%} Student-t confidence interval over the replications: "
     "each replication is one independent run, and the interval is where the mean over many "
@@ -284,148 +245,6 @@ INTERVALS_TEXT = (
     "n/a when no replication has any, is left out of its interval); run more replications to "
     "narrow them."
 )
-
-
-#: The per-region columns of the "Regions" table: metric prefix, column title.
-REGION_COLUMNS = (
-    ("queue_time_mean", "queue time (min)"),
-    ("queue_time_peak", "at its 6 busiest hours"),
-    ("queue_time_quiet", "at its 6 quietest hours"),
-    ("abandonment_rate", "abandonment"),
-    ("skill_gap_true_mean", "true skill gap"),
-)
-
-
-def summary_cell(result: ExperimentResult) -> Callable[[str, str], str]:
-    """Return what formats a policy's metric from the summary: ``mean [low, high]`` (``n/a``
-    where the summary has no row)."""
-    summary = result.summary.set_index(["policy", "metric"])
-
-    def cell(policy: str, metric: str) -> str:
-        if (policy, metric) not in summary.index:
-            return "n/a"
-        row = summary.loc[(policy, metric)]
-        return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
-
-    return cell
-
-
-def _world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
-    """Return the section on regions and latency (only with a world): per region and policy,
-    the queue time (at the region's busiest and quietest local hours too), abandonment and the
-    true skill gap, each the mean [95% interval] over replications, and the figure of each
-    region's queue time by local hour of the day."""
-    world = result.scenario.world
-    if world is None:
-        return []
-    cell = summary_cell(result)
-    header = ["region", "policy", *(title for _, title in REGION_COLUMNS)]
-    rows = [
-        [region, policy, *(cell(policy, f"{prefix}@{region}") for prefix, _ in REGION_COLUMNS)]
-        for region in world.region_names
-        for policy in result.policies
-    ]
-    latency = [
-        f"{policy}: mean {cell(policy, 'latency_ms_mean')} ms, p90 "
-        f"{cell(policy, 'latency_ms_p90')} ms, {cell(policy, 'cross_region_share')} of games "
-        "mixing regions"
-        for policy in result.policies
-    ]
-    return [
-        md_heading("Regions and latency"),
-        md_text(
-            f"Data centres {', '.join(world.data_centres)}; regions "
-            + ", ".join(
-                f"{r.name} ({r.share:.0%}, UTC{r.utc_offset_hours:+g})" for r in world.regions
-            )
-            + ". Per region: the queue time of its players, also in the region's busiest and "
-            "quietest local hours of the day (where a latency limit hurts), its abandonment and "
-            "the true skill gap of its players' games."
-        ),
-        md_details(
-            f"Per-region table: {len(world.region_names)} regions x {len(result.policies)} "
-            f"{'policy' if len(result.policies) == 1 else 'policies'}",
-            [md_table(header, rows)],
-        ),
-        md_items([("latency", line) for line in latency]),
-        *(md_figure(f) for f in figures if f.file == REGION_FIGURE_FILE),
-    ]
-
-
-#: The per-rule columns of the "Which rule holds your matches back" table: quantity, title.
-RULE_COLUMNS = (
-    ("rejected_share", "rejected share"),
-    ("relaxed_share", "relaxed share"),
-    ("step_mean", "mean step"),
-)
-
-RULES_TEXT = (
-    "How to read it: the rejected share says which rule turns candidates down first (the "
-    "shares of the rules sum to 1), so the rule with the largest share is the one the "
-    "matchmaker most often cannot get past. The relaxed share is the share of games formed "
-    "only after the rule had expanded past its first limit (by the rule's clock), and the mean "
-    "step is the step they were formed at on average (0: the first limit, 1: the first "
-    "expansion, ...). A rule that rejects much and whose games mostly form after an expansion "
-    "holds matches back: its first limit is tighter than the population lets it keep, and the "
-    "players wait for its expansions, as the queue times by step in the figure show. A rule "
-    "that rejects much but is rarely relaxed is strict yet cheap: other candidates keep it. "
-    "The rules are checked in the order listed, so a rule listed after a stricter one can look "
-    "harmless only because the stricter one turned its candidates down first."
-)
-
-
-def _rule_text(rule: RuleConfig) -> str:
-    """Return the steps of a rule as the report lists them: its kind, limit and expansions."""
-    if rule.limit is None and not rule.expansions:
-        steps = "no limit, one step"
-    else:
-        first = "none" if rule.limit is None else f"{rule.limit:g}"
-        steps = f"{step_label(0)} {first}" + "".join(
-            f"; {step_label(k)} from {wait:g} min: {limit:g}"
-            for k, (wait, limit) in enumerate(rule.expansions, start=1)
-        )
-    optional = (
-        "" if rule.optional_after is None else f"; optional after {rule.optional_after:g} min"
-    )
-    return f"{rule.kind} (clock {rule.clock}): {steps}{optional}"
-
-
-def _rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
-    """Return the section on the rule set (only with one): per rule and policy, the rejected
-    share, the relaxed share and the mean step, each the mean [95% interval] over replications,
-    the rules' steps, a reading guide and the figure of which rule holds the matches back."""
-    rules = result.scenario.matchmaker.rules
-    if rules is None:
-        return []
-    cell = summary_cell(result)
-    header = ["rule", "policy", *(title for _, title in RULE_COLUMNS)]
-    rows = [
-        [
-            rule.name,
-            policy,
-            *(cell(policy, rule_metric(quantity, rule.name)) for quantity, _ in RULE_COLUMNS),
-        ]
-        for rule in rules
-        for policy in result.policies
-    ]
-    return [
-        md_heading("Which rule holds your matches back"),
-        md_text(
-            f"The matchmaker searches under a rule set ({result.scenario.matchmaker.algorithm}). "
-            "Per rule and policy, from the metrics' start: the share of the turned-down "
-            "candidates this rule was the first to turn down, the share of games formed past its "
-            "first limit, and the mean expansion step of its games; each the mean over "
-            f"replications [{CONFIDENCE:.0%} confidence interval]."
-        ),
-        md_details(
-            f"Per-rule table: {len(rules)} rules x {len(result.policies)} "
-            f"{'policy' if len(result.policies) == 1 else 'policies'}",
-            [md_table(header, rows)],
-        ),
-        md_items([(rule.name, _rule_text(rule)) for rule in rules]),
-        md_details("How to read the rule table", [md_text(RULES_TEXT)]),
-        *(md_figure(f) for f in figures if f.file == RULES_FIGURE_FILE),
-    ]
 
 
 def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
@@ -554,9 +373,9 @@ def report_blocks(
             ),
         ]
 
-    blocks += _tenure_blocks(result, curves)
-    blocks += _world_blocks(result, figures)
-    blocks += _rule_blocks(result, figures)
+    blocks += tenure_blocks(result, curves)
+    blocks += world_blocks(result, figures)
+    blocks += rule_blocks(result, figures)
     blocks += [
         md_heading("How to read the intervals"),
         md_details(
