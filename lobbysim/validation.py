@@ -182,6 +182,35 @@ def input_file_problem(path: str | Path, max_bytes: int) -> str | None:
     return None
 
 
+def read_input_text(path: str | Path, max_bytes: int, *, encoding: str = "utf-8") -> str:
+    """Return the text of the input file ``path``: checked by :func:`input_file_problem`, at
+    most ``max_bytes + 1`` bytes read (should the file grow after the check), decoded.
+
+    Raises:
+        ValueError: why not, in one line without the path (the caller names the file): the
+            check's problem, an unreadable or too long file, or text that is not UTF-8 (the
+            line and byte of the first bad byte).
+    """
+    problem = input_file_problem(path, max_bytes)
+    if problem is not None:
+        raise ValueError(problem)
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(max_bytes + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise ValueError(f"longer than {max_bytes:,} bytes")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"not UTF-8 text: the byte 0x{raw[exc.start]:02x} at line {line} "
+            f"(byte {exc.start + 1}); save the file as UTF-8"
+        ) from None
+
+
 #: The memory budget when the machine's cannot be read (no ``os.sysconf``): 16 GiB.
 FALLBACK_MEMORY = 16 * 2**30
 

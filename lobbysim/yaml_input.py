@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from lobbysim.validation import input_file_problem
+from lobbysim.validation import read_input_text
 
 MAX_BYTES = 1_000_000  # a scenario is a few kilobytes; a trace belongs in a CSV file
 MAX_DEPTH = 50
@@ -157,22 +157,8 @@ def read_yaml_file(path: Path) -> Any:
             ``/dev/zero``, a pipe: refused before reading), is too large, is not UTF-8, or
             :func:`load_yaml` rejects it.
     """
-    problem = input_file_problem(path, MAX_BYTES)
-    if problem is not None:
-        raise YamlInputError(problem)
     try:
-        with open(path, "rb") as file:
-            raw = file.read(MAX_BYTES + 1)  # bounded, should the file grow after the check
-    except OSError as exc:
-        raise YamlInputError(f"cannot read the file: {exc.strerror}") from None
-    if len(raw) > MAX_BYTES:
-        raise YamlInputError(f"longer than {MAX_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise YamlInputError(
-            f"not UTF-8 text: the byte 0x{raw[exc.start]:02x} at line {line} "
-            f"(byte {exc.start + 1}); save the file as UTF-8"
-        ) from None
+        text = read_input_text(path, MAX_BYTES)
+    except ValueError as exc:
+        raise YamlInputError(str(exc)) from None
     return load_yaml(text)

@@ -25,7 +25,7 @@ from lobbysim.rules.flexmatch_rules import (
     quoted,
 )
 from lobbysim.scenario.rules import RATING, AttributeConfig
-from lobbysim.validation import ScenarioError, input_file_problem
+from lobbysim.validation import ScenarioError, read_input_text
 
 MAX_BYTES = 1_000_000  # a rule set is a few kilobytes
 MAX_DEPTH = 50
@@ -129,24 +129,10 @@ def load_json(path: str | Path) -> Any:
             larger than :data:`MAX_BYTES`, is not UTF-8, is not JSON (with the line and column),
             gives a key twice, nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
     """
-    problem = input_file_problem(path, MAX_BYTES)
-    if problem is not None:
-        raise ScenarioError(f"{path}: {problem}")
     try:
-        with open(path, "rb") as file:
-            raw = file.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise ScenarioError(f"{path}: longer than {MAX_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ScenarioError(
-            f"{path}: not UTF-8 text: the byte 0x{raw[exc.start]:02x} at line {line} "
-            f"(byte {exc.start + 1}); save the file as UTF-8"
-        ) from None
+        text = read_input_text(path, MAX_BYTES, encoding="utf-8-sig")
+    except ValueError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
