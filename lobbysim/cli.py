@@ -34,6 +34,7 @@ from lobbysim.cli_studies import (
     add_sweep_parser,
     add_tune_parser,
 )
+from lobbysim.outputs import OutputTargetError
 from lobbysim.validation import ScenarioError
 
 __all__ = ["UserError", "build_parser", "main"]
@@ -285,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = int(handler(args))
         sys.stdout.flush()  # here, so that a closed pipe is reported below
         return status
-    except (UserError, ScenarioError) as exc:  # a handler's ScenarioError: one line a problem
+    except (UserError, ScenarioError, OutputTargetError) as exc:  # one line a problem
         for line in str(exc).splitlines() or [""]:
             print(f"lobbysim: error: {line}", file=sys.stderr)
         return 2

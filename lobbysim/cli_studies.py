@@ -240,7 +240,10 @@ def add_calibrate_parser(
     )
     calibrate.add_argument("log", type=Path, help="the match log")
     calibrate.add_argument(
-        "--to", type=Path, required=True, help="the scenario file to write (.yaml)"
+        "--to", type=Path, required=True, help="the scenario file to write (.yaml, new)"
+    )
+    calibrate.add_argument(
+        "--force", action="store_true", help="replace --to if it is an existing regular file"
     )
     calibrate.add_argument(
         "--columns", type=Path, default=None, help="a YAML column mapping (docs/calibrate.md)"
@@ -298,6 +301,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
             seed=args.seed,
             report=report,
             note=print_wrapped,
+            force=args.force,
         )
     except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None

@@ -15,6 +15,15 @@ of loading with missing values; so is a file that is not UTF-8 (:func:`decode_pr
 
 A full disk or an output that cannot be written (ENOSPC, EDQUOT, EACCES, EROFS) is reported as
 one line naming the path (:func:`storage_problem`); the temporary folder is removed.
+
+A single file a user names (``schema --out``, ``rules export --out``, ``log export --out``,
+``calibrate --to``, the files ``init`` copies) follows one rule, :func:`write_output_file`: the
+target is checked before any work starts (:func:`output_file_problem`: a missing folder, a
+folder, a symbolic link, a device, a pipe or a socket are refused; an existing file too, unless
+``--force`` replaces it, a regular file only); the file is written to a temporary file in the
+target's folder and moved into place only if the target still does not exist (a hard link, which
+fails on an existing name) or, with ``force``, is still a regular file. A link is never
+followed or replaced.
 """
 
 from __future__ import annotations
@@ -23,10 +32,12 @@ import contextlib
 import errno
 import glob
 import hashlib
+import itertools
 import json
 import os
 import shutil
 import socket
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -56,8 +67,16 @@ class OutputFileError(ValueError):
     """A file of an output folder is cut, changed or unreadable; the message names it."""
 
 
+class OutputTargetError(ValueError):
+    """A file a user named as an output cannot take it (:func:`output_file_problem`); one line
+    naming the option and the path, exit status 2."""
+
+
 def out_folder_problem(out: Path) -> str | None:
-    """Return why ``out`` cannot receive a run's outputs, or None if it can (new or empty)."""
+    """Return why ``out`` cannot receive a run's outputs, or None if it can (new or empty; a
+    symbolic link is never followed)."""
+    if out.is_symlink():
+        return f"{out} is a symbolic link: not followed (name a new or empty folder)"
     if out.exists():
         if not out.is_dir():
             return f"{out} exists and is not a folder"
@@ -222,6 +241,131 @@ def _named(exc: OSError, tmp: Path, out: Path) -> OSError:
     else:
         return exc
     return OSError(exc.errno, exc.strerror, where)
+
+
+# --- single output files ------------------------------------------------------------------------
+
+#: The errors of :func:`os.link` on a file system without hard links: the target is then placed
+#: by a rename after a last check (a file made in between by another process is lost).
+_NO_HARD_LINKS = {errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP}
+_TEMPORARY_NUMBERS = itertools.count()
+
+
+def output_file_problem(path: Path, *, force: bool = False) -> str | None:
+    """Return why the file ``path`` cannot be written as an output, or None if it can.
+
+    Refused: a symbolic link (never followed nor replaced), a folder, anything else that is not
+    a regular file (a device, a pipe, a socket), an existing file unless ``force``, and a
+    folder that does not exist or does not take new files (tried for real, as permissions
+    alone do not tell).
+    """
+    try:
+        mode: int | None = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return f"{path}: cannot look at it ({exc.strerror or exc})"
+    if mode is not None:
+        if stat.S_ISLNK(mode):
+            return f"{path} is a symbolic link: not followed or replaced (name another file)"
+        if stat.S_ISDIR(mode):
+            return f"{path} is a folder: name the file to write"
+        if not stat.S_ISREG(mode):
+            return f"{path} is not a regular file (a device, a pipe or a socket): not written"
+        if not force:
+            return f"{path} exists already: not overwritten (give --force to replace it)"
+    folder = path.parent
+    if not folder.exists():
+        return f"the folder {folder} does not exist (make it first)"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    try:
+        _remove_temporary(_new_temporary(path))
+    except OSError as exc:
+        return f"cannot write in {folder}: {exc.strerror or exc}"
+    return None
+
+
+def write_output_file(
+    path: str | os.PathLike[str],
+    write: Callable[[Path], object],
+    *,
+    force: bool = False,
+    option: str = "--out",
+) -> Path:
+    """Write the output file ``path`` by ``write(tmp)`` on a temporary file in its folder, then
+    move it into place; return ``path``.
+
+    The target is checked first (:func:`output_file_problem`) and again when the file is
+    placed: without ``force`` it is linked into place, which fails if a file of that name was
+    made meanwhile; with ``force`` it replaces the target only if that is (still) a regular
+    file. The temporary file is removed on any error or interruption.
+
+    Raises:
+        OutputTargetError: ``option``, then why the target cannot take the file, in one line.
+        OSError: the file cannot be written (a full disk: :func:`storage_problem`).
+    """
+    target = Path(path)
+    problem = output_file_problem(target, force=force)
+    if problem is not None:
+        raise OutputTargetError(f"{option}: {problem}")
+    tmp = _new_temporary(target)
+    try:
+        write(tmp)
+        if force:
+            problem = output_file_problem(target, force=True)
+            if problem is not None:
+                raise OutputTargetError(f"{option}: {problem}")
+            os.replace(tmp, target)
+        else:
+            _link_new(tmp, target, option)
+    finally:
+        _remove_temporary(tmp)
+    return target
+
+
+def write_output_text(
+    path: str | os.PathLike[str], text: str, *, force: bool = False, option: str = "--out"
+) -> Path:
+    """Write ``text`` (UTF-8) as the output file ``path`` (:func:`write_output_file`)."""
+    return write_output_file(
+        path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force=force, option=option
+    )
+
+
+def _new_temporary(target: Path) -> Path:
+    """Create an empty temporary file next to ``target`` (a new name, the umask's mode)."""
+    while True:
+        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{next(_TEMPORARY_NUMBERS)}")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
+
+
+def _remove_temporary(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+
+
+def _link_new(tmp: Path, target: Path, option: str) -> None:
+    """Give ``tmp``'s file the name ``target`` only if no file has it (no clobbering, even of a
+    file made since the check)."""
+    try:
+        os.link(tmp, target, follow_symlinks=False)
+        return
+    except FileExistsError:
+        raise OutputTargetError(
+            f"{option}: {target} was made while lobbysim wrote it: not overwritten"
+        ) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+    problem = output_file_problem(target)
+    if problem is not None:
+        raise OutputTargetError(f"{option}: {problem}")
+    os.rename(tmp, target)
 
 
 # --- manifests -----------------------------------------------------------------------------------

@@ -878,5 +878,5 @@ def test_export_into_a_missing_folder_is_one_line(
     out = tmp_path / "missing" / "rules.json"
     assert main(["rules", "export", "flexmatch_5v5", "--flexmatch", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "is not a folder" in err and "Traceback" not in err
-    assert not out.parent.exists()
+    assert err.count("\n") == 1 and "does not exist (make it first)" in err
+    assert "Traceback" not in err and not out.parent.exists()

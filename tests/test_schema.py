@@ -327,7 +327,7 @@ def test_descriptions_come_from_the_docstring_entries() -> None:
 
 def test_the_committed_schema_is_the_generated_one() -> None:
     committed = (BUNDLED / SCHEMA_FILE).read_text(encoding="utf-8")
-    assert committed == schema_text(), "regenerate it: lobbysim schema --out " + str(
+    assert committed == schema_text(), "regenerate it: lobbysim schema --force --out " + str(
         Path("lobbysim") / "scenarios" / SCHEMA_FILE
     )
 
@@ -355,7 +355,7 @@ def test_lobbysim_schema_prints_it_and_writes_it(
     missing = tmp_path / "no" / "such" / "folder" / "s.json"
     assert main(["schema", "--out", str(missing)]) == 2
     assert capsys.readouterr().err == (
-        f"lobbysim: error: --out: {missing.parent} is not a folder (make it first)\n"
+        f"lobbysim: error: --out: the folder {missing.parent} does not exist (make it first)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scenario.schema.json"]
 

@@ -25,7 +25,8 @@ A back-filled seat is a seat of its team like the others; the seat's own minutes
 ``left``) are not in the log, whose times are the match's. Rows are in order of start (then
 game, then the order the players entered). :func:`write_log` writes a frame as CSV (``.csv``,
 ``.csv.gz``) or Parquet (``.parquet``, needs pyarrow: ``pip install 'lobbysim[parquet]'``)
-through a temporary file renamed into place, so that the file is whole or as it was.
+as every output file is (:func:`lobbysim.outputs.write_output_file`): whole or not at all, and
+never over an existing file unless asked to.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.calibration.read import PARQUET_INSTALL, LogError
+from lobbysim.outputs import write_output_file
 
 #: The columns :func:`records_to_log` writes, in order (those a run has).
 LOG_COLUMNS = (
@@ -163,18 +165,19 @@ def log_format(path: Path) -> str:
     raise LogError(f"{path}: expected a .csv, .csv.gz or .parquet file name")
 
 
-def write_log(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def write_log(frame: pd.DataFrame, path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write a log frame to ``path`` as CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``),
-    through a temporary file renamed into place (whole or as it was). Returns the path.
+    as every output file is (:func:`lobbysim.outputs.write_output_file`: whole or not at all,
+    new unless ``force``). Returns the path.
 
     Raises:
-        LogError: an unknown suffix, a folder that does not exist, pyarrow missing for Parquet.
+        LogError: an unknown suffix, pyarrow missing for Parquet.
+        OutputTargetError: the target cannot take the file (it exists, is a link, a folder, a
+            device; its folder does not exist).
         OSError: the file cannot be written (a full disk); the temporary file is removed.
     """
     out = Path(path)
     fmt = log_format(out)
-    if not out.parent.is_dir():
-        raise LogError(f"{out}: the folder {out.parent} does not exist (make it first)")
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -182,13 +185,11 @@ def write_log(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
             raise LogError(
                 f"{out}: writing Parquet needs pyarrow, which is not installed: {PARQUET_INSTALL}"
             ) from None
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
+
+    def write(tmp: Path) -> None:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False, compression="gzip" if fmt == "csv.gz" else None)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+
+    return write_output_file(out, write, force=force)

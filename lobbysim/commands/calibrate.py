@@ -4,7 +4,9 @@ Reads the log (:func:`lobbysim.calibration.read.read_log`, with an optional colu
 fits and refines a scenario (:func:`lobbysim.calibration.run.calibrate`), scores the raters on
 the log (:func:`lobbysim.calibration.scores.score_log`, unless ``--raters none``), and writes:
 
-* the scenario file (``--to``), which ``lobbysim run`` runs as it is;
+* the scenario file (``--to``), which ``lobbysim run`` runs as it is: a new file (an existing
+  regular file only with ``--force``), checked before the log is read
+  (:func:`lobbysim.outputs.output_file_problem`);
 * a report folder (``--report``, default ``outputs/<log name>-calibration``): ``report.html``
   (figures embedded) and ``report.md``, ``parameters.csv`` (each fitted field, its value and
   method), ``daily.csv`` (games and distinct players per day, the log's and the calibrated
@@ -27,8 +29,13 @@ import yaml
 
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.run import Calibration, calibrate, compare_logs
-from lobbysim.experiments.store import tmp_name, write_text
-from lobbysim.outputs import creation_problem
+from lobbysim.experiments.store import tmp_name
+from lobbysim.outputs import (
+    OutputTargetError,
+    out_folder_problem,
+    output_file_problem,
+    write_output_text,
+)
 from lobbysim.scenario import Scenario
 
 #: The raters scored by default.
@@ -50,17 +57,18 @@ class CalibrateOutcome:
     report: Path | None
 
 
-def check_target(to: Path, report: Path | None) -> None:
-    """Raise CalibrateError, touching nothing, if the outputs cannot be written."""
+def check_target(to: Path, report: Path | None, *, force: bool = False) -> None:
+    """Raise CalibrateError, touching nothing, if the outputs cannot be written: ``to`` is
+    checked as every output file is (:func:`lobbysim.outputs.output_file_problem`)."""
     if to.suffix not in (".yaml", ".yml"):
         raise CalibrateError(f"--to: expected a .yaml file, got {str(to)!r}")
-    if to.exists() and to.is_dir():
-        raise CalibrateError(f"--to: {to} is a folder")
-    problem = creation_problem(to.parent) if not to.parent.exists() else None
+    problem = output_file_problem(to, force=force)
     if problem is not None:
         raise CalibrateError(f"--to: {problem}")
-    if report is not None and report.exists() and (not report.is_dir() or any(report.iterdir())):
-        raise CalibrateError(f"--report: {report} exists and is not an empty folder")
+    if report is not None:
+        problem = out_folder_problem(report)
+        if problem is not None:
+            raise CalibrateError(f"--report: {problem}")
 
 
 def run_calibrate(
@@ -74,13 +82,15 @@ def run_calibrate(
     seed: int = 1,
     report: str | os.PathLike[str] | None = None,
     note: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> CalibrateOutcome:
-    """Read, fit, score and write (see the module docstring)."""
+    """Read, fit, score and write (see the module docstring); ``force`` lets ``to`` replace an
+    existing regular file."""
     from lobbysim.calibration.read import read_log
 
     target = Path(to)
     folder = Path(report) if report is not None else None
-    check_target(target, folder)
+    check_target(target, folder, force=force)
     if refine < 0:
         raise CalibrateError(f"--refine: expected a whole number >= 0, got {refine}")
     say = note or (lambda line: None)
@@ -102,7 +112,11 @@ def run_calibrate(
         f"# Fitted by lobbysim calibrate to {log.source}; the evidence is in "
         f"{folder if folder is not None else 'its report'}\n"
     )
-    write_text(target, header + yaml.safe_dump(result.scenario.to_dict(), sort_keys=False))
+    text = header + yaml.safe_dump(result.scenario.to_dict(), sort_keys=False)
+    try:
+        write_output_text(target, text, force=force, option="--to")
+    except OutputTargetError as exc:  # made meanwhile
+        raise CalibrateError(str(exc)) from None
     if folder is not None:
         _write_report(log, result, folder, target, lines, scores)
     return CalibrateOutcome(log, result, lines, target, folder)

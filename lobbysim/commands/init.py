@@ -3,7 +3,8 @@
 :func:`init_scenario` copies the scenario's file unchanged (its comments explain every field) and
 the plug-in files it names (``custom_arrivals`` needs ``examples/custom_arrivals.py``), next to
 it under the same relative path, where :func:`lobbysim.scenario.bundled.resolve_plugin_files`
-finds them. It never overwrites a file: everything is checked before anything is written. The
+finds them. It never overwrites a file: everything is checked before anything is written, and
+each file is written as every output file is (:func:`lobbysim.outputs.write_output_file`). The
 JSON Schema the scenario's modeline names (``scenario.schema.json``, for editors) is copied next
 to it too, unless a file of that name is there already (an editor's help, never an error).
 :func:`bundled_list` lists the bundled scenarios with their one-line summaries.
@@ -11,8 +12,10 @@ to it too, unless a file of that name is there already (an editor's help, never 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+from lobbysim.outputs import OutputTargetError, write_output_file
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.bundled import (
     bundled_scenarios,
@@ -78,10 +81,15 @@ def init_scenario(name: str, to: str | Path | None = None) -> list[Path]:
     for origin, copy in copies:
         if copy.exists():  # a plug-in file already there, identical
             continue
+        content = origin.read_bytes()
         try:
             copy.parent.mkdir(parents=True, exist_ok=True)
-            with copy.open("xb") as handle:  # never overwrite, even a file made meanwhile
-                handle.write(origin.read_bytes())
+            # never over a file, even one made meanwhile; never through a link
+            write_output_file(
+                copy, functools.partial(Path.write_bytes, data=content), option="--to"
+            )
+        except OutputTargetError as exc:
+            raise InitError(str(exc)) from None
         except OSError as exc:
             raise InitError(f"{copy}: cannot write it: {exc.strerror or exc}") from None
         written.append(copy)

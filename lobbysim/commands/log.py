@@ -4,7 +4,8 @@
   records of a finished ``lobbysim run`` or ``compare`` (its ``records/<policy>/`` folder, read
   and verified by :meth:`lobbysim.api.RunFolder.records`) written as a match log in the default
   layout (:func:`lobbysim.calibration.export.records_to_log`), as CSV (``.csv``, ``.csv.gz``) or
-  Parquet (``.parquet``), through a temporary file renamed into place.
+  Parquet (``.parquet``), as every output file is (:func:`lobbysim.outputs.write_output_file`:
+  a new file unless ``--force``, never through a link, to a device or into a folder).
 * ``lobbysim log check LOG [--columns FILE]``: the log read as ``lobbysim calibrate`` reads it
   (:func:`lobbysim.calibration.read.read_log`, with a column mapping: a YAML file or a bundled
   mapping's name such as ``lichess``), and a few lines on what it holds and what was skipped.
@@ -24,6 +25,7 @@ import pandas as pd
 from lobbysim.calibration.export import log_format, records_to_log, write_log
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, LogError, read_log
+from lobbysim.outputs import output_file_problem
 from lobbysim.validation import ScenarioError
 
 
@@ -46,7 +48,10 @@ def add_log_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     )
     export.add_argument("folder", type=Path, help="a finished run's or compare's folder")
     export.add_argument(
-        "--out", type=Path, required=True, help="the log to write: .csv, .csv.gz or .parquet"
+        "--out", type=Path, required=True, help="the log to write (new): .csv, .csv.gz or .parquet"
+    )
+    export.add_argument(
+        "--force", action="store_true", help="replace --out if it is an existing regular file"
     )
     export.add_argument(
         "--policy", default=None, help="whose records (default: the first policy, the reference)"
@@ -80,7 +85,9 @@ def add_log_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _export(args: argparse.Namespace) -> int:
-    log = export_log(args.folder, args.out, policy=args.policy, replication=args.replication)
+    log = export_log(
+        args.folder, args.out, policy=args.policy, replication=args.replication, force=args.force
+    )
     extra = [c for c in ("region", "party_id", "queue_time") if c in log.columns]
     print(
         f"wrote {args.out}: {len(log):,} seats of {log['match_id'].nunique():,} matches"
@@ -99,19 +106,28 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def export_log(
-    folder: str | Path, out: str | Path, *, policy: str | None = None, replication: int = 1
+    folder: str | Path,
+    out: str | Path,
+    *,
+    policy: str | None = None,
+    replication: int = 1,
+    force: bool = False,
 ) -> pd.DataFrame:
-    """Write the records of the run in ``folder`` as a match log to ``out``; return the log.
+    """Write the records of the run in ``folder`` as a match log to ``out`` (a new file, or
+    any regular file with ``force``); return the log.
 
     Raises:
         ScenarioError: one line: the folder is not a finished run's, has no records of that
-            policy or replication, or ``out`` cannot be written there.
+            policy or replication, or ``out`` cannot be written there (checked first).
     """
     from lobbysim.api import load_run
 
     out = Path(out)
     try:
         log_format(out)
+        problem = output_file_problem(out, force=force)
+        if problem is not None:
+            raise LogError(f"--out: {problem}")
         run = load_run(folder)
     except (LogError, TypeError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
@@ -131,8 +147,8 @@ def export_log(
             frames.get("players"),
             waits=frames.get("waits"),
         )
-        write_log(log, out)
-    except (LogError, ValueError) as exc:
+        write_log(log, out, force=force)
+    except (LogError, ValueError) as exc:  # an OutputTargetError too
         raise ScenarioError(str(exc)) from None
     return log
 

@@ -7,7 +7,9 @@
   marked unbound.
 * ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
   FlexMatch rule set (:func:`lobbysim.rules.flexmatch.export_flexmatch`), to FILE or standard
-  output; nothing is written on an error.
+  output. FILE is written as every output file is (:func:`lobbysim.outputs.write_output_file`:
+  new unless ``--force``, never through a link, to a device or into a folder); nothing is
+  written on an error.
 
 Problems are :class:`~lobbysim.validation.ScenarioError` lines, which the command line prints
 one a line with exit status 2.
@@ -17,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lobbysim.outputs import OutputTargetError, output_file_problem, write_output_text
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.validation import ScenarioError
 
@@ -54,7 +56,10 @@ def add_rules_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     export.add_argument(
         "--flexmatch", action="store_true", required=True, help="as a FlexMatch rule set"
     )
-    export.add_argument("--out", type=Path, default=None, help="the JSON file to write")
+    export.add_argument("--out", type=Path, default=None, help="the JSON file to write (new)")
+    export.add_argument(
+        "--force", action="store_true", help="replace --out if it is an existing regular file"
+    )
     export.set_defaults(handler=_export)
 
 
@@ -65,11 +70,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.out is not None:  # before any work (an OutputTargetError: exit 2, cli)
+        problem = output_file_problem(args.out, force=args.force)
+        if problem is not None:
+            raise OutputTargetError(f"--out: {problem}")
     text = export_text(args.scenario)
     if args.out is None:
         print(text, end="")
         return 0
-    write_text(args.out, text)
+    write_output_text(args.out, text, force=args.force)
     print(f"wrote {args.out}")
     return 0
 
@@ -85,19 +94,6 @@ def export_text(scenario: str | Path) -> str:
     except ScenarioError as exc:
         raise ScenarioError([f"{scenario}: {p}" for p in exc.problems]) from None
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
-
-
-def write_text(out: Path, text: str) -> None:
-    """Write ``text`` to ``out`` through a temporary sibling renamed into place (a folder that
-    does not exist is one line: a :class:`~lobbysim.validation.ScenarioError`)."""
-    if not out.parent.is_dir():
-        raise ScenarioError(f"--out: {out.parent} is not a folder (make it first)")
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _number(value: float | None) -> str:

@@ -5,8 +5,10 @@ model; editors that read JSON Schema (VS Code's YAML extension, any editor with 
 server) use it to complete field names and flag unknown fields, wrong types and values outside a
 fixed set. The bundled scenarios name their copy, ``scenario.schema.json`` beside them, in their
 first comment block (``# yaml-language-server: $schema=scenario.schema.json``), and ``lobbysim
-init`` copies it next to the scenario it writes. Written to FILE through a temporary file renamed
-into place: nothing half-written on an error, which is one line (exit status 2).
+init`` copies it next to the scenario it writes. Written to FILE as every output file is
+(:func:`lobbysim.outputs.write_output_file`): never over an existing file unless ``--force``, never
+through a link, to a device or into a folder; nothing half-written on an error, which is one line
+(exit status 2).
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lobbysim.commands.rules import write_text
+from lobbysim.outputs import write_output_text
 from lobbysim.scenario.schema import schema_text
-from lobbysim.validation import ScenarioError
 
 
 def add_schema_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +31,10 @@ def add_schema_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "scenario names it with the comment '# yaml-language-server: $schema=FILE'. Ranges, "
         "cross-field rules and plug-in parameters are checked by 'lobbysim validate'.",
     )
-    schema.add_argument("--out", type=Path, default=None, help="the JSON file to write")
+    schema.add_argument("--out", type=Path, default=None, help="the JSON file to write (new)")
+    schema.add_argument(
+        "--force", action="store_true", help="replace --out if it is an existing regular file"
+    )
     schema.set_defaults(handler=_schema)
 
 
@@ -39,9 +43,6 @@ def _schema(args: argparse.Namespace) -> int:
     if args.out is None:
         print(text, end="")
         return 0
-    try:
-        write_text(args.out, text)
-    except OSError as exc:  # a missing folder too: one line, exit status 2 (cli)
-        raise ScenarioError(f"--out {args.out}: cannot write it: {exc.strerror or exc}") from None
+    write_output_text(args.out, text, force=args.force)  # an OutputTargetError: exit 2 (cli)
     print(f"wrote {args.out}")
     return 0

@@ -16,6 +16,7 @@ from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog, check_seats
 from lobbysim.calibration.read import LogError, read_log
 from lobbysim.commands.log import add_log_parser, export_log
 from lobbysim.experiments import SimulationResult, simulate
+from lobbysim.outputs import OutputTargetError
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.validation import ScenarioError
 
@@ -144,7 +145,9 @@ def test_write_log_is_atomic_and_checks_its_path(tmp_path: Path) -> None:
     frame = pd.DataFrame({"match_id": [1], "player_id": [2]})
     with pytest.raises(LogError, match=r"log\.txt: expected a \.csv, \.csv\.gz or \.parquet"):
         write_log(frame, tmp_path / "log.txt")
-    with pytest.raises(LogError, match=r"the folder .*nowhere does not exist \(make it first\)$"):
+    with pytest.raises(
+        OutputTargetError, match=r"--out: the folder .*nowhere does not exist \(make it first\)$"
+    ):
         write_log(frame, tmp_path / "nowhere" / "log.csv")
     out = write_log(frame, tmp_path / "log.csv.gz")
     assert pd.read_csv(out).equals(frame)
@@ -155,8 +158,10 @@ def test_write_log_is_atomic_and_checks_its_path(tmp_path: Path) -> None:
             Path(str(args[0])).write_text("half")
             raise OSError(28, "No space left on device")
 
+    with pytest.raises(OutputTargetError, match=r"log\.csv\.gz exists already"):
+        write_log(frame, tmp_path / "log.csv.gz")
     with pytest.raises(OSError, match="No space left"):
-        write_log(Broken(frame), tmp_path / "log.csv.gz")
+        write_log(Broken(frame), tmp_path / "log.csv.gz", force=True)
     assert [p.name for p in tmp_path.iterdir()] == ["log.csv.gz"]
     assert pd.read_csv(out).equals(frame)  # as it was
 
@@ -218,7 +223,7 @@ def test_log_export_writes_a_runs_records(
         (["--policy", "nobody"], "policy: 'nobody' is not in this run"),
         (["--replication", "2"], "replication: only the first replication's records are kept"),
         (["--out", "{tmp}/log.json"], "log.json: expected a .csv, .csv.gz or .parquet file name"),
-        (["--out", "{tmp}/no/log.csv"], "log.csv: the folder {tmp}/no does not exist"),
+        (["--out", "{tmp}/no/log.csv"], "--out: the folder {tmp}/no does not exist"),
     ],
 )
 def test_log_export_errors_are_one_line(
