@@ -70,7 +70,7 @@ from lobbysim.reporting.notebook import (
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.scenario.inputs import Overrides, as_scenario
 from lobbysim.scenario.specs import spec_label, split_specs
-from lobbysim.validation import MAX_REPLICATIONS, is_whole
+from lobbysim.validation import MAX_REPLICATIONS, MAX_STUDY_SIMULATIONS, ScenarioError, is_whole
 
 __all__ = [
     "RunFolder",
@@ -481,6 +481,7 @@ def tune(
     report: bool = True,
     progress: ProgressOption = None,
     overrides: Overrides = None,
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> Any:
     """Find the best setting of some scenario fields within constraints, as ``lobbysim tune``
     does (docs/tune.md): Optuna's constrained TPE on common random numbers, racing, the best
@@ -494,6 +495,9 @@ def tune(
             into it again resumes it.
         seed, jobs, executor, scheduler, progress, overrides: as in :func:`sweep`.
         report: write the report too.
+        max_simulations: the most simulations the study may plan (its trials times the most
+            replications a trial gets, plus the fresh-seed evaluation); a larger study is
+            refused (``TuneError``) before anything runs.
 
     Returns:
         A :class:`~lobbysim.tuning.study.StudyResult`: ``trials``, ``best`` (None when no trial
@@ -523,6 +527,7 @@ def tune(
     chosen = load_scenario(scenario, overrides=overrides)
     _whole("seed", seed, 0)
     _whole("jobs", jobs, 1)
+    _whole("max_simulations", max_simulations, 0)
     loaded, study = load_study(chosen, space, seed=seed)
     folder = Path(out) if out is not None else tune_folder(loaded, study)
     return tune_command(
@@ -534,6 +539,7 @@ def tune(
         scheduler=scheduler,
         progress=_display(progress),
         report=report,
+        max_simulations=max_simulations,
     )
 
 
@@ -544,6 +550,7 @@ def calibrate(
     mapping: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     refine: int = 3,
     seed: int = 1,
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> Any:
     """Fit a scenario to a match log, as ``lobbysim calibrate`` does (docs/calibrate.md).
 
@@ -555,6 +562,8 @@ def calibrate(
         mapping: a column mapping (a YAML file's path or its data) for a log read from a path.
         refine: simulations refining the visit rate, games per visit and skill spread (0: none).
         seed: the first refinement simulation's seed.
+        max_simulations: the most simulations it may run (``refine`` and one comparison); more
+            are refused (``ScenarioError``) before the log is read.
 
     Returns:
         A :class:`~lobbysim.calibration.run.Calibration`: ``scenario`` (the calibrated scenario),
@@ -573,9 +582,14 @@ def calibrate(
     from lobbysim.calibration.matchlog import MatchLog
     from lobbysim.calibration.read import read_log
     from lobbysim.calibration.run import calibrate as calibrate_log
+    from lobbysim.calibration.run import refine_problem
 
     _whole("refine", refine, 0)
     _whole("seed", seed, 0)
+    _whole("max_simulations", max_simulations, 0)
+    problem = refine_problem(refine, max_simulations, "refine")
+    if problem is not None:
+        raise ScenarioError(problem)
     matches = log if isinstance(log, MatchLog) else read_log(log, mapping)
     base = load_scenario(template) if template is not None else None
-    return calibrate_log(matches, base, refine=refine, seed=seed)
+    return calibrate_log(matches, base, refine=refine, seed=seed, max_simulations=max_simulations)

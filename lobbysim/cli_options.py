@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,6 +189,20 @@ def auto_options(args: argparse.Namespace) -> tuple[float | None, int | None]:
                 f"--max-replications: expected a whole number, got {args.max_replications!r}"
             ) from None
     return precision, cap
+
+
+def check_input_file(option: str, path: Path | None) -> None:
+    """Refuse, naming ``option`` and the path, an input that exists but is not a regular file
+    (a pipe, a device such as ``/dev/zero``, a socket, a folder), before anything opens it:
+    opening a pipe blocks until something writes to it, and a device may never end. A path that
+    does not exist is left to its reader, which says so (or reads it as a bundled name)."""
+    from lobbysim.validation import input_file_problem
+
+    if path is None or not os.path.lexists(path):
+        return
+    problem = input_file_problem(path, 1 << 62)  # the reader bounds the size
+    if problem is not None:
+        raise UserError(f"{option}: {path}: {problem}")
 
 
 def policy_names(option: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from lobbysim.cli_options import (
     UserError,
     add_quiet,
+    check_input_file,
     display,
     policy_names,
     print_wrapped,
@@ -21,6 +22,7 @@ from lobbysim.cli_options import (
     say_which_file,
     scenario_options,
 )
+from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
 
 def add_sweep_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,7 +140,9 @@ def add_tune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
             "against the scenario as it is. Resumable: running the same study again reads every "
             "finished run. Writes trials.csv, evaluation.csv, differences.csv, tuned.yaml and a "
             "report into --out (default: outputs/<scenario name>-tune-<hash of the study>). "
-            "Needs Optuna: pip install 'lobbysim[tune]'."
+            "A study that may run more than --max-simulations simulations (trials x the most "
+            "replications a trial gets + 2 x evaluate) is refused before anything runs, with "
+            "its estimated time. Needs Optuna: pip install 'lobbysim[tune]'."
         ),
     )
     tune.add_argument(
@@ -177,6 +181,7 @@ def add_tune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     tune.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler"
     )
+    _add_max_simulations(tune, "the study may run (trials x the most replications + 2 x evaluate)")
     add_quiet(tune)
     tune.set_defaults(handler=_run_tune)
 
@@ -196,6 +201,7 @@ def _run_tune(args: argparse.Namespace) -> int:
     from lobbysim.tuning.study import TuneError
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
+    check_input_file("--space", args.space)  # a pipe or a device: refused before it is opened
     say_which_file(args.scenario)
     try:
         if jobs < 1:
@@ -212,6 +218,7 @@ def _run_tune(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             progress=display(args),
             note=None if args.quiet else print_wrapped,
+            max_simulations=args.max_simulations,
         )
     except (SpaceError, TuneError, SweepError, RunError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None
@@ -235,7 +242,9 @@ def add_calibrate_parser(
             "Read a match log (CSV, gzipped CSV or Parquet; one row per seat, or one per 1v1 game "
             "with a mapping such as lobbysim/calibration/mappings/lichess.yaml), fit the player "
             "base, its visits, sessions, games and skills, refine them by simulation, score the "
-            "raters on the log, and write the scenario to --to and a report (docs/calibrate.md)."
+            "raters on the log, and write the scenario to --to and a report (docs/calibrate.md). "
+            "More than --max-simulations simulations (--refine + 1) are refused before the log "
+            "is read."
         ),
     )
     calibrate.add_argument("log", type=Path, help="the match log")
@@ -262,9 +271,11 @@ def add_calibrate_parser(
     )
     calibrate.add_argument(
         "--refine",
-        type=int,
+        type=_count,
         default=3,
-        help="simulations that refine the visit rate, games per visit and skill spread (0: none)",
+        help="simulations that refine the visit rate, games per visit and skill spread (0: none; "
+        "default: %(default)s); each simulates the log's whole span, and one more compares the "
+        "result with the log",
     )
     calibrate.add_argument("--seed", type=int, default=1, help="the simulations' first seed")
     calibrate.add_argument(
@@ -273,12 +284,14 @@ def add_calibrate_parser(
         default=None,
         help="the report's folder, new or empty (default: outputs/<log name>-calibration-<time>)",
     )
+    _add_max_simulations(calibrate, "the calibration may run (--refine + 1)")
     calibrate.set_defaults(handler=_run_calibrate)
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim calibrate``."""
     from lobbysim.calibration.read import LogError
+    from lobbysim.calibration.run import refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
     from lobbysim.commands.validate import load_run_scenario
     from lobbysim.outputs import timestamped
@@ -289,8 +302,16 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     raters = [r.strip() for r in args.raters.split(",") if r.strip() and r.strip() != "none"]
     stem = args.log.name.split(".")[0] or "log"
     report = args.report or timestamped(Path("outputs"), f"{stem}-calibration")
+    problem = refine_problem(args.refine, args.max_simulations)  # before the log is read
+    if problem is not None:
+        raise UserError(problem)
+    check_input_file("--columns", args.columns)  # a pipe or a device: refused unopened
     try:
         template = load_run_scenario(args.template, []) if args.template is not None else None
+    except (ScenarioError, PluginError) as exc:
+        lines = str(exc).splitlines()
+        raise UserError("\n".join(f"--template: {line}" for line in lines)) from None
+    try:
         outcome = run_calibrate(
             args.log,
             args.to,
@@ -302,6 +323,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
             report=report,
             note=print_wrapped,
             force=args.force,
+            max_simulations=args.max_simulations,
         )
     except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None
@@ -310,6 +332,29 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(f"wrote {outcome.scenario_file} (run it: lobbysim run {outcome.scenario_file})")
     print(f"Report: {report / HTML_FILE}")
     return 0
+
+
+def _add_max_simulations(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--max-simulations``: the most simulations a study may plan, so that a mistyped
+    size is refused before it runs for days (:data:`lobbysim.validation.MAX_STUDY_SIMULATIONS`
+    by default)."""
+    parser.add_argument(
+        "--max-simulations",
+        type=_positive_count,
+        default=MAX_STUDY_SIMULATIONS,
+        metavar="N",
+        help=f"the most simulations {what}; a larger one is refused before anything runs, "
+        "saying how many it would run (default: %(default)s; raise it to run a larger one on "
+        "purpose)",
+    )
+
+
+def _positive_count(text: str) -> int:
+    """Return a count >= 1 (see :func:`_count`)."""
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _count(text: str) -> int:

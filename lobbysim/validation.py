@@ -18,7 +18,9 @@ Two checks bound what a run may take before anything is read or allocated:
 ``os.stat`` alone, so that a device (``/dev/zero``), a pipe or a huge file is refused without
 reading a byte; :func:`memory_budget` is the memory a run may plan to use, against which
 the commands set an estimate (:mod:`lobbysim.scenario.sizing` for a scenario,
-:func:`lobbysim.commands.paper.study_memory` for the paper's study).
+:func:`lobbysim.commands.paper.study_memory` for the paper's study). A study that runs many
+simulations (``tune``, ``calibrate``) is bounded by their number before any runs:
+:data:`MAX_STUDY_SIMULATIONS`, checked by :func:`study_size_problem`.
 """
 
 from __future__ import annotations
@@ -104,9 +106,12 @@ def real_parameter(
     ``gt``/``ge``/``lt``/``le`` are optional bounds (strict or not); booleans, non-numbers, NaN and
     infinities are rejected.
     """
-    if not is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    x = float(value)  # type: ignore[arg-type]
+    try:
+        x = float(value) if is_number(value) else math.nan  # type: ignore[arg-type]
+    except OverflowError:  # an integer beyond a float
+        x = math.inf
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite number, got {_short(value)}")
     if gt is not None and not x > gt:
         raise ValueError(f"{name} must be > {gt:g}, got {value!r}")
     if ge is not None and not x >= ge:
@@ -116,6 +121,19 @@ def real_parameter(
     if le is not None and not x <= le:
         raise ValueError(f"{name} must be <= {le:g}, got {value!r}")
     return x
+
+
+def _short(value: object) -> str:
+    """Return ``repr(value)``, an integer of over 30 digits shortened to its digit count."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"a number of {digit_count(value):,} digits"
+    return repr(value)
+
+
+def digit_count(value: int) -> int:
+    """Return the decimal digits of an integer, without writing it out (``str()`` refuses one
+    of over 4,300 digits); at most one more than the true count."""
+    return math.floor(abs(value).bit_length() * math.log10(2)) + 1
 
 
 def whole_parameter(name: str, value: object, *, minimum: int | None = None) -> int:
@@ -209,6 +227,65 @@ def read_input_text(path: str | Path, max_bytes: int, *, encoding: str = "utf-8"
             f"not UTF-8 text: the byte 0x{raw[exc.start]:02x} at line {line} "
             f"(byte {exc.start + 1}); save the file as UTF-8"
         ) from None
+
+
+#: The most simulations a study may plan unless its ``--max-simulations`` raises the limit:
+#: ``lobbysim tune`` plans its trials times the most replications a trial gets plus the
+#: fresh-seed evaluation (the best setting and the scenario as it is), ``lobbysim calibrate`` its
+#: ``--refine`` simulations and the comparison run. The default study of ``tune`` plans 280.
+MAX_STUDY_SIMULATIONS = 10_000
+
+
+def study_size_problem(
+    where: str,
+    value: int,
+    simulations: int,
+    limit: int,
+    *,
+    detail: str = "",
+    seconds: float | None = None,
+    workers: int = 1,
+) -> str | None:
+    """Return the line refusing a study that plans more than ``limit`` simulations, or None.
+
+    Args:
+        where: the option or field that sets the size (``--refine``, ``space.yaml: trials``).
+        value: its value.
+        simulations: the simulations the study would plan.
+        limit: the limit (:data:`MAX_STUDY_SIMULATIONS`, or ``--max-simulations``).
+        detail: how the simulations add up, in brackets after their number.
+        seconds: a simulation's estimated CPU seconds, if known: the line then gives the study's
+            time on ``workers`` workers.
+    """
+    if simulations <= limit:
+        return None
+    time = ""
+    if seconds is not None and math.isfinite(seconds) and seconds > 0:
+        workers = max(1, workers)
+        each = f"{seconds:.2g} s" if seconds < 60 else format_duration(seconds)
+        time = (
+            f", ~{format_duration(simulations * seconds / workers)} on {workers} "
+            f"worker{'s' if workers > 1 else ''} at about {each} a simulation (a rough estimate)"
+        )
+    return (
+        f"{where}: {value:,} would run about {simulations:,} simulations"
+        f"{f' ({detail})' if detail else ''}{time}; the limit is {limit:,}; to run it on "
+        "purpose, raise the limit with --max-simulations N"
+    )
+
+
+def format_duration(seconds: float) -> str:
+    """Return a duration for humans: ``"40 seconds"``, ``"3.5 hours"``, ``"12,000 years"``."""
+    for unit, scale in (
+        ("years", 365.25 * 86400),
+        ("days", 86400.0),
+        ("hours", 3600.0),
+        ("minutes", 60.0),
+    ):
+        if seconds >= 2 * scale:
+            value = seconds / scale
+            return f"{value:.2g} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{seconds:.2g} seconds" if seconds < 10 else f"{seconds:.0f} seconds"
 
 
 #: The memory budget when the machine's cannot be read (no ``os.sysconf``): 16 GiB.

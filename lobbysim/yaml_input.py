@@ -19,6 +19,7 @@ It also reads numbers the way YAML 1.2 and every user do: ``5e-1`` and ``1e3`` a
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -79,9 +80,35 @@ class _Loader(yaml.SafeLoader):
                     f"the key {key!r} is given twice (lines {first} and {line}); remove one"
                 )
             seen[key] = line
+        for key_node, value_node in node.value:  # a number too long: named by its key
+            problem = _long_integer(value_node)
+            if problem is not None and isinstance(key_node, ScalarNode):
+                raise YamlInputError(f"{key_node.value}: {problem}")
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: ScalarNode) -> Any:
+        problem = _long_integer(node)
+        if problem is not None:  # in a list: named by its line
+            raise YamlInputError(problem)
+        return super().construct_yaml_int(node)
 
+
+def _long_integer(node: Node) -> str | None:
+    """Return the problem with an integer too long for Python to convert (more digits than
+    ``sys.get_int_max_str_digits()``, 4,300 by default), else None."""
+    if not isinstance(node, ScalarNode) or node.tag != "tag:yaml.org,2002:int":
+        return None
+    digits = sum(c.isdigit() for c in node.value)
+    limit = sys.get_int_max_str_digits()
+    if not limit or digits <= limit:
+        return None
+    return (
+        f"the number {node.value[:12]}... ({digits:,} digits) at line {node.start_mark.line + 1} "
+        "is too long to read as a number"
+    )
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))
 
 

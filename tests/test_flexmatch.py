@@ -114,9 +114,133 @@ def test_batch_distance_on_a_number_is_skill_distance_between_tickets(
     }
 
 
-def test_a_numeric_text_reads_as_a_number_as_in_the_documented_example() -> None:
+def test_a_numeric_text_or_a_boolean_is_not_a_number() -> None:
     rule = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": "500"}
-    assert only_rule(ruleset([rule]))["limit"] == 500.0
+    assert one_problem(ruleset([rule])) == (
+        "flexmatch: rules[0].maxDistance: expected a number, got the text '500' (write a number "
+        "without quotes)"
+    )
+    rule["maxDistance"] = True  # a bool is an int in Python, not a number in a rule set
+    assert (
+        one_problem(ruleset([rule]))
+        == "flexmatch: rules[0].maxDistance: expected a number, got true"
+    )
+
+
+#: Every number of a rule set, by its JSON path in :func:`numbered`.
+NUMBER_FIELDS = [
+    "playerAttributes[0].default",
+    "teams[0].minPlayers",
+    "teams[0].maxPlayers",
+    "teams[0].quantity",
+    "rules[0].maxDistance",
+    "rules[1].maxDistance",
+    "rules[2].minCount",
+    "rules[3].maxLatency",
+    "expansions[0].steps[0].waitTimeSeconds",
+    "expansions[0].steps[0].value",
+]
+
+
+def numbered() -> dict[str, Any]:
+    """A rule set with a number at every path of :data:`NUMBER_FIELDS`."""
+    rules = [
+        dict(SKILL, maxDistance=50),
+        {
+            "name": "Spread",
+            "type": "distance",
+            "measurements": ["max(flatten(teams[*].players.attributes[skill]))"],
+            "referenceValue": "min(flatten(teams[*].players.attributes[skill]))",
+            "maxDistance": 100,
+        },
+        {
+            "name": "Maps",
+            "type": "collection",
+            "operation": "intersection",
+            "measurements": ["flatten(teams[*].players.attributes[maps])"],
+            "partyAggregation": "intersection",
+            "minCount": 1,
+        },
+        {"name": "Ping", "type": "latency", "maxLatency": 100},
+    ]
+    teams = [{"name": "all", "minPlayers": 8, "maxPlayers": 8, "quantity": 1}]
+    expansions = [
+        {"target": "rules[S].maxDistance", "steps": [{"waitTimeSeconds": 10, "value": 60}]}
+    ]
+    return ruleset(rules, teams=teams, expansions=expansions)
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.replace("]", "").replace("[", ".").split(".")
+    node: Any = data
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[last] = value
+
+
+@pytest.mark.parametrize("path", NUMBER_FIELDS)
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("7", "expected a number, got the text '7' (write a number without quotes)"),
+        (True, "expected a number, got true"),
+        (10**400, "the number of about 401 digits is too long to read as a number"),
+    ],
+)
+def test_every_number_of_a_rule_set_refuses_text_booleans_and_huge_numbers(
+    path: str, value: Any, expected: str
+) -> None:
+    assert read_flexmatch(numbered()).rules  # the rule set reads as it is
+    data = numbered()
+    _set(data, path, value)
+    assert one_problem(data) == f"flexmatch: {path}: {expected}"
+
+
+@pytest.mark.parametrize("path", ["rules[0].maxDistance", "teams[0].maxPlayers"])
+def test_a_number_too_long_for_python_names_its_field(path: str, tmp_path: Path) -> None:
+    data = numbered()
+    _set(data, path, 123456789)
+    text = json.dumps(data).replace("123456789", "9" * 5000)
+    file = tmp_path / "long.json"
+    file.write_text(text, encoding="utf-8")
+    line = one_problem(file)
+    assert line == (
+        f"{file}: {path}: the number 999999999999... (5,000 digits) is too long to read as a number"
+    )
+    assert "set_int_max_str_digits" not in line
+    file.write_text(json.dumps(data).replace("123456789", "1e400"), encoding="utf-8")
+    assert one_problem(file) == (
+        f"{file}: {path}: the number 1e400 is too large to read (the largest is about 1.8e308)"
+    )
+
+
+def test_a_long_number_in_a_field_read_as_text_is_named_shortly(tmp_path: Path) -> None:
+    file = tmp_path / "long_name.json"
+    data = ruleset([dict(SKILL, name=123456789)])
+    file.write_text(json.dumps(data).replace("123456789", "8" * 5000), encoding="utf-8")
+    assert one_problem(file) == (
+        f"{file}: rules[0].name: lobbysim names a rule with a letter or _, then letters, digits, "
+        "_, . and - (at most 60), got 888888888888... (5,000 digits)"
+    )
+
+
+def test_the_cli_names_a_numeric_text_and_a_long_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (FIXTURES / "two_teams_skill.json").read_text(encoding="utf-8")
+    assert '"maxDistance": 200,' in source
+    for replacement, expected in [
+        ('"maxDistance": "200",', "expected a number, got the text '200'"),
+        (f'"maxDistance": {"7" * 5000},', "(5,000 digits) is too long to read as a number"),
+    ]:
+        file = tmp_path / "rules.json"
+        file.write_text(source.replace('"maxDistance": 200,', replacement), encoding="utf-8")
+        assert main(["rules", "show", str(file)]) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.splitlines()
+        assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+        assert lines[0].startswith(f"lobbysim: error: {file}: rules[0].maxDistance: ")
+        assert expected in lines[0]
 
 
 def test_batch_distance_on_a_string_is_equal() -> None:

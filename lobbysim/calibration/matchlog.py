@@ -49,7 +49,7 @@ OPTIONAL = {"region": "string", "party": "int64", "queue_time": "float64"}
 SKIP_REASONS = {
     "missing_value": "a required value is empty",
     "end_before_start": "the match ends before it starts",
-    "bad_time": "a time that cannot be read",
+    "bad_time": "a time that cannot be read (or a timestamp outside 1677-2262)",
     "bad_result": "a result, score or rank that cannot be read",
     "player_on_both_sides": "a player sits on two sides of one match (the whole match)",
     "duplicate_seat": "the same player in the same match twice (the repeats)",
@@ -57,8 +57,7 @@ SKIP_REASONS = {
     "one_side": "a match with fewer than two sides (the whole match)",
     "excluded": "a row the column mapping excludes (its exclude key)",
     "inconsistent_result": (
-        "seats of one side with different results, or results no match can have (the whole "
-        "match)"
+        "seats of one side with different results, or results no match can have (the whole match)"
     ),
 }
 

@@ -37,7 +37,8 @@ million minutes (19 years: epoch times read as minutes) rather than misread them
 that is not CSV or Parquet and a log with no match left are errors (:class:`LogError`, one
 line). Rows are skipped, and counted by reason in ``MatchLog.skipped``
 (:data:`~lobbysim.calibration.matchlog.SKIP_REASONS`), in this order: rows the mapping excludes,
-an empty required value, a time or a queue time that cannot be read (or is negative), a result,
+an empty required value, a time or a queue time that cannot be read (or is negative; a
+timestamp before 1677-09-21 or after 2262-04-11, pandas' nanosecond range), a result,
 score or rank that cannot be read, an end before its start; then whole matches whose start or
 end differ between rows (in games_1v1, any repeated game id whose rows differ) and those with a
 player on two sides, the repeats of a seat, the matches left with fewer than two sides, and

@@ -30,7 +30,13 @@ from lobbysim.calibration.matchlog import SKIP_REASONS
 MAX_AUTO_MINUTES = 1e7
 #: Each skip reason's code in a chunk's array of reasons (0: the row is kept).
 SKIP_CODES = {reason: code for code, reason in enumerate(SKIP_REASONS, start=1)}
-_EPOCH = pd.Timestamp(0, tz="UTC")
+#: The first and last timestamps a log may hold, in seconds since 1970: pandas' nanosecond range
+#: (1677-09-21 to 2262-04-11), on which the log's times of day and dates are computed. A
+#: timestamp outside it (ISO text, a Parquet timestamp or an epoch number) cannot be read: its
+#: row is skipped as ``bad_time``.
+FIRST_SECOND = pd.Timestamp.min.value / 1e9
+LAST_SECOND = pd.Timestamp.max.value / 1e9
+_TICKS_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
 def _to_minutes(values: np.ndarray, unit: str) -> np.ndarray:
@@ -43,6 +49,31 @@ def _to_seconds(values: np.ndarray, unit: str) -> np.ndarray:
     if unit == "seconds":
         return values
     return values * 60.0 if unit == "minutes" else values / 1000.0
+
+
+def _in_range(seconds: np.ndarray) -> np.ndarray:
+    """Return timestamps in seconds since 1970 with NaN for those outside
+    [:data:`FIRST_SECOND`, :data:`LAST_SECOND`] (in place)."""
+    with np.errstate(invalid="ignore"):
+        seconds[(seconds < FIRST_SECOND) | (seconds > LAST_SECOND)] = np.nan
+    return seconds
+
+
+def _stamp_seconds(stamps: pd.Series) -> np.ndarray:
+    """Return a column of timestamps (of any resolution; naive ones are UTC) as seconds since
+    1970, NaN where missing or outside the nanosecond range (:data:`LAST_SECOND`).
+
+    Computed on the stamps' own unit: a subtraction of a nanosecond epoch would convert them to
+    nanoseconds first, which overflows past 2262 (pandas reads ISO text to microseconds).
+    """
+    if isinstance(stamps.dtype, pd.DatetimeTZDtype):
+        stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
+    values = stamps.to_numpy()
+    unit, count = np.datetime_data(values.dtype)
+    per_second = _TICKS_PER_SECOND[unit] / count  # pandas' units: s, ms, us, ns
+    seconds = values.view(np.int64).astype(np.float64) / per_second
+    seconds[np.isnat(values)] = np.nan
+    return _in_range(seconds)
 
 
 def _numbers(column: pd.Series) -> np.ndarray:
@@ -104,7 +135,7 @@ class ChunkReader:
 
     def times(self, column: pd.Series, role: str) -> np.ndarray:
         """Return a time column on the log's axis (relative: minutes; timestamps: seconds
-        since 1970), NaN where empty or unreadable."""
+        since 1970), NaN where empty or unreadable (a timestamp outside 1677-2262 too)."""
         unit = self.mapping.time_unit
         if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(
             column.dtype
@@ -115,12 +146,7 @@ class ChunkReader:
                     "mapping says times: relative"
                 )
             self.kind = self.kind or "native"
-            stamps = column
-            if not isinstance(column.dtype, pd.DatetimeTZDtype):
-                stamps = column.dt.tz_localize("UTC")
-            return ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(
-                dtype=np.float64, na_value=np.nan
-            )
+            return _stamp_seconds(column)
         if self.kind is None:
             sample = column.dropna().iloc[:1000]  # decided on the first values given
             if not len(sample):
@@ -133,13 +159,10 @@ class ChunkReader:
             stamps = pd.to_datetime(
                 pd.Series(uniques), utc=True, format="ISO8601", errors="coerce", cache=False
             )
-            seconds = ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(
-                dtype=np.float64, na_value=np.nan
-            )
-            return np.append(seconds, np.nan)[local]
+            return np.append(_stamp_seconds(stamps), np.nan)[local]
         numbers = _numbers(column)
         if self.kind == "epoch":
-            return _to_seconds(numbers, unit)
+            return _in_range(_to_seconds(numbers, unit))
         minutes = _to_minutes(numbers, unit)
         if self.auto:
             big = np.abs(minutes) > MAX_AUTO_MINUTES
@@ -216,6 +239,8 @@ class ChunkReader:
         else:
             unit = self.mapping.duration_unit or self.mapping.time_unit
             end = start + self.durations(chunk[plan["duration"]], unit)
+            if self.kind not in ("relative", None):  # a timestamp's end, in seconds
+                end = _in_range(end)
         bad_time = np.isnan(start) | np.isnan(end)
         columns: dict[str, np.ndarray] = {"start": start, "end": end}
         if "queue_time" in plan:

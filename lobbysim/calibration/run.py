@@ -34,7 +34,8 @@ from lobbysim.calibration.fit import (
     fit_skill,
 )
 from lobbysim.calibration.matchlog import MatchLog, from_records
-from lobbysim.scenario import Scenario
+from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.validation import MAX_STUDY_SIMULATIONS, is_whole, study_size_problem
 
 
 @dataclass
@@ -75,6 +76,26 @@ def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float]:
     return base.per_day, sessions.games_per_visit, skill_sd
 
 
+def refine_problem(
+    refine: object, limit: int = MAX_STUDY_SIMULATIONS, where: str = "--refine"
+) -> str | None:
+    """Return what is wrong with ``refine``, the number of refining simulations, or None: not
+    a whole number >= 0, or with the comparison run more than ``limit`` simulations
+    (:func:`lobbysim.validation.study_size_problem`; each simulates the log's whole span, so
+    their time is not known before the log is read)."""
+    if not is_whole(refine) or refine < 0:  # type: ignore[operator]
+        return f"{where}: expected a whole number >= 0, got {refine!r}"
+    count = int(refine)  # type: ignore[call-overload]
+    return study_size_problem(
+        where,
+        count,
+        count + 1,
+        limit,
+        detail=f"{count:,} of the log's whole span to refine the fit, and one to compare the "
+        "result with the log",
+    )
+
+
 def calibrate(
     log: MatchLog,
     template: Mapping[str, Any] | Scenario | None = None,
@@ -82,6 +103,7 @@ def calibrate(
     refine: int = 3,
     seed: int = 1,
     name: str = "calibrated",
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> Calibration:
     """Fit a scenario to ``log`` (see the module docstring).
 
@@ -94,7 +116,16 @@ def calibrate(
         seed: the first refinement simulation's seed (the next ones count up; the comparison
             simulation comes after them).
         name: the calibrated scenario's name.
+        max_simulations: the most simulations it may run, ``refine`` and the comparison
+            (:data:`lobbysim.validation.MAX_STUDY_SIMULATIONS` by default).
+
+    Raises:
+        ScenarioError: ``refine`` not a whole number >= 0, or more simulations than
+            ``max_simulations`` (:func:`refine_problem`), before anything is fitted or run.
     """
+    problem = refine_problem(refine, max_simulations, "refine")
+    if problem is not None:
+        raise ScenarioError(problem)
     data = template.to_dict() if isinstance(template, Scenario) else dict(template or {})
     for key in ("sweep", "compare"):
         data.pop(key, None)  # the template's studies are not the calibrated scenario's

@@ -28,7 +28,7 @@ import pandas as pd
 import yaml
 
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.run import Calibration, calibrate, compare_logs
+from lobbysim.calibration.run import Calibration, calibrate, compare_logs, refine_problem
 from lobbysim.experiments.store import tmp_name
 from lobbysim.outputs import (
     OutputTargetError,
@@ -37,6 +37,7 @@ from lobbysim.outputs import (
     write_output_text,
 )
 from lobbysim.scenario import Scenario
+from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
 #: The raters scored by default.
 DEFAULT_RATERS = ("bayesian", "sph_elo", "glicko2", "openskill")
@@ -83,16 +84,19 @@ def run_calibrate(
     report: str | os.PathLike[str] | None = None,
     note: Callable[[str], None] | None = None,
     force: bool = False,
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> CalibrateOutcome:
     """Read, fit, score and write (see the module docstring); ``force`` lets ``to`` replace an
-    existing regular file."""
+    existing regular file; more than ``max_simulations`` simulations (``refine`` + 1) are
+    refused before the log is read."""
     from lobbysim.calibration.read import read_log
 
     target = Path(to)
     folder = Path(report) if report is not None else None
     check_target(target, folder, force=force)
-    if refine < 0:
-        raise CalibrateError(f"--refine: expected a whole number >= 0, got {refine}")
+    problem = refine_problem(refine, max_simulations)
+    if problem is not None:
+        raise CalibrateError(problem)
     say = note or (lambda line: None)
     log = read_log(log_path, mapping)
     say(
@@ -100,7 +104,14 @@ def run_calibrate(
         f"{log.players:,} players" + (f"; {log.skipped_text()}" if log.skipped_text() else "")
     )
     name = Path(log_path).name.split(".")[0] or "calibrated"
-    result = calibrate(log, template, refine=refine, seed=seed, name=f"{name}_calibrated")
+    result = calibrate(
+        log,
+        template,
+        refine=refine,
+        seed=seed,
+        name=f"{name}_calibrated",
+        max_simulations=max_simulations,
+    )
     lines: list[str] = []
     scores = None
     if raters:

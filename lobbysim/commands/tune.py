@@ -35,7 +35,14 @@ from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.tuning.space import Space, load_space
-from lobbysim.tuning.study import StudyResult, check_study_folder, run_study, study_folder_name
+from lobbysim.tuning.study import (
+    StudyResult,
+    check_size,
+    check_study_folder,
+    run_study,
+    study_folder_name,
+)
+from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
 
 def load_study(
@@ -76,10 +83,13 @@ def tune(
     progress: ProgressLike = None,
     note: Callable[[str], None] | None = None,
     report: bool = True,
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> StudyResult:
     """Run (or resume) the study in ``folder``, then write its tables, tuned scenario and
-    report (see the module docstring)."""
+    report (see the module docstring). A study that may run more than ``max_simulations``
+    simulations is refused first (:func:`lobbysim.tuning.study.size_problem`)."""
     check_executor(executor, scheduler)
+    check_size(scenario, space, max_simulations, jobs=jobs, executor=executor)
     check_study_folder(scenario, space, folder)
     display = as_progress(progress)
     result = run_study(
@@ -91,6 +101,7 @@ def tune(
         scheduler=scheduler,
         progress=display,
         note=note,
+        max_simulations=max_simulations,
     )
     with display.stage("tune tables and report", "steps", 2) as update:
         write_outputs(scenario, result, folder)

@@ -10,6 +10,7 @@ with the mapping, into a :class:`FlexMatchImport`. The module docstring of
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from lobbysim.rules.flexmatch_rules import (
     LIMIT_PROPERTY,
     MAX_PLAYERS,
     SMALL_MATCH,
+    LongNumber,
     RuleReader,
     quoted,
 )
@@ -111,6 +113,22 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _integer(text: str) -> int | LongNumber:
+    """Return a JSON integer, or the text of one too long for Python to convert (over 4,300
+    digits), for the field holding it to be named (:class:`LongNumber`)."""
+    try:
+        return int(text)
+    except ValueError:
+        return LongNumber(text)
+
+
+def _real(text: str) -> float | LongNumber:
+    """Return a JSON number with a fraction or an exponent, or its text if it is beyond a
+    float's range (``1e400``: :class:`LongNumber`)."""
+    value = float(text)
+    return value if math.isfinite(value) else LongNumber(text)
+
+
 def _depth(value: Any, level: int = 0) -> int:
     if level > MAX_DEPTH:
         return level
@@ -134,7 +152,13 @@ def load_json(path: str | Path) -> Any:
     except ValueError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        data = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=_integer,
+            parse_float=_real,
+        )
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             f"{path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
@@ -203,6 +227,8 @@ class _Reader(RuleReader):
                     + did_you_mean(str(kind), list(_TYPES))
                 )
                 continue
+            if kind == "number" and "default" in raw:
+                self.number(raw["default"], f"{where}.default")
             if kind == "string_number_map":
                 self.problem(
                     f"{where}.type: 'string_number_map' is not supported by lobbysim (no "

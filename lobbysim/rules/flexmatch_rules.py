@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lobbysim.registry import did_you_mean
-from lobbysim.validation import is_number
+from lobbysim.validation import digit_count, is_number, is_whole
 
 #: The largest match FlexMatch builds, and the largest of a small-match rule set.
 MAX_PLAYERS = 200
@@ -86,9 +86,51 @@ _ALL_MIN = re.compile(rf"min\(flatten\({_ATTR}\)\)")
 _FLAT = re.compile(rf"flatten\({_ATTR}\)")
 
 
+class LongNumber:
+    """A JSON number too long to be read as one: an integer of more digits than Python converts
+    (4,300), or a number beyond a float's range (``1e400``). :func:`lobbysim.rules.
+    flexmatch_read.load_json` keeps it as its text, so that the field holding it is named
+    (:meth:`RuleReader.number`) rather than the whole file refused by a conversion error."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        if len(self.text) <= 20:
+            return self.text
+        return f"{self.text[:12]}... ({sum(c.isdigit() for c in self.text):,} digits)"
+
+
+def _too_long(value: Any) -> str | None:
+    """Return the problem with a number too long to read, without its field (None if it is
+    not one): a :class:`LongNumber`, or an integer beyond a float's range."""
+    if isinstance(value, LongNumber):
+        if len(value.text) <= 20:  # 1e400: short, but beyond a float
+            return f"the number {value!r} is too large to read (the largest is about 1.8e308)"
+        return f"the number {value!r} is too long to read as a number"
+    if is_whole(value):
+        try:
+            float(value)
+        except OverflowError:  # beyond a float; its text may be beyond str() too
+            digits = digit_count(value)
+            return f"the number of about {digits:,} digits is too long to read as a number"
+    return None
+
+
 def quoted(value: Any) -> str:
-    """Return ``value`` as a problem shows it: a text quoted, anything else as JSON."""
-    return json.dumps(value) if not isinstance(value, str) else repr(value)
+    """Return ``value`` as a problem shows it: a text quoted, anything else as JSON (a number
+    too long to write out, shortened)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, LongNumber):
+        return repr(value)
+    if _too_long(value) is not None:
+        return "a number too long to write out"
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):  # not JSON data (a rule set given as Python data)
+        text = repr(value)
+        return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 class RuleReader:
@@ -113,15 +155,19 @@ class RuleReader:
     def number(
         self, value: Any, where: str, *, whole: bool = False, minimum: float | None = None
     ) -> float | None:
-        """Return a finite number (a number or a numeric text, as FlexMatch reads both)."""
-        number: float | None = None
-        if is_number(value):
-            number = float(value)
-        elif isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
+        """Return a finite number: a JSON number, not a text (``"200"``), a boolean, or a
+        number too long to read (each a problem naming ``where``, the field's JSON path)."""
+        long = _too_long(value)
+        if long is not None:
+            self.problem(f"{where}: {long}")
+            return None
+        if isinstance(value, str):
+            self.problem(
+                f"{where}: expected a number, got the text {quoted(value)} (write a number "
+                "without quotes)"
+            )
+            return None
+        number = float(value) if is_number(value) else None
         if number is None or not math.isfinite(number):
             self.problem(f"{where}: expected a number, got {quoted(value)}")
             return None

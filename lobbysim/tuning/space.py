@@ -41,15 +41,15 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from lobbysim.metrics import metric_names
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.scenario.parse import set_path
+from lobbysim.validation import MAX_REPLICATIONS, read_input_text
+from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
 
 
 class SpaceError(ValueError):
@@ -60,6 +60,8 @@ class SpaceError(ValueError):
 EXPANSION_FIELDS = ("start", "step", "every", "limit")
 #: The most steps an expansion schedule writes (a tiny step over a long way would be absurd).
 MAX_STEPS = 50
+#: The largest optimiser's seed (Optuna's sampler seeds numpy's, which takes 32 bits).
+MAX_SEED = 2**32 - 1
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z0-9_.@\-]+)\s*(<=|>=)\s*(\S+)\s*$")
 
 
@@ -160,6 +162,14 @@ class Space:
     most: int = 10
     evaluate: int = 20
     seed: int = 1
+    #: where the space was read from, as problems name it (a file, or ``space`` for data)
+    source: str = field(default="space", compare=False)
+
+    def simulations(self) -> int:
+        """Return the most simulations the study may run: every trial promoted to ``most``
+        replications, then the best setting and the scenario as it is on ``evaluate`` fresh
+        seeds each."""
+        return self.trials * self.most + 2 * self.evaluate
 
     def names(self) -> list[str]:
         """Return every searched dimension's name, in the file's order."""
@@ -255,25 +265,23 @@ def load_space(path: str | os.PathLike[str] | Mapping[str, Any], scenario: Scena
         where = "space"
     else:
         where = str(path)
+        if not os.path.lexists(path):
+            raise SpaceError(f"--space: {path}: no such file")
+        try:  # a pipe, a device or a folder is refused before it is opened
+            text = read_input_text(Path(path), MAX_BYTES)
+        except ValueError as exc:
+            raise SpaceError(f"--space: {path}: {exc}") from None
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SpaceError(f"--space: {path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpaceError(f"--space: {path}: cannot be read: {exc}") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" (line {mark.line + 1})" if mark is not None else ""
-            raise SpaceError(f"{where}: not valid YAML{at}") from None
+            data = load_yaml(text)
+        except YamlInputError as exc:
+            raise SpaceError(f"{where}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise SpaceError(f"{where}: expected a mapping of space fields, got {data!r}")
     problems: list[str] = []
     space = _parse(data, scenario, problems)
     if problems or space is None:
         raise SpaceError("\n".join(f"{where}: {p}" for p in problems))
-    return space
+    return replace(space, source=where)
 
 
 KNOWN = {"parameters", "objective", "constraints", "trials", "batch", "replications"}
@@ -285,16 +293,16 @@ def _parse(data: Mapping[str, Any], scenario: Scenario, problems: list[str]) -> 
         if key not in KNOWN:
             problems.append(f"{key}: unknown field{_did_you_mean(str(key), KNOWN)}")
     raters = [scenario.raters.driver.name, *(s.name for s in scenario.raters.shadows)]
-    metrics = metric_names(raters, base=scenario.base is not None)
+    metrics = metric_names(
+        raters, base=scenario.base is not None, teams=scenario.game.mode == "team"
+    )
     objective, minimize = _objective(data.get("objective"), metrics, problems)
     constraints = _constraints(data.get("constraints", []), metrics, problems)
     parameters = _parameters(data.get("parameters"), problems)
-    counts = {
-        "trials": _whole(data, "trials", 24, 1, problems),
-        "batch": _whole(data, "batch", 4, 1, problems),
-        "evaluate": _whole(data, "evaluate", 20, 2, problems),
-        "seed": _whole(data, "seed", 1, 0, problems),
-    }
+    trials = _whole(data, "trials", 24, 1, problems)
+    batch = _whole(data, "batch", 4, 1, problems)
+    evaluate = _whole(data, "evaluate", 20, 2, problems, MAX_REPLICATIONS)
+    seed = _whole(data, "seed", 1, 0, problems, MAX_SEED)
     first, most = _rungs(data.get("replications", [3, 10]), problems)
     if problems:
         return None
@@ -303,9 +311,12 @@ def _parse(data: Mapping[str, Any], scenario: Scenario, problems: list[str]) -> 
         objective,
         minimize,
         tuple(constraints),
+        trials=trials,
+        batch=batch,
         first=first,
         most=most,
-        **counts,
+        evaluate=evaluate,
+        seed=seed,
     )
     if not space.names():
         problems.append("parameters: nothing to search (every parameter is a fixed value)")
@@ -369,28 +380,53 @@ def _constraints(value: Any, metrics: Sequence[str], problems: list[str]) -> lis
     return out
 
 
-def _whole(data: Mapping[str, Any], key: str, default: int, low: int, problems: list[str]) -> int:
+def _count(value: Any) -> int | None:
+    """Return a whole number given as an integer or a float without a fraction (``1e3``, as
+    YAML 1.2 reads it), else None (booleans are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _whole(
+    data: Mapping[str, Any],
+    key: str,
+    default: int,
+    low: int,
+    problems: list[str],
+    high: int | None = None,
+) -> int:
     value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    count = _count(value)
+    if count is None or count < low:
         problems.append(f"{key}: expected a whole number >= {low}, got {value!r}")
         return default
-    return int(value)
+    if high is not None and count > high:
+        problems.append(f"{key}: expected a whole number <= {high:,}, got {count:,}")
+        return default
+    return count
 
 
 def _rungs(value: Any, problems: list[str]) -> tuple[int, int]:
-    ok = (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        and 2 <= value[0] <= value[1]
-    )
-    if not ok:
+    pair = value if isinstance(value, list) and len(value) == 2 else [None, None]
+    first, most = (_count(v) for v in pair)
+    if first is None or most is None or not 2 <= first <= most:
         problems.append(
             "replications: expected [FIRST, MOST], whole numbers with 2 <= FIRST <= MOST "
             f"(each trial's first rung and the most a promising one gets), got {value!r}"
         )
         return 3, 10
-    return int(value[0]), int(value[1])
+    if most > MAX_REPLICATIONS:
+        problems.append(
+            f"replications: at most {MAX_REPLICATIONS:,} replications a trial, got {most:,}; "
+            "intervals narrow with the square root of the replications"
+        )
+        return 3, 10
+    return first, most
 
 
 def _parameters(value: Any, problems: list[str]) -> list[Parameter]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ from lobbysim.outputs import creation_problem
 from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.tuning.space import Choices, Range, Space, apply
+from lobbysim.validation import MAX_STUDY_SIMULATIONS, study_size_problem
 
 MANIFEST = "tune.json"
 TUNED = "tuned"
@@ -72,6 +74,54 @@ OPTUNA_MISSING = (
 
 class TuneError(ValueError):
     """A problem with a study's folder or its options; one line per problem."""
+
+
+#: CPU seconds a simulation takes per unit of its expected work (the player-minutes of its
+#: lobby, :func:`lobbysim.experiments.costs.step_work`), for the estimate of a study's time
+#: before anything runs: the bundled scenarios take 0.5e-5 to 2.2e-5 on one core of the
+#: development machine, so the estimate is good to a factor of 2 or 3 either way.
+SECONDS_PER_WORK = 1.2e-5
+
+
+def simulation_seconds(scenario: Scenario) -> float:
+    """Return the CPU seconds a run of ``scenario`` is expected to take (a rough estimate:
+    :data:`SECONDS_PER_WORK`)."""
+    from lobbysim.experiments.costs import step_work
+
+    return SECONDS_PER_WORK * float(np.sum(step_work(scenario)))
+
+
+def size_problem(
+    scenario: Scenario,
+    space: Space,
+    limit: int = MAX_STUDY_SIMULATIONS,
+    workers: int = 1,
+) -> str | None:
+    """Return the line refusing a study that may run more than ``limit`` simulations
+    (:meth:`Space.simulations`), naming the field that makes it so large, with the
+    simulations and their estimated time on ``workers`` workers; None if it is within."""
+    simulations = space.simulations()
+    if simulations <= limit:
+        return None
+    fields = [
+        ("trials", space.trials, space.trials * space.most),
+        ("replications", space.most, space.trials * space.most),
+        ("evaluate", space.evaluate, 2 * space.evaluate),
+    ]
+    key, value, _ = max(fields, key=lambda f: (f[2], f[1]))
+    detail = (
+        f"{space.trials:,} trials x up to {space.most:,} replications + 2 x {space.evaluate:,} "
+        "fresh-seed runs"
+    )
+    return study_size_problem(
+        f"{space.source}: {key}",
+        value,
+        simulations,
+        limit,
+        detail=detail,
+        seconds=simulation_seconds(scenario),
+        workers=workers,
+    )
 
 
 @dataclass(frozen=True)
@@ -309,6 +359,23 @@ def _suggest(trial: Any, space: Space) -> dict[str, Any]:
     return drawn
 
 
+def check_size(
+    scenario: Scenario,
+    space: Space,
+    limit: int = MAX_STUDY_SIMULATIONS,
+    *,
+    jobs: int = 1,
+    executor: str = "local",
+) -> None:
+    """Raise TuneError if the study may run more than ``limit`` simulations
+    (:func:`size_problem`; its time estimated on ``jobs`` workers, at most the CPUs here unless
+    the runs go to a Dask cluster)."""
+    workers = jobs if executor == "dask" else min(jobs, os.cpu_count() or 1)
+    problem = size_problem(scenario, space, limit, workers)
+    if problem is not None:
+        raise TuneError(problem)
+
+
 def _rounded(drawn: Mapping[str, Any]) -> dict[str, Any]:
     """Return the draw with floats to 4 significant digits: settings a designer would type."""
     return {k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in drawn.items()}
@@ -324,6 +391,7 @@ def run_study(
     scheduler: str | None = None,
     progress: ProgressLike = None,
     note: Callable[[str], None] | None = None,
+    max_simulations: int = MAX_STUDY_SIMULATIONS,
 ) -> StudyResult:
     """Run (or resume) a study in ``folder`` and return what it found (see the module docstring).
 
@@ -336,7 +404,14 @@ def run_study(
         progress: the runs, as in ``lobbysim sweep``.
         note: called with a line after each batch of trials (trials done, best so far, feasible
             share).
+        max_simulations: the most simulations the study may plan (:meth:`Space.simulations`);
+            a larger study is refused before anything runs (:func:`size_problem`).
+
+    Raises:
+        TuneError: a study larger than ``max_simulations``, a folder that is not this study's,
+            Optuna not installed.
     """
+    check_size(scenario, space, max_simulations, jobs=jobs, executor=executor)
     try:
         import optuna
     except ImportError:

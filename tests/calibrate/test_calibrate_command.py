@@ -79,6 +79,33 @@ def test_a_bad_log_is_one_line_and_writes_nothing(
     assert not to.exists() and not report.exists()
 
 
+def test_a_timestamp_past_2262_is_a_row_skipped_not_a_traceback(
+    log_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = pd.read_csv(log_file)
+    origin = pd.Timestamp("2024-03-01", tz="UTC")
+    for column in ("start", "end"):  # the run's minutes as ISO 8601 timestamps
+        stamps = origin + pd.to_timedelta(frame[column], unit="min")
+        frame[column] = stamps.dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    far = frame.iloc[:2].copy()  # one more match, one of its rows in the year 2300
+    far["match_id"] = -1
+    far.loc[far.index[0], ["start", "end"]] = ["2300-01-01T00:00:00Z", "2300-01-01T00:10:00Z"]
+    path = tmp_path / "stamped.csv"
+    pd.concat([frame, far]).to_csv(path, index=False)
+    reason = "1 a time that cannot be read (or a timestamp outside 1677-2262)"
+    assert main(["log", "check", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err == ""
+    assert f"2 rows skipped: {reason}, 1 a match with fewer than two sides" in captured.out
+    to, report = tmp_path / "fitted.yaml", tmp_path / "report"
+    argv = ["calibrate", str(path), "--to", str(to), "--report", str(report), "--refine", "0"]
+    assert main([*argv, "--raters", "none"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert reason in " ".join(captured.out.split())  # the note is wrapped
+    assert to.is_file()
+
+
 def test_bad_options_are_one_line(
     log_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -156,6 +156,77 @@ def test_timestamps_give_minutes_since_the_earliest_start(tmp_path: Path) -> Non
     assert log.seats["end"].tolist() == [10.0, 10.0]
 
 
+def test_a_timestamp_past_2262_or_before_1677_skips_its_row(tmp_path: Path) -> None:
+    # pandas reads ISO text to microseconds; times on the nanosecond axis end in 2262, and a
+    # subtraction of a nanosecond epoch made one far timestamp an OutOfBoundsDatetime traceback
+    good = "2024-03-01T09:00:00Z,2024-03-01T09:10:00Z"
+    path = write(
+        tmp_path,
+        HEADER
+        + f"a,x,{good},0,win\na,y,{good},1,loss\n"
+        + "b,x,2300-01-01T00:00:00Z,2300-01-01T00:10:00Z,0,win\n"
+        + f"b,y,{good},1,loss\n"
+        + "c,x,1500-01-01T00:00:00Z,1500-01-01T00:10:00Z,0,win\n"
+        + "c,y,2024-03-01T09:00:00Z,9999-12-31T23:59:59Z,1,loss\n",
+    )
+    log = read_log(path)
+    assert log.skipped == skipped(bad_time=3, one_side=1)
+    assert log.matches == 1 and log.origin == pd.Timestamp("2024-03-01T09:00:00Z")
+    assert "3 a time that cannot be read (or a timestamp outside 1677-2262)" in log.skipped_text()
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("1e13", "10000000000600"),  # year 318,857
+        ("-1e15", "-999999999999400"),  # before the first year pandas' seconds can hold
+        ("1e30", "1e30"),
+        ("1709283600", "1e300"),  # an end beyond, its start fine
+    ],
+)
+def test_an_epoch_number_beyond_the_timestamps_skips_its_row(
+    tmp_path: Path, start: str, end: str
+) -> None:
+    path = write(
+        tmp_path,
+        HEADER
+        + "a,x,1709283600,1709284200,0,win\na,y,1709283600,1709284200,1,loss\n"
+        + f"b,x,{start},{end},0,win\nb,y,{start},{end},1,loss\n",
+    )
+    log = read_log(path, {"times": "epoch", "time_unit": "seconds"})
+    assert log.skipped == skipped(bad_time=2)
+    assert log.origin == pd.Timestamp("2024-03-01T09:00:00Z")
+    durations = write(
+        tmp_path,
+        "match_id,player_id,start,duration,team,result\n"
+        + "a,x,1709283600,600,0,win\na,y,1709283600,600,1,loss\n"
+        + "b,x,9223372000,1e12,0,win\nb,y,9223372000,1e12,1,loss\n",  # its end past 2262
+        "durations.csv",
+    )
+    log = read_log(durations, {"times": "epoch", "time_unit": "seconds"})
+    assert log.skipped == skipped(bad_time=2) and log.matches == 1
+
+
+def test_a_parquet_timestamp_past_2262_skips_its_row(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    stamps = ["2024-01-01 00:00", "2024-01-01 00:00", "2300-01-01 00:00", "2024-01-01 00:30"]
+    frame = pd.DataFrame(
+        {
+            "match_id": [10, 10, 11, 11],
+            "player_id": ["a", "b", "a", "b"],
+            "start": pd.Series(pd.to_datetime(stamps).as_unit("us")),
+            "end": pd.Series(pd.to_datetime(stamps).as_unit("us")) + pd.Timedelta(minutes=10),
+            "team": [0, 1, 1, 0],
+            "result": [1.0, 0.0, 0.5, 0.5],
+        }
+    )
+    path = tmp_path / "log.parquet"
+    frame.to_parquet(path)
+    log = read_log(path)
+    assert log.skipped == skipped(bad_time=1, one_side=1)
+    assert log.matches == 1 and log.origin == pd.Timestamp("2024-01-01T00:00:00Z")
+
+
 def test_rows_out_of_time_order_are_sorted(tmp_path: Path) -> None:
     rows = ["m3,a,20,30,0,win", "m3,b,20,30,1,loss", "m1,a,0,9,0,win", "m1,c,0,9,1,loss"]
     rows += ["m2,b,5,15,0,loss", "m2,c,5,15,1,win"]
