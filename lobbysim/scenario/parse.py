@@ -21,7 +21,7 @@ from typing import Any
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.bundled import find_scenario, resolve_plugin_files
 from lobbysim.scenario.model import PluginSpec, Scenario
-from lobbysim.validation import ScenarioError, is_number, is_whole
+from lobbysim.validation import ScenarioError, digit_count, is_number, is_whole
 from lobbysim.yaml_input import YamlInputError, load_yaml, read_yaml_file
 
 _NONE = type(None)
@@ -184,7 +184,15 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     accepts, noun = _SCALARS[hint]
     if not accepts(value):
         raise ScenarioError(f"{where}: expected {noun}, got {value!r}")
-    return float(value) if hint is float else value
+    if hint is not float:
+        return value
+    try:
+        return float(value)
+    except OverflowError:  # an integer of over 308 digits
+        raise ScenarioError(
+            f"{where}: the number of about {digit_count(value):,} digits is too large (the "
+            "largest is about 1.8e308)"
+        ) from None
 
 
 # --- scenario -> plain data, and overrides --------------------------------------------------------
