@@ -106,6 +106,33 @@ def compute_metrics(
     return out
 
 
+#: The metrics of team games (:func:`team_metrics`), after ``skill_gap_true_mean``.
+TEAM_METRICS = ("fair_band_share", "team_gap_true_mean")
+
+
+def team_metrics(
+    games: pd.DataFrame, warmup: float, fair_band: tuple[float, float]
+) -> dict[str, float]:
+    """Return the metrics of a team game run from its games started from ``warmup`` on
+    (:data:`lobbysim.records.TEAM_COLUMNS`; NaN where there is no game):
+
+    * ``fair_band_share``: the share of games whose predicted chance that the stronger team
+      wins, at the start, is within ``fair_band`` (inclusive): the games a designer would call
+      fair by the rater's own prediction;
+    * ``team_gap_true_mean``: the mean true gap between the teams' mean skills at the start
+      (``skill_gap_true_mean`` weighs each stint by its minutes, back-fills included).
+    """
+    g = games[games.start >= warmup]
+    if not len(g):
+        return dict.fromkeys(TEAM_METRICS, math.nan)
+    chance = g.win_chance_predicted.to_numpy(dtype=np.float64)
+    low, high = fair_band
+    return {
+        "fair_band_share": float(((chance >= low) & (chance <= high)).mean()),
+        "team_gap_true_mean": float(g.team_gap_true.mean()),
+    }
+
+
 def _win_ratio_dispersion(games: pd.DataFrame, participants: pd.DataFrame) -> float:
     """Mean |win ratio - 0.5| over players with at least 5 decided games after the warm-up.
 
@@ -354,11 +381,15 @@ def rating_error_by_tenure(
     )
 
 
-def metric_names(rater_names: Sequence[str], *, base: bool = False) -> list[str]:
+def metric_names(
+    rater_names: Sequence[str], *, base: bool = False, teams: bool = False
+) -> list[str]:
     """Return every metric name for a run with these raters, in report order.
 
-    With ``base`` (a scenario with a persistent player base), the metrics by tenure follow
-    (:func:`tenure_metric_names`); a run without a base has none of them.
+    With ``teams`` (team games) the team metrics (:data:`TEAM_METRICS`) follow
+    ``skill_gap_true_mean``. With ``base`` (a scenario with a persistent player base), the
+    metrics by tenure follow (:func:`tenure_metric_names`); a run without a base has none of
+    them.
     """
     names = [
         *QUEUE_METRICS,
@@ -366,6 +397,7 @@ def metric_names(rater_names: Sequence[str], *, base: bool = False) -> list[str]
         "games_per_hour",
         "draw_prob_true_mean",
         "skill_gap_true_mean",
+        *(TEAM_METRICS if teams else ()),
         "stronger_side_win_rate",
         "win_ratio_dispersion",
     ]
@@ -390,6 +422,7 @@ UNIT_INTERVAL_METRICS = frozenset(
         "rule_rejected_share",
         "rule_relaxed_share",
         "rule_games_share",
+        "fair_band_share",
     }
 )
 """Shares and probabilities: their values lie in [0, 1] (and ``retained_decile_k``)."""
@@ -398,6 +431,7 @@ NON_NEGATIVE_METRICS = frozenset(
     {
         "games_per_hour",
         "skill_gap_true_mean",
+        "team_gap_true_mean",
         "daily_active_players",
         "visits_per_member_week",
         "churn_per_week",

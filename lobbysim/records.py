@@ -337,11 +337,23 @@ PARTY_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
-def record_schema(world: bool = False, parties: bool = False) -> dict[str, dict[str, str]]:
+#: The columns the games records of a team game run add, after the world's: the driving rater's
+#: predicted chance that the team with the higher rating sum wins (0.5 for two equal teams), and
+#: the true skill gap between the teams' mean effective skills, both at the game's start
+#: (``skill_gap_true`` weighs each stint by its minutes, back-fills included).
+TEAM_COLUMNS: dict[str, dict[str, str]] = {
+    "games": {"win_chance_predicted": "float64", "team_gap_true": "float64"},
+}
+
+
+def record_schema(
+    world: bool = False, parties: bool = False, teams: bool = False
+) -> dict[str, dict[str, str]]:
     """Return the columns (and dtypes) of every record kind of a run: :data:`RECORD_COLUMNS`,
-    then :data:`WORLD_COLUMNS` with a world and :data:`PARTY_COLUMNS` with parties."""
+    then :data:`WORLD_COLUMNS` with a world, :data:`PARTY_COLUMNS` with parties and
+    :data:`TEAM_COLUMNS` in team games."""
     schema = {kind: dict(columns) for kind, columns in RECORD_COLUMNS.items()}
-    for extra, on in ((WORLD_COLUMNS, world), (PARTY_COLUMNS, parties)):
+    for extra, on in ((WORLD_COLUMNS, world), (PARTY_COLUMNS, parties), (TEAM_COLUMNS, teams)):
         if on:
             for kind, columns in extra.items():
                 schema[kind].update(columns)
@@ -349,4 +361,4 @@ def record_schema(world: bool = False, parties: bool = False) -> dict[str, dict[
 
 
 #: Every column a record kind may have (a run's files hold those of :func:`record_schema`).
-ALL_RECORD_COLUMNS: dict[str, dict[str, str]] = record_schema(world=True, parties=True)
+ALL_RECORD_COLUMNS: dict[str, dict[str, str]] = record_schema(world=True, parties=True, teams=True)

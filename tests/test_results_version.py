@@ -28,6 +28,11 @@ FINGERPRINTS = {
     # the bounds back-fill as they match: the oracle on true skill, uniform_random at random;
     # with two variants that show it (oracle and uniform_random in a team game with quits)
     5: "c204deabce22e66a6612f24999788dd5398e63837b8303e384c7d409bd917ec0",
+    # team games right: every team game plays the best split of its players (the greedy
+    # "strongest first, each to the weaker team" goes), uniform_random splits at random, a
+    # group is admitted on its policy's score of that split (TrueSkill's two-team quality, not
+    # the mean quality of its pairs), and team runs add fair_band_share and team_gap_true_mean
+    6: "cf0d68a1923e2c0937c81cf07c3933e3e4feeee3342acd54beabbb389b9d2ed0",
 }
 
 BASE = {

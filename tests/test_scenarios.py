@@ -38,6 +38,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
         "custom_arrivals",
         "live_game",
         "global_5v5",
+        "ladder_4v4",
     } <= names
 
 

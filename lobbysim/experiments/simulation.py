@@ -19,12 +19,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.metrics import compute_metrics, tenure_metrics, veteran_kendall_taus
+from lobbysim.metrics import (
+    compute_metrics,
+    team_metrics,
+    tenure_metrics,
+    veteran_kendall_taus,
+)
 from lobbysim.record_files import CsvSink as CsvSink  # the streaming CSV sink, where it was
 from lobbysim.record_files import RecordFileSink, open_sink, read_records, record_frame
 from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.metrics import FAIR_BAND
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
 from lobbysim.streams import Streams
@@ -81,6 +87,8 @@ class SimulationResult:
         "games_per_hour",
         "draw_prob_true_mean",
         "skill_gap_true_mean",
+        "team_gap_true_mean",
+        "fair_band_share",
     )
 
     def key_metrics(self) -> list[str]:
@@ -174,7 +182,11 @@ def simulate(
 
 def schema_of(scenario: Scenario) -> dict[str, dict[str, str]]:
     """Return the columns of a scenario's records (:func:`lobbysim.records.record_schema`)."""
-    return record_schema(world=scenario.world is not None, parties=scenario.parties is not None)
+    return record_schema(
+        world=scenario.world is not None,
+        parties=scenario.parties is not None,
+        teams=scenario.game.mode == "team",
+    )
 
 
 def _final_rows(sim: LobbySimulation) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
@@ -269,6 +281,9 @@ def _metrics(
         warmup=scenario.metrics_start,
         horizon=float(sim.env.now),
     )
+    if scenario.game.mode == "team":
+        band = FAIR_BAND if scenario.metrics is None else scenario.metrics.fair_band
+        metrics |= team_metrics(games, scenario.metrics_start, band)
     if scenario.base is not None:
         start = scenario.metrics_start
         metrics |= tenure_metrics(

@@ -1,16 +1,18 @@
-"""Forming multi-player games (team and free-for-all) from waiting players, and balancing teams.
+"""Forming multi-player games (team and free-for-all) from waiting players.
 
 A game of G players is formed from G players adjacent in rating (the multi-player form of the
-point-estimate rule). Every run of G consecutive players in rating order is a candidate group; its
-quality is the mean match quality over all its pairs of players (before teams are drawn, every
-player could face every other), and it is admissible when that clears the threshold for the
-longest wait in the group. Admissible groups are taken greedily in rating order without overlap.
-Everything is vectorised over the candidate groups; this module is SimPy-free.
+point-estimate rule). Every run of G consecutive players in rating order is a candidate group.
+A free-for-all group's quality is the mean match quality over all its pairs of players (every
+player faces every other); a team game's is the policy's score of the split it will play
+(:mod:`lobbysim.policies.teams`: the best split of the group into two teams, scored by default
+with TrueSkill's two-team quality), so that a group is admitted on the game it starts. A group
+is admissible when its quality clears the threshold for the longest wait in the group and no
+pair of it is barred (quality ``-inf``: the rematch rule, latency limits). Admissible groups are
+taken greedily in rating order without overlap. Everything is vectorised over the candidate
+groups; this module is SimPy-free.
 
-:func:`group_qualities` gives each formed group's quality from one call of the quality.
-
-Teams are balanced by the driving rater's means: players are taken from the highest mean down and
-each joins the team with the lower total so far that still has room.
+:func:`group_qualities` gives each formed free-for-all group's quality from one call of the
+quality.
 """
 
 from __future__ import annotations
@@ -24,28 +26,7 @@ from numpy.typing import NDArray
 
 from lobbysim.policies.assignment import QualityFn, ThresholdSchedule
 from lobbysim.policies.base import FloatArray, IntArray
-
-
-def balance_teams(mu: FloatArray, team_size: int) -> IntArray:
-    """Return a team label (0 or 1) for each of the ``2 * team_size`` players with means ``mu``."""
-    if mu.shape[0] != 2 * team_size:
-        raise ValueError(
-            f"need {2 * team_size} players for two teams of {team_size}, got {len(mu)}"
-        )
-    labels = np.empty(mu.shape[0], dtype=np.intp)
-    totals = [0.0, 0.0]
-    sizes = [0, 0]
-    for i in np.argsort(-mu, kind="stable").tolist():
-        if sizes[0] >= team_size:
-            team = 1
-        elif sizes[1] >= team_size:
-            team = 0
-        else:
-            team = 0 if totals[0] <= totals[1] else 1
-        labels[i] = team
-        totals[team] += float(mu[i])
-        sizes[team] += 1
-    return labels
+from lobbysim.policies.teams import TeamScoring, least_gaps
 
 
 def form_groups(
@@ -54,6 +35,7 @@ def form_groups(
     size: int,
     quality: QualityFn,
     threshold: ThresholdSchedule,
+    teams: TeamScoring | None = None,
 ) -> list[IntArray]:
     """Return groups of ``size`` pool indices, players adjacent in rating, admissible and disjoint.
 
@@ -61,8 +43,10 @@ def form_groups(
         mu: the waiting players' rating means.
         waited: minutes each has waited.
         size: players per game (2k for k vs k, n for an n-player free-for-all).
-        quality: match quality of index pairs.
+        quality: match quality of index pairs (``-inf``: the pair may not meet).
         threshold: the relaxation schedule; a group's bar is the one for its longest wait.
+        teams: how a two-team game is scored (its variances aligned with ``mu``); None: a
+            free-for-all, scored by the mean quality of its pairs.
     """
     n = mu.shape[0]
     if n < size:
@@ -71,7 +55,12 @@ def form_groups(
     windows = sliding_window_view(order, size)  # (W, size)
     pairs = np.array(list(itertools.combinations(range(size), 2)), dtype=np.intp)
     a, b = windows[:, pairs[:, 0]], windows[:, pairs[:, 1]]
-    group_quality = quality(a.ravel(), b.ravel()).reshape(a.shape).mean(axis=1)
+    pair_quality = quality(a.ravel(), b.ravel()).reshape(a.shape)
+    if teams is None:
+        group_quality = pair_quality.mean(axis=1)
+    else:
+        scores = teams.scores(least_gaps(mu[windows]), windows)
+        group_quality = np.where(np.isfinite(pair_quality).all(axis=1), scores, -np.inf)
     bar = threshold.at(waited[windows].max(axis=1))
     admissible = np.flatnonzero(group_quality >= bar)
     groups: list[NDArray[np.intp]] = []

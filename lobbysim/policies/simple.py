@@ -1,7 +1,10 @@
 """The myopic policies of the paper (point estimate, DrawChance) and the two baselines.
 
-* ``point_estimate`` (eq. 8): the candidate whose mean is nearest the focal player's.
-* ``draw_chance`` (eq. 9): the highest TrueSkill match quality q~, so uncertainty counts.
+* ``point_estimate`` (eq. 8): the candidate whose mean is nearest the focal player's; a team
+  game scored by its teams' rating sums alone (:func:`~lobbysim.policies.teams.point_team_quality`).
+* ``draw_chance`` (eq. 9): the highest TrueSkill match quality q~, so uncertainty counts; a team
+  game scored by TrueSkill's two-team quality of its split
+  (:func:`~lobbysim.policies.teams.team_quality`).
 * ``random``: every candidate ties, so :func:`lobbysim.policies.choose` picks uniformly.
 * ``fifo``: first come, first served: the candidate who has waited longest.
 """
@@ -14,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from lobbysim.policies.base import POLICIES, Decision, FloatArray
+from lobbysim.policies.teams import point_team_quality, team_quality
 from lobbysim.skill.gaussian import match_quality
 
 
@@ -28,6 +32,12 @@ class PointEstimate:
     def score(self, decision: Decision) -> FloatArray:
         """Return -|mu_0 - mu_j| for every candidate j."""
         return -np.abs(decision.mu - np.asarray(decision.focal_mu)[..., None])
+
+    def score_teams(
+        self, gap: FloatArray, var_sum: FloatArray, players: int, beta2: float
+    ) -> FloatArray:
+        """Return a two-team game's quality with the variances taken as 0 (blind to them)."""
+        return point_team_quality(gap, var_sum, players, beta2)
 
 
 @POLICIES.register
@@ -53,6 +63,12 @@ class DrawChance:
         focal_mu = np.asarray(d.focal_mu)[..., None]
         focal_var = np.asarray(d.focal_var)[..., None]
         return match_quality(focal_mu, focal_var, d.mu, d.var, d.beta2)
+
+    def score_teams(
+        self, gap: FloatArray, var_sum: FloatArray, players: int, beta2: float
+    ) -> FloatArray:
+        """Return a two-team game's draw chance: TrueSkill's two-team match quality."""
+        return team_quality(gap, var_sum, players, beta2)
 
 
 @POLICIES.register

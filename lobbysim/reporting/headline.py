@@ -94,6 +94,8 @@ _LABELS = {
     "games_per_hour": "games per hour",
     "draw_prob_true_mean": "true draw probability",
     "skill_gap_true_mean": "true skill gap",
+    "fair_band_share": "games in the fair band",
+    "team_gap_true_mean": "true team gap",
     "daily_active_players": "daily active players",
     "churn_per_week": "churn per week",
 }
@@ -103,6 +105,8 @@ _UNITS = {
     "games_per_hour": "games/h",
     "draw_prob_true_mean": "probability",
     "skill_gap_true_mean": "skill points",
+    "fair_band_share": "share of games",
+    "team_gap_true_mean": "skill points",
     "stronger_side_win_rate": "share of games",
     "win_ratio_dispersion": "win ratio",
     "daily_active_players": "players/day",
@@ -244,6 +248,8 @@ def headline_metrics(columns: Sequence[str], driver: str) -> list[str]:
         "abandonment_rate",
         "draw_prob_true_mean",
         "skill_gap_true_mean",
+        "team_gap_true_mean",
+        "fair_band_share",
         f"{driver}.kendall_tau",
         *RETENTION_HEADLINE,
     ]

@@ -27,6 +27,7 @@ LOWER_METRICS = frozenset(
     {
         "abandonment_rate",
         "skill_gap_true_mean",
+        "team_gap_true_mean",
         "win_ratio_dispersion",
         "churn_per_week",
         "latency_ms_mean",
@@ -38,6 +39,7 @@ HIGHER_METRICS = frozenset(
     {
         "games_per_hour",
         "draw_prob_true_mean",
+        "fair_band_share",
         "daily_active_players",
         "visits_per_member_week",
         "retained",
@@ -60,6 +62,13 @@ METRIC_MEANINGS = {
     "games_per_hour": "games started per simulated hour after the warm-up",
     "draw_prob_true_mean": "mean true draw probability of the games (higher: more even matches)",
     "skill_gap_true_mean": "mean true skill gap between the two sides of a game",
+    "fair_band_share": (
+        "share of team games whose predicted chance that the stronger team wins was within the "
+        "fair band (metrics.fair_band, 45%-55% by default) at the start"
+    ),
+    "team_gap_true_mean": (
+        "mean true gap between the teams' mean skills at the start of a team game"
+    ),
     "stronger_side_win_rate": (
         "how often the truly stronger side won (no better direction: near 0.5 means even "
         "matches, near 1 means skill decides)"

@@ -19,6 +19,7 @@ from typing import Any
 
 from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.metrics import MetricsConfig
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.rules import AttributeConfig, RuleConfig, rule_set_problems
@@ -436,6 +437,8 @@ class Scenario:
             :class:`~lobbysim.scenario.parties.PartiesConfig`); team and free-for-all games.
         attributes: optional player attributes beyond skill, by name, that a rule set reads
             (see :class:`~lobbysim.scenario.rules.AttributeConfig`).
+        metrics: optional settings of the measures (see
+            :class:`~lobbysim.scenario.metrics.MetricsConfig`; None: the defaults).
     """
 
     name: str = "scenario"
@@ -456,6 +459,7 @@ class Scenario:
     world: WorldConfig | None = None
     parties: PartiesConfig | None = None
     attributes: Mapping[str, AttributeConfig] | None = None
+    metrics: MetricsConfig | None = None
 
     def __post_init__(self) -> None:
         mm = self.matchmaker

@@ -200,7 +200,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
 
 #: Optional top-level sections left out of :func:`to_data` when unset, so that the plain data (and
 #: the sweep run keys hashed from it) of a scenario without them is what it was before they existed.
-OMITTED_WHEN_UNSET = ("sweep", "base", "compare", "world", "parties", "attributes")
+OMITTED_WHEN_UNSET = ("sweep", "base", "compare", "world", "parties", "attributes", "metrics")
 #: Fields left out of :func:`to_data` at their default, for the same reason: (section, field).
 OMITTED_AT_DEFAULT = (
     ("records", "format"),

@@ -6,6 +6,7 @@ lobby), :mod:`lobbysim.sim.matchmaker`, :mod:`lobbysim.sim.games` and :mod:`lobb
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import operator
@@ -142,6 +143,42 @@ class GroupGame:
     # the players whose stints end with the game, in the order they sat down
     finishing: list[Player] = field(default_factory=list)
     data_centre: int = -1  # where the game is hosted (-1: no world)
+
+    def sit(self, stint: Stint) -> None:
+        """Seat a stint (its sorted performances kept in step)."""
+        self.seated[stint.player.pid] = stint
+        bisect.insort(self.performances, stint.performance)
+
+    def stand(self, stint: Stint) -> None:
+        """Take a quitting stint out (its sorted performances kept in step)."""
+        del self.seated[stint.player.pid]
+        performances = self.performances
+        del performances[bisect.bisect_left(performances, stint.performance)]
+
+    def behind_ffa(self, performance: float) -> bool:
+        """Return whether a stint of ``performance`` about to sit down in this free-for-all is
+        behind: below the median of the others seated, read off their sorted performances
+        (:meth:`Games._behind <lobbysim.sim.games.Games._behind>`'s rule; tested against it
+        in tests/sim/test_fast_paths.py)."""
+        others = self.performances
+        return bool(others) and performance < median_of_sorted(others)
+
+
+def median(values: list[float]) -> float:
+    """Return the median of a non-empty list, as ``np.median`` computes it (bit for bit).
+
+    ``np.median`` takes the middle value, or ``mean`` of the two middle ones, which for two
+    float64 values is ``(a + b) / 2``; in pure Python this is much cheaper for a few values.
+    """
+    return median_of_sorted(sorted(values))
+
+
+def median_of_sorted(ordered: list[float]) -> float:
+    """Return :func:`median` of values already sorted."""
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
 
 
 RecordSink = Callable[[str, list[tuple[Any, ...]]], None]

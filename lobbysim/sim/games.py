@@ -126,6 +126,8 @@ class Games(GroupGames):
         #: Who queues with whom (None: everybody solo).
         self._parties = parties
         self._premade: dict[int, tuple[int, int]] = {}  # team games' players in parties
+        # team games' predicted win chance of the stronger team and true gap, at the start
+        self._team_start: dict[int, tuple[float, float]] = {}
         self.env = clock.env
         self.plan = plan = FastPlan.off() if plan is None else plan
         self.rules = rules

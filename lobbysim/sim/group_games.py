@@ -1,7 +1,10 @@
 """Team and free-for-all games: seats, quits, back-fill, the behind rule, ends, scores, passes.
 
 :class:`GroupGames` is the part of :class:`~lobbysim.sim.games.Games` that runs games of more than
-two players. Teams are balanced by the driving rater's means. Each stint ends at the player's own
+two players. A team game's teams are given by the pass that forms it (the best split,
+:func:`lobbysim.policies.teams.best_split`); at its start the driving rater's predicted chance
+that the stronger team wins and the true gap between the teams' mean skills are noted for its
+record. Each stint ends at the player's own
 quit time or at the game's end; a quit opens the seat and rings the back-fill doorbell, whose
 pass fills it from the queue at once (never with somebody who already played in that game) while
 enough of the game remains, or a later pass does; so minutes in the game differ between players.
@@ -14,7 +17,6 @@ by the higher total score. The matchmaker's pass for them is
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,13 +25,13 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.policies.groups import balance_teams
+from lobbysim.policies.teams import team_start
 from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat, make_result, make_seat
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock, Doorbell, Moment
-from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting
+from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting, median
 from lobbysim.sim.fast.backfill import seat_from_queue
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.parties import Parties
@@ -70,6 +72,7 @@ class GroupGames:
     _world: World | None
     _parties: Parties | None
     _premade: dict[int, tuple[int, int]]
+    _team_start: dict[int, tuple[float, float]]
 
     def _truth_of(self, waiting: Waiting) -> float:
         raise NotImplementedError  # Games'
@@ -205,17 +208,16 @@ class GroupGames:
         data_centre: int = -1,
         teams: Sequence[int] | None = None,
     ) -> None:
-        """Start a team or free-for-all game of ``members`` (driving-rater means ``mu``), hosted
-        in ``data_centre`` (-1: no world), on ``teams`` if given (parties: whole tickets), else
-        on teams balanced by ``mu``."""
+        """Start a team or free-for-all game of ``members`` (the pass's ratings ``mu``), hosted
+        in ``data_centre`` (-1: no world), on ``teams`` (team games: each member's team, the
+        pass's split)."""
         rules, env = self.rules, self.env
         seated: list[int | None]
         if rules.mode != "team":
             seated = [None] * len(members)
-        elif teams is not None:
-            seated = list(teams)
         else:
-            seated = [int(t) for t in balance_teams(mu, rules.seats // 2)]
+            assert teams is not None, "a team game's pass gives its teams"
+            seated = list(teams)
         end = self._clock.snap_to_tick(env.now + rules.length)
         game = GroupGame(self.n_games, rules.mode, env.now, end, quality, self._clock.event_at(end))
         self.n_games += 1
@@ -234,6 +236,19 @@ class GroupGames:
                 self._premade[game.game_id] = (team_a, sum(in_party) - team_a)
         for member, team in zip(members, seated, strict=True):
             self._seat(game, member, team)
+        if rules.mode == "team":
+            self._team_start[game.game_id] = self._team_prediction(members, seated, game)
+
+    def _team_prediction(
+        self, members: list[Waiting], seated: Sequence[int | None], game: GroupGame
+    ) -> tuple[float, float]:
+        """Return :func:`~lobbysim.policies.teams.team_start` of a team game starting now, on
+        the driving rater's beliefs."""
+        ids = np.fromiter((m.pid for m in members), dtype=np.int64, count=len(members))
+        means = self._driver_plugin.call("means(ids)", self._driver.means, ids)
+        variances = self._driver_plugin.call("variances(ids)", self._driver.variances, ids)
+        beta2 = float(self._driver.beta2)
+        return team_start(means, variances, self._truths[game.game_id], seated, beta2)
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
@@ -248,8 +263,8 @@ class GroupGames:
         performance = truth + self._beta * self._perf_normal()
         stint = Stint(player, team, now, math.nan, performance, False, player.party)
         game.stints.append(stint)
-        ffa_behind = team is None and _behind_ffa(game, performance)  # before sitting down
-        _sit(game, stint)
+        ffa_behind = team is None and game.behind_ffa(performance)  # before sitting down
+        game.sit(stint)
         game.been.add(player.pid)
         leave: simpy.Event | Moment = game.end_event
         if rules.quit_rate > 0:
@@ -280,14 +295,14 @@ class GroupGames:
         others = [s for s in game.seated.values() if s is not stint]
         if not others:
             return False
-        return stint.performance < _median([s.performance for s in others])
+        return stint.performance < median([s.performance for s in others])
 
     def _make_quit(self, game: GroupGame, stint: Stint) -> Callable[[simpy.Event], None]:
         def quit_game(_event: simpy.Event) -> None:
             now = self.env.now
             stint.left = now
             stint.quit = True
-            _stand(game, stint)
+            game.stand(stint)
             rules = self.rules
             if rules.backfill and game.end - now >= rules.backfill_min_remaining:
                 pid = stint.player.pid
@@ -367,7 +382,10 @@ class GroupGames:
                 truth = game_truth(g.mode, result.seats, skills, result.winner, beta2)
             k += n
             party_ids = [st.party for st in g.stints] if self._parties is not None else None
-            self._recorder.game(result, g.quality, truth, players, g.data_centre, party_ids)
+            team_start = self._team_start.pop(g.game_id, None)
+            self._recorder.game(
+                result, g.quality, truth, players, g.data_centre, party_ids, team_start
+            )
             results.append(result)
         return results
 
@@ -379,46 +397,6 @@ class GroupGames:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
-
-
-def _behind_ffa(game: GroupGame, performance: float) -> bool:
-    """Return :meth:`Games._behind` of a stint of ``performance`` about to sit down in a
-    free-for-all ``game``: below the median of the others seated, read off their sorted
-    performances (``game.performances``, kept by :func:`_sit` and :func:`_stand`). Tested
-    against :meth:`Games._behind` in tests/sim/test_fast_paths.py.
-    """
-    others = game.performances
-    return bool(others) and performance < _median_of_sorted(others)
-
-
-def _sit(game: GroupGame, stint: Stint) -> None:
-    """Seat a stint in a group game (its sorted performances kept in step)."""
-    game.seated[stint.player.pid] = stint
-    bisect.insort(game.performances, stint.performance)
-
-
-def _stand(game: GroupGame, stint: Stint) -> None:
-    """Take a quitting stint out of a group game (its sorted performances kept in step)."""
-    del game.seated[stint.player.pid]
-    performances = game.performances
-    del performances[bisect.bisect_left(performances, stint.performance)]
-
-
-def _median(values: list[float]) -> float:
-    """Return the median of a non-empty list, as ``np.median`` computes it (bit for bit).
-
-    ``np.median`` takes the middle value, or ``mean`` of the two middle ones, which for two
-    float64 values is ``(a + b) / 2``; in pure Python this is much cheaper for a few values.
-    """
-    return _median_of_sorted(sorted(values))
-
-
-def _median_of_sorted(ordered: list[float]) -> float:
-    """Return :func:`_median` of values already sorted."""
-    mid = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[mid]
-    return (ordered[mid - 1] + ordered[mid]) / 2
 
 
 class _FinishGroup:

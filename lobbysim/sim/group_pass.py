@@ -3,7 +3,10 @@
 :class:`GroupPass` is the part of :class:`~lobbysim.sim.matchmaker.Matchmaker` that serves games
 of more than two players: open seats of running games are back-filled first (by the driving
 rater's means), then groups of players adjacent in rating are formed
-(:func:`~lobbysim.policies.groups.form_groups`; at random for uniform pairing) and started. With
+(:func:`~lobbysim.policies.groups.form_groups`; at random for uniform pairing) and started. A team
+game's group is admitted on the policy's score of the split it will play, and it plays the best
+split (:mod:`lobbysim.policies.teams`; a random one for uniform pairing); its recorded quality is
+TrueSkill's two-team quality of that split from the pass's beliefs. With
 a world's latency limits, groups are formed data centre by data centre, so that every group has
 a data centre within all its members' limits (docs/model.md, section 8). Under a rule set a group
 starts only if it keeps every rule (:meth:`~lobbysim.sim.rule_pass.RulePass.admitted`).
@@ -23,6 +26,13 @@ import simpy
 from lobbysim.policies.assignment import Pool, QualityFn, ThresholdSchedule
 from lobbysim.policies.base import IntArray
 from lobbysim.policies.groups import form_groups, group_qualities
+from lobbysim.policies.teams import (
+    TeamScoring,
+    best_split,
+    random_split,
+    seat_teams,
+    split_quality,
+)
 from lobbysim.raters import Rater
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
@@ -30,7 +40,7 @@ from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.tickets import PassTickets
 from lobbysim.sim.pairing import InForce
-from lobbysim.sim.parties import Parties, party_skill, split_teams
+from lobbysim.sim.parties import Parties, party_skill
 from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.world import World
 
@@ -83,6 +93,12 @@ class GroupPass:
         def sub_quality(i: IntArray, j: IntArray) -> FloatArray:
             return quality(left[i], left[j])
 
+        team = self._rules.mode == "team"
+        half = size // 2
+        scoring = None  # how a two-team game is scored (not for uniform pairing)
+        if team and not policy.uniform:
+            scoring = policy.team_scoring(pool.var[left], pool.beta2)
+        mu_left = pool.mu[left]
         world, now = self._world, self.env.now
         rule_pass = self._rule_pass  # latency rules: groups form data centre by data centre too
         limited = world is not None and (world.limits or bool(rule_pass and rule_pass.latency))
@@ -96,20 +112,29 @@ class GroupPass:
             """Groups among the free players ``cand`` (indices into ``left``), with teams."""
             if parties is not None:
                 return self._ticket_groups(
-                    cand, left, waiting, pool, masked, policy, tickets, skills
+                    cand, left, waiting, pool, masked, policy, tickets, skills, scoring
                 )
+            solo = [1] * size
             if policy.uniform:
-                order = self._tie_generator().permutation(cand.size)
+                rng = self._tie_generator()
+                order = rng.permutation(cand.size)
                 found = list(order[: cand.size - cand.size % size].reshape(-1, size))
-            else:
+                if team:  # no matchmaking: the teams at random too
+                    return [(cand[g], random_split(solo, half, rng)) for g in found]
+                return [(cand[g], None) for g in found]
 
-                def sub(i: IntArray, j: IntArray) -> FloatArray:
-                    return masked(left[cand[i]], left[cand[j]])
+            def sub(i: IntArray, j: IntArray) -> FloatArray:
+                return masked(left[cand[i]], left[cand[j]])
 
-                found = form_groups(
-                    pool.mu[left][cand], pool.waited[left][cand], size, sub, self._threshold
-                )
-            return [(cand[g], None) for g in found]
+            sub_scoring = None
+            if scoring is not None:
+                sub_scoring = TeamScoring(scoring.var[cand], scoring.beta2, scoring.score)
+            found = form_groups(
+                mu_left[cand], pool.waited[left][cand], size, sub, self._threshold, sub_scoring
+            )
+            if not team:
+                return [(cand[g], None) for g in found]
+            return [(cand[g], best_split(solo, mu_left[cand[g]].tolist(), half)) for g in found]
 
         everyone = np.arange(left.size)
         if world is not None and limited:
@@ -117,8 +142,15 @@ class GroupPass:
         else:
             formed = former(everyone)
         groups = [g for g, _ in formed]
+        if team:  # the two-team quality of the split each plays, from the pass's beliefs
+            var_left = pool.var[left]
+            qualities = [
+                split_quality(mu_left, var_left, g, t or (), pool.beta2) for g, t in formed
+            ]
+        else:
+            qualities = group_qualities(groups, sub_quality)
         tickets_of = None
-        for (group, teams), q in zip(formed, group_qualities(groups, sub_quality), strict=True):
+        for (group, teams), q in zip(formed, qualities, strict=True):
             members = left[group]
             self._check_quality([q])
             seated = [waiting[i] for i in members.tolist()]
@@ -178,16 +210,19 @@ class GroupPass:
         policy: InForce,
         pass_tickets: PassTickets | None = None,
         skills: dict[int, float] | None = None,
+        scoring: TeamScoring | None = None,
     ) -> list[tuple[IntArray, list[int] | None]]:
         """Form groups of whole tickets among the free players ``cand`` (indices into ``left``).
 
         Tickets (:meth:`~lobbysim.sim.parties.Parties.tickets`) are ordered by their combined
         rating (:func:`~lobbysim.sim.parties.party_skill`; shuffled for uniform pairing). From
         each ticket in that order, the next tickets that fit are taken until the game is full;
-        the group starts if its mean match quality over every pair clears the threshold of its
-        longest wait (not for uniform pairing) and, in team games, its tickets split into two
-        teams within the parity limit (:func:`~lobbysim.sim.parties.split_teams`). Its tickets
-        then leave the pool; otherwise the next ticket is tried as the first.
+        in team games its tickets must split into two teams within the parity limit (the best
+        split, :func:`~lobbysim.policies.teams.best_split`; a random one for uniform pairing).
+        The group starts if no pair of it is barred and its quality clears the threshold of its
+        longest wait (not for uniform pairing): in a team game the policy's score of its split
+        (``scoring``), else the mean match quality over every pair. Its tickets then leave the
+        pool; otherwise the next ticket is tried as the first.
 
         ``pass_tickets``: the tickets of the whole pass (the plan's ``group_tickets``), whose
         ratings are kept in ``skills`` by ticket (None: the tickets are formed among ``cand``).
@@ -239,12 +274,22 @@ class GroupPass:
                 start += 1
                 continue
             members = np.array([k for t in chosen for k in tickets[t]], dtype=np.intp)
-            teams = self._ticket_teams(chosen, tickets, skill, float(waited[members].max()))
+            longest = float(waited[members].max())
+            rng = self._tie_generator() if policy.uniform else None
+            teams = self._ticket_teams(chosen, tickets, skill, longest, rng)
             fine = teams is not None or self._rules.mode != "team"
             if fine and not policy.uniform:
                 i, j = pairs
                 pair_q = masked(left[members[i]], left[members[j]])
-                fine = bool(pair_q.mean() >= self._threshold.at_one(float(waited[members].max())))
+                if teams is not None and scoring is not None:  # the score of its split
+                    side = np.array(teams)
+                    rating = np.array([skill[t] for t in chosen for _ in tickets[t]])
+                    gap = rating[side == 0].sum() - rating[side == 1].sum()
+                    score = scoring.scores(np.array([gap]), members[None, :])[0]
+                    value = float(score) if np.isfinite(pair_q).all() else -math.inf
+                else:
+                    value = float(pair_q.mean())
+                fine = value >= self._threshold.at_one(longest)
             if fine:
                 found.append((members, teams))
                 taken = set(chosen)
@@ -254,10 +299,16 @@ class GroupPass:
         return found
 
     def _ticket_teams(
-        self, chosen: list[int], tickets: list[list[int]], skill: list[float], longest: float
+        self,
+        chosen: list[int],
+        tickets: list[list[int]],
+        skill: list[float],
+        longest: float,
+        rng: np.random.Generator | None = None,
     ) -> list[int] | None:
         """Return each member's team (in the order of ``chosen``'s tickets) for a team game of
-        these tickets, or None (no split within the parity limit; None too outside team games)."""
+        these tickets: the best split, or with ``rng`` a random one (uniform pairing); None if
+        no split is within the parity limit (None too outside team games)."""
         if self._rules.mode != "team":
             return None
         parties = self._parties
@@ -268,11 +319,14 @@ class GroupPass:
             waits = [w for w, _ in parity]
             gap = parity[max(bisect.bisect_right(waits, longest) - 1, 0)][1]
         sizes = [len(tickets[t]) for t in chosen]
-        totals = [skill[t] * len(tickets[t]) for t in chosen]
-        split = split_teams(sizes, totals, self._rules.seats // 2, gap)
+        half = self._rules.seats // 2
+        if rng is not None:
+            split = random_split(sizes, half, rng, gap)
+        else:
+            split = best_split(sizes, [skill[t] for t in chosen], half, gap)
         if split is None:
             return None
-        return [team for team, t in zip(split, chosen, strict=True) for _ in tickets[t]]
+        return seat_teams([tickets[t] for t in chosen], split)
 
 
 @cache

@@ -22,6 +22,13 @@ from numpy.typing import NDArray
 
 from lobbysim.policies import OpponentPolicy, needs_online, pairing_of, sees_truth
 from lobbysim.policies.assignment import QualityFn
+from lobbysim.policies.teams import (
+    TeamScore,
+    TeamScoring,
+    point_team_quality,
+    team_quality,
+    team_score_of,
+)
 from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import MatchmakerConfig
 from lobbysim.sim.entities import FloatArray, IdArray
@@ -39,6 +46,29 @@ class InForce(NamedTuple):
     engagement: bool = False  # pairing = "engagement": least predicted churn, no threshold
     online: bool = False  # needs_online: the pool carries the beliefs of everyone online
     field: str = "matchmaker.policy"  # the scenario field naming it, for messages
+    team_score: TeamScore = team_quality  # how it scores a two-team game (team_score_of)
+
+    def team_scoring(self, var: FloatArray, beta2: float) -> TeamScoring:
+        """Return how a pass of this policy scores two-team games, a failure inside a plug-in's
+        ``score_teams`` named (one line)."""
+        score = self.team_score
+        if score is team_quality or score is point_team_quality:
+            return TeamScoring(var, beta2, score)
+        ref = PluginRef(self.field, "policy", self.name)
+
+        def named(gap: FloatArray, var_sum: FloatArray, players: int, b2: float) -> FloatArray:
+            try:
+                values = np.asarray(score(gap, var_sum, players, b2), dtype=np.float64)
+            except (Exception, SystemExit) as exc:
+                raise ref.failure("score_teams(gap, var_sum, players, beta2)", exc) from None
+            if values.shape != np.shape(gap) or not np.all((values >= 0) & (values <= 1)):
+                raise PluginError(
+                    f"{self.field}: '{self.name}': score_teams returned {values!r}; expected "
+                    f"one score in [0, 1] per game, shape {np.shape(gap)}"
+                )
+            return values
+
+        return TeamScoring(var, beta2, named)
 
 
 def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
@@ -53,6 +83,7 @@ def in_force(policy: OpponentPolicy, name: str, field_name: str) -> InForce:
             pairing == "engagement",
             needs_online(policy),
             field_name,
+            team_score_of(policy),
         )
     except ValueError as exc:
         raise PluginError(f"{field_name}: '{name}': {exc}") from None

@@ -12,11 +12,12 @@ patience per queueing round (:meth:`Parties.patience`).
 waiting (a member who quit a game waits for the others), forms groups of tickets, never splits a
 ticket across games or teams, and back-fills open seats with solo players only. A party's rating
 for matching is combined from its members' means by the ``skill`` rule (:func:`party_skill`).
-Teams are split by tickets (:func:`split_teams`): of every way to fill the two teams with whole
-tickets, the one with the smallest difference of the teams' totals (a ticket counts its combined
-rating once per member) whose counts of players in parties of two or more differ by at most the
-``parity`` limit of the longest wait in the game. A party that loses a member for good (gave up
-in the queue, or the session ended) is dissolved; its other waiting members give up with it.
+Teams are split by tickets (:func:`lobbysim.policies.teams.best_split`, as every team game is):
+of every way to fill the two teams with whole tickets, the one with the smallest difference of
+the teams' totals (a ticket counts its combined rating once per member) whose counts of players
+in parties of two or more differ by at most the ``parity`` limit of the longest wait in the game.
+A party that loses a member for good (gave up in the queue, or the session ended) is dissolved;
+its other waiting members give up with it.
 
 **Metrics** (from the metrics' start): ``party_split_games`` (games that started with a party
 split across teams or games: 0 by construction, counted so that a test can hold it),
@@ -30,11 +31,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.sim.entities import Player
@@ -51,55 +50,6 @@ def party_skill(means: Sequence[float], rule: str, bonus: float = 0.0) -> float:
     if rule == "average_plus":
         return average + bonus * (len(means) - 1)
     return average
-
-
-def split_teams(
-    sizes: Sequence[int],
-    totals: Sequence[float],
-    team_size: int,
-    max_premade_gap: float = math.inf,
-) -> list[int] | None:
-    """Return each ticket's team (0 or 1) that fills two teams of ``team_size`` with whole
-    tickets, with the smallest difference of the teams' totals whose counts of players in
-    parties (tickets of two or more) differ by at most ``max_premade_gap``; None if there is no
-    such split. The first ticket is always in team 0; ties go to the first split in the order
-    of :func:`_splits` (team 0's other tickets as the bits of 0, 1, 2, ...)."""
-    bits = _splits(len(sizes))  # (2 ** (n - 1), n - 1): which of tickets 1.. join ticket 0's team
-    fine = _fine_splits(tuple(sizes), team_size, max_premade_gap)
-    total = np.asarray(totals, dtype=np.float64)
-    gap = np.abs(2.0 * (total[0] + bits @ total[1:]) - total.sum())
-    if fine is None:
-        return None
-    best = int(np.argmin(np.where(fine, gap, np.inf)))
-    return [0, *(1 - bits[best]).tolist()]
-
-
-@lru_cache(maxsize=4096)
-def _fine_splits(
-    sizes: tuple[int, ...], team_size: int, max_premade_gap: float
-) -> NDArray[np.bool_] | None:
-    """Return which splits of :func:`_splits` fill both teams of ``team_size`` with counts of
-    players in parties differing by at most ``max_premade_gap`` (read-only), or None if none
-    does: what :func:`split_teams` asks of the tickets' sizes, once per sizes."""
-    bits = _splits(len(sizes))
-    size = np.asarray(sizes, dtype=np.int64)
-    filled = size[0] + bits @ size[1:]
-    premade = np.where(size >= 2, size, 0)
-    mine = premade[0] + bits @ premade[1:]
-    fine = (filled == team_size) & (np.abs(2 * mine - premade.sum()) <= max_premade_gap)
-    if not fine.any():
-        return None
-    fine.flags.writeable = False
-    return fine
-
-
-@cache
-def _splits(n: int) -> NDArray[np.int64]:
-    """Return every subset of tickets 1..n-1 as rows of bits (read-only), in counting order."""
-    rows = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)[None, :]) & 1
-    rows = rows.astype(np.int64)
-    rows.flags.writeable = False
-    return rows
 
 
 class Parties:

@@ -8,8 +8,9 @@ lobby forgets them. It decides nothing about the model and does no file I/O: the
 
 With a world and with parties the rows carry the columns they add
 (:func:`lobbysim.records.record_schema`): a game's data centre, a seat's region, latency and
-party, a queueing spell's region and party, a player's region. A run without them writes the
-rows it always wrote.
+party, a queueing spell's region and party, a player's region; a team game's row carries its
+predicted win chance and true gap at the start. A run without them writes the rows it always
+wrote.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Recorder:
         players: Sequence[Player],
         data_centre: int = -1,
         party_ids: Sequence[int] | None = None,
+        team_start: tuple[float, float] | None = None,
     ) -> None:
         """Record a scored game: its participants, the players' tallies, and the game's row.
 
@@ -107,6 +109,8 @@ class Recorder:
             players: the player of each seat, in seat order.
             data_centre: where the game was hosted (-1: no world).
             party_ids: each seat's party when the player sat down (-1: solo; None: no parties).
+            team_start: a team game's predicted win chance of its stronger team and true gap
+                between its teams at the start (:data:`lobbysim.records.TEAM_COLUMNS`).
         """
         winner, game_id = result.winner, result.game_id
         awaiting = self._awaiting
@@ -147,6 +151,8 @@ class Recorder:
         )
         if self._world is not None:
             row += (self._world.data_centres[data_centre],)
+        if team_start is not None:
+            row += team_start
         self.records.games.append(row)
 
     def _seat_adder(

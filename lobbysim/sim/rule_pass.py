@@ -39,12 +39,13 @@ import numpy as np
 
 from lobbysim.policies.assignment import Pool, QualityFn
 from lobbysim.policies.base import IntArray
-from lobbysim.policies.groups import balance_teams, group_qualities
+from lobbysim.policies.groups import group_qualities
+from lobbysim.policies.teams import best_split, seat_teams, split_quality
 from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
-from lobbysim.sim.parties import Parties, split_teams
+from lobbysim.sim.parties import Parties
 from lobbysim.sim.rules import Attributes, RuleSet, View
 from lobbysim.sim.seed_greedy import popcount, seed_greedy
 from lobbysim.sim.world import World
@@ -217,7 +218,7 @@ class RulePass:
         tickets: list[list[int]] = []
         sides: list[int] = []
         if teams is None and self._game.mode == "team":
-            teams = [int(t) for t in balance_teams(pool.mu[members], self._game.seats // 2)]
+            teams = best_split([1] * len(at), pool.mu[members].tolist(), self._game.seats // 2)
         seen: dict[int, list[int]] = {}
         for k, position in enumerate(at):
             party = waiting[position].player.party
@@ -269,10 +270,15 @@ class RulePass:
         matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
         groups = [np.array([p for t in m for p in t], dtype=np.intp) for m, _ in matches]
         barred = group_qualities(groups, pool.quality_fn)  # -inf: a pair may not meet
+        if game.mode == "team":  # the two-team quality of the split each plays
+            qualities = [
+                split_quality(pool.mu, pool.var, g, seat_teams(m, t or ()), pool.beta2)
+                for g, (m, t) in zip(groups, matches, strict=True)
+            ]
+        else:
+            qualities = group_qualities(groups, quality)
         now = mm.env.now
-        for (match, teams), members, q, bar in zip(
-            matches, groups, group_qualities(groups, quality), barred, strict=True
-        ):
+        for (match, teams), members, q, bar in zip(matches, groups, qualities, barred, strict=True):
             if not math.isfinite(bar):  # a pair the rematch rule or the limits bar
                 continue
             mm._check_quality([q])
@@ -288,9 +294,7 @@ class RulePass:
                 host = self._world.host([w.pid for w in seated], [now - w.since for w in seated])
                 if host < 0:
                     continue
-            by_seat = None
-            if teams is not None:
-                by_seat = [side for t, side in zip(match, teams, strict=True) for _ in t]
+            by_seat = None if teams is None else seat_teams(match, teams)
             games.start_group(seated, pool.mu[members], q, host, by_seat)
             if rematch is not None:
                 rematch.met(seated)
@@ -307,19 +311,20 @@ class RulePass:
         return [[at[k] for k in t] for t in parties.tickets(players)]
 
     def _splitter(self, view: View) -> Any:
-        """Return the team split of a full match: whole tickets, the teams' ratings nearest
-        (within the parties' parity limit, if any, of the match's longest wait)."""
+        """Return the team split of a full match: whole tickets, the best split
+        (:func:`~lobbysim.policies.teams.best_split`, each ticket rated by its members' mean
+        rating; within the parties' parity limit, if any, of the match's longest wait)."""
         parties, game = self._parties, self._game
 
         def split(match: Sequence[Sequence[int]]) -> list[int] | None:
             sizes = [len(t) for t in match]
-            totals = [float(view.rating[list(t)].sum()) for t in match]
+            ratings = [float(view.rating[list(t)].mean()) for t in match]
             gap = math.inf
             if parties is not None and parties.config.parity is not None:
                 longest = max(float(view.waited[list(t)].max()) for t in match)
                 steps = parties.config.parity
                 gap = [g for w, g in steps if w <= longest][-1]
-            return split_teams(sizes, totals, game.seats // 2, gap)
+            return best_split(sizes, ratings, game.seats // 2, gap)
 
         return split
 

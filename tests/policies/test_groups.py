@@ -1,23 +1,12 @@
-"""Forming multi-player groups and balancing teams."""
+"""Forming multi-player groups (the team split: tests/policies/test_teams.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from lobbysim.policies.assignment import ThresholdSchedule
-from lobbysim.policies.groups import balance_teams, form_groups
+from lobbysim.policies.groups import form_groups
 from lobbysim.skill.gaussian import match_quality
-
-
-def test_teams_are_balanced_by_means() -> None:
-    mu = np.array([10.0, 9.0, 1.0, 2.0, 5.0, 6.0])
-    labels = balance_teams(mu, 3)
-    totals = [mu[labels == t].sum() for t in (0, 1)]
-    assert sorted(np.bincount(labels).tolist()) == [3, 3]
-    assert abs(totals[0] - totals[1]) <= 1.0  # 17 vs 16
-    with pytest.raises(ValueError, match="need 6 players for two teams of 3, got 5"):
-        balance_teams(mu[:5], 3)
 
 
 def test_groups_are_rating_neighbours_disjoint_and_admissible() -> None:

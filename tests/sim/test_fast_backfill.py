@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.sim.entities import GroupGame, Player, Stint, Waiting
+from lobbysim.sim.entities import GroupGame, Player, Stint, Waiting, median
 from lobbysim.sim.fast.backfill import nearest_eligible, nearest_sorted, seat_from_queue
-from lobbysim.sim.group_games import GroupGames, _median
+from lobbysim.sim.group_games import GroupGames
 
 
 def _queue(rng: random.Random, n: int) -> tuple[list[Waiting], list[float]]:
@@ -121,7 +121,7 @@ def _behind_general(game: GroupGame, stint: Stint) -> bool:
     if not others:
         return False
     if stint.team is None:
-        return stint.performance < _median([s.performance for s in others])
+        return stint.performance < median([s.performance for s in others])
     mine = [s.performance for s in game.seated.values() if s.team == stint.team]
     theirs = [s.performance for s in others if s.team != stint.team]
     return bool(theirs) and sum(mine) / len(mine) < sum(theirs) / len(theirs)

@@ -23,9 +23,8 @@ from lobbysim.raters.sph_elo import SPHEloRater
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
-from lobbysim.sim.entities import Buffered
+from lobbysim.sim.entities import Buffered, median
 from lobbysim.sim.fast.plan import FastPlan
-from lobbysim.sim.group_games import _median
 from lobbysim.skill.sph_elo import Participant, rating_changes
 from lobbysim.streams import Streams
 
@@ -194,7 +193,7 @@ def test_median_equals_numpy() -> None:
     rng = random.Random(3)
     for _ in range(20_000):
         values = [rng.gauss(0, 3) * 10 ** rng.randint(-3, 3) for _ in range(rng.randint(1, 9))]
-        assert _median(values) == float(np.median(values))
+        assert median(values) == float(np.median(values))
 
 
 def test_csv_rows_are_written_as_pandas_writes_them(tmp_path: Path) -> None:
@@ -696,23 +695,23 @@ def test_the_truth_of_an_ffa_game_is_game_truths_bit_for_bit() -> None:
 
 
 def test_behind_in_an_ffa_game_is_games_behind() -> None:
-    """_behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
+    """GroupGame.behind_ffa (the lobby's ffa seating) against Games._behind, seat after seat, with
     quitters leaving and equal performances."""
     from lobbysim.sim.entities import GroupGame, Player, Stint
-    from lobbysim.sim.group_games import GroupGames, _behind_ffa, _sit, _stand
+    from lobbysim.sim.group_games import GroupGames
 
     rng = random.Random(17)
     for case in range(3000):
         game = GroupGame(case, "ffa", 0.0, 20.0, 0.5, None)  # type: ignore[arg-type]
         for pid in range(rng.randint(1, 12)):
             if game.seated and rng.random() < 0.2:  # somebody quits
-                _stand(game, game.seated[rng.choice(list(game.seated))])
+                game.stand(game.seated[rng.choice(list(game.seated))])
             performance = rng.choice([0.0, 1.0, -0.0, rng.gauss(0, 2)])
             stint = Stint(
                 Player(pid, 0.0, 0.0, 1.0, True, 5, 1e9), None, 0.0, 0.0, performance, False
             )
-            behind = _behind_ffa(game, performance)
-            _sit(game, stint)
+            behind = game.behind_ffa(performance)
+            game.sit(stint)
             assert behind == GroupGames._behind(game, stint)
             assert game.performances == sorted(s.performance for s in game.seated.values())
 

@@ -1,10 +1,9 @@
-"""A group pass's tickets formed once a pass (lobbysim/sim/fast/tickets.py) and split_teams with
-its sizes' splits kept, against the general paths, bit for bit."""
+"""A group pass's tickets formed once a pass (lobbysim/sim/fast/tickets.py), against the general
+path, bit for bit (the team split with its sizes' splits kept: tests/policies/test_teams.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from lobbysim.sim.entities import Player
 from lobbysim.sim.fast import backfill
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.tickets import PassTickets
-from lobbysim.sim.parties import Parties, _splits, split_teams
+from lobbysim.sim.parties import Parties
 
 
 def _players(rng: random.Random, n: int) -> tuple[list[Player], dict[int, list[Player]]]:
@@ -71,50 +70,6 @@ def test_a_party_with_more_players_here_than_members_is_left_to_the_pass() -> No
         p.party = 0
     tickets = PassTickets(players, {0: players[:2]})
     assert tickets.overfull and tickets.among(np.arange(2, dtype=np.intp)) is None
-
-
-def _split_teams_general(
-    sizes: list[int], totals: list[float], team_size: int, max_premade_gap: float = math.inf
-) -> list[int] | None:
-    """split_teams as it was before its sizes' splits were kept: every array anew."""
-    n = len(sizes)
-    bits = _splits(n)
-    size = np.asarray(sizes, dtype=np.int64)
-    filled = size[0] + bits @ size[1:]
-    premade = np.where(size >= 2, size, 0)
-    mine = premade[0] + bits @ premade[1:]
-    total = np.asarray(totals, dtype=np.float64)
-    gap = np.abs(2.0 * (total[0] + bits @ total[1:]) - total.sum())
-    fine = (filled == team_size) & (np.abs(2 * mine - premade.sum()) <= max_premade_gap)
-    if not fine.any():
-        return None
-    best = int(np.argmin(np.where(fine, gap, np.inf)))
-    return [0, *(1 - bits[best]).tolist()]
-
-
-def test_split_teams_splits_as_it_did_with_every_array_anew() -> None:
-    """Ties (equal totals, equal ratings), infinite and NaN totals, no split within the
-    parity limit, the same sizes again and again with other totals."""
-    rng = random.Random(9)
-    found = 0
-    for case in range(20_000):
-        team = rng.choice([2, 4, 5, 5, rng.randint(2, 6)])
-        sizes: list[int] = []
-        while sum(sizes) < 2 * team:
-            sizes.append(rng.randint(1, min(team, 2 * team - sum(sizes))))
-        if rng.random() < 0.3:
-            rng.shuffle(sizes)
-        kinds = [lambda: round(rng.gauss(0, 2), rng.choice([0, 1])), lambda: 1.0]
-        kinds.append(lambda: rng.choice([math.inf, -math.inf, math.nan, 0.0]))
-        weights = [0.8, 0.15, 0.05 if rng.random() < 0.2 else 0.0]
-        totals = [rng.choices(kinds, weights)[0]() * s for s in sizes]
-        gap = rng.choice([0.0, 1.0, 2.0, 3.0, math.inf, math.nan])
-        with np.errstate(invalid="ignore"):
-            expected = _split_teams_general(sizes, totals, team, gap)
-            got = split_teams(sizes, totals, team, gap)
-        assert got == expected, case
-        found += got is not None
-    assert found > 5000
 
 
 def _bench_scenario(concurrent: int, minutes: float, parties: bool) -> Scenario:

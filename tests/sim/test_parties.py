@@ -18,9 +18,10 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import simulate
+from lobbysim.policies.teams import best_split
 from lobbysim.scenario import Scenario
 from lobbysim.sim import group_games, parties
-from lobbysim.sim.parties import party_skill, split_teams
+from lobbysim.sim.parties import party_skill
 
 PARTIES = {"sizes": [[1, 0.55], [2, 0.25], [3, 0.12], [4, 0.08]], "skill": "max"}
 
@@ -57,7 +58,7 @@ def test_teams_split_whole_tickets_most_evenly_within_the_parity_limit() -> None
             sizes.append(int(rng.integers(1, min(team, 2 * team - sum(sizes)) + 1)))
         totals = [float(rng.normal(0, 3)) * s for s in sizes]
         gap = float(rng.choice([0, 1, 2, math.inf]))
-        got = split_teams(sizes, totals, team, gap)
+        got = best_split(sizes, [t / s for t, s in zip(totals, sizes, strict=True)], team, gap)
         # independently: every assignment of tickets to two teams, the best admissible one
         best, best_gap = None, math.inf
         for labels in itertools.product((0, 1), repeat=len(sizes)):

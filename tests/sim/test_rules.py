@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from lobbysim.policies.teams import best_split
 from lobbysim.scenario.rules import AttributeConfig, RuleConfig
-from lobbysim.sim.parties import split_teams
 from lobbysim.sim.rules import Attributes, RuleSet, View
 from lobbysim.sim.seed_greedy import popcount, seed_greedy
 from lobbysim.streams import Streams
@@ -190,8 +190,8 @@ def test_seed_greedy_team_games_split_whole_tickets_and_hold_team_rules() -> Non
     rating = view.rating
 
     def split(match: Any) -> Any:
-        totals = [float(rating[t].mean()) * len(t) for t in match]
-        return split_teams([len(t) for t in match], totals, 2)
+        ratings = [float(rating[t].mean()) for t in match]
+        return best_split([len(t) for t in match], ratings, 2)
 
     for limit, formed in ((1.0, [[[0, 1], [4], [5]]]), (0.6, [[[2], [3], [4], [5]]])):
         rules = _rules(
