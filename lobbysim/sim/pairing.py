@@ -22,13 +22,7 @@ from numpy.typing import NDArray
 
 from lobbysim.policies import OpponentPolicy, needs_online, pairing_of, sees_truth
 from lobbysim.policies.assignment import QualityFn
-from lobbysim.policies.teams import (
-    TeamScore,
-    TeamScoring,
-    point_team_quality,
-    team_quality,
-    team_score_of,
-)
+from lobbysim.policies.teams import TeamScore, TeamScoring, team_quality, team_score_of
 from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import MatchmakerConfig
 from lobbysim.sim.entities import FloatArray, IdArray
@@ -52,7 +46,7 @@ class InForce(NamedTuple):
         """Return how a pass of this policy scores two-team games, a failure inside a plug-in's
         ``score_teams`` named (one line)."""
         score = self.team_score
-        if score is team_quality or score is point_team_quality:
+        if str(getattr(score, "__module__", "")).startswith("lobbysim."):  # a built-in's
             return TeamScoring(var, beta2, score)
         ref = PluginRef(self.field, "policy", self.name)
 
