@@ -14,12 +14,15 @@ how far it is and when it ends, and estimates the time left from that.
 Workers die with the process that started them (:func:`die_with_parent`, run as every pool's
 worker initializer): if the command is killed outright (SIGKILL, the OOM killer, a CI timeout),
 its workers end too, instead of running on, holding memory, with nobody to hand a result to.
+A task that runs a lobby collects the garbage it leaves as it ends (:func:`collecting`), so that
+a worker's memory does not grow with the tasks it has run.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import multiprocessing
 import os
 import queue
@@ -42,6 +45,30 @@ R = TypeVar("R")
 _report: Callable[[float], None] | None = None
 #: In a worker process of a partial run: the queue to the parent.
 _queue: Any = None
+
+
+#: A task that took at least this many seconds collects its garbage as it ends (:func:`collecting`):
+#: a full collection takes up to a tenth of a second or so, little beside such a task.
+COLLECT_AFTER_SECONDS = 1.0
+
+
+@contextmanager
+def collecting(after: float = COLLECT_AFTER_SECONDS) -> Iterator[None]:
+    """Collect the garbage the block leaves (a full ``gc.collect()``) if it took ``after``
+    seconds or more.
+
+    A simulated lobby leaves reference cycles, freed only by the collector, whose full
+    collections come now and then: over the runs of a worker process, the garbage of earlier
+    runs piles up and the worker's memory grows with the runs it has run (measured over 7 runs
+    of a base of 40,000 members: a worker's peak 304 MB, against 238 MB collected). Collected
+    as each run ends, it stays that of one run. A short block is not worth a collection.
+    """
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        if time.perf_counter() - start >= after:
+            gc.collect()
 
 
 def task_progress(fraction: float) -> None:

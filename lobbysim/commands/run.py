@@ -10,7 +10,11 @@ replication (``records/<policy>/``; with ``records.stream``, every replication's
 ``records/<policy>/rep-<r>/``), one file per kind in the scenario's ``records.format``: CSV by
 default, or Parquet (``--records-format``; :mod:`lobbysim.record_files`), and the
 report (``report.md``, ``report.html`` and figures). It is written atomically
-(:mod:`lobbysim.outputs`).
+(:mod:`lobbysim.outputs`). Of each replication, once it has run, the command keeps only what the
+folder needs: its metrics and the small parts of it that the report's figures draw
+(:mod:`lobbysim.experiments.figure_data`), computed in its worker, which drops its record
+frames (but the first replication's of each policy, its ``records/<policy>/`` unless streamed),
+so that a comparison's memory does not grow with its replications.
 
 Policies are names or specs with parameters, ``knowledge_gradient(gamma=0.95)``
 (:mod:`lobbysim.scenario.specs`); each goes by its spec's text in the tables, and its records
@@ -77,7 +81,10 @@ def auto_rule(
     precision = DEFAULT_PRECISION if precision is None else precision
     cap = DEFAULT_MAX_REPLICATIONS if max_replications is None else max_replications
     raters = [scenario.raters.driver.name, *(s.name for s in scenario.raters.shadows)]
-    columns = [*metric_names(raters, base=scenario.base is not None), *RETENTION_HEADLINE]
+    columns = [
+        *metric_names(raters, base=scenario.base is not None, teams=scenario.game.mode == "team"),
+        *RETENTION_HEADLINE,
+    ]
     headline = headline_metrics(columns, scenario.raters.driver.name)
     problems = check_rule(first, precision, cap, headline, where)
     if problems:
@@ -161,7 +168,9 @@ def run(
     else:
         count = scenario.replications if replications is None else int(replications)
     try:
-        held = count * len(specs or [1])
+        # the record frames kept until the folder is written: the first replication's of each
+        # policy (its records/<policy>/); the others keep their metrics and figure data only
+        held = len(specs or [1])
         check_scenario(scenario, specs, held_runs=held)
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
@@ -172,6 +181,8 @@ def run(
     if problem is not None:
         raise RunError(f"--out: {problem}")
     holder: list[ExperimentResult] = []
+    # each replication's worker keeps its metrics and what the report draws, not its frames
+    keep = "report" if report else "metrics"
 
     display = as_progress(progress)
 
@@ -191,6 +202,7 @@ def run(
                     desc=what,
                     records_root=records_root,
                     note=note,
+                    keep=keep,
                 )
             except ValueError as exc:
                 raise RunError(f"--replications auto: {exc}") from None
@@ -212,6 +224,7 @@ def run(
                 records_root=records_root,
                 partial=display.fine,
                 estimate=estimate,
+                keep=keep,
             )
         holder.append(result)
         write_run_folder(result, tmp, command, report=report, progress=display)

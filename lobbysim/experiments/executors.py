@@ -23,7 +23,7 @@ from typing import Any
 
 from lobbysim.experiments.sweeps import SweepError, SweepRun, error_text, run_one
 from lobbysim.outputs import storage_problem
-from lobbysim.parallel import stopping_on_error, worker_pool
+from lobbysim.parallel import collecting, stopping_on_error, worker_pool
 
 EXECUTORS = ("local", "dask", "dask-local")
 DASK_MISSING = (
@@ -34,12 +34,21 @@ DASK_MISSING = (
 OnDone = Callable[[SweepRun, Mapping[str, float] | None, str | None], None]
 
 
+def run_collected(run: SweepRun) -> dict[str, float]:
+    """Return :func:`~lobbysim.experiments.sweeps.run_one`'s metrics of ``run`` (in a worker:
+    a run keeps nothing else), and collect the garbage its lobby leaves
+    (:func:`lobbysim.parallel.collecting`), so that a worker's memory does not grow with the
+    runs it has run."""
+    with collecting():
+        return run_one(run)
+
+
 def run_local(runs: Sequence[SweepRun], jobs: int, on_done: OnDone) -> None:
     """Run on a local process pool, at most ``jobs`` in flight; isolate a worker's death."""
     if jobs == 1:
         for run in runs:
             try:
-                metrics = run_one(run)
+                metrics = run_collected(run)
             except Exception as exc:  # reported with its cell and seed
                 if storage_problem(exc) is not None:
                     raise
@@ -65,7 +74,7 @@ def _pool_pass(pending: list[SweepRun], jobs: int, on_done: OnDone) -> list[Swee
             while pending and len(flight) < jobs:
                 following = pending[-1]
                 try:
-                    future = pool.submit(run_one, following)
+                    future = pool.submit(run_collected, following)
                 except BrokenProcessPool:  # a worker died since the last check
                     return list(flight.values())
                 flight[future] = pending.pop()
@@ -165,7 +174,9 @@ class DaskSession:
         from distributed import as_completed
 
         futures = {
-            self.client.submit(run_one, run, key=f"lobbysim-run-{run.key}{suffix}", pure=False): run
+            self.client.submit(
+                run_collected, run, key=f"lobbysim-run-{run.key}{suffix}", pure=False
+            ): run
             for run in runs
         }
         suspects: list[SweepRun] = []

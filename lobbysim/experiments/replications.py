@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.costs import experiment_costs
+from lobbysim.experiments.figure_data import FigureData, figure_data
 from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.intervals import (
     FDR_LEVEL,
@@ -45,8 +46,9 @@ from lobbysim.intervals import (
     paired_p_value,
 )
 from lobbysim.metrics import metric_support
-from lobbysim.parallel import run_tasks, task_progress
+from lobbysim.parallel import collecting, run_tasks, task_progress
 from lobbysim.progress import RemainingTime
+from lobbysim.records import RECORD_COLUMNS
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
@@ -89,7 +91,9 @@ class ExperimentResult:
         scenario: the scenario as run (its policy is the first of ``policies``).
         policies: the policies compared (one for a plain run); the first is the baseline.
         seeds: the replication seeds, shared by every policy.
-        runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r.
+        runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r: its
+            metrics and, as :func:`run_experiment`'s ``keep`` says, its record frames (by
+            default; streamed, where its record files are), or not (then None).
         metrics: one row per policy and replication: ``policy, replication, seed`` and every metric;
             ``replications`` is the same frame, the name of the per-replication table everywhere
             (:func:`lobbysim.load_run`'s too); ``metrics`` is kept.
@@ -101,6 +105,10 @@ class ExperimentResult:
             :func:`paired_differences`).
         precision: with ``--replications auto``, where the procedure stopped and why
             (:class:`lobbysim.experiments.sequential.Precision`); None otherwise.
+        figure_data: with ``keep="report"`` (``lobbysim run`` and ``compare``),
+            ``figure_data[policy][r]``: what the run report's figures take of replication r
+            (:class:`~lobbysim.experiments.figure_data.FigureData`), computed by the worker
+            that ran it; empty otherwise (the report computes it from the frames).
 
     Shown, it is a few lines: what was run and the tables it holds. :func:`lobbysim.compare`
     returns its notebook view, :class:`lobbysim.reporting.notebook.NotebookExperimentResult`,
@@ -115,6 +123,9 @@ class ExperimentResult:
     summary: pd.DataFrame
     differences: pd.DataFrame
     precision: Any = field(default=None, repr=False, compare=False)
+    figure_data: dict[str, list[FigureData | None]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def baseline(self) -> str:
@@ -153,10 +164,35 @@ def _fraction_done(now: float, horizon: float) -> None:
     task_progress(now / horizon if horizon > 0 else 1.0)
 
 
-def _run_one(args: tuple[Scenario, int, Path | None, bool]) -> SimulationResult:
-    scenario, seed, records_dir, report = args
+KEEP = ("frames", "report", "metrics")
+"""What a replication keeps once it has run (``run_experiment(keep=...)``): ``frames``, its
+metrics and record frames (streamed: where its record files are); ``report``, its metrics and
+what the run report's figures take of it
+(:func:`~lobbysim.experiments.figure_data.figure_data`, computed in the worker that ran it),
+its frames dropped there; ``metrics``, its metrics alone. In both of the latter, the first
+replication of each policy keeps its frames where its records are not streamed (the run
+folder's ``records/<policy>/`` are written from them), and a streamed replication where its
+record files are."""
+
+
+def _run_one(
+    args: tuple[Scenario, int, Path | None, bool, bool, bool],
+) -> tuple[SimulationResult, FigureData | None]:
+    """Run one replication in a worker; return what it keeps (:data:`KEEP`)."""
+    scenario, seed, records_dir, report, frames, figures = args
     progress = _fraction_done if report else None
-    return simulate(scenario, seed, records_dir=records_dir, progress=progress)
+    with collecting():  # the lobby's garbage, before the worker's next run
+        run = simulate(scenario, seed, records_dir=records_dir, progress=progress)
+    data = figure_data(run) if figures else None  # from its frames, or its record files
+    if not frames:
+        drop_frames(run)
+    return run, data
+
+
+def drop_frames(run: SimulationResult) -> None:
+    """Drop a run's record frames (its metrics, and its record files if streamed, stay)."""
+    for kind in RECORD_COLUMNS:
+        setattr(run, kind, None)
 
 
 def run_experiment(
@@ -170,6 +206,7 @@ def run_experiment(
     partial: bool = False,
     estimate: RemainingTime | None = None,
     first: int = 0,
+    keep: str = "frames",
 ) -> ExperimentResult:
     """Run ``scenario`` for each policy on the same replication seeds.
 
@@ -196,7 +233,14 @@ def run_experiment(
         first: the replications already run (by an earlier call): these are replications
             ``first + 1`` to ``first + replications``, on the seeds a run of all of them gives
             them (:func:`combine` joins the parts into the result of one run).
+        keep: what each replication keeps once it has run (:data:`KEEP`): ``"frames"`` (the
+            default), its record frames; ``"report"`` (``lobbysim run`` and ``compare``), its
+            metrics and the figure data of the run report (the result's ``figure_data``),
+            computed in the worker that ran it, which drops its frames, so that memory does
+            not grow with the replications; ``"metrics"``, its metrics alone.
     """
+    if keep not in KEEP:
+        raise ValueError(f"keep: expected one of {', '.join(KEEP)}, got {keep!r}")
     if not isinstance(scenario, Scenario):
         scenario = as_scenario(scenario)
     if scenario.records.stream and records_root is None:
@@ -223,16 +267,23 @@ def run_experiment(
     # that the time left is estimated from every policy's cost early on; the results come back
     # in the order of the policies, whatever the order the runs ran in
     order = [(name, r) for r in range(replications) for name in names]
-    tasks = [(scenarios[name], seeds[r], records_dir(name, r), report) for name, r in order]
+    figures = keep == "report"
+
+    def frames(r: int) -> bool:
+        # the first replication's frames are the run folder's records, unless streamed
+        return keep == "frames" or (first + r == 0 and not scenario.records.stream)
+
+    tasks = [
+        (scenarios[name], seeds[r], records_dir(name, r), report, frames(r), figures)
+        for name, r in order
+    ]
     if estimate is not None:
         estimate.plan(experiment_costs(scenarios, replications), jobs)
     ran = run_tasks(_run_one, tasks, jobs, progress, partial=report, estimate=estimate)
     by_run = dict(zip(order, ran, strict=True))
-    results = [by_run[(name, r)] for name in names for r in range(replications)]
-    runs = {
-        name: results[k * replications : (k + 1) * replications] for k, name in enumerate(names)
-    }
-    return _assemble(scenarios[names[0]], names, seeds, runs, first)
+    runs = {name: [by_run[(name, r)][0] for r in range(replications)] for name in names}
+    data = {name: [by_run[(name, r)][1] for r in range(replications)] for name in names}
+    return _assemble(scenarios[names[0]], names, seeds, runs, first, data if figures else {})
 
 
 def _assemble(
@@ -241,6 +292,7 @@ def _assemble(
     seeds: list[int],
     runs: dict[str, list[SimulationResult]],
     first: int = 0,
+    figure_data: dict[str, list[FigureData | None]] | None = None,
 ) -> ExperimentResult:
     """Return the result of runs of replications ``first + 1`` on: its tables computed."""
     metrics = pd.DataFrame(
@@ -252,7 +304,9 @@ def _assemble(
     )
     summary = summarise(metrics)
     differences = paired_differences(metrics, names[0])
-    return ExperimentResult(scenario, names, seeds, runs, metrics, summary, differences)
+    return ExperimentResult(
+        scenario, names, seeds, runs, metrics, summary, differences, figure_data=figure_data or {}
+    )
 
 
 def combine(parts: Sequence[ExperimentResult]) -> ExperimentResult:
@@ -267,7 +321,10 @@ def combine(parts: Sequence[ExperimentResult]) -> ExperimentResult:
         raise ValueError("combine() needs consecutive parts of one experiment, from the first")
     seeds = [seed for part in parts for seed in part.seeds]
     runs = {name: [run for part in parts for run in part.runs[name]] for name in names}
-    return _assemble(parts[0].scenario, names, seeds, runs)
+    data = {}
+    if all(part.figure_data for part in parts):
+        data = {name: [d for part in parts for d in part.figure_data[name]] for name in names}
+    return _assemble(parts[0].scenario, names, seeds, runs, 0, data)
 
 
 def metric_columns(metrics: pd.DataFrame) -> list[str]:

@@ -293,6 +293,7 @@ def run_until_precise(
     desc: str = "compare",
     records_root: Path | None = None,
     note: Callable[[str], None] | None = None,
+    keep: str = "frames",
 ) -> tuple[ExperimentResult, Precision]:
     """Run the procedure of the module docstring; return the result (as one experiment of all
     its replications) and where it stopped.
@@ -306,6 +307,8 @@ def run_until_precise(
         records_root: as :func:`~lobbysim.experiments.replications.run_experiment`'s.
         note: called with a line after each batch (its widest interval, the next step) and
             with :meth:`Precision.lines` at the end.
+        keep: what each replication keeps, as
+            :func:`~lobbysim.experiments.replications.run_experiment`'s.
 
     Raises:
         ValueError: no criterion can be checked after the first batch (no headline metric has
@@ -337,6 +340,7 @@ def run_until_precise(
                     partial=display.fine,
                     estimate=estimate,
                     first=n,
+                    keep=keep,
                 )
             )
         n = target

@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from lobbysim.experiments.figure_data import HOURS, NO_REGIONS, REGION_HOURS
+from lobbysim.experiments.figure_data import local_hours as local_hours
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE, interval
 from lobbysim.reporting.document import FigureOutcome
@@ -25,15 +27,6 @@ from lobbysim.reporting.figures import marker, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames
 
 REGION_FIGURE_FILE = "queue_time_by_region_and_hour.png"
-HOURS = 24
-MINUTES_PER_HOUR = 60.0
-
-
-def local_hours(enqueued: np.ndarray, utc_offset_hours: float) -> np.ndarray:
-    """Return the local hour of the day (0-23) at which each spell began, in a time zone
-    ``utc_offset_hours`` from the simulation's clock (minute 0 is midnight UTC)."""
-    minutes = (np.asarray(enqueued, dtype=float) + utc_offset_hours * MINUTES_PER_HOUR) % 1440.0
-    return (minutes // MINUTES_PER_HOUR).astype(int) % HOURS
 
 
 def hourly_queue_times(
@@ -42,20 +35,16 @@ def hourly_queue_times(
     """Return, for one policy and region, the mean matched queue time per local hour of each
     replication (rows: replications; NaN for an hour with none) and the count of the region's
     spells per local hour, summed over replications; None without the records' regions."""
-    start = result.scenario.metrics_start
     rows, counts = [], np.zeros(HOURS)
-    for (waits,) in frames.per_run(policy, "waits"):
-        if "region" not in waits.columns:
+    # per replication (from the spells after the metrics' start): the mean matched queue time
+    # and the spells by local hour
+    for part in frames.parts(policy, (REGION_HOURS, region, offset)):
+        if part is None:
+            continue
+        if part == NO_REGIONS:
             return None
-        mine = waits[(waits["region"] == region) & (waits["enqueued"] >= start)]
-        hour = local_hours(mine["enqueued"].to_numpy(), offset)
-        counts += np.bincount(hour, minlength=HOURS)
-        matched = (mine["outcome"] == "matched").to_numpy()
-        wait = mine["wait"].to_numpy(dtype=float)
-        sums = np.bincount(hour[matched], weights=wait[matched], minlength=HOURS)
-        n = np.bincount(hour[matched], minlength=HOURS).astype(float)
-        means = np.full(HOURS, np.nan)
-        np.divide(sums, n, out=means, where=n > 0)
+        means, spells = part
+        counts += spells
         rows.append(means)
     if not rows:
         return None

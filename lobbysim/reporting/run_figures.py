@@ -1,11 +1,13 @@
-"""The figures of the run and compare report, drawn from the record frames of every replication.
+"""The figures of the run and compare report, drawn from the records of every replication.
 
 First the trade-off of queue time against fairness, one point per policy
 (:mod:`lobbysim.reporting.tradeoff_figure`), then five PNG figures pooled over each policy's
 replications: queue times, true draw probability over time, the driving rater's error over
 time, fairness by skill band and abandonment over time, each skipped (with the reason, for the
 report to say) when it has no data; with a player base, a sixth: the driving rater's error by
-games played (:mod:`lobbysim.reporting.tenure_figures`). The per-run statistics come from
+games played (:mod:`lobbysim.reporting.tenure_figures`). What each figure takes of a replication,
+its part, comes from :mod:`lobbysim.experiments.figure_data` (through
+:class:`~lobbysim.reporting.run_frames.Frames`), the per-run statistics from
 :mod:`lobbysim.metrics`, the ±1 standard-error bands from :mod:`lobbysim.intervals`.
 """
 
@@ -21,26 +23,28 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from lobbysim.experiments.figure_data import (
+    ABANDONMENT,
+    DRAW_PROBABILITY,
+    FAIRNESS,
+    QUEUE_WAITS,
+    RATING_ERROR,
+    TIME_BINS,
+    shown_from,
+    time_edges,
+)
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import mean_and_se
-from lobbysim.metrics import (
-    MIN_GAMES_FOR_WIN_RATIO,
-    rating_kendall_tau,
-    rating_rmse,
-    win_ratio_distance,
-)
+from lobbysim.metrics import MIN_GAMES_FOR_WIN_RATIO
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
 from lobbysim.reporting.region_figures import region_hours_figure
 from lobbysim.reporting.retention_figures import retention_figure
 from lobbysim.reporting.rule_figures import rules_figure
-from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
+from lobbysim.reporting.run_frames import Frames
+from lobbysim.reporting.run_frames import driver_on_skill_scale as driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 from lobbysim.reporting.tradeoff_figure import tradeoff_figure
-
-TIME_BINS = 30
-"""Bins of simulated time in the over-time figures, over the shown window: from the metrics'
-start (the end of the warm-up, or the policy switch) to the horizon."""
 
 OVER_TIME_SIZE = (8.0, 4.0)
 """Size of the over-time figures in inches (wide and low: a line per policy over time)."""
@@ -66,37 +70,22 @@ FIGURE_FILES = (
 )
 """The figures' file names, in report order."""
 
-_LOBBY_STATES = ("waiting", "playing")
-"""Final player states of the players still in the lobby at the horizon."""
-
 
 # --------------------------------------------------------------------------------------------
-# Statistics helpers
+# Time axes
 
 
-def _binned_means(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Return the mean of ``values`` per bin of ``times`` (NaN for an empty bin); times outside
-    the edges are left out."""
-    bins = len(edges) - 1
-    keep = np.isfinite(times) & np.isfinite(values) & (times >= edges[0]) & (times <= edges[-1])
-    index = np.clip(np.searchsorted(edges, times[keep], side="right") - 1, 0, bins - 1)
-    sums = np.bincount(index, weights=values[keep], minlength=bins)
-    counts = np.bincount(index, minlength=bins).astype(float)
-    means = np.full(bins, np.nan)
-    np.divide(sums, counts, out=means, where=counts > 0)
-    return means
-
-
-def _time_edges(result: ExperimentResult) -> np.ndarray:
-    """Return the edges of the over-time figures' bins: from the metrics' start to the horizon."""
-    return np.linspace(_shown_from(result), float(result.scenario.horizon), TIME_BINS + 1)
+def _time_centres(result: ExperimentResult) -> np.ndarray:
+    """Return the centres of the over-time figures' bins (of
+    :func:`~lobbysim.experiments.figure_data.time_edges`)."""
+    edges = time_edges(result.scenario)
+    return (edges[:-1] + edges[1:]) / 2
 
 
 def _shown_from(result: ExperimentResult) -> float:
     """Return where the over-time figures' axes start: the metrics' start (the end of the
     warm-up, or the policy switch if later), unless that leaves no time to show."""
-    start = float(result.scenario.metrics_start)
-    return start if start < float(result.scenario.horizon) else 0.0
+    return shown_from(result.scenario)
 
 
 def _burn_in(result: ExperimentResult) -> str:
@@ -170,15 +159,11 @@ def _queue_times(
         "warm-up, pooled over replications; circles mark the median (p50), triangles the 90th "
         "percentile (p90)."
     )
-    warmup = float(result.scenario.warmup)
     waits: dict[str, np.ndarray] = {}
     for policy in result.policies:
-        frame = frames.pooled(policy, "waits")
-        if frame is None:
-            continue
-        chosen = frame[(frame["enqueued"] >= warmup) & (frame["outcome"] == "matched")]
-        values = np.sort(chosen["wait"].to_numpy(dtype=float))
-        values = values[np.isfinite(values)]
+        # per replication its matched waits after the warm-up, sorted: pooled, then sorted
+        parts = [p for p in frames.parts(policy, (QUEUE_WAITS,)) if p is not None]
+        values = np.sort(np.concatenate(parts)) if parts else np.array([])
         if values.size:
             waits[policy] = values
     if not waits:
@@ -246,18 +231,11 @@ def _draw_probability(
         "per replication, then the mean over replications with a ±1 standard-error band."
         + _time_caption(result)
     )
-    edges = _time_edges(result)
-    centres = (edges[:-1] + edges[1:]) / 2
+    centres = _time_centres(result)
     fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
-        rows = [
-            _binned_means(
-                g["start"].to_numpy(dtype=float), g["draw_prob_true"].to_numpy(dtype=float), edges
-            )
-            for (g,) in frames.per_run(policy, "games")
-            if not g.empty
-        ]
+        rows = [p for p in frames.parts(policy, (DRAW_PROBABILITY,)) if p is not None]
         if rows:
             drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
     if not drawn:
@@ -272,41 +250,13 @@ def _draw_probability(
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
-def _rating_error_per_time(
-    ratings: pd.DataFrame,
-    players: pd.DataFrame,
-    rater: str,
-    horizon: float,
-    statistic: Callable[[np.ndarray, np.ndarray], float],
-) -> pd.Series:
-    """Return per sample time the statistic of one rater's ratings against true skill.
-
-    Only registered players count; the sample at the horizon (of every player seen) is cut
-    down to the players still in the lobby, like the periodic samples.
-    """
-    columns = [c for c in ("player_id", "skill", "registered", "state") if c in players.columns]
-    merged = ratings[ratings["rater"] == rater].merge(players[columns], on="player_id", how="inner")
-    if "registered" in merged.columns:
-        merged = merged[merged["registered"].astype(bool)]
-    if "state" in merged.columns:
-        last = merged["time"] >= horizon
-        merged = merged[~last | merged["state"].isin(_LOBBY_STATES)]
-    out = {
-        float(time): statistic(
-            group["rating"].to_numpy(dtype=float), group["skill"].to_numpy(dtype=float)
-        )
-        for time, group in merged.groupby("time", sort=True)
-    }
-    return pd.Series(out, dtype=float)
-
-
 def _rating_error(
     result: ExperimentResult, frames: Frames, out_dir: Path, colours: dict[str, str]
 ) -> FigureOutcome:
     file = FIGURE_FILES[2]
     driver = result.scenario.raters.driver.name
     on_scale = driver_on_skill_scale(result)
-    statistic = rating_rmse if on_scale else rating_kendall_tau
+    statistic = "rmse" if on_scale else "tau"
     if on_scale:
         title = f"Rating error of the driving rater {driver}: RMSE against true skill"
         ylabel = "RMSE of the rating against true skill (skill units)"
@@ -326,16 +276,12 @@ def _rating_error(
             f"its ratings and the true skills of the registered players in the lobby at each "
             "rating sample; mean over replications with a ±1 standard-error band."
         ) + _time_caption(result)
-    horizon = float(result.scenario.horizon)
-    shown_from = _shown_from(result)
+    start = _shown_from(result)
     fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
-        series = [
-            _rating_error_per_time(ratings, players, driver, horizon, statistic)
-            for ratings, players in frames.per_run(policy, "ratings", "players")
-        ]
-        series = [s[s.index >= shown_from] for s in series]
+        parts = frames.parts(policy, (RATING_ERROR, driver, statistic))
+        series = [s[s.index >= start] for s in parts if s is not None]
         series = [s for s in series if not s.empty]
         if not series:
             continue
@@ -371,19 +317,20 @@ def _fairness(
     )
     bars: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for policy in result.policies:
-        players = frames.pooled(policy, "players")
-        if players is None:
+        # per replication: every player's skill, and the skill and the distance of the win
+        # ratio from 0.5 of those with enough games, pooled over the replications
+        parts = [p for p in frames.parts(policy, (FAIRNESS,)) if p is not None]
+        if not parts:
             continue
-        skill = players["skill"].to_numpy(dtype=float)
+        skill = np.concatenate([p[0] for p in parts])
         edges = np.quantile(skill, np.linspace(0, 1, SKILL_BANDS + 1)[1:-1])
-        band = np.searchsorted(edges, skill, side="right")
-        distance = win_ratio_distance(players["wins"], players["games"])
-        enough = np.isfinite(distance)
-        if not enough.any():
+        rated = np.concatenate([p[1] for p in parts])
+        if not rated.size:
             continue
-        distance = distance[enough]
-        counts = np.bincount(band[enough], minlength=SKILL_BANDS)
-        sums = np.bincount(band[enough], weights=distance, minlength=SKILL_BANDS)
+        distance = np.concatenate([p[2] for p in parts])
+        band = np.searchsorted(edges, rated, side="right")
+        counts = np.bincount(band, minlength=SKILL_BANDS)
+        sums = np.bincount(band, weights=distance, minlength=SKILL_BANDS)
         means = np.full(SKILL_BANDS, np.nan)
         np.divide(sums, counts, out=means, where=counts > 0)
         bars[policy] = (means, counts)
@@ -441,18 +388,11 @@ def _abandonment(
         "the player giving up (spells still waiting at the horizon left out): per replication, "
         "then the mean over replications with a ±1 standard-error band." + _time_caption(result)
     )
-    edges = _time_edges(result)
-    centres = (edges[:-1] + edges[1:]) / 2
+    centres = _time_centres(result)
     fig, ax = new_axes(*FIGURE_SIZES[file])
     drawn = False
     for policy in result.policies:
-        rows = []
-        for (waits,) in frames.per_run(policy, "waits"):
-            decided = waits[waits["outcome"].isin(("matched", "abandoned"))]
-            if decided.empty:
-                continue
-            abandoned = (decided["outcome"] == "abandoned").to_numpy(dtype=float)
-            rows.append(_binned_means(decided["enqueued"].to_numpy(dtype=float), abandoned, edges))
+        rows = [p for p in frames.parts(policy, (ABANDONMENT,)) if p is not None]
         if rows:
             drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
     if not drawn:

@@ -1,58 +1,60 @@
-"""The record frames of an experiment's runs, loaded once for the run report's figures.
+"""What the run report's figures take of each replication of an experiment, gathered once.
 
-Shared by :mod:`lobbysim.reporting.run_figures` and :mod:`lobbysim.reporting.tenure_figures`:
-:class:`Frames` reads each frame of each replication once (from its file when the records were
-streamed, with the schema's dtypes: :func:`lobbysim.record_files.read_records`), and
-:func:`driver_on_skill_scale` says whether the driving rater's error is an RMSE.
+Shared by :mod:`lobbysim.reporting.run_figures`, :mod:`lobbysim.reporting.tenure_figures` and
+:mod:`lobbysim.reporting.region_figures`: :class:`Frames` gives, per policy, each replication's
+part of a figure (:mod:`lobbysim.experiments.figure_data`). A replication of ``lobbysim run`` or
+``compare`` brings its parts from its worker (its frames dropped there); of a result that kept
+its record frames, the parts are computed here from them, one replication at a time (read back
+from its record files when the records were streamed), and only the parts are kept, so that
+the report's memory does not grow with the replications. :func:`driver_on_skill_scale` says
+whether the driving rater's error is an RMSE.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import Any
 
+import numpy as np
+
+from lobbysim.experiments.figure_data import (
+    FigureData,
+    Key,
+    figure_data,
+    rater_on_skill_scale,
+    report_keys,
+)
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.experiments.simulation import SimulationResult
-from lobbysim.raters import RATERS
-from lobbysim.record_files import read_records
-
-
-def _frame(run: SimulationResult, kind: str) -> pd.DataFrame | None:
-    """Return one record frame of a run, read back from its file if it was streamed."""
-    frame: pd.DataFrame | None = getattr(run, kind)
-    if frame is None and run.records_dir is not None:
-        fmt = run.scenario.records.format
-        frame = read_records(run.records_dir, [kind], fmt=fmt).get(kind)
-    return frame
 
 
 class Frames:
-    """The record frames of every run of an experiment, loaded once."""
+    """The figures' parts of every replication of an experiment, computed once each."""
 
     def __init__(self, result: ExperimentResult) -> None:
         self._runs = result.runs
-        self._cache: dict[tuple[str, int, str], pd.DataFrame | None] = {}
+        self._brought = result.figure_data
+        self._on_scale = driver_on_skill_scale(result)
+        self._computed: dict[tuple[str, int], FigureData] = {}
 
-    def get(self, policy: str, replication: int, kind: str) -> pd.DataFrame | None:
-        """Return one frame of one replication (0-based) of a policy, or None."""
-        key = (policy, replication, kind)
-        if key not in self._cache:
-            self._cache[key] = _frame(self._runs[policy][replication], kind)
-        return self._cache[key]
+    def parts(self, policy: str, key: Key) -> list[Any]:
+        """Return per replication of a policy its part ``key``, None where it has none."""
+        return [self._part(policy, r, run, key) for r, run in enumerate(self._runs.get(policy, []))]
 
-    def per_run(self, policy: str, *kinds: str) -> list[tuple[pd.DataFrame, ...]]:
-        """Return per replication of a policy its frames of these kinds (if it has them all)."""
-        out = []
-        for r in range(len(self._runs.get(policy, []))):
-            frames = [self.get(policy, r, kind) for kind in kinds]
-            if all(f is not None for f in frames):
-                out.append(tuple(f for f in frames if f is not None))
-        return out
-
-    def pooled(self, policy: str, kind: str) -> pd.DataFrame | None:
-        """Return the frames of one kind of a policy's replications, concatenated."""
-        frames = [f for (f,) in self.per_run(policy, kind) if not f.empty]
-        return pd.concat(frames, ignore_index=True) if frames else None
+    def _part(self, policy: str, replication: int, run: SimulationResult, key: Key) -> Any:
+        runs = self._brought.get(policy)
+        brought = runs[replication] if runs is not None else None
+        if brought is not None and key in brought:
+            return brought[key]
+        computed = self._computed.get((policy, replication))
+        if computed is None:
+            # every part the report draws, from one look at the run's frames (or files)
+            keys = report_keys(run.scenario, self._on_scale)
+            keys = [k for k in keys if brought is None or k not in brought]
+            computed = figure_data(run, [*keys, *([] if key in keys else [key])])
+            self._computed[(policy, replication)] = computed
+        elif key not in computed:
+            computed.parts.update(figure_data(run, [key]).parts)
+        return computed[key]
 
 
 def driver_on_skill_scale(result: ExperimentResult) -> bool:
@@ -62,10 +64,10 @@ def driver_on_skill_scale(result: ExperimentResult) -> bool:
     ``rating_rmse`` metric has any value.
     """
     name = result.scenario.raters.driver.name
-    try:
-        return bool(RATERS.get(name).skill_scale)
-    except (ValueError, KeyError, AttributeError):
-        column = f"{name}.rating_rmse"
-        if column not in result.metrics.columns:
-            return False
-        return bool(np.isfinite(result.metrics[column].to_numpy(dtype=float)).any())
+    on_scale = rater_on_skill_scale(name)
+    if on_scale is not None:
+        return on_scale
+    column = f"{name}.rating_rmse"
+    if column not in result.metrics.columns:
+        return False
+    return bool(np.isfinite(result.metrics[column].to_numpy(dtype=float)).any())

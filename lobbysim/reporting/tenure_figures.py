@@ -34,9 +34,10 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 
+from lobbysim.experiments.figure_data import CONVERGENCE
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE, interval
-from lobbysim.metrics import TENURE_BIN_EDGES, rating_error_by_tenure
+from lobbysim.metrics import TENURE_BIN_EDGES
 from lobbysim.reporting.document import FigureOutcome, format_interval
 from lobbysim.reporting.figures import marker, new_axes, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
@@ -95,23 +96,10 @@ def convergence_curves(result: ExperimentResult, frames: Frames, rater: str) -> 
     replications with samples in the bin and ``samples`` the rating samples in it, all
     replications together. Bins without any sample are left out.
     """
-    scenario = result.scenario
     rows = []
     for policy in result.policies:
-        curves = [
-            rating_error_by_tenure(
-                ratings,
-                games,
-                participants,
-                players,
-                rater,
-                start=scenario.metrics_start,
-                horizon=float(scenario.horizon),
-            )
-            for ratings, games, participants, players in frames.per_run(
-                policy, "ratings", "games", "participants", "players"
-            )
-        ]
+        # per replication, rating_error_by_tenure of its records
+        curves = [c for c in frames.parts(policy, (CONVERGENCE, rater)) if c is not None]
         if not curves:
             continue
         matrix = np.vstack([c["rmse"].to_numpy(dtype=float) for c in curves])
