@@ -4,7 +4,7 @@ Usage::
 
     python scripts/scenario_variants.py SCENARIO --variant "solo=" \
         --variant "parties=parties.sizes=[[1, 0.6], [2, 0.3], [4, 0.1]]" [--replications 10]
-        [--jobs 2] [--metrics queue_time_mean,party_queue_time_mean]
+        [--jobs 2] [--metrics queue_time_mean,party_queue_time_mean] [--save runs.csv]
 
 Each ``--variant`` is ``label=overrides``: ``key.path=value`` overrides (values read as YAML, as
 ``lobbysim run --set`` reads them) separated by ``;``, or nothing for the scenario as it is. The
@@ -68,6 +68,9 @@ def main() -> int:
     parser.add_argument("--replications", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--metrics", default=None, help="comma-separated (default: every one)")
+    parser.add_argument(
+        "--save", type=Path, default=None, help="also write every replication's metrics (CSV)"
+    )
     args = parser.parse_args()
     variants = {}
     for item in args.variant:
@@ -83,6 +86,9 @@ def main() -> int:
     shown = [m for m in shown if m in metrics.columns]
     title = f"{args.scenario}, {args.replications} replications, same seeds"
     print_differences(metrics, shown, title)
+    if args.save is not None:
+        metrics.to_csv(args.save, index=False)  # the variant's label in the policy column
+        print(f"wrote {args.save}")
     return 0
 
 

@@ -120,7 +120,8 @@ def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
     Args:
         scenario: the scenario.
         held_runs: the runs whose record frames the command keeps until it ends (``run`` and
-            ``compare``: the replications times the policies; a sweep keeps none).
+            ``compare``: the first replication of each policy, whose records the run folder
+            writes; a sweep keeps none).
     """
     horizon = scenario.horizon
     days = horizon / MINUTES_PER_DAY
