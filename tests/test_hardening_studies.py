@@ -84,7 +84,7 @@ PIPE_CASES = [
     ("p.yaml", ["calibrate", "log.csv", "--to", "x.yaml", "--columns", "{pipe}"], "--columns: "),
     ("p.yaml", ["calibrate", "log.csv", "--to", "x.yaml", "--template", "{pipe}"], "--template: "),
     ("p.csv", ["log", "check", "{pipe}"], "{pipe}: "),
-    ("p.yaml", ["log", "check", "log.csv", "--columns", "{pipe}"], "{pipe}: "),
+    ("p.yaml", ["log", "check", "log.csv", "--columns", "{pipe}"], "--columns: {pipe}: "),
     ("p.json", ["rules", "show", "{pipe}"], "{pipe}: "),
     ("p.yaml", ["rules", "export", "{pipe}", "--flexmatch"], "{pipe}: "),
     ("p.yaml", ["run", "{pipe}", "--quiet", "--out", "never"], "{pipe}: "),

@@ -97,6 +97,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from lobbysim.cli_options import check_input_file
+
+    if args.columns is not None:  # a file, or a bundled mapping's name (left to the reader)
+        check_input_file("--columns", Path(args.columns))  # a pipe or a device: unopened
     try:
         log = read_log(args.log, args.columns, chunk_rows=args.chunk_rows)
     except LogError as exc:
