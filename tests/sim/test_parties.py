@@ -8,17 +8,13 @@ the queueing spells of the records.
 from __future__ import annotations
 
 import copy
-import itertools
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import simulate
-from lobbysim.policies.teams import best_split
 from lobbysim.scenario import Scenario
 from lobbysim.sim import group_games, parties
 from lobbysim.sim.parties import party_skill
@@ -47,47 +43,6 @@ def test_a_partys_skill_follows_its_rule() -> None:
     assert party_skill(means, "min") == -2.0
     assert party_skill(means, "average_plus", 0.5) == 2.0  # + 0.5 per member beyond the first
     assert party_skill([3.0], "average_plus", 0.5) == 3.0
-
-
-def test_teams_split_whole_tickets_most_evenly_within_the_parity_limit() -> None:
-    rng = np.random.default_rng(4)
-    for _ in range(400):
-        team = int(rng.integers(2, 6))
-        sizes: list[int] = []
-        while sum(sizes) < 2 * team:
-            sizes.append(int(rng.integers(1, min(team, 2 * team - sum(sizes)) + 1)))
-        totals = [float(rng.normal(0, 3)) * s for s in sizes]
-        gap = float(rng.choice([0, 1, 2, math.inf]))
-        got = best_split(sizes, [t / s for t, s in zip(totals, sizes, strict=True)], team, gap)
-        # independently: every assignment of tickets to two teams, the best admissible one
-        best, best_gap = None, math.inf
-        for labels in itertools.product((0, 1), repeat=len(sizes)):
-            if (
-                labels[0] != 0
-                or sum(s for s, t in zip(sizes, labels, strict=True) if t == 0) != team
-            ):
-                continue
-            premade = [
-                sum(s for s, t in zip(sizes, labels, strict=True) if t == side and s >= 2)
-                for side in (0, 1)
-            ]
-            if abs(premade[0] - premade[1]) > gap:
-                continue
-            diff = abs(
-                sum(x for x, t in zip(totals, labels, strict=True) if t == 0)
-                - sum(x for x, t in zip(totals, labels, strict=True) if t == 1)
-            )
-            if diff < best_gap - 1e-9:
-                best, best_gap = list(labels), diff
-        if best is None:
-            assert got is None
-        else:
-            assert got is not None
-            got_gap = abs(
-                sum(x for x, t in zip(totals, got, strict=True) if t == 0)
-                - sum(x for x, t in zip(totals, got, strict=True) if t == 1)
-            )
-            assert got_gap == pytest.approx(best_gap, abs=1e-9)
 
 
 def _trace(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
