@@ -163,3 +163,13 @@ def test_a_policys_team_score_is_checked_and_its_failure_named(how: str, message
     with pytest.raises(PluginError, match=message) as info:
         simulate(Scenario.from_dict(data), 1)
     assert "test_broken_teams" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_team_measures_are_headline_measures_of_team_runs_only() -> None:
+    from lobbysim.metrics import metric_names
+    from lobbysim.reporting.headline import headline_metrics
+
+    team = headline_metrics(metric_names(["bayesian"], teams=True), "bayesian")
+    assert {"fair_band_share", "team_gap_true_mean"} <= set(team)
+    solo = headline_metrics(metric_names(["bayesian"]), "bayesian")
+    assert not {"fair_band_share", "team_gap_true_mean"} & set(solo)
