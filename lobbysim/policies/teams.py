@@ -78,12 +78,16 @@ def stronger_win_chance(
 def split_quality(
     mu: FloatArray, var: FloatArray, members: IntArray, teams: Sequence[int], beta2: float
 ) -> float:
-    """Return TrueSkill's two-team match quality (:func:`team_quality`)
-    of a game of ``members`` (indices into ``mu`` and ``var``) on ``teams`` (each member's)."""
-    side = np.asarray(teams)
-    values = mu[members]
-    gap = float(values[side == 0].sum() - values[side == 1].sum())
-    return float(team_quality(np.array(gap), np.array(var[members].sum()), len(members), beta2))
+    """Return TrueSkill's two-team match quality (:func:`team_quality`, on floats) of a game of
+    ``members`` (indices into ``mu`` and ``var``) on ``teams`` (each member's)."""
+    gap = _gap(mu[members].tolist(), teams)
+    c2 = len(members) * beta2 + math.fsum(var[members].tolist())
+    return math.sqrt(len(members) * beta2 / c2) * math.exp(-(gap * gap) / (2.0 * c2))
+
+
+def _gap(values: Sequence[float], teams: Sequence[int | None]) -> float:
+    """Return team 0's sum of ``values`` less team 1's."""
+    return math.fsum(v if t == 0 else -v for v, t in zip(values, teams, strict=True))
 
 
 def team_start(
@@ -96,13 +100,14 @@ def team_start(
     """Return a team game's predicted chance that its stronger team wins
     (:func:`stronger_win_chance` of the players' rating ``means`` and ``variances``, None: 0)
     and the true gap between its teams' mean skills (``truths``), each player on ``teams``."""
-    side = np.array(teams, dtype=np.intp)
-    mu = np.asarray(means, dtype=np.float64)
-    gap = float(mu[side == 0].sum() - mu[side == 1].sum())
-    var_sum = 0.0 if variances is None else float(np.sum(variances))
-    chance = float(stronger_win_chance(gap, var_sum, side.size, beta2))
-    truth = np.asarray(truths, dtype=np.float64)
-    return chance, abs(float(truth[side == 0].mean() - truth[side == 1].mean()))
+    n = len(teams)
+    gap = _gap(np.asarray(means, dtype=np.float64).tolist(), teams)
+    var_sum = 0.0 if variances is None else math.fsum(np.asarray(variances).tolist())
+    chance = 0.5 * math.erfc(-abs(gap) / math.sqrt(2.0 * (n * beta2 + var_sum)))  # Phi(|d| / c)
+    size_a = sum(1 for t in teams if t == 0)
+    truth_a = math.fsum(v for v, t in zip(truths, teams, strict=True) if t == 0)
+    truth_b = math.fsum(v for v, t in zip(truths, teams, strict=True) if t != 0)
+    return chance, abs(truth_a / size_a - truth_b / (n - size_a))
 
 
 def point_team_quality(
@@ -171,28 +176,24 @@ def best_split(
         max_premade_gap: the most by which the teams' counts of players in parties (tickets of
             two or more) may differ.
     """
-    fine = _fine_splits(tuple(int(s) for s in sizes), team_size, max_premade_gap)
-    if fine is None:
+    plan = _split_plan(tuple(int(s) for s in sizes), team_size, max_premade_gap)
+    if plan is None:
         return None
-    bits = _splits(len(sizes))
+    labels, bits = plan  # the splits that fit: each ticket's team, and team 0's tickets 1..
     size = np.asarray(sizes, dtype=np.float64)
     rating = np.asarray(ratings, dtype=np.float64)
-    if not np.isfinite(rating).all():  # nothing to balance on: the first split that fits
-        best = int(np.argmax(fine))
-        return [0, *(1 - bits[best]).tolist()]
+    if len(labels) == 1 or not np.isfinite(rating).all():  # one split, or nothing to balance
+        return labels[0]
     centred = rating - (size @ rating) / size.sum()
     totals = size * centred
     gap = np.abs(2.0 * (totals[0] + bits @ totals[1:]) - totals.sum())
-    gap = np.where(fine, gap, np.inf)
     tied = gap <= gap.min() + TIE_TOLERANCE * float(np.abs(totals).sum())
-    if int(tied.sum()) > 1:
+    if np.count_nonzero(tied) > 1:
         squares = size * centred * centred
-        spread = np.where(
-            tied, np.abs(2.0 * (squares[0] + bits @ squares[1:]) - squares.sum()), np.inf
-        )
+        spread = np.abs(2.0 * (squares[0] + bits @ squares[1:]) - squares.sum())
+        spread[~tied] = np.inf
         tied &= spread <= spread.min() + TIE_TOLERANCE * float(squares.sum())
-    best = int(np.argmax(tied))  # the first of the ties in ticket order
-    return [0, *(1 - bits[best]).tolist()]
+    return labels[int(np.argmax(tied))]  # the first of the ties in ticket order
 
 
 def random_split(
@@ -228,6 +229,23 @@ def least_gaps(ratings: FloatArray) -> FloatArray:
 def seat_teams(tickets: Sequence[Sequence[int]], split: Sequence[int]) -> list[int]:
     """Return each member's team, in the order of ``tickets``' members, from each ticket's."""
     return [team for ticket, team in zip(tickets, split, strict=True) for _ in ticket]
+
+
+@lru_cache(maxsize=4096)
+def _split_plan(
+    sizes: tuple[int, ...], team_size: int, max_premade_gap: float
+) -> tuple[list[list[int]], NDArray[np.float64]] | None:
+    """Return the splits that fit (:func:`_fine_splits`), in the order of :func:`_splits`: each
+    ticket's team, and as rows of floats whether each of tickets 1.. is on team 0 (read-only);
+    None if none fits."""
+    fine = _fine_splits(sizes, team_size, max_premade_gap)
+    if fine is None:
+        return None
+    bits = _splits(len(sizes))[fine]
+    labels = [[0, *(1 - row).tolist()] for row in bits]
+    rows = bits.astype(np.float64)
+    rows.flags.writeable = False
+    return labels, rows
 
 
 @lru_cache(maxsize=4096)

@@ -282,9 +282,8 @@ class GroupPass:
                 i, j = pairs
                 pair_q = masked(left[members[i]], left[members[j]])
                 if teams is not None and scoring is not None:  # the score of its split
-                    side = np.array(teams)
-                    rating = np.array([skill[t] for t in chosen for _ in tickets[t]])
-                    gap = rating[side == 0].sum() - rating[side == 1].sum()
+                    rating = [skill[t] for t in chosen for _ in tickets[t]]
+                    gap = math.fsum(r if s == 0 else -r for r, s in zip(rating, teams, strict=True))
                     score = scoring.scores(np.array([gap]), members[None, :])[0]
                     value = float(score) if np.isfinite(pair_q).all() else -math.inf
                 else:
