@@ -27,7 +27,7 @@ from lobbysim.metrics import (
 )
 from lobbysim.record_files import CsvSink as CsvSink  # the streaming CSV sink, where it was
 from lobbysim.record_files import RecordFileSink, open_sink, read_records, record_frame
-from lobbysim.records import RECORD_COLUMNS, record_schema
+from lobbysim.records import RECORD_COLUMNS, TEAM_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.metrics import FAIR_BAND
@@ -228,6 +228,7 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> S
     by_tenure = sim.scenario.base is not None
     # the world's metrics by region and the parties' by party need who waited
     by_player = by_tenure or sim.scenario.world is not None or sim.scenario.parties is not None
+    teams = list(TEAM_COLUMNS["games"]) if sim.scenario.game.mode == "team" else []
     columns = {
         "games": [
             "game_id",
@@ -236,6 +237,7 @@ def collect_streamed(sim: LobbySimulation, seed: int, sink: RecordFileSink) -> S
             "skill_gap_true",
             "stronger_side_won",
             "winner",
+            *teams,  # the team metrics'
         ],
         "participants": ["game_id", "player_id", "team", *(["joined"] if by_tenure else [])],
         "waits": [*(["player_id"] if by_player else []), "enqueued", "outcome", "wait"],

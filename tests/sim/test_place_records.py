@@ -79,7 +79,7 @@ def test_each_seat_has_the_region_and_latency_the_run_gave_it(
     run = simulate(scenario, 5)
     assert run.games is not None and run.participants is not None
     assert run.waits is not None and run.players is not None
-    schema = record_schema(world=True, parties=mode != "1v1")
+    schema = record_schema(world=True, parties=mode != "1v1", teams=mode == "team")
     for kind in schema:
         assert list(getattr(run, kind).columns) == list(schema[kind]), kind
     world = trace["seated"][0][0]
@@ -160,8 +160,10 @@ def test_a_run_without_a_world_or_parties_has_the_columns_it_always_had(tmp_path
     data = _scenario("team", world=False, parties=False) | {"records": {"stream": True}}
     simulate(Scenario.from_dict(data), 2, records_dir=tmp_path)
     back = read_records(tmp_path)
+    schema = record_schema(teams=True)  # a team game's records add TEAM_COLUMNS, no more
     for kind, columns in RECORD_COLUMNS.items():
-        assert list(back[kind].columns) == list(columns), kind
+        assert list(back[kind].columns) == list(schema[kind]), kind
+        assert list(columns) == list(schema[kind])[: len(columns)]
     with pytest.raises(KeyError, match="no column 'region'"):
         read_records(tmp_path, ["waits"], columns={"waits": ["player_id", "region"]})
 
