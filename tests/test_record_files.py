@@ -31,7 +31,7 @@ from lobbysim.record_files import (
     record_frame,
     write_frames,
 )
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario, load_scenario
 
 HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -78,8 +78,9 @@ def frames(result: SimulationResult) -> dict[str, pd.DataFrame]:
 
 def test_the_in_memory_frames_have_the_schemas_dtypes() -> None:
     team = frames(simulate(scenario("team", "csv"), seed=5))
+    schema = record_schema(teams=True)  # a team game's records: the schema's and TEAM_COLUMNS
     for kind, frame in team.items():
-        assert list(frame.columns) == list(RECORD_COLUMNS[kind])
+        assert list(frame.columns) == list(schema[kind])
     games = team["games"]
     # a nullable integer holding both: winners and drawn games (pandas alone makes it float)
     assert games.winner.dtype == "Int64" and games.winner.isna().any()

@@ -17,6 +17,7 @@ line prints with exit status 2); nothing is written on an error.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from lobbysim.calibration.export import log_format, records_to_log, write_log
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, LogError, read_log
 from lobbysim.outputs import output_file_problem
-from lobbysim.validation import ScenarioError
+from lobbysim.validation import ScenarioError, input_file_problem
 
 
 def add_log_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,10 +98,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from lobbysim.cli_options import check_input_file
-
-    if args.columns is not None:  # a file, or a bundled mapping's name (left to the reader)
-        check_input_file("--columns", Path(args.columns))  # a pipe or a device: unopened
+    columns = args.columns
+    if columns is not None and os.path.lexists(columns):  # a file (else a bundled mapping)
+        problem = input_file_problem(columns, 1 << 62)  # a pipe or a device: never opened
+        if problem is not None:
+            raise ScenarioError(f"--columns: {columns}: {problem}")
     try:
         log = read_log(args.log, args.columns, chunk_rows=args.chunk_rows)
     except LogError as exc:
