@@ -42,7 +42,8 @@ def scenario_for(concurrent: int, hours: float, stream: bool) -> Scenario:
 
 def child(concurrent: int, hours: float, stream: bool) -> None:
     """Run one configuration and print its figures as JSON."""
-    from lobbysim.experiments.simulation import CsvSink, collect, collect_streamed
+    from lobbysim.experiments.simulation import collect, collect_streamed
+    from lobbysim.record_files import CsvSink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

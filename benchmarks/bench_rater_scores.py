@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.scores import LogArrays, Truth, replay, score_log
+from lobbysim.calibration.replay import LogArrays, Truth, replay
+from lobbysim.calibration.scores import score_log
 from lobbysim.raters import RATERS
 
 TARGET_SEATS = 1_000_000

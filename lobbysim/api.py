@@ -62,7 +62,8 @@ from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.sequential import Rule, run_until_precise
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
-from lobbysim.progress import CallbackProgress, Progress, RemainingTime
+from lobbysim.progress import CallbackProgress, Progress
+from lobbysim.remaining_time import RemainingTime
 from lobbysim.reporting.notebook import (
     NotebookExperimentResult,
     NotebookSimulationResult,

@@ -290,7 +290,7 @@ def add_calibrate_parser(
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim calibrate``."""
-    from lobbysim.calibration.read import LogError
+    from lobbysim.calibration.mapping import LogError
     from lobbysim.calibration.run import refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
     from lobbysim.commands.validate import load_run_scenario

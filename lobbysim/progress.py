@@ -13,10 +13,10 @@ where the output goes:
   that printed any; work shorter than that prints nothing;
 * ``enabled=False`` (``--quiet``, ``progress=False``): nothing.
 
-The time left: a stage of runs gets it from a :class:`RemainingTime` (``estimate=``), which
-knows what each run is expected to cost step by step and how many workers run them
-(:mod:`lobbysim.remaining_time`, whose names this module also gives); any other stage divides the
-time elapsed by the share done.
+The time left: a stage of runs gets it from a
+:class:`~lobbysim.remaining_time.RemainingTime` (``estimate=``), which knows what each run is
+expected to cost step by step and how many workers run them (:mod:`lobbysim.remaining_time`); any
+other stage divides the time elapsed by the share done.
 
 Progress never changes what is computed: the work only calls the stage's callback.
 """
@@ -31,17 +31,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, Union
-
-# the time left of a stage of runs (its own module), importable from here as before
-from lobbysim.remaining_time import FINISH_SHARE as FINISH_SHARE
-from lobbysim.remaining_time import MIN_SHARE_WINDOW as MIN_SHARE_WINDOW
-from lobbysim.remaining_time import SETUP_SHARE as SETUP_SHARE
-from lobbysim.remaining_time import SHARE_PRIOR as SHARE_PRIOR
-from lobbysim.remaining_time import SHARE_WINDOW as SHARE_WINDOW
-from lobbysim.remaining_time import STRENGTHS as STRENGTHS
-from lobbysim.remaining_time import Load as Load
-from lobbysim.remaining_time import RemainingTime as RemainingTime
-from lobbysim.remaining_time import TaskCost as TaskCost
 
 #: Seconds between two plain progress lines when the output is not a terminal.
 DEFAULT_EVERY = 10.0

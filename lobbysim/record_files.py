@@ -35,8 +35,7 @@ file.
 This module holds the formats: the schema's frames, CSV text, the sinks, whole files written.
 Reading them back is :mod:`lobbysim.record_reader`'s (:func:`read_records`); the writer process
 that :func:`open_sink` streams through where it can (:func:`background_writer_available`) is
-:mod:`lobbysim.record_writer`'s (:class:`BackgroundSink`). Their names are importable from here
-too, as before.
+:mod:`lobbysim.record_writer`'s (:class:`BackgroundSink`).
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -523,36 +522,3 @@ def write_frames(frames: Mapping[str, pd.DataFrame], folder: Path, fmt: str) -> 
             raise named from exc
         written[path.name] = {"rows": len(frame), "bytes": path.stat().st_size}
     write_manifest(folder, written)
-
-
-# The writer process and the reading have modules of their own, which build on this one; their
-# names are given here too (where they were first defined), loaded on first use.
-if TYPE_CHECKING:
-    from lobbysim.record_reader import read_records as read_records
-    from lobbysim.record_writer import WRITER_BACKLOG as WRITER_BACKLOG
-    from lobbysim.record_writer import WRITER_BATCH_ROWS as WRITER_BATCH_ROWS
-    from lobbysim.record_writer import BackgroundSink as BackgroundSink
-    from lobbysim.record_writer import Failure as Failure
-
-_ELSEWHERE = {
-    "read_records": "lobbysim.record_reader",
-    "BackgroundSink": "lobbysim.record_writer",
-    "Failure": "lobbysim.record_writer",
-    "WRITER_BACKLOG": "lobbysim.record_writer",
-    "WRITER_BATCH_ROWS": "lobbysim.record_writer",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Load the names of :data:`_ELSEWHERE` from their modules on first use."""
-    if name in _ELSEWHERE:
-        import importlib
-
-        value = getattr(importlib.import_module(_ELSEWHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_ELSEWHERE})

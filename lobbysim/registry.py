@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from lobbysim.validation import real_parameter
-
 __all__ = [
     "PluginError",
     "PluginRef",
@@ -30,7 +28,6 @@ __all__ = [
     "declared_parameters",
     "did_you_mean",
     "failure_text",
-    "real_parameter",
 ]
 
 T = TypeVar("T")

@@ -19,12 +19,8 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.commands.rules import export_text, show_lines
-from lobbysim.rules.flexmatch import (
-    MAX_BYTES,
-    export_bindings,
-    export_flexmatch,
-    read_flexmatch,
-)
+from lobbysim.rules.flexmatch_export import export_bindings, export_flexmatch
+from lobbysim.rules.flexmatch_read import MAX_BYTES, read_flexmatch
 from lobbysim.scenario import Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.parse import build
 from lobbysim.scenario.rules import RuleConfig

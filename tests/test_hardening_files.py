@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim import record_files
+from lobbysim import record_files, record_writer
 from lobbysim.cli import main
 from lobbysim.commands.run import run
 from lobbysim.experiments import store
@@ -88,14 +88,14 @@ def test_a_full_disk_is_one_line_naming_the_file_and_leaves_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     started = []
-    real_sink = record_files.BackgroundSink.__init__
+    real_sink = record_writer.BackgroundSink.__init__
 
-    def counted(self: record_files.BackgroundSink, *args: object) -> None:
+    def counted(self: record_writer.BackgroundSink, *args: object) -> None:
         started.append(self)
         real_sink(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(record_files, "background_writer_available", lambda: writer)
-    monkeypatch.setattr(record_files.BackgroundSink, "__init__", counted)
+    monkeypatch.setattr(record_writer.BackgroundSink, "__init__", counted)
     out = full_disk / "o"
     assert main(["compare", scenario, *COMPARE, "--jobs", jobs, "--out", str(out)]) == 2
     _one_line(capsys.readouterr().err, f"{out}{os.sep}", "no space left on the device")

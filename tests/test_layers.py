@@ -534,7 +534,6 @@ def _importers() -> dict[str, tuple[str, str]]:
     return importers
 
 
-@pytest.mark.xfail(strict=True, reason="offenders on the tree: being fixed")
 def test_every_import_names_the_module_that_defines_the_name() -> None:
     found = forwarded_imports(module_sources(), _packages(), _importers())
     assert found == [], f"{len(found)} forwarded imports:\n" + "\n".join(found)

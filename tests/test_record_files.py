@@ -21,16 +21,9 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.record_files import (
-    BackgroundSink,
-    CsvSink,
-    csv_rows,
-    csv_text,
-    open_sink,
-    read_records,
-    record_frame,
-    write_frames,
-)
+from lobbysim.record_files import CsvSink, csv_rows, csv_text, open_sink, record_frame, write_frames
+from lobbysim.record_reader import read_records
+from lobbysim.record_writer import BackgroundSink
 from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario, load_scenario
 

@@ -17,7 +17,8 @@ from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.intervals import mean_and_se
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.run import differences_table, write_report
-from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES, driver_on_skill_scale
+from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES
+from lobbysim.reporting.run_frames import driver_on_skill_scale
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import (
     HIGHER_IS_BETTER,

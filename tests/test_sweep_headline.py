@@ -18,11 +18,9 @@ from lobbysim.reporting.answer import answer_sentence, duration_text, runs_answe
 from lobbysim.reporting.document import format_interval, format_p_value, render_markdown
 from lobbysim.reporting.headline import TERMINAL_WIDTH
 from lobbysim.reporting.sweep import write_sweep_report
-from lobbysim.reporting.sweep_headline import (
+from lobbysim.reporting.sweep_headline import Pick, build_sweep_headline, split_keys
+from lobbysim.reporting.sweep_headline_wording import (
     MAX_TERMINAL_LINES,
-    Pick,
-    build_sweep_headline,
-    split_keys,
     sweep_headline_blocks,
     sweep_headline_text,
 )

@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibration.read import PARQUET_INSTALL, LogError
+from lobbysim.calibration.chunks import PARQUET_INSTALL
+from lobbysim.calibration.mapping import LogError
 from lobbysim.outputs import write_output_file
 
 #: The columns :func:`records_to_log` writes, in order (those a run has).

@@ -35,41 +35,26 @@ from scipy import integrate, optimize, special
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.sessions import (
     MINUTES_PER_DAY,
-    SD_FLOOR,
     Clock,
     FloatArray,
     Sessions,
     find_sessions,
     fit_profile,
-    gap_threshold,
-    hour_minutes,
 )
-from lobbysim.calibration.skills import fit_skill, replay_beliefs
+from lobbysim.calibration.skills import fit_skill
 
-# with the sessions' and the time of day's (lobbysim.calibration.sessions) and the skill fit's
-# (lobbysim.calibration.skills) public names, importable from here too
 __all__ = [
     "BASE_PARAMETERS",
-    "MINUTES_PER_DAY",
     "NODES",
     "REGION_VISITS",
-    "SD_FLOOR",
     "BaseFit",
-    "Clock",
     "Fit",
     "Games",
-    "Sessions",
-    "find_sessions",
     "fit_base",
     "fit_games",
     "fit_groups",
     "fit_log",
-    "fit_profile",
     "fit_region_profiles",
-    "fit_skill",
-    "gap_threshold",
-    "hour_minutes",
-    "replay_beliefs",
 ]
 
 #: Gauss-Legendre nodes for the integral over a member's unknown lifetime.

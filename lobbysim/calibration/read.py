@@ -73,7 +73,6 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.calibration.chunks import (
-    PARQUET_INSTALL,
     csv_chunks,
     csv_header,
     file_kind,
@@ -81,15 +80,8 @@ from lobbysim.calibration.chunks import (
     parquet_file,
 )
 from lobbysim.calibration.mapping import (
-    ALIASES,
     DRAW,
-    LAYOUTS,
     LOSS,
-    MAPPINGS_DIR,
-    RESULT_WORDS,
-    ROLES,
-    TIME_KINDS,
-    TIME_UNITS,
     WIN,
     ColumnMapping,
     LogError,
@@ -97,29 +89,10 @@ from lobbysim.calibration.mapping import (
     resolve_columns,
 )
 from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog
-from lobbysim.calibration.rows import MAX_AUTO_MINUTES, SKIP_CODES, ChunkReader
+from lobbysim.calibration.rows import SKIP_CODES, ChunkReader
 from lobbysim.validation import input_file_problem
 
-# with the mapping's, the file readers' and the row checks' public names, importable from here too
-__all__ = [
-    "ALIASES",
-    "DEFAULT_CHUNK_ROWS",
-    "DRAW",
-    "LAYOUTS",
-    "LOSS",
-    "MAPPINGS_DIR",
-    "MAX_AUTO_MINUTES",
-    "PARQUET_INSTALL",
-    "RESULT_WORDS",
-    "ROLES",
-    "TIME_KINDS",
-    "TIME_UNITS",
-    "WIN",
-    "ColumnMapping",
-    "LogError",
-    "read_log",
-    "read_mapping",
-]
+__all__ = ["DEFAULT_CHUNK_ROWS", "read_log"]
 
 #: Rows read at a time.
 DEFAULT_CHUNK_ROWS = 200_000

@@ -24,16 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibration.fit import (
-    MINUTES_PER_DAY,
-    Clock,
-    Fit,
-    find_sessions,
-    fit_base,
-    fit_log,
-    fit_skill,
-)
+from lobbysim.calibration.fit import Fit, fit_base, fit_log
 from lobbysim.calibration.matchlog import MatchLog, from_records
+from lobbysim.calibration.sessions import MINUTES_PER_DAY, Clock, find_sessions
+from lobbysim.calibration.skills import fit_skill
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.validation import MAX_STUDY_SIMULATIONS, is_whole, study_size_problem
 

@@ -35,58 +35,21 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from lobbysim.calibration.grid import (
-    EXTEND_STEPS,
-    GRIDS,
-    MIN_GAIN,
-    PARAM_LABELS,
-    RANGES,
-    edge_notes,
-    extend,
-    params_label,
-)
+from lobbysim.calibration.grid import GRIDS, RANGES, edge_notes, extend, params_label
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.replay import (
-    FloatArray,
-    LogArrays,
-    Predictor,
-    Truth,
-    elo_probability,
-    gaussian_probability,
-    glicko2_probability,
-    oracle_predictions,
-    replay,
-    replay_by_event,
-)
+from lobbysim.calibration.replay import FloatArray, LogArrays, Truth, oracle_predictions, replay
 from lobbysim.raters import RATERS, Rater
 from lobbysim.scenario import PluginSpec
 
-# with the replay's (lobbysim.calibration.replay) and the grids' (lobbysim.calibration.grid) public
-# names, importable from here too
 __all__ = [
     "CLIP",
     "DEFAULT_RATERS",
-    "EXTEND_STEPS",
-    "GRIDS",
     "METRICS",
-    "MIN_GAIN",
     "ORACLE",
-    "PARAM_LABELS",
     "PARTS",
-    "RANGES",
-    "LogArrays",
-    "Predictor",
     "RaterScores",
-    "Truth",
     "calibration_curve",
-    "elo_probability",
-    "gaussian_probability",
-    "glicko2_probability",
-    "oracle_predictions",
     "pair_scores",
-    "params_label",
-    "replay",
-    "replay_by_event",
     "score_log",
     "scores_text",
 ]

@@ -24,8 +24,9 @@ from typing import Any
 import pandas as pd
 
 from lobbysim.calibration.export import log_format, records_to_log, write_log
+from lobbysim.calibration.mapping import LogError
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, LogError, read_log
+from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, read_log
 from lobbysim.outputs import output_file_problem
 from lobbysim.validation import ScenarioError, input_file_problem
 
@@ -126,7 +127,7 @@ def export_log(
         ScenarioError: one line: the folder is not a finished run's, has no records of that
             policy or replication, or ``out`` cannot be written there (checked first).
     """
-    from lobbysim.api import load_run
+    from lobbysim.commands.run_folder import load_run
 
     out = Path(out)
     try:

@@ -6,7 +6,7 @@
   bindings. A FlexMatch rule set read alone has no bindings: the attributes its rules read are
   marked unbound.
 * ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
-  FlexMatch rule set (:func:`lobbysim.rules.flexmatch.export_flexmatch`), to FILE or standard
+  FlexMatch rule set (:func:`lobbysim.rules.flexmatch_export.export_flexmatch`), to FILE or standard
   output. FILE is written as every output file is (:func:`lobbysim.outputs.write_output_file`:
   new unless ``--force``, never through a link, to a device or into a folder); nothing is
   written on an error.
@@ -85,7 +85,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def export_text(scenario: str | Path) -> str:
     """Return the scenario's rule set as FlexMatch rule set JSON text (ending with a newline)."""
-    from lobbysim.rules.flexmatch import export_flexmatch
+    from lobbysim.rules.flexmatch_export import export_flexmatch
     from lobbysim.scenario.parse import load_scenario
 
     loaded = load_scenario(scenario)
@@ -146,7 +146,7 @@ def _game_line(game: Mapping[str, Any]) -> str:
 
 def show_lines(file: str | Path) -> list[str]:
     """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
-    from lobbysim.rules.flexmatch import read_flexmatch
+    from lobbysim.rules.flexmatch_read import read_flexmatch
     from lobbysim.scenario.parse import build, load_scenario
 
     path = Path(file)

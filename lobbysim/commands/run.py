@@ -47,10 +47,11 @@ from lobbysim.experiments.sequential import (
 )
 from lobbysim.metrics import metric_names
 from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
-from lobbysim.progress import ProgressLike, RemainingTime, as_progress
+from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.record_files import write_frames
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.registry import PluginError
+from lobbysim.remaining_time import RemainingTime
 from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import policy_spec, record_folders

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
-from lobbysim.record_files import read_records
+from lobbysim.record_reader import read_records
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.registry import did_you_mean
 from lobbysim.reporting.notebook import (
@@ -153,7 +153,7 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
     Every table read is checked first: against the folder's ``manifest.json`` (each file's size
     and SHA-256 when written), for a last row cut short, for bytes that are not UTF-8 and for a
     missing value where every row has one; the record files likewise when ``records()`` reads
-    them (:func:`lobbysim.record_files.read_records`). A folder written before manifests gets
+    them (:func:`lobbysim.record_reader.read_records`). A folder written before manifests gets
     the checks that need none.
 
     Raises:

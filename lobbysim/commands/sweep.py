@@ -59,9 +59,10 @@ from lobbysim.experiments.sweeps import (
     run_key,
 )
 from lobbysim.metrics import metric_names
-from lobbysim.progress import ProgressLike, RemainingTime, as_progress
+from lobbysim.progress import ProgressLike, as_progress
 from lobbysim.record_files import format_problem
 from lobbysim.registry import PluginError
+from lobbysim.remaining_time import RemainingTime
 from lobbysim.scenario import (
     PluginSpec,
     Scenario,

@@ -148,7 +148,7 @@ def _flexmatch(tuned: Scenario) -> str | None:
     --flexmatch``), or None when it has no rule set or one FlexMatch cannot say."""
     if not tuned.matchmaker.rules:
         return None
-    from lobbysim.rules.flexmatch import export_flexmatch
+    from lobbysim.rules.flexmatch_export import export_flexmatch
     from lobbysim.scenario import ScenarioError
 
     try:

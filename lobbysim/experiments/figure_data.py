@@ -50,7 +50,7 @@ from lobbysim.metrics import (
     win_ratio_distance,
 )
 from lobbysim.raters import RATERS
-from lobbysim.record_files import read_records
+from lobbysim.record_reader import read_records
 from lobbysim.records import RECORD_COLUMNS
 from lobbysim.scenario import Scenario
 

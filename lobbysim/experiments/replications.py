@@ -47,8 +47,8 @@ from lobbysim.intervals import (
 )
 from lobbysim.metrics import metric_support
 from lobbysim.parallel import collecting, run_tasks, task_progress
-from lobbysim.progress import RemainingTime
 from lobbysim.records import RECORD_COLUMNS
+from lobbysim.remaining_time import RemainingTime
 from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
@@ -229,7 +229,8 @@ def run_experiment(
             counting the fractions of the runs in flight.
         estimate: planned with the runs' expected costs
             (:func:`lobbysim.experiments.costs.experiment_costs`) and told as they start,
-            advance and end, it estimates the time left (:class:`lobbysim.progress.RemainingTime`).
+            advance and end, it estimates the time left
+            (:class:`lobbysim.remaining_time.RemainingTime`).
         first: the replications already run (by an earlier call): these are replications
             ``first + 1`` to ``first + replications``, on the seeds a run of all of them gives
             them (:func:`combine` joins the parts into the result of one run).

@@ -59,7 +59,8 @@ from lobbysim.experiments.replications import (
     run_experiment,
 )
 from lobbysim.intervals import interval
-from lobbysim.progress import Progress, RemainingTime
+from lobbysim.progress import Progress
+from lobbysim.remaining_time import RemainingTime
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.validation import MAX_REPLICATIONS
 

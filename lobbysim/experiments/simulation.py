@@ -25,8 +25,8 @@ from lobbysim.metrics import (
     tenure_metrics,
     veteran_kendall_taus,
 )
-from lobbysim.record_files import CsvSink as CsvSink  # the streaming CSV sink, where it was
-from lobbysim.record_files import RecordFileSink, open_sink, read_records, record_frame
+from lobbysim.record_files import RecordFileSink, open_sink, record_frame
+from lobbysim.record_reader import read_records
 from lobbysim.records import RECORD_COLUMNS, TEAM_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
@@ -61,7 +61,7 @@ class SimulationResult:
             participants, the priors make any run's ratings replayable from its records.
         metrics: see :mod:`lobbysim.metrics`.
         records_dir: with streamed records, the folder of their files (the frames above are
-            then None; :func:`lobbysim.record_files.read_records` reads them back).
+            then None; :func:`lobbysim.record_reader.read_records` reads them back).
 
     Shown, it is a few lines (what was run, the frames' sizes, :meth:`key_metrics`), and in a
     notebook a small table of the key metrics; ``metrics_series`` is ``metrics`` as a pandas
@@ -151,7 +151,7 @@ def simulate(
             per kind in the scenario's ``records.format`` (``games.csv``, ``participants.csv``,
             ``waits.csv``, ``ratings.csv``, ``players.csv``, or ``.parquet``); required then,
             and the result's frames are left unloaded (None): read the files with
-            :func:`lobbysim.record_files.read_records`. The metrics are computed from the files.
+            :func:`lobbysim.record_reader.read_records`. The metrics are computed from the files.
         progress: called as ``progress(now, horizon)`` in simulated minutes, a hundred times
             over the run (:meth:`LobbySimulation.run`); it changes no result.
         plan: the speed kernels allowed (:class:`~lobbysim.sim.fast.plan.FastPlan`; ``off()``:

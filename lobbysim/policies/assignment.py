@@ -58,7 +58,6 @@ __all__ = [
     "Pool",
     "QualityFn",
     "Sequential",
-    "ThresholdSchedule",
     "small_pool_limit",
 ]
 

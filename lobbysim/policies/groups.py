@@ -24,9 +24,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
-from lobbysim.policies.assignment import QualityFn, ThresholdSchedule
+from lobbysim.policies.assignment import QualityFn
 from lobbysim.policies.base import FloatArray, IntArray
 from lobbysim.policies.teams import TeamScoring, least_gaps
+from lobbysim.policies.thresholds import ThresholdSchedule
 
 
 def form_groups(

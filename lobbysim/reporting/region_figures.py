@@ -19,7 +19,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lobbysim.experiments.figure_data import HOURS, NO_REGIONS, REGION_HOURS
-from lobbysim.experiments.figure_data import local_hours as local_hours
 from lobbysim.experiments.replications import ExperimentResult
 from lobbysim.intervals import CONFIDENCE, interval
 from lobbysim.reporting.document import FigureOutcome

@@ -27,8 +27,7 @@ and ``oracle`` are references, never ranked, never on the frontier. Per setting
 This module computes the headline (:class:`SweepHeadline`);
 :mod:`lobbysim.reporting.sweep_headline_wording` words it, for the report
 (:func:`~lobbysim.reporting.sweep_headline_wording.sweep_headline_blocks`) and the terminal
-(:func:`~lobbysim.reporting.sweep_headline_wording.sweep_headline_text`). Its public names are
-importable from here too, as before.
+(:func:`~lobbysim.reporting.sweep_headline_wording.sweep_headline_text`).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -295,64 +294,3 @@ def build_sweep_headline(results: pd.DataFrame, grid_keys: Sequence[str]) -> Swe
         cell_values,
         tuple(settings),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# The wording's names, importable from here as before (the wording imports this module, so they
-# are loaded on first use).
-
-if TYPE_CHECKING:
-    from lobbysim.reporting.sweep_headline_wording import (
-        MAX_SHOWN_ANSWERS as MAX_SHOWN_ANSWERS,
-    )
-    from lobbysim.reporting.sweep_headline_wording import (
-        MAX_TERMINAL_LINES as MAX_TERMINAL_LINES,
-    )
-    from lobbysim.reporting.sweep_headline_wording import MAX_TIED as MAX_TIED
-    from lobbysim.reporting.sweep_headline_wording import cells_text as cells_text
-    from lobbysim.reporting.sweep_headline_wording import frontier_text as frontier_text
-    from lobbysim.reporting.sweep_headline_wording import headline_lead as headline_lead
-    from lobbysim.reporting.sweep_headline_wording import pick_label as pick_label
-    from lobbysim.reporting.sweep_headline_wording import pick_text as pick_text
-    from lobbysim.reporting.sweep_headline_wording import setting_label as setting_label
-    from lobbysim.reporting.sweep_headline_wording import (
-        sweep_headline_blocks as sweep_headline_blocks,
-    )
-    from lobbysim.reporting.sweep_headline_wording import (
-        sweep_headline_text as sweep_headline_text,
-    )
-    from lobbysim.reporting.sweep_headline_wording import terminal_lead as terminal_lead
-
-_WORDING = "lobbysim.reporting.sweep_headline_wording"
-_ELSEWHERE = frozenset(
-    {
-        "MAX_SHOWN_ANSWERS",
-        "MAX_TERMINAL_LINES",
-        "MAX_TIED",
-        "cells_text",
-        "frontier_text",
-        "headline_lead",
-        "pick_label",
-        "pick_text",
-        "setting_label",
-        "sweep_headline_blocks",
-        "sweep_headline_text",
-        "terminal_lead",
-    }
-)
-"""The public names of the wording (:mod:`lobbysim.reporting.sweep_headline_wording`)."""
-
-
-def __getattr__(name: str) -> Any:
-    """Load the names of :data:`_ELSEWHERE` from the wording on first use."""
-    if name in _ELSEWHERE:
-        import importlib
-
-        value = getattr(importlib.import_module(_WORDING), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_ELSEWHERE})

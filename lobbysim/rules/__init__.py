@@ -5,6 +5,7 @@ into a scenario's ``matchmaker.rules``, ``attributes`` and ``game`` sections, an
 scenario's rule set back as one. The rule language itself is :mod:`lobbysim.scenario.rules`.
 """
 
-from lobbysim.rules.flexmatch import FlexMatchImport, export_flexmatch, read_flexmatch
+from lobbysim.rules.flexmatch_export import export_flexmatch
+from lobbysim.rules.flexmatch_read import FlexMatchImport, read_flexmatch
 
 __all__ = ["FlexMatchImport", "export_flexmatch", "read_flexmatch"]

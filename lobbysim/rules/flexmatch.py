@@ -91,36 +91,10 @@ The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: t
 sum, minimum or maximum, the clocks ``average`` and ``own``, two clocks in one rule set,
 ``optional_after``, weights other than 1, infinite limits.
 
-**The modules**: this one holds the overview and the public names; the work is split by role
+**The modules**: this one holds the overview; the work is split by role
 into :mod:`lobbysim.rules.flexmatch_rules` (the tables and limits the import and the export
 share, and the reading of one rule), :mod:`lobbysim.rules.flexmatch_read` (the JSON file, the
 rule set's sections and the mapping: :func:`read_flexmatch`),
 :mod:`lobbysim.rules.flexmatch_scenario` (a scenario's reference to a rule set) and
 :mod:`lobbysim.rules.flexmatch_export` (:func:`export_flexmatch`).
 """
-
-from lobbysim.rules.flexmatch_export import export_bindings, export_flexmatch
-from lobbysim.rules.flexmatch_read import (
-    MAX_BYTES,
-    MAX_DEPTH,
-    FlexMatchImport,
-    load_json,
-    read_flexmatch,
-)
-from lobbysim.rules.flexmatch_rules import MAX_PLAYERS, RULE_TYPES, SMALL_MATCH
-from lobbysim.rules.flexmatch_scenario import expand_scenario_data, resolve_rule_files
-
-__all__ = [
-    "MAX_BYTES",
-    "MAX_DEPTH",
-    "MAX_PLAYERS",
-    "RULE_TYPES",
-    "SMALL_MATCH",
-    "FlexMatchImport",
-    "expand_scenario_data",
-    "export_bindings",
-    "export_flexmatch",
-    "load_json",
-    "read_flexmatch",
-    "resolve_rule_files",
-]

@@ -16,7 +16,6 @@ from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
     MatchmakerConfig,
-    PluginSpec,
     RatersConfig,
     RecordsConfig,
     Scenario,
@@ -33,6 +32,7 @@ from lobbysim.scenario.parse import (
     to_data,
 )
 from lobbysim.scenario.parties import PartiesConfig
+from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.world import RegionConfig, WorldConfig
 from lobbysim.validation import MAX_REPLICATIONS, ScenarioError, replications_problem
 

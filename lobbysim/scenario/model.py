@@ -288,7 +288,7 @@ class RecordsConfig:
             the run; departed players are written out and forgotten too.
         flush_rows: with ``stream``, rows buffered per record kind before they are written
             (at most; a writer process is handed them in batches of at most 5,000 rows,
-            :data:`lobbysim.record_files.WRITER_BATCH_ROWS`). Results do not depend on it.
+            :data:`lobbysim.record_writer.WRITER_BATCH_ROWS`). Results do not depend on it.
         format: the format of the record files, streamed or written at the end of a run:
             ``csv`` (the default) or ``parquet`` (needs pyarrow: ``pip install
             'lobbysim[parquet]'``); see :mod:`lobbysim.record_files`. Left out of the scenario's

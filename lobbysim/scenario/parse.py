@@ -20,7 +20,8 @@ from typing import Any
 
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.bundled import find_scenario, resolve_plugin_files
-from lobbysim.scenario.model import PluginSpec, Scenario
+from lobbysim.scenario.model import Scenario
+from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import ScenarioError, digit_count, is_number, is_whole
 from lobbysim.yaml_input import YamlInputError, load_yaml, read_yaml_file
 
@@ -43,7 +44,7 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
     exists (:func:`lobbysim.scenario.bundled.find_scenario`). A plug-in file the scenario names
     that is not found from the current folder is looked up from the scenario file's folder
     (:func:`lobbysim.scenario.bundled.resolve_plugin_files`), and so is a FlexMatch rule set
-    (``matchmaker.rules.flexmatch``: :func:`lobbysim.rules.flexmatch.resolve_rule_files`).
+    (``matchmaker.rules.flexmatch``: :func:`lobbysim.rules.flexmatch_scenario.resolve_rule_files`).
 
     Raises:
         ScenarioError: a bare name that is neither a file nor a bundled scenario; the file cannot
@@ -64,7 +65,7 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
         )
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    from lobbysim.rules.flexmatch import resolve_rule_files
+    from lobbysim.rules.flexmatch_scenario import resolve_rule_files
 
     return dict(resolve_rule_files(resolve_plugin_files(dict(data), file.parent), file.parent))
 
@@ -77,7 +78,7 @@ def build(cls: type, data: Any, path: str) -> Any:
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
     if cls is Scenario:  # matchmaker.rules: {flexmatch: FILE, ...} read into plain rules
-        from lobbysim.rules.flexmatch import expand_scenario_data
+        from lobbysim.rules.flexmatch_scenario import expand_scenario_data
 
         data = expand_scenario_data(data)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}

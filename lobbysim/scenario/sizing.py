@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 from lobbysim.arrivals import ARRIVALS, Bursts, Cohort, Poisson, TimeOfDay
 from lobbysim.population import Population
-from lobbysim.scenario.model import PluginSpec, Scenario
+from lobbysim.scenario.model import Scenario
+from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import format_bytes, memory_budget
 from lobbysim.visits import VISITS, Daily
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lobbysim.scenario.model import PluginSpec
+from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import ScenarioError
 from lobbysim.yaml_input import YamlInputError, load_yaml
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import simpy
 
-from lobbysim.sim.fast.events import Doorbell, Moment, enqueue, fire_moments
+from lobbysim.sim.fast.events import Moment, enqueue, fire_moments
 
-__all__ = ["Clock", "Doorbell", "Moment"]
+__all__ = ["Clock"]
 
 TICK_SNAP = 1e-9  # a game's end this close to a tick's time (relative) is that time
 

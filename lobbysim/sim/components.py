@@ -21,7 +21,8 @@ import simpy
 from lobbysim.arrivals import ARRIVALS, ArrivalModel
 from lobbysim.latency import LATENCY, LatencyModel
 from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
-from lobbysim.policies.assignment import ASSIGNMENTS, Assignment, ThresholdSchedule
+from lobbysim.policies.assignment import ASSIGNMENTS, Assignment
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.population import Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.raters.base import declares, rater_plugin

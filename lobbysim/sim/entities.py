@@ -19,7 +19,7 @@ import simpy
 from numpy.typing import NDArray
 
 from lobbysim.records import RECORD_COLUMNS
-from lobbysim.sim.clock import Moment
+from lobbysim.sim.fast.events import Moment
 
 FloatArray = NDArray[np.float64]
 T = TypeVar("T")

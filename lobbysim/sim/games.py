@@ -42,7 +42,7 @@ from lobbysim.raters import Rater
 from lobbysim.raters.base import mean_lists, rater_plugin
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.scenario import GameRules
-from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import Buffered, FloatArray, GroupGame, Waiting
 from lobbysim.sim.fast.duels import (
     DuelKit,
@@ -52,6 +52,7 @@ from lobbysim.sim.fast.duels import (
     score_one,
     scores_on_floats,
 )
+from lobbysim.sim.fast.events import Doorbell
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.group_games import GroupGames
 from lobbysim.sim.parties import Parties

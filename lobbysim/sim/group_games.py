@@ -30,9 +30,10 @@ from lobbysim.raters import Rater
 from lobbysim.records import GameResult, Seat, make_result, make_seat
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
-from lobbysim.sim.clock import Clock, Doorbell, Moment
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting, median
 from lobbysim.sim.fast.backfill import seat_from_queue
+from lobbysim.sim.fast.events import Doorbell, Moment
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
@@ -403,7 +404,7 @@ class _FinishGroup:
     """The end event's callback of a team or free-for-all game: :meth:`Games._finish_group`.
 
     It lets go of the game once called. The game holds its end event, and a
-    :class:`~lobbysim.sim.clock.Moment` keeps its callbacks after firing: holding the game
+    :class:`~lobbysim.sim.fast.events.Moment` keeps its callbacks after firing: holding the game
     after that would make a reference cycle (game, end event, this callback) that keeps the
     game, its stints and its players' callbacks alive until the cyclic garbage collector runs,
     rather than freeing them by reference counting.

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from lobbysim.policies.assignment import Pool, QualityFn, ThresholdSchedule
+from lobbysim.policies.assignment import Pool, QualityFn
 from lobbysim.policies.base import IntArray
 from lobbysim.policies.groups import form_groups, group_qualities
 from lobbysim.policies.teams import (
@@ -33,6 +33,7 @@ from lobbysim.policies.teams import (
     seat_teams,
     split_quality,
 )
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.raters import Rater
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules

@@ -5,8 +5,8 @@ the model, wires them together, and keeps the Python API of a run (``run``, ``ad
 ``sample_ratings``, ``records``, ...). The parts, each with one job, get their collaborators
 explicitly (clock: minutes, on one ``simpy.Environment``):
 
-* :class:`~lobbysim.sim.clock.Clock` and :class:`~lobbysim.sim.clock.Doorbell`: exact-time events
-  and the tick grid; the matchmaker's coalesced wake-up.
+* :class:`~lobbysim.sim.clock.Clock` and :class:`~lobbysim.sim.fast.events.Doorbell`: exact-time
+  events and the tick grid; the matchmaker's coalesced wake-up.
 * :class:`~lobbysim.sim.sessions.Lobby`: arrivals, player sessions, the queue and reneging.
 * :class:`~lobbysim.sim.matchmaker.Matchmaker`: passes, their wake-ups and ticks, the pool, the
   assignment (its output checked), thresholds and focal players.
@@ -46,10 +46,10 @@ from lobbysim.raters.base import rater_plugin
 from lobbysim.records import DuelBatch, GameResult
 from lobbysim.scenario import Scenario
 from lobbysim.sim import tuning
-from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.components import Components
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
-from lobbysim.sim.fast.events import check_simpy
+from lobbysim.sim.fast.events import Doorbell, check_simpy
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.games import Games
 from lobbysim.sim.matchmaker import Matchmaker

@@ -57,15 +57,17 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.policies.assignment import Assignment, Pool, QualityFn, ThresholdSchedule
+from lobbysim.policies.assignment import Assignment, Pool, QualityFn
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.raters import Rater
 from lobbysim.raters.base import float_beliefs, mean_lists, rater_plugin
 from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.churn import Retention
-from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.engagement import engagement_pairs
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.fast.events import Doorbell
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.small_pass import small_pass
 from lobbysim.sim.games import Games

@@ -30,7 +30,7 @@ from lobbysim.arrivals import ArrivalModel, sample_window
 from lobbysim.population import PlayerBatch, Population
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
-from lobbysim.sim.clock import Clock, Doorbell
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import (
     ABANDONED,
     GONE,
@@ -43,6 +43,7 @@ from lobbysim.sim.entities import (
     Player,
     Waiting,
 )
+from lobbysim.sim.fast.events import Doorbell
 from lobbysim.sim.parties import Parties, as_parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.world import World
@@ -273,7 +274,7 @@ class Lobby:
 
     def hand_over(self, waiting: Waiting, leave: Any) -> None:
         """Take a waiting player out of the queue into a game whose stint ends when ``leave``
-        fires (the SimPy event or :class:`~lobbysim.sim.clock.Moment`, kept as
+        fires (the SimPy event or :class:`~lobbysim.sim.fast.events.Moment`, kept as
         ``waiting.leave``); whoever fires it calls :meth:`stint_over` for the player (a game's
         end for those who stay to the end, a quit for the quitter)."""
         del self.pool[waiting.pid]

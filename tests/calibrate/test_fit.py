@@ -9,18 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.calibration.fit import (
-    Clock,
-    Sessions,
-    find_sessions,
-    fit_base,
-    fit_games,
-    fit_groups,
-    fit_profile,
-    fit_skill,
-    gap_threshold,
-)
+from lobbysim.calibration.fit import fit_base, fit_games, fit_groups
 from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
+from lobbysim.calibration.sessions import Clock, Sessions, find_sessions, fit_profile, gap_threshold
+from lobbysim.calibration.skills import fit_skill
 
 DAY = 1440.0
 

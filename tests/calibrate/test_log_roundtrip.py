@@ -12,8 +12,9 @@ import pytest
 
 import lobbysim
 from lobbysim.calibration.export import records_to_log, write_log
+from lobbysim.calibration.mapping import LogError
 from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog, check_seats
-from lobbysim.calibration.read import LogError, read_log
+from lobbysim.calibration.read import read_log
 from lobbysim.commands.log import add_log_parser, export_log
 from lobbysim.experiments import SimulationResult, simulate
 from lobbysim.outputs import OutputTargetError

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lobbysim.calibration.mapping import LogError, read_mapping
 from lobbysim.calibration.matchlog import SKIP_REASONS, check_seats
-from lobbysim.calibration.read import LogError, _order, read_log, read_mapping
+from lobbysim.calibration.read import _order, read_log
 
 DATA = Path(__file__).resolve().parent / "data"
 HEADER = "match_id,player_id,start,end,team,result\n"

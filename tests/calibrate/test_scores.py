@@ -13,21 +13,22 @@ import pytest
 import trueskill
 
 import lobbysim.raters.openskill as openskill_adapter
+from lobbysim.calibration.grid import EXTEND_STEPS, GRIDS
 from lobbysim.calibration.grid import extend as _extend
 from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
-from lobbysim.calibration.scores import (
-    EXTEND_STEPS,
-    GRIDS,
-    ORACLE,
+from lobbysim.calibration.replay import (
     LogArrays,
     Predictor,
     Truth,
-    calibration_curve,
     gaussian_probability,
     oracle_predictions,
-    pair_scores,
     replay,
     replay_by_event,
+)
+from lobbysim.calibration.scores import (
+    ORACLE,
+    calibration_curve,
+    pair_scores,
     score_log,
     scores_text,
 )

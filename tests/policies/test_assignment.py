@@ -15,9 +15,9 @@ from lobbysim.policies.assignment import (
     GlobalMatching,
     Pool,
     Sequential,
-    ThresholdSchedule,
     _neighbour_windows,
 )
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.skill.gaussian import match_quality
 
 BETA2 = 2.5

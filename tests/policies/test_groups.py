@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lobbysim.policies.assignment import ThresholdSchedule
 from lobbysim.policies.groups import form_groups
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.skill.gaussian import match_quality
 
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import simpy
 
-from lobbysim.sim.clock import Doorbell
+from lobbysim.sim.fast.events import Doorbell
 
 
 def order_of_events(hold: bool, queued: int, during: int, urgent: bool) -> list[str]:

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.experiments.simulation import CsvSink, collect
+from lobbysim.experiments.simulation import collect
 from lobbysim.raters.base import compare_sph
 from lobbysim.raters.sph_elo import SPHEloRater
+from lobbysim.record_files import CsvSink
 from lobbysim.records import GameResult, Seat
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation

@@ -19,7 +19,8 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.simulation import simulate
-from lobbysim.record_files import csv_text, read_records, record_frame
+from lobbysim.record_files import csv_text, record_frame
+from lobbysim.record_reader import read_records
 from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.sim.parties import Parties

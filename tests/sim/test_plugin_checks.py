@@ -17,11 +17,12 @@ import pytest
 
 from lobbysim.experiments.simulation import collect, simulate
 from lobbysim.policies import POLICIES, OpponentPolicy
-from lobbysim.policies.assignment import ASSIGNMENTS, Pool, ThresholdSchedule
+from lobbysim.policies.assignment import ASSIGNMENTS, Pool
+from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.raters import BayesianRater
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
-from lobbysim.sim.matchmaker import check_pairs
+from lobbysim.sim.pairing import check_pairs
 from tests.sim.lobby_helpers import players, scripted
 
 NAME = "tests.sim.test_plugin_checks:BadPairs"

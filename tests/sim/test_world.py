@@ -299,7 +299,7 @@ def test_the_report_has_a_section_per_region(tmp_path: Path) -> None:
 
 
 def test_local_hours_shift_by_the_regions_time_zone() -> None:
-    from lobbysim.reporting.region_figures import local_hours
+    from lobbysim.experiments.figure_data import local_hours
 
     minutes = np.array([0.0, 59.9, 60.0, 1439.0, 1740.0])
     assert local_hours(minutes, -5).tolist() == [19, 19, 20, 18, 0]
