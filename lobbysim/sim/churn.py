@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import simpy
@@ -41,18 +41,31 @@ from lobbysim.retention import (
     leave_probabilities,
     retention_plugin,
 )
+from lobbysim.scenario import BaseConfig
 from lobbysim.sim.entities import LEFT, Player
 from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
-
-if TYPE_CHECKING:
-    from lobbysim.sim.player_base import PlayerBase
 
 MINUTES_PER_DAY = 1440.0
 DECILES = 10
 TENURE_PREFIXES = ("newcomer_", "veteran_")
 """The tenure groups of the cohort: fewer than ``base.newcomer_games`` games at the start, and
 the rest (the prefixes of the metrics by tenure of :mod:`lobbysim.metrics`)."""
+
+
+class Members(Protocol):
+    """What churn needs of its player base (:class:`lobbysim.sim.player_base.PlayerBase`, which
+    runs it): the environment, the base's configuration, and the two ways a member goes."""
+
+    @property
+    def env(self) -> simpy.Environment: ...
+
+    @property
+    def config(self) -> BaseConfig: ...
+
+    def leave(self, player: Player) -> None: ...
+
+    def return_later(self, player: Player, delay: float) -> None: ...
 
 
 @dataclass(slots=True)
@@ -79,7 +92,7 @@ class Retention:
     """
 
     def __init__(
-        self, base: PlayerBase, model: RetentionModel, model_name: str, streams: Streams
+        self, base: Members, model: RetentionModel, model_name: str, streams: Streams
     ) -> None:
         self._base = base
         self.model = model
