@@ -33,19 +33,16 @@ manifests) gets the checks that need none. A sink's write that fails (a full dis
 file.
 
 This module holds the formats: the schema's frames, CSV text, the sinks, whole files written.
-Reading them back is :mod:`lobbysim.record_reader`'s (:func:`read_records`); the writer process
-that :func:`open_sink` streams through where it can (:func:`background_writer_available`) is
-:mod:`lobbysim.record_writer`'s (:class:`BackgroundSink`).
+Reading them back is :mod:`lobbysim.record_reader`'s
+(:func:`~lobbysim.record_reader.read_records`); the sink a run streams through
+(:func:`~lobbysim.record_writer.open_sink`: the writer process where it can, else
+:func:`inline_sink`) is :mod:`lobbysim.record_writer`'s.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import multiprocessing
-import os
-import sys
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -426,57 +423,10 @@ class ParquetSink(RecordFileSink):
             raise
 
 
-def open_sink(
-    folder: str | Path,
-    fmt: str = DEFAULT_FORMAT,
-    *,
-    background: bool | None = None,
-    schema: Schema | None = None,
-) -> RecordFileSink:
-    """Return the sink streaming records to ``folder`` in format ``fmt``.
-
-    Args:
-        folder: where the files go.
-        fmt: ``csv`` or ``parquet``.
-        background: write them in a writer process (:class:`BackgroundSink`); by default when
-            one can be started and a core is free for it (:func:`background_writer_available`).
-        schema: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
-            default: :data:`~lobbysim.records.RECORD_COLUMNS`).
-
-    Raises:
-        ImportError: ``parquet`` without pyarrow installed (the message says how to install it).
-    """
-    require_format(fmt)
-    if background is None:
-        background = background_writer_available()
-    if background:
-        from lobbysim.record_writer import BackgroundSink
-
-        return BackgroundSink(Path(folder), fmt, schema)
-    return inline_sink(Path(folder), fmt, schema)
-
-
 def inline_sink(folder: Path, fmt: str, schema: Schema | None = None) -> RecordFileSink:
     """Return the sink of format ``fmt`` writing in this process (:class:`CsvSink` or
     :class:`ParquetSink`); the writer process runs one too."""
     return ParquetSink(folder, schema) if fmt == "parquet" else CsvSink(folder, schema)
-
-
-def background_writer_available() -> bool:
-    """Whether streamed records may be written by a writer process of their own.
-
-    Only the main process of a run starts one, on a Linux machine with more than one core, and
-    only while it runs no other thread: the writer is forked (a fresh interpreter would import
-    the user's main module again), and forking a process with threads is unsafe. A replication
-    run in a worker process shares the cores with other workers, where a writer process each
-    would only add work; a Jupyter kernel has threads of its own.
-    """
-    return (
-        sys.platform.startswith("linux")
-        and multiprocessing.parent_process() is None
-        and (os.cpu_count() or 1) > 1
-        and threading.active_count() == 1
-    )
 
 
 def arrow_schema(kind: str, columns: Mapping[str, str] | None = None) -> Any:

@@ -1,14 +1,14 @@
 """The record writer process: streamed records formatted and written beside the running lobby.
 
-A run that streams its records (``records.stream``) hands them to a sink of
-:mod:`lobbysim.record_files` (:func:`~lobbysim.record_files.open_sink`). On a Linux machine with a
-core to spare, and in a process without other threads, that sink is a :class:`BackgroundSink`: the
-rows of each flush are pickled down a pipe to a writer process of their own
-(:func:`_write_records`, forked, named ``lobbysim-records``), which runs the format's own sink on
-them, so the files are byte for byte those the sink writes in-process while the simulation goes
-on. The writer ignores SIGINT and SIGTERM (the run's own handling of them closes it), stops when
-the pipe closes and dies with the run's process if that is killed outright; an error it meets (a
-full disk) comes back to the run as the same :class:`OSError`, naming the file.
+A run that streams its records (``records.stream``) hands them to the sink :func:`open_sink` returns
+(:func:`background_writer_available` decides which): a sink of :mod:`lobbysim.record_files` in this
+process, or, on a Linux machine with a core to spare and in a process without other threads, a
+:class:`BackgroundSink`: the rows of each flush are pickled down a pipe to a writer process of their
+own (:func:`_write_records`, forked, named ``lobbysim-records``), which runs the format's own sink
+on them, so the files are byte for byte those the sink writes in-process while the simulation goes
+on. The writer ignores SIGINT and SIGTERM (the run's own handling of them closes it), stops when the
+pipe closes and dies with the run's process if that is killed outright; an error it meets (a full
+disk) comes back to the run as the same :class:`OSError`, naming the file.
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from lobbysim.parallel import die_with_parent
-from lobbysim.record_files import DEFAULT_FORMAT, RecordFileSink, Schema, inline_sink
+from lobbysim.record_files import (
+    DEFAULT_FORMAT,
+    RecordFileSink,
+    Schema,
+    inline_sink,
+    require_format,
+)
 
 WRITER_BATCH_ROWS = 5_000  # rows of a kind a run buffers at most before handing them over
 
@@ -241,3 +247,48 @@ def _failure(exc: BaseException) -> Failure:
         filename = None if exc.filename is None else os.fsdecode(exc.filename)
         return type(exc).__name__, exc.errno, exc.strerror, filename
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def open_sink(
+    folder: str | Path,
+    fmt: str = DEFAULT_FORMAT,
+    *,
+    background: bool | None = None,
+    schema: Schema | None = None,
+) -> RecordFileSink:
+    """Return the sink streaming records to ``folder`` in format ``fmt``.
+
+    Args:
+        folder: where the files go.
+        fmt: ``csv`` or ``parquet``.
+        background: write them in a writer process (:class:`BackgroundSink`); by default when
+            one can be started and a core is free for it (:func:`background_writer_available`).
+        schema: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
+            default: :data:`~lobbysim.records.RECORD_COLUMNS`).
+
+    Raises:
+        ImportError: ``parquet`` without pyarrow installed (the message says how to install it).
+    """
+    require_format(fmt)
+    if background is None:
+        background = background_writer_available()
+    if background:
+        return BackgroundSink(Path(folder), fmt, schema)
+    return inline_sink(Path(folder), fmt, schema)
+
+
+def background_writer_available() -> bool:
+    """Whether streamed records may be written by a writer process of their own.
+
+    Only the main process of a run starts one, on a Linux machine with more than one core, and
+    only while it runs no other thread: the writer is forked (a fresh interpreter would import
+    the user's main module again), and forking a process with threads is unsafe. A replication
+    run in a worker process shares the cores with other workers, where a writer process each
+    would only add work; a Jupyter kernel has threads of its own.
+    """
+    return (
+        sys.platform.startswith("linux")
+        and multiprocessing.parent_process() is None
+        and (os.cpu_count() or 1) > 1
+        and threading.active_count() == 1
+    )

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim import record_files, record_writer
+from lobbysim import record_writer
 from lobbysim.cli import main
 from lobbysim.commands.run import run
 from lobbysim.experiments import store
@@ -94,7 +94,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_leaves_nothing(
         started.append(self)
         real_sink(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(record_files, "background_writer_available", lambda: writer)
+    monkeypatch.setattr(record_writer, "background_writer_available", lambda: writer)
     monkeypatch.setattr(record_writer.BackgroundSink, "__init__", counted)
     out = full_disk / "o"
     assert main(["compare", scenario, *COMPARE, "--jobs", jobs, "--out", str(out)]) == 2
@@ -150,7 +150,7 @@ def test_the_record_writer_process_reports_the_error_number_and_file(tmp_path: P
     blocked = tmp_path / "blocked"
     (blocked / "games.csv").mkdir(parents=True)
     with pytest.raises(IsADirectoryError) as caught:
-        record_files.open_sink(blocked, "csv", background=True)
+        record_writer.open_sink(blocked, "csv", background=True)
     assert caught.value.errno == errno.EISDIR
     assert caught.value.filename == str(blocked / "games.csv")
     full = OSError(errno.ENOSPC, "No space left on device", str(blocked / "games.csv"))

@@ -21,9 +21,9 @@ import pytest
 
 from lobbysim.cli import main
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.record_files import CsvSink, csv_rows, csv_text, open_sink, record_frame, write_frames
+from lobbysim.record_files import CsvSink, csv_rows, csv_text, record_frame, write_frames
 from lobbysim.record_reader import read_records
-from lobbysim.record_writer import BackgroundSink
+from lobbysim.record_writer import BackgroundSink, open_sink
 from lobbysim.records import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario, load_scenario
 
@@ -398,7 +398,7 @@ def test_a_writer_left_open_does_not_hold_up_the_exit(tmp_path: Path) -> None:
     """
     script = (
         "from pathlib import Path\n"
-        "from lobbysim.record_files import open_sink\n"
+        "from lobbysim.record_writer import open_sink\n"
         f"sink = open_sink(Path({str(tmp_path)!r}), 'csv', background=True)\n"
         "sink('waits', [(1, 0.0, 1.0, 'matched', 1.0)])\n"
     )

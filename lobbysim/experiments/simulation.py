@@ -25,8 +25,9 @@ from lobbysim.metrics import (
     tenure_metrics,
     veteran_kendall_taus,
 )
-from lobbysim.record_files import RecordFileSink, open_sink, record_frame
+from lobbysim.record_files import RecordFileSink, record_frame
 from lobbysim.record_reader import read_records
+from lobbysim.record_writer import open_sink
 from lobbysim.records import RECORD_COLUMNS, TEAM_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
