@@ -27,7 +27,8 @@ import pandas as pd  # noqa: E402
 
 from lobbysim.experiments.replications import paired_differences, run_experiment  # noqa: E402
 from lobbysim.scenario import Scenario  # noqa: E402
-from lobbysim.scenario.parse import apply_overrides, read_scenario_data  # noqa: E402
+from lobbysim.scenario.files import read_scenario_data  # noqa: E402
+from lobbysim.scenario.parse import apply_overrides  # noqa: E402
 
 
 def run_variants(variants: dict[str, Scenario], replications: int, jobs: int) -> pd.DataFrame:

@@ -429,7 +429,6 @@ def import_cycles(sources: Mapping[str, str], packages: set[str]) -> list[list[s
     )
 
 
-@pytest.mark.xfail(strict=True, reason="offenders on the tree: being fixed")
 def test_no_import_cycles() -> None:
     cycles = import_cycles(module_sources(), _packages())
     assert cycles == [], "import cycles:\n" + "\n".join(map(str, cycles))

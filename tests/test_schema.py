@@ -24,13 +24,13 @@ from lobbysim.population import Population
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError, bundled_scenarios
 from lobbysim.scenario.bundled import scenario_headline
+from lobbysim.scenario.files import read_scenario_data
 from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
     MatchmakerConfig,
     RecordsConfig,
 )
-from lobbysim.scenario.parse import read_scenario_data
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.rules import AttributeConfig, RuleConfig
 from lobbysim.scenario.schema import (

@@ -86,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
 def export_text(scenario: str | Path) -> str:
     """Return the scenario's rule set as FlexMatch rule set JSON text (ending with a newline)."""
     from lobbysim.rules.flexmatch_export import export_flexmatch
-    from lobbysim.scenario.parse import load_scenario
+    from lobbysim.scenario.files import load_scenario
 
     loaded = load_scenario(scenario)
     try:
@@ -147,7 +147,8 @@ def _game_line(game: Mapping[str, Any]) -> str:
 def show_lines(file: str | Path) -> list[str]:
     """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
     from lobbysim.rules.flexmatch_read import read_flexmatch
-    from lobbysim.scenario.parse import build, load_scenario
+    from lobbysim.scenario.files import load_scenario
+    from lobbysim.scenario.parse import build
 
     path = Path(file)
     if path.suffix.lower() == ".json":

@@ -7,6 +7,7 @@ its own ranges); :mod:`lobbysim.scenario.parse` reads them from YAML files, plai
 """
 
 from lobbysim.scenario.bundled import bundled_scenarios, find_scenario
+from lobbysim.scenario.files import load_scenario, read_scenario_data
 from lobbysim.scenario.model import (
     MAX_HORIZON,
     MAX_NAME,
@@ -22,15 +23,9 @@ from lobbysim.scenario.model import (
     SweepConfig,
     folder_label,
     name_problem,
-)
-from lobbysim.scenario.parse import (
-    apply_overrides,
-    load_scenario,
-    plugin_spec,
-    read_scenario_data,
-    set_path,
     to_data,
 )
+from lobbysim.scenario.parse import apply_overrides, plugin_spec, set_path
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.world import RegionConfig, WorldConfig

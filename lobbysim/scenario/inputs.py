@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lobbysim.scenario.files import load_scenario
 from lobbysim.scenario.model import Scenario
-from lobbysim.scenario.parse import apply_overrides, load_scenario, set_path
+from lobbysim.scenario.parse import apply_overrides, set_path
 from lobbysim.validation import ScenarioError
 
 Overrides = Mapping[str, Any] | Sequence[str] | None

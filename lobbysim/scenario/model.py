@@ -537,15 +537,17 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Build a scenario from plain data (e.g. parsed YAML), reporting every problem."""
+        from lobbysim.rules.flexmatch_scenario import expand_scenario_data
         from lobbysim.scenario.parse import build
 
+        if cls is Scenario and isinstance(data, Mapping):
+            # matchmaker.rules: {flexmatch: FILE, ...} read into plain rules
+            data = expand_scenario_data(data)
         scenario: Scenario = build(cls, data, "")
         return scenario
 
     def to_dict(self) -> dict[str, Any]:
         """Return the scenario as plain data in the form :meth:`from_dict` reads."""
-        from lobbysim.scenario.parse import to_data
-
         return to_data(self)
 
     @property
@@ -633,3 +635,42 @@ def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
     if bad:
         return f"{where}: min_quality must be in [0, 1], got {bad[0]!r} in {shown}"
     return None
+
+
+#: Optional top-level sections left out of :func:`to_data` when unset, so that the plain data (and
+#: the sweep run keys hashed from it) of a scenario without them is what it was before they existed.
+OMITTED_WHEN_UNSET = ("sweep", "base", "compare", "world", "parties", "attributes", "metrics")
+#: Fields left out of :func:`to_data` at their default, for the same reason: (section, field).
+OMITTED_AT_DEFAULT = (
+    ("records", "format"),
+    ("matchmaker", "max_latency_ms"),
+    ("matchmaker", "max_delta_ping_ms"),
+    ("matchmaker", "rules"),
+    ("matchmaker", "algorithm"),
+)
+
+
+def to_data(scenario: Scenario) -> dict[str, Any]:
+    """Return the scenario as plain data in the form :func:`lobbysim.scenario.parse.build` reads
+    (no ``sweep`` if unset)."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, PluginSpec):
+            return {"name": value.name, **{k: plain(v) for k, v in value.params.items()}}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    result: dict[str, Any] = plain(scenario)
+    for optional in OMITTED_WHEN_UNSET:
+        if result.get(optional) is None:
+            result.pop(optional, None)
+    for section, name in OMITTED_AT_DEFAULT:
+        fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
+        if result[section].get(name) == fields[name].default:
+            del result[section][name]
+    return result

@@ -1,11 +1,12 @@
-"""Scenarios from and to plain data: YAML files, ``key.path=value`` overrides, type-driven checks.
+"""Scenarios from plain data: ``key.path=value`` overrides, type-driven checks.
 
 :func:`build` turns a mapping into a section of the scenario by the section's real type hints
 (``float``, ``int``, ``bool``, ``str``, ``X | None``, ``tuple[X, ...]``, ``Mapping[str, X]``, a
-nested section, a :class:`~lobbysim.scenario.model.PluginSpec`), reporting every problem of the
-file at once with its field path. A field whose metadata holds ``expected`` (e.g. the threshold
-schedule) reports any malformed value with that description instead of its parts.
-:func:`to_data` is the inverse: what it returns, :func:`build` reads back to an equal scenario.
+nested section, a :class:`~lobbysim.scenario.plugin_spec.PluginSpec`), reporting every problem of
+the file at once with its field path. A field whose metadata holds ``expected`` (e.g. the
+threshold schedule) reports any malformed value with that description instead of its parts.
+:func:`lobbysim.scenario.model.to_data` is the inverse: what it returns, :func:`build` reads back
+to an equal scenario. A scenario file is read by :mod:`lobbysim.scenario.files`.
 """
 
 from __future__ import annotations
@@ -15,59 +16,14 @@ import functools
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from lobbysim.registry import did_you_mean
-from lobbysim.scenario.bundled import find_scenario, resolve_plugin_files
-from lobbysim.scenario.model import Scenario
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import ScenarioError, digit_count, is_number, is_whole
-from lobbysim.yaml_input import YamlInputError, load_yaml, read_yaml_file
+from lobbysim.yaml_input import YamlInputError, load_yaml
 
 _NONE = type(None)
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario from a YAML file; every problem names the file."""
-    data = read_scenario_data(path)
-    try:
-        return Scenario.from_dict(data)
-    except ScenarioError as exc:
-        raise ScenarioError([f"{path}: {problem}" for problem in exc.problems]) from None
-
-
-def read_scenario_data(path: str | Path) -> dict[str, Any]:
-    """Read a scenario file's YAML as plain data (not yet validated).
-
-    ``path`` is a file, or the name of a bundled scenario (``quickstart``) when no such file
-    exists (:func:`lobbysim.scenario.bundled.find_scenario`). A plug-in file the scenario names
-    that is not found from the current folder is looked up from the scenario file's folder
-    (:func:`lobbysim.scenario.bundled.resolve_plugin_files`), and so is a FlexMatch rule set
-    (``matchmaker.rules.flexmatch``: :func:`lobbysim.rules.flexmatch_scenario.resolve_rule_files`).
-
-    Raises:
-        ScenarioError: a bare name that is neither a file nor a bundled scenario; the file cannot
-            be read, is too large or not UTF-8, has a YAML syntax error (with its line and
-            column), a duplicate key or an alias chain (see :mod:`lobbysim.yaml_input`), holds no
-            fields, or is not a mapping.
-    """
-    file = find_scenario(path)
-    path = Path(path)
-    try:
-        data = read_yaml_file(file)
-    except YamlInputError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    if data is None:
-        raise ScenarioError(
-            f"{path}: the file holds no fields (it is empty or only comments); "
-            "write at least one field, e.g. 'name: my_lobby'"
-        )
-    if not isinstance(data, Mapping):
-        raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    from lobbysim.rules.flexmatch_scenario import resolve_rule_files
-
-    return dict(resolve_rule_files(resolve_plugin_files(dict(data), file.parent), file.parent))
 
 
 # --- plain data -> scenario -----------------------------------------------------------------------
@@ -77,10 +33,6 @@ def build(cls: type, data: Any, path: str) -> Any:
     """Build the section ``cls`` from a mapping, reporting every problem found (not the first)."""
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path or 'scenario'}: expected a mapping, got {data!r}")
-    if cls is Scenario:  # matchmaker.rules: {flexmatch: FILE, ...} read into plain rules
-        from lobbysim.rules.flexmatch_scenario import expand_scenario_data
-
-        data = expand_scenario_data(data)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
@@ -196,45 +148,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         ) from None
 
 
-# --- scenario -> plain data, and overrides --------------------------------------------------------
-
-
-#: Optional top-level sections left out of :func:`to_data` when unset, so that the plain data (and
-#: the sweep run keys hashed from it) of a scenario without them is what it was before they existed.
-OMITTED_WHEN_UNSET = ("sweep", "base", "compare", "world", "parties", "attributes", "metrics")
-#: Fields left out of :func:`to_data` at their default, for the same reason: (section, field).
-OMITTED_AT_DEFAULT = (
-    ("records", "format"),
-    ("matchmaker", "max_latency_ms"),
-    ("matchmaker", "max_delta_ping_ms"),
-    ("matchmaker", "rules"),
-    ("matchmaker", "algorithm"),
-)
-
-
-def to_data(scenario: Scenario) -> dict[str, Any]:
-    """Return the scenario as plain data in the form :func:`build` reads (no ``sweep`` if unset)."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, PluginSpec):
-            return {"name": value.name, **{k: plain(v) for k, v in value.params.items()}}
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if isinstance(value, Mapping):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        return value
-
-    result: dict[str, Any] = plain(scenario)
-    for optional in OMITTED_WHEN_UNSET:
-        if result.get(optional) is None:
-            result.pop(optional, None)
-    for section, name in OMITTED_AT_DEFAULT:
-        fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
-        if result[section].get(name) == fields[name].default:
-            del result[section][name]
-    return result
+# --- overrides --------------------------------------------------------
 
 
 def apply_overrides(data: dict[str, Any], items: Sequence[str], what: str = "--set") -> None:
