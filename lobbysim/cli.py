@@ -37,7 +37,7 @@ from lobbysim.cli_studies import (
 from lobbysim.outputs import OutputTargetError
 from lobbysim.validation import ScenarioError
 
-__all__ = ["UserError", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -481,6 +481,12 @@ def defined_names(source: str) -> tuple[set[str], set[str], set[str]]:
     return defined, imported - defined, exported
 
 
+#: The package face's names are :mod:`lobbysim.api`'s: the face (``lobbysim.__getattr__``) loads
+#: them from there only, so the API module also gives the few it takes from below (``Scenario``,
+#: ``RunFolder``, ``load_run``).
+FACE_BODY = ("lobbysim.api",)
+
+
 def forwarded_imports(
     sources: Mapping[str, str], packages: set[str], importers: Mapping[str, tuple[str, str]]
 ) -> list[str]:
@@ -494,9 +500,12 @@ def forwarded_imports(
         for name in defined:
             homes.setdefault(name, []).append(module)
     found = []
-    for module, (defined, _, _) in facts.items():
+    for module, (defined, _, exported) in facts.items():
         if module != "lobbysim" and "__getattr__" in defined:
             found.append(f"{module} defines a module __getattr__")
+        forwarded = sorted(exported - defined)
+        if module not in packages and module not in FACE_BODY and forwarded:
+            found.append(f"{module} re-exports {', '.join(forwarded)} in its __all__")
     for label, (module, source) in importers.items():
         for node in ast.walk(ast.parse(source)):
             if not isinstance(node, ast.ImportFrom):
@@ -542,9 +551,11 @@ def test_every_import_names_the_module_that_defines_the_name() -> None:
         "lobbysim.b": "from lobbysim.a import X\n",
         "lobbysim.p": "from lobbysim.a import X\n__all__ = ['X']\n",
         "lobbysim.c": "def __getattr__(name): ...\n",
+        "lobbysim.d": "from lobbysim.a import X\n__all__ = ['X']\n",
     }
     importers = {"t.py": ("tests", "from lobbysim.b import X\nfrom lobbysim.p import X\n")}
     assert forwarded_imports(fake, {"lobbysim", "lobbysim.p"}, importers) == [
         "lobbysim.c defines a module __getattr__",
+        "lobbysim.d re-exports X in its __all__",
         "t.py:1 takes X from lobbysim.b, which does not define it (defined in: lobbysim.a)",
     ]
