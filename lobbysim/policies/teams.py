@@ -37,7 +37,6 @@ from functools import cache, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import ndtr
 
 from lobbysim.policies.base import FloatArray, IntArray
 
@@ -66,13 +65,10 @@ def team_quality(gap: FloatArray, var_sum: FloatArray, players: int, beta2: floa
     return np.asarray(np.sqrt(players * beta2 / c2) * np.exp(-(d * d) / (2.0 * c2)))
 
 
-def stronger_win_chance(
-    gap: FloatArray | float, var_sum: FloatArray | float, players: int, beta2: float
-) -> FloatArray:
+def stronger_win_chance(gap: float, var_sum: float, players: int, beta2: float) -> float:
     """Return the predicted chance that the team with the higher rating sum wins,
     ``Phi(|gap| / c)`` with ``c^2 = players beta2 + var_sum`` (0.5 for equal sums)."""
-    c2 = players * beta2 + np.asarray(var_sum, dtype=np.float64)
-    return np.asarray(ndtr(np.abs(np.asarray(gap, dtype=np.float64)) / np.sqrt(c2)))
+    return 0.5 * math.erfc(-abs(gap) / math.sqrt(2.0 * (players * beta2 + var_sum)))
 
 
 def split_quality(
@@ -103,7 +99,7 @@ def team_start(
     n = len(teams)
     gap = _gap(np.asarray(means, dtype=np.float64).tolist(), teams)
     var_sum = 0.0 if variances is None else math.fsum(np.asarray(variances).tolist())
-    chance = 0.5 * math.erfc(-abs(gap) / math.sqrt(2.0 * (n * beta2 + var_sum)))  # Phi(|d| / c)
+    chance = stronger_win_chance(gap, var_sum, n, beta2)
     size_a = sum(1 for t in teams if t == 0)
     truth_a = math.fsum(v for v, t in zip(truths, teams, strict=True) if t == 0)
     truth_b = math.fsum(v for v, t in zip(truths, teams, strict=True) if t != 0)

@@ -118,7 +118,7 @@ def test_team_quality_is_trueskills_and_its_win_chance_the_models() -> None:
         assert team_quality(gap, var_sum, 2 * n, beta2) == pytest.approx(
             env.quality(teams), rel=1e-12
         )
-        chance = float(stronger_win_chance(gap, var_sum, 2 * n, beta2))
+        chance = stronger_win_chance(float(gap), float(var_sum), 2 * n, beta2)
         # the model: each player performs N(skill, var + beta2); the higher team total wins
         draws = rng.normal(mu, np.sqrt(var + beta2), size=(400_000, 2 * n))
         won = (draws[:, :n].sum(axis=1) > draws[:, n:].sum(axis=1)).mean()
@@ -129,7 +129,7 @@ def test_team_quality_is_trueskills_and_its_win_chance_the_models() -> None:
             a = [model.rating(mu=float(mu[0]), sigma=float(math.sqrt(var[0])))]
             b = [model.rating(mu=float(mu[1]), sigma=float(math.sqrt(var[1])))]
             assert chance == pytest.approx(max(model.predict_win([a, b])), rel=1e-12)
-    assert float(stronger_win_chance(0.0, 1.0, 8, beta2)) == 0.5
+    assert stronger_win_chance(0.0, 1.0, 8, beta2) == 0.5
 
 
 def test_adding_a_constant_to_every_rating_changes_no_split() -> None:
