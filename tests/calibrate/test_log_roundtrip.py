@@ -253,3 +253,16 @@ def test_log_check_of_a_hostile_log_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         args.handler(args)
     assert str(info.value) == f"{path}: line 2 is not UTF-8 (byte 0xff at column 3)"
+
+
+def test_log_export_replaces_a_file_only_with_force(run_folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "log.csv"
+    out.write_text("mine", encoding="utf-8")
+    args = parse(["log", "export", str(run_folder), "--out", str(out)])
+    with pytest.raises(ScenarioError, match=r"--out: .*log\.csv exists already: not overwritten"):
+        args.handler(args)
+    assert out.read_text(encoding="utf-8") == "mine"
+    args = parse(["log", "export", str(run_folder), "--out", str(out), "--force"])
+    assert args.handler(args) == 0
+    assert pd.read_csv(out).columns[0] == "match_id"
+    assert [p.name for p in tmp_path.iterdir()] == ["log.csv"]  # no temporary left
