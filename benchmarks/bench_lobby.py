@@ -8,7 +8,7 @@ length); a warm-up fills the lobby and is not timed.
 
 Records are streamed to CSV files in a temporary folder (``records.stream``,
 the sink :func:`lobbysim.experiments.simulation.simulate` uses: a writer process where one can
-run, :func:`lobbysim.record_writer.open_sink`), as the issue asks; the timed part includes
+run, :func:`lobbysim.records.writer.open_sink`), as the issue asks; the timed part includes
 writing them (the final flush too, and waiting for the writer to finish). ``--no-writer`` writes
 them in the simulation's process; ``--no-stream`` keeps them in memory instead.
 
@@ -73,7 +73,7 @@ def child(
     concurrent: int, minutes: float, wake_on_arrival: bool, stream: bool, writer: bool = True
 ) -> None:
     """Run one size once (warm-up untimed) and print its figures as JSON."""
-    from lobbysim.record_writer import open_sink
+    from lobbysim.records.writer import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

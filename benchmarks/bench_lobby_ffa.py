@@ -84,7 +84,7 @@ def scenario_for(concurrent: int, minutes: float, wake_on_arrival: bool = False)
 
 def child(concurrent: int, minutes: float, wake_on_arrival: bool) -> dict[str, Any]:
     """Run one size once (warm-up untimed); return its figures."""
-    from lobbysim.record_writer import open_sink
+    from lobbysim.records.writer import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

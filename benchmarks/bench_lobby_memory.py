@@ -43,7 +43,7 @@ def scenario_for(concurrent: int, hours: float, stream: bool) -> Scenario:
 def child(concurrent: int, hours: float, stream: bool) -> None:
     """Run one configuration and print its figures as JSON."""
     from lobbysim.experiments.simulation import collect, collect_streamed
-    from lobbysim.record_files import CsvSink
+    from lobbysim.records.files import CsvSink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

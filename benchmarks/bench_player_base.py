@@ -72,7 +72,7 @@ def scenario_for(size: int, per_day: float, days: float) -> Scenario:
 
 def child(size: int, per_day: float, days: float) -> None:
     """Run one length once and print its figures as JSON."""
-    from lobbysim.record_writer import open_sink
+    from lobbysim.records.writer import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

@@ -102,7 +102,7 @@ def scenario_for(concurrent: int, minutes: float, parties: bool = True) -> Scena
 def child(concurrent: int, minutes: float, parties: bool = True) -> dict[str, Any]:
     """Run once (warm-up untimed); return its figures."""
     from lobbysim.experiments.simulation import schema_of
-    from lobbysim.record_writer import open_sink
+    from lobbysim.records.writer import open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

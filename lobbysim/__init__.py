@@ -3,7 +3,7 @@
 The package is organised in layers (docs/architecture.md): ``lobbysim.skill`` holds the rating
 math (no SimPy), ``lobbysim.policies`` the opponent-selection rules, ``lobbysim.sim`` the SimPy
 lobby, ``lobbysim.paper`` the vectorised engine for the paper's simulation study and
-``lobbysim.cli`` the ``lobbysim`` command; docs/model.md has the math.
+``lobbysim.cli.main`` the ``lobbysim`` command; docs/model.md has the math.
 
 From Python or a notebook, the package itself is the API (:mod:`lobbysim.api`)::
 

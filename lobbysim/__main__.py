@@ -1,8 +1,8 @@
-"""``python -m lobbysim``: the ``lobbysim`` command (:func:`lobbysim.cli.main`)."""
+"""``python -m lobbysim``: the ``lobbysim`` command (:func:`lobbysim.cli.main.main`)."""
 
 import sys
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -39,7 +39,8 @@ run's metrics, ``metrics_series`` as a pandas Series, ``metrics_table`` with uni
 are the notebook views of :mod:`lobbysim.reporting.notebook`. The examples in the functions'
 docstrings run as tests (tests/test_notebook_api.py).
 
-Progress (:mod:`lobbysim.progress`) shows as a widget bar in a Jupyter notebook (``tqdm.auto``),
+Progress (:mod:`lobbysim.running.progress`) shows as a widget bar in a Jupyter notebook
+(``tqdm.auto``),
 a bar on a terminal and a plain line every 10 s otherwise; ``progress=False`` turns it off. It
 never changes a result.
 """
@@ -62,12 +63,12 @@ from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.sequential import Rule, run_until_precise
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
-from lobbysim.progress import CallbackProgress, Progress
-from lobbysim.remaining_time import RemainingTime
 from lobbysim.reporting.notebook import (
     NotebookExperimentResult,
     NotebookSimulationResult,
 )
+from lobbysim.running.progress import CallbackProgress, Progress
+from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.scenario.inputs import Overrides, as_scenario
 from lobbysim.scenario.specs import spec_label, split_specs
@@ -98,7 +99,8 @@ def _display(progress: ProgressOption) -> Progress:
     if callable(progress):
         return CallbackProgress(progress)
     raise TypeError(
-        f"progress: expected True, False, None or a lobbysim.progress.Progress, got {progress!r}"
+        "progress: expected True, False, None or a lobbysim.running.progress.Progress, "
+        f"got {progress!r}"
     )
 
 

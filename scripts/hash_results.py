@@ -43,7 +43,7 @@ KINDS = ("games", "participants", "waits", "ratings", "players")
 def legacy_text_form(frame: pd.DataFrame) -> pd.DataFrame:
     """Return ``frame`` with each nullable integer column holding a missing value as floats.
 
-    Before the records had one schema (``lobbysim.records.RECORD_COLUMNS``), such a column
+    Before the records had one schema (``lobbysim.records.rows.RECORD_COLUMNS``), such a column
     (a team game's ``winner`` with a drawn game) was float64 and written ``1.0``; now it is
     ``Int64``, written ``1``. Hashing the old text form keeps hashes saved before comparable: the
     values are the same.

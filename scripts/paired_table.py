@@ -5,7 +5,8 @@ sweep`` with one cell (its ``runs/``); every row of the table is one folder and 
 metric, the reference policy's mean and the paired difference
 ``policy - reference`` over the replications (common random numbers: replication r of both saw
 the same seed) with its 95% Student-t interval, marked ``*`` when the interval excludes 0, and
-the minimum detectable difference at 80% power (:func:`lobbysim.intervals.detectable_difference`)
+the minimum detectable difference at 80% power
+(:func:`lobbysim.stats.intervals.detectable_difference`)
 where it does not. ``retained_deciles_1_9`` is derived from ``retained_decile_1..9`` where a run
 predates the metric (their mean, the metric's definition). With ``--reference-from``, the
 reference policy's replications come from another comparison of the same scenario and seeds
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from lobbysim.intervals import detectable_difference, interval
+from lobbysim.stats.intervals import detectable_difference, interval
 
 
 def replications(folder: Path) -> pd.DataFrame:

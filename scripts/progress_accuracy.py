@@ -5,7 +5,8 @@ quickstart, team_4v4, mechwarrior_ffa, evening_peak and live_game; global_5v5 ta
 minutes on two cores, name it to include it) as ``lobbysim compare NAME`` does, without the
 report, records every update of the runs' stage (the seconds elapsed, the runs done with their
 fractions, and the estimate of the seconds left the progress line would show,
-:class:`lobbysim.remaining_time.RemainingTime`), and afterwards compares each estimate made once a
+:class:`lobbysim.running.time_left.RemainingTime`), and afterwards compares each estimate made once
+a
 fifth of the stage's time had passed with the true time left then (the stage's end minus that
 moment). It prints per scenario the worst relative error, ``(estimate - true) / true``, over
 those estimates, and whether it is within 25%; and, for comparison, the worst error of the
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lobbysim.commands.run import run
-from lobbysim.progress import Estimate, Progress
+from lobbysim.running.progress import Estimate, Progress
 
 DEFAULT = ["quickstart", "team_4v4", "mechwarrior_ffa", "evening_peak", "live_game"]
 TOLERANCE = 0.25

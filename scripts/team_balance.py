@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.simulation import simulate
-from lobbysim.intervals import interval
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.metrics import FAIR_BAND
+from lobbysim.stats.intervals import interval
 
 POLICIES = ("draw_chance", "uniform_random", "oracle")
 

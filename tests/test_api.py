@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.validate import load_run_scenario
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
-from lobbysim.progress import Progress
+from lobbysim.running.progress import Progress
 from lobbysim.scenario import ScenarioError
 
 KINDS = ("games", "participants", "waits", "ratings", "players")

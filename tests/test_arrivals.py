@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lobbysim.arrivals import (
+from lobbysim.players.arrivals import (
     ARRIVALS,
     ArrivalModel,
     Arrivals,

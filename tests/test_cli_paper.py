@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import lobbysim.commands.paper
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.paper import PaperArgumentError, run_paper
 
 SMALL = ["paper", "--case", "top", "--paths", "4", "--games", "30"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands import run as runs
 from lobbysim.policies import POLICIES
 from lobbysim.raters import RATERS

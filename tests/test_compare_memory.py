@@ -21,8 +21,8 @@ from lobbysim.commands.run import run
 from lobbysim.commands.validate import load_run_scenario
 from lobbysim.experiments.figure_data import FigureData, report_keys
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
-from lobbysim.record_reader import read_records
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.specs import record_folders

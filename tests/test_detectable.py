@@ -11,14 +11,14 @@ import pytest
 from scipy import stats
 
 from lobbysim.experiments.replications import DIFFERENCE_COLUMNS, paired_differences
-from lobbysim.intervals import (
+from lobbysim.reporting.headline import wrap_terminal
+from lobbysim.stats.intervals import (
     MAX_REPLICATIONS,
     POWER,
     detectable_difference,
     paired_p_value,
     replications_to_detect,
 )
-from lobbysim.reporting.headline import wrap_terminal
 
 Z_SUM = 1.959963984540054 + 0.8416212335729143
 """z_.975 + z_.8: the large-n limit of sqrt(n) MDD / sd."""

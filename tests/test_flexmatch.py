@@ -1,4 +1,4 @@
-"""Amazon GameLift FlexMatch rule sets in and out (lobbysim.rules.flexmatch, ``lobbysim rules``).
+"""Amazon GameLift FlexMatch rule sets in and out (lobbysim.flexmatch, ``lobbysim rules``).
 
 Each supported FlexMatch rule type is read against its documented meaning (kind, attribute,
 limit, party aggregation, expansions from seconds to minutes, the clock from
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.rules import export_text, show_lines
-from lobbysim.rules.flexmatch_export import export_bindings, export_flexmatch
-from lobbysim.rules.flexmatch_read import MAX_BYTES, read_flexmatch
+from lobbysim.flexmatch.export import export_bindings, export_flexmatch
+from lobbysim.flexmatch.read import MAX_BYTES, read_flexmatch
 from lobbysim.scenario import Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.parse import build
 from lobbysim.scenario.rules import RuleConfig
@@ -993,7 +993,7 @@ def test_rules_show_marks_an_attribute_no_rule_reads(tmp_path: Path) -> None:
 def test_export_into_a_missing_folder_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from lobbysim.cli import main
+    from lobbysim.cli.main import main
 
     out = tmp_path / "missing" / "rules.json"
     assert main(["rules", "export", "flexmatch_5v5", "--flexmatch", "--out", str(out)]) == 2

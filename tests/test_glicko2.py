@@ -14,7 +14,7 @@ import pytest
 
 from lobbysim.raters import RATERS, Glicko2Rater, Rater
 from lobbysim.raters.glicko2 import SCALE
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.registry import PluginError
 
 # --------------------------------------------------------------------------------------------

@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim import record_writer
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.run import run
 from lobbysim.experiments import store
-from lobbysim.outputs import OutputFileError, storage_problem
-from lobbysim.record_files import RecordFileError
+from lobbysim.records import writer as record_writer
+from lobbysim.records.files import RecordFileError
+from lobbysim.records.outputs import OutputFileError, storage_problem
 from tests import small_scenarios
 
 # the small lobby of tests/small_scenarios.py, run a little longer

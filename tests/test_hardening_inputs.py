@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError
 from lobbysim.scenario import PluginSpec, ScenarioError, bundled_scenarios, find_scenario
@@ -41,7 +41,7 @@ from pathlib import Path
 
 Path({marker!r}).write_text("imported")
 
-from lobbysim.arrivals import Poisson as Marked
+from lobbysim.players.arrivals import Poisson as Marked
 """
 
 MEMORY_LIMIT = 3 * 2**30  # bytes of address space for the CLI subprocesses
@@ -143,7 +143,7 @@ def test_validate_checks_plugin_references_without_importing(
     assert reference_problem("pipe.py:Thing") == (
         "'pipe.py' for 'pipe.py:Thing': is a pipe, not a regular file; give a file"
     )
-    assert reference_problem("lobbysim.arrivals:Poisson") is None
+    assert reference_problem("lobbysim.players.arrivals:Poisson") is None
     assert reference_problem("no colon") is not None
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lobbysim import outputs
-from lobbysim.cli import main
-from lobbysim.outputs import HOST, process_alive, remove_stale_temporaries
+from lobbysim.cli.main import main
+from lobbysim.records import outputs
+from lobbysim.records.outputs import HOST, process_alive, remove_stale_temporaries
 from tests.small_scenarios import SMALL
 
 pytestmark = pytest.mark.skipif(
@@ -26,7 +26,7 @@ GONE_WITHIN = 5.0  # seconds
 
 
 def _cli(*args: str) -> list[str]:
-    program = "import sys; from lobbysim.cli import main; sys.exit(main())"
+    program = "import sys; from lobbysim.cli.main import main; sys.exit(main())"
     return [sys.executable, "-c", program, *args]
 
 
@@ -157,7 +157,7 @@ def test_a_killed_streamed_run_takes_its_record_writer_along(work: Path) -> None
 
 
 WATCHED = """import multiprocessing, os, sys, time
-from lobbysim.parallel import die_with_parent
+from lobbysim.running.workers import die_with_parent
 
 def child(parent):
     die_with_parent(parent, deathsig=False)  # the portable watchdog alone

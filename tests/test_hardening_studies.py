@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.validation import MAX_STUDY_SIMULATIONS
 from tests.test_hardening_inputs import TINY, lobbysim_under_limit, one_line_error
 

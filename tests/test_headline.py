@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands import run as runs
 from lobbysim.experiments.replications import (
     DIFFERENCE_COLUMNS,
@@ -22,13 +22,6 @@ from lobbysim.experiments.replications import (
     paired_differences,
     summarise,
 )
-from lobbysim.intervals import (
-    benjamini_hochberg,
-    detectable_difference,
-    interval,
-    paired_p_value,
-)
-from lobbysim.metrics import metric_support
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.headline import (
     BASELINE_BEST,
@@ -48,6 +41,13 @@ from lobbysim.reporting.run import differences_table
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE, TRADEOFF_SIZE
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
 from lobbysim.reporting.verdicts import NO_DIFFERENCE as NOT_SIGNIFICANT
+from lobbysim.stats.intervals import (
+    benjamini_hochberg,
+    detectable_difference,
+    interval,
+    paired_p_value,
+)
+from lobbysim.stats.metrics import metric_support
 
 SMALL = """\
 name: headline

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lobbysim.latency import (
+from lobbysim.players.latency import (
     LATENCY,
     LatencyModel,
     MatrixLatency,

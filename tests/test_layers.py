@@ -25,15 +25,10 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.yaml_input",
             "lobbysim.registry",
             "lobbysim.streams",
-            "lobbysim.records",
-            "lobbysim.record_files",  # the record files: CSV or Parquet, read back typed
-            "lobbysim.record_reader",  # record files read back: typed, checked against the manifest
-            "lobbysim.record_writer",  # the writer process of streamed records
-            "lobbysim.outputs",
-            "lobbysim.parallel",
-            "lobbysim.intervals",  # the statistics behind every interval: no imports
-            "lobbysim.progress",  # progress bars and lines: tqdm, imported when shown
-            "lobbysim.remaining_time",  # the time left of a stage of runs
+            "lobbysim.records",  # rows, record files, their reader and writer, output folders
+            "lobbysim.running",  # worker processes, progress, time left, interpreter settings
+            "lobbysim.stats",  # the package face; its metrics sit with the model (below)
+            "lobbysim.stats.intervals",  # the statistics behind every interval: no imports
         },
     ),
     (
@@ -42,15 +37,11 @@ LAYERS: list[tuple[str, set[str]]] = [
             "lobbysim.skill",
             "lobbysim.scenario",
             "lobbysim.scenarios",  # bundled scenario files and the example plug-in they name
-            "lobbysim.arrivals",
-            "lobbysim.visits",
-            "lobbysim.retention",
-            "lobbysim.latency",  # latency models of a world: players to data centres
-            "lobbysim.rules",  # rule sets in other formats: FlexMatch in and out
-            "lobbysim.population",
+            "lobbysim.players",  # arrivals, population, visits, retention, latency
+            "lobbysim.flexmatch",  # rule sets in other formats: FlexMatch in and out
             "lobbysim.policies",
             "lobbysim.raters",
-            "lobbysim.metrics",
+            "lobbysim.stats.metrics",
         },
     ),
     ("engines", {"lobbysim.sim", "lobbysim.paper"}),
@@ -59,7 +50,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("calibrate", {"lobbysim.calibration"}),  # match logs: read, fit a scenario, score raters
     ("reporting", {"lobbysim.reporting"}),
     ("commands", {"lobbysim.commands", "lobbysim.api"}),  # api: the notebook-shaped functions
-    ("cli", {"lobbysim.cli", "lobbysim.cli_options", "lobbysim.cli_studies", "lobbysim.__main__"}),
+    ("cli", {"lobbysim.cli", "lobbysim.__main__"}),
 ]
 
 
@@ -146,8 +137,8 @@ def test_every_module_imports_only_its_layer_and_those_below() -> None:
         ),
         (
             "lobbysim.scenario.model",
-            "def f():\n    import lobbysim.cli\n",
-            "lobbysim.scenario.model (layer model) imports lobbysim.cli (layer cli) at line 2",
+            "def f():\n    import lobbysim.cli.main\n",
+            "lobbysim.scenario.model (layer model) imports lobbysim.cli.main (layer cli) at line 2",
         ),
         (
             "lobbysim.reporting.run",
@@ -169,8 +160,8 @@ def test_the_package_loads_its_api_only_lazily() -> None:
     assert violations({"lobbysim": lazy}) == []
     (found,) = violations({"lobbysim": "import lobbysim.api\n"})
     assert found.startswith("lobbysim (layer foundations) imports lobbysim.api (layer commands)")
-    (found,) = violations({"lobbysim": "def f():\n    import lobbysim.cli\n"})
-    assert "imports lobbysim.cli (layer cli)" in found
+    (found,) = violations({"lobbysim": "def f():\n    import lobbysim.cli.main\n"})
+    assert "imports lobbysim.cli.main (layer cli)" in found
 
 
 def test_a_module_outside_every_layer_is_named() -> None:
@@ -186,9 +177,9 @@ KERNEL_IMPORTS = ("lobbysim.sim.entities", "lobbysim.sim.fast")
 PLUGIN_PACKAGES = (
     "lobbysim.policies",
     "lobbysim.raters",
-    "lobbysim.arrivals",
-    "lobbysim.visits",
-    "lobbysim.retention",
+    "lobbysim.players.arrivals",
+    "lobbysim.players.visits",
+    "lobbysim.players.retention",
 )
 SIMPY_PRIVATE = {"_queue", "_eid", "_now"}
 

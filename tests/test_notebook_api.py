@@ -17,7 +17,7 @@ import yaml
 import lobbysim
 import lobbysim.api
 import lobbysim.commands.run_folder
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
 from lobbysim.experiments.replications import ExperimentResult

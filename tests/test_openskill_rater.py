@@ -15,7 +15,7 @@ import pytest
 from lobbysim.experiments.simulation import simulate
 from lobbysim.raters import RATERS, OpenSkillRater, Rater
 from lobbysim.raters.openskill import MODELS
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim.components import build_raters

@@ -18,10 +18,10 @@ from lobbysim.experiments.replications import (
     share_interval,
     summarise,
 )
-from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import render_markdown
 from lobbysim.reporting.run import oracle_share_table, report_blocks
 from lobbysim.scenario import Scenario
+from lobbysim.stats.intervals import CONFIDENCE
 
 
 def _frame(values: dict[str, list[tuple[float, float]]]) -> pd.DataFrame:

@@ -1,5 +1,5 @@
-"""Every file a user names as an output follows one rule (lobbysim/outputs.py): never over an
-existing file unless --force (a regular file only), never through a link, never to a device, a
+"""Every file a user names as an output follows one rule (lobbysim/records/outputs.py): never over
+an existing file unless --force (a regular file only), never through a link, never to a device, a
 pipe or a folder, a missing folder refused before any work; nothing else is written or changed.
 Checked on every command that writes such a file, and on the rule itself."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lobbysim.cli import main
-from lobbysim.outputs import (
+from lobbysim.cli.main import main
+from lobbysim.records.outputs import (
     OutputTargetError,
     output_file_problem,
     write_output_file,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.scenario import ScenarioError, bundled_scenarios, find_scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,11 +31,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from lobbysim.arrivals import Poisson
+from lobbysim.players.arrivals import Poisson
 from lobbysim.policies.simple import DrawChance
 from lobbysim.raters import BayesianRater
-from lobbysim.retention import Experience
-from lobbysim.visits import Daily
+from lobbysim.players.retention import Experience
+from lobbysim.players.visits import Daily
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands import run as runs
 from lobbysim.commands import validate as checks
 from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario

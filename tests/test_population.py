@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from lobbysim.population import PlayerBatch, Population
+from lobbysim.players.population import PlayerBatch, Population
 from lobbysim.registry import PluginError
 
 SEEDS = range(5)

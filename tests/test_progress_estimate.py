@@ -1,4 +1,4 @@
-"""The time-left estimate of a stage of runs (:class:`lobbysim.remaining_time.RemainingTime`).
+"""The time-left estimate of a stage of runs (:class:`lobbysim.running.time_left.RemainingTime`).
 
 A fake clock drives stages whose true durations are known: runs whose steps are not equally
 costly (an evening peak, a dearer policy after a switch), runs on two workers that leave one
@@ -20,8 +20,8 @@ import pytest
 from lobbysim.commands.validate import load_run_scenario
 from lobbysim.experiments.costs import experiment_costs, run_cost, step_work
 from lobbysim.experiments.replications import policy_scenarios
-from lobbysim.progress import Progress
-from lobbysim.remaining_time import RemainingTime, TaskCost
+from lobbysim.running.progress import Progress
+from lobbysim.running.time_left import RemainingTime, TaskCost
 
 STEPS = 100
 TOLERANCE = 0.25

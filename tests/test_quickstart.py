@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 
 SHARE = re.compile(r"^draw_chance captures \d+% \[\d+%, \d+%\] of the fairness the oracle adds")
 COST = re.compile(r"\+\d[\d.]* s \[\+\d[\d.]*, \+\d[\d.]*\] mean wait")

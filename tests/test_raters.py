@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import lobbysim.raters.sph_elo as sph_elo_rater_module
 from lobbysim.raters import RATERS, BayesianRater, Rater, SPHEloRater
 from lobbysim.raters.base import EvenMatchQuality, PlayerTable, waves
-from lobbysim.records import DuelBatch, GameResult, Seat
+from lobbysim.records.rows import DuelBatch, GameResult, Seat
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.skill.gaussian import match_quality, update_1v1, win_probability
 from lobbysim.skill.sph_elo import Participant, SPHParams, rate_game, rating_changes

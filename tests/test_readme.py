@@ -39,7 +39,7 @@ def test_the_annotated_scenario_sets_every_field_and_runs(tmp_path: Path) -> Non
 
     from lobbysim.commands.validate import check_scenario
     from lobbysim.experiments.simulation import simulate
-    from lobbysim.population import Population
+    from lobbysim.players.population import Population
     from lobbysim.scenario import Scenario, load_scenario
 
     data = yaml.safe_load(_tour())

@@ -19,12 +19,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.record_files import CsvSink, csv_rows, csv_text, record_frame, write_frames
-from lobbysim.record_reader import read_records
-from lobbysim.record_writer import BackgroundSink, open_sink
-from lobbysim.records import RECORD_COLUMNS, record_schema
+from lobbysim.records.files import CsvSink, csv_rows, csv_text, record_frame, write_frames
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS, record_schema
+from lobbysim.records.writer import BackgroundSink, open_sink
 from lobbysim.scenario import Scenario, load_scenario
 
 HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -398,7 +398,7 @@ def test_a_writer_left_open_does_not_hold_up_the_exit(tmp_path: Path) -> None:
     """
     script = (
         "from pathlib import Path\n"
-        "from lobbysim.record_writer import open_sink\n"
+        "from lobbysim.records.writer import open_sink\n"
         f"sink = open_sink(Path({str(tmp_path)!r}), 'csv', background=True)\n"
         "sink('waits', [(1, 0.0, 1.0, 'matched', 1.0)])\n"
     )
@@ -442,7 +442,7 @@ def test_the_fast_record_makers_make_the_dataclasses_objects() -> None:
     of the same type, hashing alike and still frozen."""
     import dataclasses
 
-    from lobbysim.records import GameResult, Seat, make_result, make_seat
+    from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
 
     rng = random.Random(11)
     for _ in range(200):

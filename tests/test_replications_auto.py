@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import lobbysim
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments.sequential import (
     CAP_RULE,
     PRECISION_RULE,

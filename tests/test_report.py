@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
-from lobbysim.intervals import mean_and_se
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.run import differences_table, write_report
 from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES
@@ -32,6 +31,7 @@ from lobbysim.reporting.verdicts import (
     verdict,
 )
 from lobbysim.scenario import Scenario
+from lobbysim.stats.intervals import mean_and_se
 
 POLICIES = ["point_estimate", "draw_chance"]
 COMMAND = "lobbysim compare small.yaml --policies point_estimate draw_chance"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lobbysim import RESULTS_VERSION
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.sweep import build_sweep
 from lobbysim.experiments import store, sweeps
 from lobbysim.experiments.store import RunStore
@@ -29,7 +29,7 @@ PLUGINS = """\
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lobbysim.arrivals import Poisson
+from lobbysim.players.arrivals import Poisson
 
 
 @dataclass(frozen=True)
@@ -306,7 +306,7 @@ def test_exponents_are_numbers_in_files_and_options(work: Path) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    program = "import sys; from lobbysim.cli import main; sys.exit(main())"
+    program = "import sys; from lobbysim.cli.main import main; sys.exit(main())"
     return [sys.executable, "-c", program, *args]
 
 
@@ -385,7 +385,7 @@ def test_sigterm_stops_the_workers_and_leaves_no_folder(work: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_sigterm_stops_a_streamed_run_and_its_record_writer(work: Path) -> None:
-    """One replication streams its records through a writer process (lobbysim.record_files):
+    """One replication streams its records through a writer process (lobbysim.records.files):
     SIGTERM ends both, with the run's one line and no folder left."""
     streamed = SMALL.replace("horizon: 40", "horizon: 3000000").replace(
         "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lobbysim.arrivals import ARRIVALS
 from lobbysim.commands.validate import check_scenario
 from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.simulation import simulate
 from lobbysim.paper import PaperStudy, draw_priors, run_study
+from lobbysim.players.arrivals import ARRIVALS
 from lobbysim.registry import PluginError
 from lobbysim.scenario import load_scenario
 from lobbysim.sim import LobbySimulation

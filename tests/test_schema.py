@@ -19,8 +19,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from lobbysim.cli import main
-from lobbysim.population import Population
+from lobbysim.cli.main import main
+from lobbysim.players.population import Population
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError, bundled_scenarios
 from lobbysim.scenario.bundled import scenario_headline

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.sweep import build_sweep, parse_grid_option, run_sweep
 from lobbysim.experiments.replications import replication_seeds
 from lobbysim.experiments.simulation import simulate
@@ -38,7 +38,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lobbysim.arrivals import Poisson
+from lobbysim.players.arrivals import Poisson
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ def test_a_sweep_killed_partway_resumes_to_the_same_table_without_rerunning(
     assert main(["sweep", str(scenario_file), *argv, "--out", str(full)]) == 0
 
     killed = tmp_path / "killed"
-    command = [sys.executable, "-m", "lobbysim.cli", "sweep", str(scenario_file), *argv]
+    command = [sys.executable, "-m", "lobbysim", "sweep", str(scenario_file), *argv]
     process = subprocess.Popen(
         [*command, "--out", str(killed)],
         stdout=subprocess.DEVNULL,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.reporting.answer import answer_sentence, duration_text, runs_answers
 from lobbysim.reporting.document import format_interval, format_p_value, render_markdown
 from lobbysim.reporting.headline import TERMINAL_WIDTH

@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from lobbysim.metrics import metric_names, metric_support
 from lobbysim.reporting.document import format_interval
 from lobbysim.reporting.sweep import write_sweep_report
 from lobbysim.reporting.sweep_summary import (
@@ -28,6 +27,7 @@ from lobbysim.reporting.sweep_summary import (
     slug,
     summarise_cells,
 )
+from lobbysim.stats.metrics import metric_names, metric_support
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KEYS = ["matchmaker.tick", "arrivals.rate"]

@@ -14,7 +14,13 @@ import pytest
 from scipy.stats import kendalltau
 
 from lobbysim.experiments import run_experiment, simulate
-from lobbysim.metrics import (
+from lobbysim.reporting.run import write_report
+from lobbysim.reporting.run_figures import FIGURE_FILES
+from lobbysim.reporting.tenure_figures import TENURE_FIGURE_FILE, trueskill_games_needed
+from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
+from lobbysim.reporting.verdicts import better_direction
+from lobbysim.scenario import Scenario, load_scenario
+from lobbysim.stats.metrics import (
     TENURE_BIN_EDGES,
     VETERAN_GAMES,
     VETERANS_COUNT,
@@ -26,16 +32,10 @@ from lobbysim.metrics import (
     tenure_metrics,
     veteran_kendall_taus,
 )
-from lobbysim.reporting.run import write_report
-from lobbysim.reporting.run_figures import FIGURE_FILES
-from lobbysim.reporting.tenure_figures import TENURE_FIGURE_FILE, trueskill_games_needed
-from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
-from lobbysim.reporting.verdicts import better_direction
-from lobbysim.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-NO_BASE_ENGINE = importlib.util.find_spec("lobbysim.visits") is None
+NO_BASE_ENGINE = importlib.util.find_spec("lobbysim.players.visits") is None
 
 # --------------------------------------------------------------------------------------------
 # Hand-built frames: games A (id 10, start 10), B (id 20, start 20), C (id 30, start 30);
@@ -248,7 +248,10 @@ def _base_scenario(**base: object) -> Scenario:
     )
 
 
-@pytest.mark.skipif(NO_BASE_ENGINE, reason="the player base engine (lobbysim.visits) is missing")
+NO_BASE = "the player base engine (lobbysim.players.visits) is missing"
+
+
+@pytest.mark.skipif(NO_BASE_ENGINE, reason=NO_BASE)
 def test_simulate_with_a_base_measures_newcomers_and_veterans() -> None:
     scenario = _base_scenario()
     result = simulate(scenario)
@@ -291,7 +294,7 @@ def test_simulate_with_a_base_measures_newcomers_and_veterans() -> None:
     assert metrics["bayesian.kendall_tau_veterans"] == pytest.approx(expected)
 
 
-@pytest.mark.skipif(NO_BASE_ENGINE, reason="the player base engine (lobbysim.visits) is missing")
+@pytest.mark.skipif(NO_BASE_ENGINE, reason=NO_BASE)
 def test_streamed_records_give_the_same_metrics_by_tenure(tmp_path: Path) -> None:
     scenario = _base_scenario(size=30)
     in_memory = simulate(scenario).metrics
@@ -302,7 +305,7 @@ def test_streamed_records_give_the_same_metrics_by_tenure(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(NO_BASE_ENGINE, reason="the player base engine (lobbysim.visits) is missing")
+@pytest.mark.skipif(NO_BASE_ENGINE, reason=NO_BASE)
 def test_the_convergence_figure_is_written_with_a_base(tmp_path: Path) -> None:
     scenario = _base_scenario(size=40)
     result = run_experiment(scenario, policies=["draw_chance", "point_estimate"], replications=2)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.commands.tune import load_study, tune
 from lobbysim.experiments.replications import replication_seeds
 from lobbysim.reporting.tune import pareto_front
@@ -293,7 +293,7 @@ def test_a_study_killed_partway_resumes_to_the_same_trials_and_answer(
 
     killed = tmp_path / "killed"
     process = subprocess.Popen(
-        [sys.executable, "-m", "lobbysim.cli", "tune", "one_visit", *argv, "--out", str(killed)],
+        [sys.executable, "-m", "lobbysim", "tune", "one_visit", *argv, "--out", str(killed)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONHASHSEED": "0"},

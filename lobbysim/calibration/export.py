@@ -1,6 +1,6 @@
 """A lobbysim run's records as a match log, and a match log written to a file.
 
-:func:`records_to_log` turns a run's record frames (:mod:`lobbysim.records`: ``games`` and
+:func:`records_to_log` turns a run's record frames (:mod:`lobbysim.records.rows`: ``games`` and
 ``participants``; ``waits`` for the queue times) into the default layout that
 :func:`lobbysim.calibration.read.read_log` reads without a column mapping, one row per seat:
 
@@ -25,7 +25,8 @@ A back-filled seat is a seat of its team like the others; the seat's own minutes
 ``left``) are not in the log, whose times are the match's. Rows are in order of start (then
 game, then the order the players entered). :func:`write_log` writes a frame as CSV (``.csv``,
 ``.csv.gz``) or Parquet (``.parquet``, needs pyarrow: ``pip install 'lobbysim[parquet]'``)
-as every output file is (:func:`lobbysim.outputs.write_output_file`): whole or not at all, and
+as every output file is (:func:`lobbysim.records.outputs.write_output_file`): whole or not at all,
+and
 never over an existing file unless asked to.
 """
 
@@ -39,7 +40,7 @@ import pandas as pd
 
 from lobbysim.calibration.chunks import PARQUET_INSTALL
 from lobbysim.calibration.mapping import LogError
-from lobbysim.outputs import write_output_file
+from lobbysim.records.outputs import write_output_file
 
 #: The columns :func:`records_to_log` writes, in order (those a run has).
 LOG_COLUMNS = (
@@ -168,7 +169,8 @@ def log_format(path: Path) -> str:
 
 def write_log(frame: pd.DataFrame, path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write a log frame to ``path`` as CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``),
-    as every output file is (:func:`lobbysim.outputs.write_output_file`: whole or not at all,
+    as every output file is (:func:`lobbysim.records.outputs.write_output_file`: whole or not at
+    all,
     new unless ``force``). Returns the path.
 
     Raises:

@@ -22,7 +22,7 @@ and its updates one :meth:`~lobbysim.raters.Rater.update` call (which equals the
 time, in order); the result is that of the event-by-event replay
 (tests/calibrate/test_scores.py holds the two side by side).
 
-**Games the raters see.** Each match becomes one :class:`~lobbysim.records.GameResult`: every
+**Games the raters see.** Each match becomes one :class:`~lobbysim.records.rows.GameResult`: every
 seat registered, its stint the match's ``[start, end]`` and its score ``max rank - rank`` in the
 match (so the best side scores most, equal ranks score alike and scores per hour order the sides
 as the ranks do: the SPH Elo and the pair rules read scores per hour). Two one-player sides with
@@ -82,7 +82,7 @@ from lobbysim.raters import Rater
 from lobbysim.raters.base import GaussianBeliefs
 from lobbysim.raters.glicko2 import SCALE, Glicko2Rater
 from lobbysim.raters.sph_elo import SPHEloRater
-from lobbysim.records import GameResult, Seat, make_result, make_seat
+from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -6,7 +6,7 @@ the log (:func:`lobbysim.calibration.scores.score_log`, unless ``--raters none``
 
 * the scenario file (``--to``), which ``lobbysim run`` runs as it is: a new file (an existing
   regular file only with ``--force``), checked before the log is read
-  (:func:`lobbysim.outputs.output_file_problem`);
+  (:func:`lobbysim.records.outputs.output_file_problem`);
 * a report folder (``--report``, default ``outputs/<log name>-calibration``): ``report.html``
   (figures embedded) and ``report.md``, ``parameters.csv`` (each fitted field, its value and
   method), ``daily.csv`` (games and distinct players per day, the log's and the calibrated
@@ -30,7 +30,7 @@ import yaml
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.run import Calibration, calibrate, compare_logs, refine_problem
 from lobbysim.experiments.store import tmp_name
-from lobbysim.outputs import (
+from lobbysim.records.outputs import (
     OutputTargetError,
     out_folder_problem,
     output_file_problem,
@@ -60,7 +60,7 @@ class CalibrateOutcome:
 
 def check_target(to: Path, report: Path | None, *, force: bool = False) -> None:
     """Raise CalibrateError, touching nothing, if the outputs cannot be written: ``to`` is
-    checked as every output file is (:func:`lobbysim.outputs.output_file_problem`)."""
+    checked as every output file is (:func:`lobbysim.records.outputs.output_file_problem`)."""
     if to.suffix not in (".yaml", ".yml"):
         raise CalibrateError(f"--to: expected a .yaml file, got {str(to)!r}")
     problem = output_file_problem(to, force=force)

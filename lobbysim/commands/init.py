@@ -4,7 +4,8 @@
 the plug-in files it names (``custom_arrivals`` needs ``examples/custom_arrivals.py``), next to
 it under the same relative path, where :func:`lobbysim.scenario.bundled.resolve_plugin_files`
 finds them. It never overwrites a file: everything is checked before anything is written, and
-each file is written as every output file is (:func:`lobbysim.outputs.write_output_file`). The
+each file is written as every output file is (:func:`lobbysim.records.outputs.write_output_file`).
+The
 JSON Schema the scenario's modeline names (``scenario.schema.json``, for editors) is copied next
 to it too, unless a file of that name is there already (an editor's help, never an error).
 :func:`bundled_list` lists the bundled scenarios with their one-line summaries.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from lobbysim.outputs import OutputTargetError, write_output_file
+from lobbysim.records.outputs import OutputTargetError, write_output_file
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.bundled import (
     bundled_scenarios,

@@ -4,7 +4,8 @@
   records of a finished ``lobbysim run`` or ``compare`` (its ``records/<policy>/`` folder, read
   and verified by :meth:`lobbysim.api.RunFolder.records`) written as a match log in the default
   layout (:func:`lobbysim.calibration.export.records_to_log`), as CSV (``.csv``, ``.csv.gz``) or
-  Parquet (``.parquet``), as every output file is (:func:`lobbysim.outputs.write_output_file`:
+  Parquet (``.parquet``), as every output file is
+  (:func:`lobbysim.records.outputs.write_output_file`:
   a new file unless ``--force``, never through a link, to a device or into a folder).
 * ``lobbysim log check LOG [--columns FILE]``: the log read as ``lobbysim calibrate`` reads it
   (:func:`lobbysim.calibration.read.read_log`, with a column mapping: a YAML file or a bundled
@@ -27,7 +28,7 @@ from lobbysim.calibration.export import log_format, records_to_log, write_log
 from lobbysim.calibration.mapping import LogError
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.read import DEFAULT_CHUNK_ROWS, read_log
-from lobbysim.outputs import output_file_problem
+from lobbysim.records.outputs import output_file_problem
 from lobbysim.validation import ScenarioError, input_file_problem
 
 

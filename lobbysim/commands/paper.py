@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lobbysim.outputs import out_folder_problem, write_atomically
 from lobbysim.paper import CASES, DEFAULT_POLICIES, PaperStudy, default_jobs, run_study
 from lobbysim.policies import POLICIES, pairing_of, sees_truth
+from lobbysim.records.outputs import out_folder_problem, write_atomically
 from lobbysim.reporting.paper import write_report
 from lobbysim.validation import format_bytes, memory_budget
 

@@ -6,8 +6,9 @@
   bindings. A FlexMatch rule set read alone has no bindings: the attributes its rules read are
   marked unbound.
 * ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
-  FlexMatch rule set (:func:`lobbysim.rules.flexmatch_export.export_flexmatch`), to FILE or standard
-  output. FILE is written as every output file is (:func:`lobbysim.outputs.write_output_file`:
+  FlexMatch rule set (:func:`lobbysim.flexmatch.export.export_flexmatch`), to FILE or standard
+  output. FILE is written as every output file is
+  (:func:`lobbysim.records.outputs.write_output_file`:
   new unless ``--force``, never through a link, to a device or into a folder); nothing is
   written on an error.
 
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lobbysim.outputs import OutputTargetError, output_file_problem, write_output_text
+from lobbysim.records.outputs import OutputTargetError, output_file_problem, write_output_text
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.validation import ScenarioError
 
@@ -85,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def export_text(scenario: str | Path) -> str:
     """Return the scenario's rule set as FlexMatch rule set JSON text (ending with a newline)."""
-    from lobbysim.rules.flexmatch_export import export_flexmatch
+    from lobbysim.flexmatch.export import export_flexmatch
     from lobbysim.scenario.files import load_scenario
 
     loaded = load_scenario(scenario)
@@ -146,7 +147,7 @@ def _game_line(game: Mapping[str, Any]) -> str:
 
 def show_lines(file: str | Path) -> list[str]:
     """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
-    from lobbysim.rules.flexmatch_read import read_flexmatch
+    from lobbysim.flexmatch.read import read_flexmatch
     from lobbysim.scenario.files import load_scenario
     from lobbysim.scenario.parse import build
 

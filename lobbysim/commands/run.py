@@ -1,16 +1,17 @@
 """The library behind ``lobbysim run`` and ``compare`` (the scenario loaded and checked by
 :mod:`lobbysim.commands.validate`, which is also ``validate`` and ``plugins``).
 
-Each command is one function that the tests call directly; :mod:`lobbysim.cli` only parses
+Each command is one function that the tests call directly; :mod:`lobbysim.cli.main` only parses
 arguments. A run's folder holds everything needed to understand and repeat it: the resolved
 scenario (``scenario.yaml``, loadable as it is), the metrics of every replication
 (``replications.csv``), the summary with 95% intervals (``summary.csv``), for a comparison the
 paired differences from the baseline (``differences.csv``), the record frames of each policy's first
 replication (``records/<policy>/``; with ``records.stream``, every replication's, under
 ``records/<policy>/rep-<r>/``), one file per kind in the scenario's ``records.format``: CSV by
-default, or Parquet (``--records-format``; :mod:`lobbysim.record_files`), and the
+default, or Parquet (``--records-format``; :mod:`lobbysim.records.files`), and the
 report (``report.md``, ``report.html`` and figures). It is written atomically
-(:mod:`lobbysim.outputs`). Of each replication, once it has run, the command keeps only what the
+(:mod:`lobbysim.records.outputs`). Of each replication, once it has run, the command keeps only
+what the
 folder needs: its metrics and the small parts of it that the report's figures draw
 (:mod:`lobbysim.experiments.figure_data`), computed in its worker, which drops its record
 frames (but the first replication's of each policy, its ``records/<policy>/`` unless streamed),
@@ -45,16 +46,16 @@ from lobbysim.experiments.sequential import (
     first_batch,
     run_until_precise,
 )
-from lobbysim.metrics import metric_names
-from lobbysim.outputs import out_folder_problem, timestamped, write_atomically
-from lobbysim.progress import ProgressLike, as_progress
-from lobbysim.record_files import write_frames
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records.files import write_frames
+from lobbysim.records.outputs import out_folder_problem, timestamped, write_atomically
+from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.registry import PluginError
-from lobbysim.remaining_time import RemainingTime
+from lobbysim.running.progress import ProgressLike, as_progress
+from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import policy_spec, record_folders
+from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import check_run_options
 
 AUTO = "auto"
@@ -130,7 +131,7 @@ def run(
             empty.
         sets: ``key.path=value`` overrides.
         jobs: worker processes.
-        progress: a :class:`lobbysim.progress.Progress` (the runs, the simulated time inside
+        progress: a :class:`lobbysim.running.progress.Progress` (the runs, the simulated time inside
             them, the records and the report), or a callback ``progress(done, total)`` of the
             finished runs.
         command: the command line, recorded in the report.

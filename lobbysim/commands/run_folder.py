@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
-from lobbysim.record_reader import read_records
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records.outputs import OutputFileError, decode_problem, read_manifest, verify_file
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.registry import did_you_mean
 from lobbysim.reporting.notebook import (
     NotebookExperimentResult,
@@ -109,7 +109,7 @@ class RunFolder:
 
         Raises:
             KeyError: an unknown policy or kind, or records that the folder does not hold.
-            lobbysim.record_files.RecordFileError: a record file cut short, changed or
+            lobbysim.records.files.RecordFileError: a record file cut short, changed or
                 unreadable (a ValueError naming the file and, where it can, the line).
         """
         label = self.policies[0] if policy is None else policy
@@ -153,13 +153,14 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
     Every table read is checked first: against the folder's ``manifest.json`` (each file's size
     and SHA-256 when written), for a last row cut short, for bytes that are not UTF-8 and for a
     missing value where every row has one; the record files likewise when ``records()`` reads
-    them (:func:`lobbysim.record_reader.read_records`). A folder written before manifests gets
+    them (:func:`lobbysim.records.reader.read_records`). A folder written before manifests gets
     the checks that need none.
 
     Raises:
         TypeError: ``folder`` is not a path.
         ValueError: the folder is not a finished run's folder, or one of its files is cut
-            short, changed or unreadable (:class:`lobbysim.outputs.OutputFileError`, naming the
+            short, changed or unreadable (:class:`lobbysim.records.outputs.OutputFileError`, naming
+            the
             file and, where it can, the line).
 
     Example:
@@ -228,7 +229,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
 def read_table(
     path: Path, manifest: Mapping[str, Mapping[str, Any]] | None, keys: Sequence[str] = ()
 ) -> pd.DataFrame:
-    """Read a table of a run folder, checked (:func:`lobbysim.outputs.verify_file`: against the
+    """Read a table of a run folder, checked (:func:`lobbysim.records.outputs.verify_file`:
+    against the
     folder's manifest, for a last row cut short) and with a value in every row of ``keys``.
 
     Raises:

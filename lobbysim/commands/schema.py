@@ -6,7 +6,8 @@ server) use it to complete field names and flag unknown fields, wrong types and 
 fixed set. The bundled scenarios name their copy, ``scenario.schema.json`` beside them, in their
 first comment block (``# yaml-language-server: $schema=scenario.schema.json``), and ``lobbysim
 init`` copies it next to the scenario it writes. Written to FILE as every output file is
-(:func:`lobbysim.outputs.write_output_file`): never over an existing file unless ``--force``, never
+(:func:`lobbysim.records.outputs.write_output_file`): never over an existing file unless
+``--force``, never
 through a link, to a device or into a folder; nothing half-written on an error, which is one line
 (exit status 2).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lobbysim.outputs import write_output_text
+from lobbysim.records.outputs import write_output_text
 from lobbysim.scenario.schema import schema_text
 
 

@@ -58,11 +58,10 @@ from lobbysim.experiments.sweeps import (
     SweepRun,
     run_key,
 )
-from lobbysim.metrics import metric_names
-from lobbysim.progress import ProgressLike, as_progress
-from lobbysim.record_files import format_problem
+from lobbysim.records.files import format_problem
 from lobbysim.registry import PluginError
-from lobbysim.remaining_time import RemainingTime
+from lobbysim.running.progress import ProgressLike, as_progress
+from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import (
     PluginSpec,
     Scenario,
@@ -72,6 +71,7 @@ from lobbysim.scenario import (
 )
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.specs import resolve_policies, spec_label, split_specs
+from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import check_run_options
 from lobbysim.yaml_input import YamlInputError, load_yaml
 
@@ -115,7 +115,7 @@ def build_sweep(
         replications: per cell and policy (default: the scenario's).
         seed: replaces the scenario's master seed.
         sets: ``key.path=value`` overrides applied before the grid.
-        progress: a :class:`lobbysim.progress.Progress`: the cells being checked.
+        progress: a :class:`lobbysim.running.progress.Progress`: the cells being checked.
 
     Raises:
         SweepError, ScenarioError, PluginError: every problem found, one line each.
@@ -329,7 +329,7 @@ def run_sweep(
         executor: ``local``, ``dask`` (needs ``scheduler``) or ``dask-local``.
         jobs: local worker processes, or the LocalCluster's workers.
         scheduler: a Dask scheduler address, for ``executor="dask"``.
-        progress: a :class:`lobbysim.progress.Progress` (the runs, then the tables and the
+        progress: a :class:`lobbysim.running.progress.Progress` (the runs, then the tables and the
             report), or a callback ``progress(done, total)`` of the runs (runs already there
             count as done).
         write_report: also write the trade-off report.

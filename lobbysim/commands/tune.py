@@ -31,7 +31,7 @@ import yaml
 from lobbysim.commands.sweep import check_executor
 from lobbysim.commands.validate import check_scenario, load_run_scenario
 from lobbysim.experiments.store import tmp_name, write_text
-from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.tuning.space import Space, load_space
@@ -148,7 +148,7 @@ def _flexmatch(tuned: Scenario) -> str | None:
     --flexmatch``), or None when it has no rule set or one FlexMatch cannot say."""
     if not tuned.matchmaker.rules:
         return None
-    from lobbysim.rules.flexmatch_export import export_flexmatch
+    from lobbysim.flexmatch.export import export_flexmatch
     from lobbysim.scenario import ScenarioError
 
     try:

@@ -15,21 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.arrivals import ARRIVALS
 from lobbysim.experiments.replications import (
     ORACLE_POLICY,
     UNIFORM_POLICY,
     policy_scenarios,
     with_policy,
 )
-from lobbysim.latency import LATENCY
+from lobbysim.players.arrivals import ARRIVALS
+from lobbysim.players.latency import LATENCY
+from lobbysim.players.population import Population
+from lobbysim.players.retention import RETENTION
+from lobbysim.players.visits import VISITS
 from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
-from lobbysim.population import Population
 from lobbysim.raters import RATERS
-from lobbysim.record_files import format_problem
+from lobbysim.records.files import format_problem
 from lobbysim.registry import PluginError, Registry, declared_parameters
-from lobbysim.retention import RETENTION
 from lobbysim.scenario import (
     GameRules,
     PluginSpec,
@@ -42,7 +43,6 @@ from lobbysim.scenario import (
 from lobbysim.scenario.references import is_user_class, reference_problem
 from lobbysim.scenario.specs import resolve_policies, spec_label
 from lobbysim.sim.components import Components, build_plugin, build_raters
-from lobbysim.visits import VISITS
 
 
 class RunError(ValueError):

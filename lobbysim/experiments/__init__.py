@@ -2,7 +2,7 @@
 
 * :mod:`~lobbysim.experiments.simulation`: :func:`simulate` runs one replication of a scenario
   and returns its record frames and metrics (or streams the records to files, CSV by default or
-  Parquet: :mod:`lobbysim.record_files`).
+  Parquet: :mod:`lobbysim.records.files`).
 * :mod:`~lobbysim.experiments.replications`: :func:`run_experiment` runs R replications of each
   policy on the same seeds; summaries and paired differences with intervals.
 * :mod:`~lobbysim.experiments.sweeps`, :mod:`~lobbysim.experiments.store` and

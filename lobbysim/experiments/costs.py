@@ -1,6 +1,7 @@
 """What a run is expected to cost, step by step: the prior of the time-left estimate.
 
-:class:`lobbysim.remaining_time.RemainingTime` estimates the time left of a stage of runs from the
+:class:`lobbysim.running.time_left.RemainingTime` estimates the time left of a stage of runs from
+the
 wall time their steps take (a run reports its simulated time in :data:`PROGRESS_STEPS` equal
 steps). For a step no run has measured yet, it needs the step's expected work relative to the
 others: :func:`run_cost` gives it as the players expected in the lobby over the step, from the
@@ -30,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from lobbysim.remaining_time import TaskCost
+from lobbysim.running.time_left import TaskCost
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.specs import spec_label
 from lobbysim.sim.lobby import PROGRESS_STEPS
@@ -140,7 +141,7 @@ def run_cost(
     scenario: Scenario, label: str, *, cell: str = "", steps: int = PROGRESS_STEPS
 ) -> TaskCost:
     """Return the expected cost of a run of ``scenario`` under the policy ``label``, step by step
-    (:class:`lobbysim.remaining_time.TaskCost`), classed as the module says; ``cell`` tells apart
+    (:class:`lobbysim.running.time_left.TaskCost`), classed as the module says; ``cell`` tells apart
     the runs of different settings (a sweep's cells)."""
     work = step_work(scenario, steps)
     switch = scenario.matchmaker.switch_at

@@ -8,7 +8,8 @@ single-threaded worker processes started for the sweep. Dask is an optional extr
 (``pip install 'lobbysim[dask]'``). The workers of a remote cluster need lobbysim (and any plug-in
 module the scenario names) installed. Each finished run is handed to ``on_done(run, metrics,
 error)`` at once, so the caller stores it before the next one finishes. A full disk or an
-output that cannot be written (:func:`lobbysim.outputs.storage_problem`) is not a run's failure:
+output that cannot be written (:func:`lobbysim.records.outputs.storage_problem`) is not a run's
+failure:
 it stops the sweep (every run would fail the same way), which the next invocation resumes.
 """
 
@@ -22,8 +23,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from lobbysim.experiments.sweeps import SweepError, SweepRun, error_text, run_one
-from lobbysim.outputs import storage_problem
-from lobbysim.parallel import collecting, stopping_on_error, worker_pool
+from lobbysim.records.outputs import storage_problem
+from lobbysim.running.workers import collecting, stopping_on_error, worker_pool
 
 EXECUTORS = ("local", "dask", "dask-local")
 DASK_MISSING = (
@@ -37,7 +38,7 @@ OnDone = Callable[[SweepRun, Mapping[str, float] | None, str | None], None]
 def run_collected(run: SweepRun) -> dict[str, float]:
     """Return :func:`~lobbysim.experiments.sweeps.run_one`'s metrics of ``run`` (in a worker:
     a run keeps nothing else), and collect the garbage its lobby leaves
-    (:func:`lobbysim.parallel.collecting`), so that a worker's memory does not grow with the
+    (:func:`lobbysim.running.workers.collecting`), so that a worker's memory does not grow with the
     runs it has run."""
     with collecting():
         return run_one(run)

@@ -16,7 +16,7 @@ arguments):
   their skills and distances of the win ratio from 0.5 (the skill bands are quantiles over all
   the replications' players);
 - ``("convergence", rater)``: a rater's error by games played
-  (:func:`lobbysim.metrics.rating_error_by_tenure`), with a player base;
+  (:func:`lobbysim.stats.metrics.rating_error_by_tenure`), with a player base;
 - ``("region_hours", region, utc_offset_hours)``: a region's mean matched queue time and its
   spells by local hour of the day, with a world.
 
@@ -42,17 +42,17 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.simulation import SimulationResult, schema_of
-from lobbysim.metrics import (
+from lobbysim.raters import RATERS
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS
+from lobbysim.scenario import Scenario
+from lobbysim.stats.metrics import (
     LOBBY_STATES,
     rating_error_by_tenure,
     rating_kendall_tau,
     rating_rmse,
     win_ratio_distance,
 )
-from lobbysim.raters import RATERS
-from lobbysim.record_reader import read_records
-from lobbysim.records import RECORD_COLUMNS
-from lobbysim.scenario import Scenario
 
 Key = tuple[Any, ...]
 """A part's key: its name, then its arguments (a rater, a statistic, a region and its offset)."""

@@ -7,7 +7,7 @@ replications run on a local process pool; results are gathered in a fixed order,
 does not depend on the number of workers.
 
 Summaries: per policy and metric, the mean over replications with a 95% Student-t confidence
-interval, cut to the values the metric can take (:func:`lobbysim.metrics.metric_support`: no
+interval, cut to the values the metric can take (:func:`lobbysim.stats.metrics.metric_support`: no
 negative queue time, no share above 1); for a comparison, per other policy and metric, the paired
 difference from the baseline (the first policy) with its interval and the p-value of a paired
 t-test, and the p-values adjusted for false discoveries (Benjamini-Hochberg) over the whole
@@ -15,7 +15,7 @@ family of the comparison, every metric of every other policy: a difference is ca
 when its adjusted p-value is below 0.05. (Significant implies that the interval excludes 0, but
 an interval can exclude 0 without the adjusted p-value being below 0.05.) Each difference also
 has the smallest difference the comparison could detect, at 80% power (``detectable``). The
-intervals, p-values and detectable differences are computed by :mod:`lobbysim.intervals`. When
+intervals, p-values and detectable differences are computed by :mod:`lobbysim.stats.intervals`. When
 a comparison holds both reference policies ``uniform_random`` and ``oracle``,
 :func:`oracle_shares` says how much of the oracle's gain over uniformly random matching each
 other policy captures.
@@ -36,7 +36,13 @@ import pandas as pd
 from lobbysim.experiments.costs import experiment_costs
 from lobbysim.experiments.figure_data import FigureData, figure_data
 from lobbysim.experiments.simulation import SimulationResult, simulate
-from lobbysim.intervals import (
+from lobbysim.records.rows import RECORD_COLUMNS
+from lobbysim.running.time_left import RemainingTime
+from lobbysim.running.workers import collecting, run_tasks, task_progress
+from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
+from lobbysim.stats.intervals import (
     FDR_LEVEL,
     benjamini_hochberg,
     detectable_difference,
@@ -45,13 +51,7 @@ from lobbysim.intervals import (
     interval_columns,
     paired_p_value,
 )
-from lobbysim.metrics import metric_support
-from lobbysim.parallel import collecting, run_tasks, task_progress
-from lobbysim.records import RECORD_COLUMNS
-from lobbysim.remaining_time import RemainingTime
-from lobbysim.scenario import MatchmakerConfig, PluginSpec, Scenario
-from lobbysim.scenario.inputs import as_scenario
-from lobbysim.scenario.specs import record_folders, resolve_policies, spec_label
+from lobbysim.stats.metrics import metric_support
 
 
 def replication_seeds(seed: int, replications: int) -> list[int]:
@@ -230,7 +230,7 @@ def run_experiment(
         estimate: planned with the runs' expected costs
             (:func:`lobbysim.experiments.costs.experiment_costs`) and told as they start,
             advance and end, it estimates the time left
-            (:class:`lobbysim.remaining_time.RemainingTime`).
+            (:class:`lobbysim.running.time_left.RemainingTime`).
         first: the replications already run (by an earlier call): these are replications
             ``first + 1`` to ``first + replications``, on the seeds a run of all of them gives
             them (:func:`combine` joins the parts into the result of one run).
@@ -336,7 +336,7 @@ def metric_columns(metrics: pd.DataFrame) -> list[str]:
 def summarise(metrics: pd.DataFrame) -> pd.DataFrame:
     """Return per policy and metric the mean over replications and its 95% interval.
 
-    The interval is cut to the metric's support (:func:`lobbysim.metrics.metric_support`), so
+    The interval is cut to the metric's support (:func:`lobbysim.stats.metrics.metric_support`), so
     ``ci_low`` and ``ci_high`` are what the report shows; the uncut Student-t interval is
     ``mean -+ t sd / sqrt(n)``.
     """
@@ -371,11 +371,12 @@ def paired_differences(metrics: pd.DataFrame, baseline: str) -> pd.DataFrame:
 
     Per replication r, ``policy_r - baseline_r``: their mean with its 95% interval (cut to the
     differences the metric allows), ``p_value`` the two-sided paired t-test's
-    (:func:`lobbysim.intervals.paired_p_value`: NaN with fewer than 2 pairs), ``p_adjusted``
+    (:func:`lobbysim.stats.intervals.paired_p_value`: NaN with fewer than 2 pairs), ``p_adjusted``
     the Benjamini-Hochberg adjustment over every row with a p-value (every metric of every other
     policy: one family per comparison), and ``significant`` whether ``p_adjusted`` is below
-    :data:`lobbysim.intervals.FDR_LEVEL`, and ``detectable`` the minimum detectable difference
-    (:func:`lobbysim.intervals.detectable_difference`: the smallest true difference a two-sided
+    :data:`lobbysim.stats.intervals.FDR_LEVEL`, and ``detectable`` the minimum detectable difference
+    (:func:`lobbysim.stats.intervals.detectable_difference`: the smallest true difference a
+    two-sided
     paired t-test at 0.05 over these ``n`` pairs finds with 80% power, in the metric's units;
     NaN with fewer than 2 pairs). Columns :data:`DIFFERENCE_COLUMNS`.
     """
@@ -454,7 +455,7 @@ def oracle_shares(
     biased and unstable when a replication's oracle gain is small. Its standard error is the
     delta method's (a first-order Taylor expansion of the ratio): the standard error of the
     mean of the linearised terms ``a_r - S b_r``, divided by ``|mean(b)|``; the interval is
-    Student-t with n - 1 degrees of freedom at :data:`lobbysim.intervals.CONFIDENCE`.
+    Student-t with n - 1 degrees of freedom at :data:`lobbysim.stats.intervals.CONFIDENCE`.
 
     A share of a gain the oracle does not make is no measure: where the oracle's paired gain
     over uniform (``oracle_gain``, mean [``oracle_low``, ``oracle_high``], the Student-t

@@ -58,10 +58,10 @@ from lobbysim.experiments.replications import (
     policy_scenarios,
     run_experiment,
 )
-from lobbysim.intervals import interval
-from lobbysim.progress import Progress
-from lobbysim.remaining_time import RemainingTime
+from lobbysim.running.progress import Progress
+from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.stats.intervals import interval
 from lobbysim.validation import MAX_REPLICATIONS
 
 MIN_FIRST = 5

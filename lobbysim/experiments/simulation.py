@@ -2,9 +2,9 @@
 
 It builds one :class:`lobbysim.sim.LobbySimulation` on the scenario's random streams, runs it to the
 horizon and turns its records into pandas frames (``games``, ``participants``, ``waits``,
-``ratings``, ``players``, typed by :data:`lobbysim.records.RECORD_COLUMNS`) and a metrics dict
-(:mod:`lobbysim.metrics`). With ``records.stream`` the records go to files in the scenario's
-``records.format`` instead (CSV by default, or Parquet: :mod:`lobbysim.record_files`).
+``ratings``, ``players``, typed by :data:`lobbysim.records.rows.RECORD_COLUMNS`) and a metrics dict
+(:mod:`lobbysim.stats.metrics`). With ``records.stream`` the records go to files in the scenario's
+``records.format`` instead (CSV by default, or Parquet: :mod:`lobbysim.records.files`).
 """
 
 from __future__ import annotations
@@ -19,24 +19,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.metrics import (
-    compute_metrics,
-    team_metrics,
-    tenure_metrics,
-    veteran_kendall_taus,
-)
-from lobbysim.record_files import RecordFileSink, record_frame
-from lobbysim.record_reader import read_records
-from lobbysim.record_writer import open_sink
-from lobbysim.records import RECORD_COLUMNS, TEAM_COLUMNS, record_schema
+from lobbysim.records.files import RecordFileSink, record_frame
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS, TEAM_COLUMNS, record_schema
+from lobbysim.records.writer import open_sink
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.metrics import FAIR_BAND
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
+from lobbysim.stats.metrics import (
+    compute_metrics,
+    team_metrics,
+    tenure_metrics,
+    veteran_kendall_taus,
+)
 from lobbysim.streams import Streams
 
-# The columns of each record kind (the schema with their dtypes: lobbysim.records.RECORD_COLUMNS).
+# The columns of each record kind (the schema with their dtypes:
+# lobbysim.records.rows.RECORD_COLUMNS).
 GAME_COLUMNS = list(RECORD_COLUMNS["games"])
 PARTICIPANT_COLUMNS = list(RECORD_COLUMNS["participants"])
 WAIT_COLUMNS = list(RECORD_COLUMNS["waits"])
@@ -60,9 +61,9 @@ class SimulationResult:
         players: one row per player: true skill, the prior belief (``mu0``, ``var0``) every
             rater started from, registered, games, wins, final state. With the games and
             participants, the priors make any run's ratings replayable from its records.
-        metrics: see :mod:`lobbysim.metrics`.
+        metrics: see :mod:`lobbysim.stats.metrics`.
         records_dir: with streamed records, the folder of their files (the frames above are
-            then None; :func:`lobbysim.record_reader.read_records` reads them back).
+            then None; :func:`lobbysim.records.reader.read_records` reads them back).
 
     Shown, it is a few lines (what was run, the frames' sizes, :meth:`key_metrics`), and in a
     notebook a small table of the key metrics; ``metrics_series`` is ``metrics`` as a pandas
@@ -152,7 +153,7 @@ def simulate(
             per kind in the scenario's ``records.format`` (``games.csv``, ``participants.csv``,
             ``waits.csv``, ``ratings.csv``, ``players.csv``, or ``.parquet``); required then,
             and the result's frames are left unloaded (None): read the files with
-            :func:`lobbysim.record_reader.read_records`. The metrics are computed from the files.
+            :func:`lobbysim.records.reader.read_records`. The metrics are computed from the files.
         progress: called as ``progress(now, horizon)`` in simulated minutes, a hundred times
             over the run (:meth:`LobbySimulation.run`); it changes no result.
         plan: the speed kernels allowed (:class:`~lobbysim.sim.fast.plan.FastPlan`; ``off()``:
@@ -182,7 +183,7 @@ def simulate(
 
 
 def schema_of(scenario: Scenario) -> dict[str, dict[str, str]]:
-    """Return the columns of a scenario's records (:func:`lobbysim.records.record_schema`)."""
+    """Return the columns of a scenario's records (:func:`lobbysim.records.rows.record_schema`)."""
     return record_schema(
         world=scenario.world is not None,
         parties=scenario.parties is not None,
@@ -260,7 +261,7 @@ def _metrics(
     waits: pd.DataFrame,
     players: pd.DataFrame,
 ) -> dict[str, float]:
-    """Return the metrics of a finished run (:mod:`lobbysim.metrics`).
+    """Return the metrics of a finished run (:mod:`lobbysim.stats.metrics`).
 
     They count from the scenario's ``metrics_start``. The metrics by tenure are added only for
     a scenario with a player base, and the retention metrics only for a base with a retention

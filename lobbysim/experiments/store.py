@@ -7,7 +7,7 @@ and seed. A sweep folder holds a manifest (``sweep.json``) written when it is cr
 is used only when it is new, empty, or a folder of the same sweep. Temporary files (and the
 report's temporary folder) carry this host and the writer's pid, so a starting sweep removes only
 those of writers that are dead (a sweep killed outright leaves them; its workers die with it:
-:func:`lobbysim.parallel.die_with_parent`). A write that fails (a full disk) removes its
+:func:`lobbysim.running.workers.die_with_parent`). A write that fails (a full disk) removes its
 temporary file and names the file it was writing.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiments.sweeps import Sweep, SweepError, SweepRun
-from lobbysim.outputs import HOST, creation_problem, process_alive
+from lobbysim.records.outputs import HOST, creation_problem, process_alive
 
 MANIFEST = "sweep.json"  # written when a sweep folder is created; identifies its sweep
 

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from lobbysim.parallel import run_tasks
 from lobbysim.policies import POLICIES, Decision, OpponentPolicy, choose
 from lobbysim.registry import PluginRef
+from lobbysim.running.workers import run_tasks
 from lobbysim.skill.gaussian import true_draw_density, update_1v1
 
 CASES = ("top", "bottom", "middle")

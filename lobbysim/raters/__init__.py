@@ -1,7 +1,8 @@
 """Raters: per-player skill estimates updated from finished games, behind one protocol and registry.
 
 A rater keeps one state row per player id (numpy arrays indexed by id, grown by doubling) and
-turns :class:`~lobbysim.records.GameResult` records into new estimates. The simulator feeds every
+turns :class:`~lobbysim.records.rows.GameResult` records into new estimates. The simulator feeds
+every
 rater the games that finished since its last matchmaking pass in one :meth:`Rater.update` call;
 the result equals applying the games one at a time in the given order. For speed a batch is
 split into maximal *waves* of consecutive games with no rated player in common: within a wave no

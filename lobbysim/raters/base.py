@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.registry import PluginRef, Registry
 from lobbysim.skill import gaussian
 
@@ -71,7 +71,7 @@ class Rater(Protocol):
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games, in the given order (as if one at a time: the lobby may hand a
         batch over at once, e.g. to a shadow rater). The lobby hands 1v1 games over as a
-        :class:`~lobbysim.records.DuelBatch`, a sequence of games whose columns a rater may
+        :class:`~lobbysim.records.rows.DuelBatch`, a sequence of games whose columns a rater may
         read instead."""
         ...
 

@@ -52,7 +52,7 @@ from lobbysim.raters.base import (
     game_error,
     waves,
 )
-from lobbysim.records import DuelBatch, GameResult, Seat
+from lobbysim.records.rows import DuelBatch, GameResult, Seat
 from lobbysim.skill.gaussian import update_1v1, update_1v1_one
 from lobbysim.validation import MAX_SKILL_VARIANCE
 

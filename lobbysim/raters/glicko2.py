@@ -71,7 +71,7 @@ from lobbysim.raters.base import (
     float_array,
     game_error,
 )
-from lobbysim.records import GameResult
+from lobbysim.records.rows import GameResult
 from lobbysim.validation import real_parameter
 
 SCALE = 173.7178

@@ -56,7 +56,7 @@ from lobbysim.raters.base import (
     duel_sides,
     game_error,
 )
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.registry import did_you_mean
 from lobbysim.validation import MAX_SKILL_VARIANCE, real_parameter
 

@@ -34,7 +34,7 @@ from lobbysim.raters.base import (
     float_array,
     waves,
 )
-from lobbysim.records import DuelBatch, GameResult
+from lobbysim.records.rows import DuelBatch, GameResult
 from lobbysim.skill.sph_elo import (
     Participant,
     SPHParams,

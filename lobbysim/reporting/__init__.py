@@ -2,7 +2,7 @@
 
 Shared parts:
 
-- :mod:`lobbysim.intervals` (a foundation, also used by
+- :mod:`lobbysim.stats.intervals` (a foundation, also used by
   :mod:`lobbysim.experiments.replications`): every confidence interval and standard error;
 - :mod:`~lobbysim.reporting.document`: the content blocks, number formatting, and the one
   Markdown and one HTML renderer;

@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, detectable_difference
 from lobbysim.reporting.answer import (
     BOUNDS,
     answer_sentence,
@@ -62,6 +61,7 @@ from lobbysim.reporting.verdicts import (
     better_direction,
     detectable_text,
 )
+from lobbysim.stats.intervals import CONFIDENCE, FDR_LEVEL, detectable_difference
 
 BETTER = "better"
 """Outcome: some policy is significantly better than the baseline; ``best`` is the best one."""

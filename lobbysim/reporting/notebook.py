@@ -27,7 +27,6 @@ import pandas as pd
 
 from lobbysim.experiments.replications import DIFFERENCE_COLUMNS, ExperimentResult
 from lobbysim.experiments.simulation import SimulationResult
-from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import (
     Block,
     format_number,
@@ -46,6 +45,7 @@ from lobbysim.reporting.headline import (
 )
 from lobbysim.reporting.verdicts import better_direction
 from lobbysim.scenario import Scenario
+from lobbysim.stats.intervals import CONFIDENCE
 
 REPR_HEADLINE_CHARS = 600
 """At most this much of the headline goes in a result's repr (cut at a line's end)."""

@@ -6,7 +6,7 @@ scenario's ``world``), after the metrics' start, per replication, then the mean 
 with its 95% interval; grey bars behind the lines give the share of the region's queueing spells
 begun in each hour (the baseline policy's, pooled over replications): where they are low, the
 region is quiet, and a latency limit has few players to match within it. The records' ``region``
-column (:data:`lobbysim.records.WORLD_COLUMNS`) says whose spell is whose.
+column (:data:`lobbysim.records.rows.WORLD_COLUMNS`) says whose spell is whose.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from matplotlib.patches import Patch
 
 from lobbysim.experiments.figure_data import HOURS, NO_REGIONS, REGION_HOURS
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, interval
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames
+from lobbysim.stats.intervals import CONFIDENCE, interval
 
 REGION_FIGURE_FILE = "queue_time_by_region_and_hour.png"
 

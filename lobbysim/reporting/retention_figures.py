@@ -2,7 +2,7 @@
 
 Three panels side by side (a low figure, so that the report stays short), one line per policy,
 with the legend below them, by true skill decile of the members in the base when the
-metrics start (the cohort of :mod:`lobbysim.sim.churn`): the share still in the base at the
+metrics start (the cohort of :mod:`lobbysim.sim.retention`): the share still in the base at the
 end (``retained_decile_1`` lowest to ``retained_decile_10``), the churn per week, which is
 ``(1 - retained_decile_k) / weeks`` of the same replication, and the visits per member and week
 (``visits_per_member_week_decile_k``); each the mean over replications with its 95% interval.
@@ -22,9 +22,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, interval
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
+from lobbysim.stats.intervals import CONFIDENCE, interval
 
 RETENTION_FIGURE_FILE = "retention_by_skill_decile.png"
 RETENTION_SIZE = (12.0, 4.6)

@@ -14,7 +14,7 @@ replication, then the mean over replications with its 95% interval:
 
 The rules and their step counts (the first limit and its expansions) come from the scenario's
 ``matchmaker.rules``. The intervals are cut to the metric's support, as in the summary
-(:func:`lobbysim.metrics.metric_support`), so the figure and the report's table agree.
+(:func:`lobbysim.stats.metrics.metric_support`), so the figure and the report's table agree.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, interval
-from lobbysim.metrics import metric_support
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
 from lobbysim.scenario import Scenario
+from lobbysim.stats.intervals import CONFIDENCE, interval
+from lobbysim.stats.metrics import metric_support
 
 RULES_FIGURE_FILE = "rules_holding_back.png"
 

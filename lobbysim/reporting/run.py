@@ -48,7 +48,6 @@ from lobbysim.experiments.replications import (
     ExperimentResult,
     oracle_shares,
 )
-from lobbysim.intervals import CONFIDENCE, FDR_LEVEL, POWER
 from lobbysim.reporting.answer import Cost, fairness_difference
 from lobbysim.reporting.document import (
     Block,
@@ -75,6 +74,7 @@ from lobbysim.reporting.tenure_figures import driver_curves
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
 from lobbysim.scenario import BaseConfig
+from lobbysim.stats.intervals import CONFIDENCE, FDR_LEVEL, POWER
 
 
 def _minutes(value: float) -> str:

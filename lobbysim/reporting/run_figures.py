@@ -8,7 +8,7 @@ report to say) when it has no data; with a player base, a sixth: the driving rat
 games played (:mod:`lobbysim.reporting.tenure_figures`). What each figure takes of a replication,
 its part, comes from :mod:`lobbysim.experiments.figure_data` (through
 :class:`~lobbysim.reporting.run_frames.Frames`), the per-run statistics from
-:mod:`lobbysim.metrics`, the ±1 standard-error bands from :mod:`lobbysim.intervals`.
+:mod:`lobbysim.stats.metrics`, the ±1 standard-error bands from :mod:`lobbysim.stats.intervals`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from lobbysim.experiments.figure_data import (
     time_edges,
 )
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import mean_and_se
-from lobbysim.metrics import MIN_GAMES_FOR_WIN_RATIO
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
 from lobbysim.reporting.region_figures import region_hours_figure
@@ -45,6 +43,8 @@ from lobbysim.reporting.run_frames import Frames
 from lobbysim.reporting.run_frames import driver_on_skill_scale as driver_on_skill_scale
 from lobbysim.reporting.tenure_figures import convergence_figure, driver_curves
 from lobbysim.reporting.tradeoff_figure import tradeoff_figure
+from lobbysim.stats.intervals import mean_and_se
+from lobbysim.stats.metrics import MIN_GAMES_FOR_WIN_RATIO
 
 OVER_TIME_SIZE = (8.0, 4.0)
 """Size of the over-time figures in inches (wide and low: a line per policy over time)."""

@@ -21,8 +21,6 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE
-from lobbysim.metrics import VETERAN_GAMES
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -38,6 +36,8 @@ from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE, rule_metric, step_label
 from lobbysim.reporting.tenure_figures import convergence_table, reference_text
 from lobbysim.scenario.rules import RuleConfig
+from lobbysim.stats.intervals import CONFIDENCE
+from lobbysim.stats.metrics import VETERAN_GAMES
 
 
 def tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> list[Block]:

@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -73,6 +72,7 @@ from lobbysim.reporting.sweep_summary import (
     tradeoff_points,
 )
 from lobbysim.reporting.verdicts import metric_meaning
+from lobbysim.stats.intervals import CONFIDENCE
 
 CELLS_FILE = "cells.csv"
 

@@ -22,7 +22,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, policy_colours, save_figure, titled
 from lobbysim.reporting.sweep_summary import (
@@ -40,6 +39,7 @@ from lobbysim.reporting.sweep_summary import (
     tradeoff_points,
 )
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, LOWER_IS_BETTER, better_direction
+from lobbysim.stats.intervals import CONFIDENCE
 
 TRADEOFF_DRAW_FILE = "tradeoff_draw.png"
 TRADEOFF_RATING_FILE = "tradeoff_rating.png"

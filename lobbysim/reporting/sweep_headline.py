@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.replications import ORACLE_SHARE_METRICS, paired_differences
-from lobbysim.intervals import FDR_LEVEL, difference_support, interval_columns
-from lobbysim.metrics import metric_support
 from lobbysim.reporting.answer import BOUNDS, answer_sentence, runs_answers
 from lobbysim.reporting.headline import Estimate
 from lobbysim.reporting.sweep_summary import format_value, pareto_front, policies_in
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
+from lobbysim.stats.intervals import FDR_LEVEL, difference_support, interval_columns
+from lobbysim.stats.metrics import metric_support
 
 CHOICE_SECTIONS = ("matchmaker.", "raters.")
 """Grid keys under these are the designer's choices; the others are settings."""

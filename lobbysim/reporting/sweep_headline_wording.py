@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from lobbysim.intervals import CONFIDENCE, FDR_LEVEL
 from lobbysim.reporting.answer import BOUNDS
 from lobbysim.reporting.document import (
     Block,
@@ -35,6 +34,7 @@ from lobbysim.reporting.sweep_headline import (
     SweepHeadline,
 )
 from lobbysim.reporting.verdicts import better_direction
+from lobbysim.stats.intervals import CONFIDENCE, FDR_LEVEL
 
 MAX_TERMINAL_LINES = 12
 """The most lines the terminal's headline takes; the rest is in the report."""

@@ -2,7 +2,7 @@
 
 No figures and no text here (see :mod:`lobbysim.reporting.sweep_figures` and
 :mod:`lobbysim.reporting.sweep`): the frames they draw and tabulate, with every interval from
-:mod:`lobbysim.intervals`.
+:mod:`lobbysim.stats.intervals`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.intervals import INTERVAL_COLUMNS, interval_columns
-from lobbysim.metrics import metric_support
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
+from lobbysim.stats.intervals import INTERVAL_COLUMNS, interval_columns
+from lobbysim.stats.metrics import metric_support
 
 ID_COLUMNS = ("cell", "policy", "replication", "seed")
 """The columns of ``results`` besides the grid keys that are not metrics."""
@@ -126,8 +126,9 @@ def summarise_cells(results: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataF
     Returns:
         One row per (cell, policy, metric): ``cell``, the grid keys (the cell's values),
         ``policy``, ``metric`` and ``mean, sd, n, ci_low, ci_high`` from
-        :func:`lobbysim.intervals.interval` over the replications with a value, the interval cut
-        to the metric's support (:func:`lobbysim.metrics.metric_support`). Rows are
+        :func:`lobbysim.stats.intervals.interval` over the replications with a value, the interval
+        cut
+        to the metric's support (:func:`lobbysim.stats.metrics.metric_support`). Rows are
         ordered by cell number, then policy in first-appearance order in ``results``, then
         metric in the column order of ``results``.
 

@@ -3,9 +3,10 @@ played, per policy, against TrueSkill's published number of games needed to iden
 
 Only a scenario with a persistent player base (``base:``) has players with long enough careers
 for the curve to mean anything, so :mod:`lobbysim.reporting.run_figures` and the run report draw
-and show it only then. Per replication, :func:`lobbysim.metrics.rating_error_by_tenure` gives the
+and show it only then. Per replication, :func:`lobbysim.stats.metrics.rating_error_by_tenure` gives
+the
 RMSE of the rating samples in each bin of games played; per policy the curve is the mean over
-replications with a 95% Student-t interval (:mod:`lobbysim.intervals`).
+replications with a 95% Student-t interval (:mod:`lobbysim.stats.intervals`).
 
 The reference: Microsoft Research's TrueSkill project page [1] gives, per game mode, "the
 minimum number of games per gamer that the system needs to identify the skill level": 12 for
@@ -36,11 +37,11 @@ from matplotlib.lines import Line2D
 
 from lobbysim.experiments.figure_data import CONVERGENCE
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE, interval
-from lobbysim.metrics import TENURE_BIN_EDGES
 from lobbysim.reporting.document import FigureOutcome, format_interval
 from lobbysim.reporting.figures import marker, new_axes, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
+from lobbysim.stats.intervals import CONFIDENCE, interval
+from lobbysim.stats.metrics import TENURE_BIN_EDGES
 
 TENURE_SIZE = (8.0, 4.2)
 """The convergence figure's size in inches."""

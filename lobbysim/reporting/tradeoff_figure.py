@@ -6,7 +6,8 @@ tick for every policy): against the mean true draw probability of the games (hig
 better) and against the mean true skill gap (lower is better). One point per policy, its mean
 over replications, with its 95% confidence interval in both directions (cut to what the
 metric can take, as in
-``summary.csv``: :func:`lobbysim.metrics.metric_support`), labelled with the policy's name. The
+``summary.csv``: :func:`lobbysim.stats.metrics.metric_support`), labelled with the policy's name.
+The
 names are placed one by one, each at the first spot around its point (nearest first) where it
 overlaps no name placed before, no point and no edge of the panel (:func:`place_labels`), so
 that close points' names do not sit on top of each other; a name set away from its point gets a
@@ -30,9 +31,9 @@ from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
 from lobbysim.experiments.replications import ExperimentResult
-from lobbysim.intervals import CONFIDENCE
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import DPI, marker, new_panels, save_figure, style_axes
+from lobbysim.stats.intervals import CONFIDENCE
 
 TRADEOFF_FIGURE_FILE = "tradeoff.png"
 """The trade-off figure's file name."""

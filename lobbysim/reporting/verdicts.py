@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 
-from lobbysim.intervals import (
+from lobbysim.reporting.document import format_number
+from lobbysim.stats.intervals import (
     MAX_REPLICATIONS,
     POWER,
     detectable_difference,
     replications_to_detect,
 )
-from lobbysim.metrics import VETERAN_GAMES, VETERANS_COUNT
-from lobbysim.reporting.document import format_number
+from lobbysim.stats.metrics import VETERAN_GAMES, VETERANS_COUNT
 
 LOWER_IS_BETTER = "lower"
 HIGHER_IS_BETTER = "higher"
@@ -186,10 +186,10 @@ def detectable_text(sd: float, n: int, unit: str = "") -> str:
 
     ``"detectable: ±X at 80% power with N replications; ~M replications would detect half that,
     ±X/2"``: X is the minimum detectable difference
-    (:func:`lobbysim.intervals.detectable_difference`, the ``detectable`` column of
+    (:func:`lobbysim.stats.intervals.detectable_difference`, the ``detectable`` column of
     ``differences.csv``) of paired differences of standard deviation ``sd``, and M the
     replications that would detect a difference half as large
-    (:func:`lobbysim.intervals.replications_to_detect`; the rule is always half the detectable
+    (:func:`lobbysim.stats.intervals.replications_to_detect`; the rule is always half the detectable
     difference, about four times the replications, whatever difference was observed: it says
     what more replications buy without reading anything into a difference that was not
     significant). ``unit`` follows each size. With differences of no spread (``sd`` 0: the same

@@ -30,7 +30,7 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
     exists (:func:`lobbysim.scenario.bundled.find_scenario`). A plug-in file the scenario names
     that is not found from the current folder is looked up from the scenario file's folder
     (:func:`lobbysim.scenario.bundled.resolve_plugin_files`), and so is a FlexMatch rule set
-    (``matchmaker.rules.flexmatch``: :func:`lobbysim.rules.flexmatch_scenario.resolve_rule_files`).
+    (``matchmaker.rules.flexmatch``: :func:`lobbysim.flexmatch.expand.resolve_rule_files`).
 
     Raises:
         ScenarioError: a bare name that is neither a file nor a bundled scenario; the file cannot
@@ -51,6 +51,6 @@ def read_scenario_data(path: str | Path) -> dict[str, Any]:
         )
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a mapping of fields at the top level")
-    from lobbysim.rules.flexmatch_scenario import resolve_rule_files
+    from lobbysim.flexmatch.expand import resolve_rule_files
 
     return dict(resolve_rule_files(resolve_plugin_files(dict(data), file.parent), file.parent))

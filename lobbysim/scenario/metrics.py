@@ -1,6 +1,6 @@
 """The scenario's ``metrics`` section: settings of the measures a run reports.
 
-See :class:`MetricsConfig`; the measures are :mod:`lobbysim.metrics`'.
+See :class:`MetricsConfig`; the measures are :mod:`lobbysim.stats.metrics`'.
 """
 
 from __future__ import annotations

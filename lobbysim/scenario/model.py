@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lobbysim.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
+from lobbysim.records.rows import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.metrics import MetricsConfig
 from lobbysim.scenario.parties import PartiesConfig
@@ -288,10 +288,10 @@ class RecordsConfig:
             the run; departed players are written out and forgotten too.
         flush_rows: with ``stream``, rows buffered per record kind before they are written
             (at most; a writer process is handed them in batches of at most 5,000 rows,
-            :data:`lobbysim.record_writer.WRITER_BATCH_ROWS`). Results do not depend on it.
+            :data:`lobbysim.records.writer.WRITER_BATCH_ROWS`). Results do not depend on it.
         format: the format of the record files, streamed or written at the end of a run:
             ``csv`` (the default) or ``parquet`` (needs pyarrow: ``pip install
-            'lobbysim[parquet]'``); see :mod:`lobbysim.record_files`. Left out of the scenario's
+            'lobbysim[parquet]'``); see :mod:`lobbysim.records.files`. Left out of the scenario's
             plain data when ``csv``, so that the sweep run keys of scenarios without it stay.
     """
 
@@ -385,13 +385,14 @@ class BaseConfig:
 
     Attributes:
         size: registered players at the start (>= 1).
-        visits: the visit model (default ``daily``: see :mod:`lobbysim.visits`).
+        visits: the visit model (default ``daily``: see :mod:`lobbysim.players.visits`).
         newcomers_per_day: new members joining per day (shaped by the visit model's profile).
         leave_per_day: each member's hazard of leaving the base for good, per day.
         newcomer_games: a player's first ``newcomer_games`` games count as a newcomer's in the
             metrics by tenure (>= 1).
         retention: a retention model (``experience``, or a user class: see
-            :mod:`lobbysim.retention`): after each visit, whether the member leaves for good and
+            :mod:`lobbysim.players.retention`): after each visit, whether the member leaves for
+            good and
             how soon they come back depend on the visit's experience (None: only
             ``leave_per_day``). It also adds the retention metrics.
     """
@@ -421,7 +422,7 @@ class Scenario:
         horizon: simulated minutes.
         warmup: minutes at the start excluded from the metrics.
         seed: the master seed of the run.
-        population: parameters of :class:`lobbysim.population.Population`.
+        population: parameters of :class:`lobbysim.players.population.Population`.
         arrivals: the arrival model.
         game, matchmaker, raters, records: see their classes.
         replications: replications a run makes (each with its own seed).
@@ -537,7 +538,7 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Build a scenario from plain data (e.g. parsed YAML), reporting every problem."""
-        from lobbysim.rules.flexmatch_scenario import expand_scenario_data
+        from lobbysim.flexmatch.expand import expand_scenario_data
         from lobbysim.scenario.parse import build
 
         if cls is Scenario and isinstance(data, Mapping):

@@ -14,7 +14,8 @@ What the type hints do not say is wired by explicit tables here, never guessed: 
 text values the validation accepts (:data:`ENUMS`, each a module constant that the validation
 itself uses), lists that may not be empty (:data:`NON_EMPTY`), fields the validation requires
 (:data:`REQUIRED`), and fields whose shape is not their type hint's (:func:`_override`:
-``population`` is :class:`~lobbysim.population.Population`'s parameters, ``compare.policies``
+``population`` is :class:`~lobbysim.players.population.Population`'s parameters,
+``compare.policies``
 are policies, ``matchmaker.rules`` may also name a FlexMatch rule set).
 
 The schema is draft 2020-12, written with only keywords that editors still on draft 7 (the YAML
@@ -40,8 +41,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from lobbysim.population import PRIOR_KINDS, Population
-from lobbysim.records import MODES, RECORD_FORMATS
+from lobbysim.players.population import PRIOR_KINDS, Population
+from lobbysim.records.rows import MODES, RECORD_FORMATS
 from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
@@ -324,7 +325,7 @@ def _override(cls: type, name: str, defs: dict[str, Any]) -> dict[str, Any] | No
         rules = {"type": "array", "items": _ref(RuleConfig, defs)}
         flexmatch = {
             "type": "object",
-            "description": "a FlexMatch rule set (lobbysim.rules.flexmatch) read into rules, "
+            "description": "a FlexMatch rule set (lobbysim.flexmatch) read into rules, "
             "attributes and the game's teams",
             "properties": {
                 "flexmatch": {

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lobbysim.arrivals import ARRIVALS, Bursts, Cohort, Poisson, TimeOfDay
-from lobbysim.population import Population
+from lobbysim.players.arrivals import ARRIVALS, Bursts, Cohort, Poisson, TimeOfDay
+from lobbysim.players.population import Population
+from lobbysim.players.visits import VISITS, Daily
 from lobbysim.scenario.model import Scenario
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import format_bytes, memory_budget
-from lobbysim.visits import VISITS, Daily
 
 BYTES_PER_PLAYER = 1_000
 BYTES_PER_SEAT = 800

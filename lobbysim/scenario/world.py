@@ -1,7 +1,7 @@
 """The scenario's world: data centres, the regions players come from, and their latencies.
 
 See :class:`WorldConfig`; the engine's side is :mod:`lobbysim.sim.world`, the latency models
-:mod:`lobbysim.latency`, and docs/model.md, section 8, the model.
+:mod:`lobbysim.players.latency`, and docs/model.md, section 8, the model.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class WorldConfig:
         data_centres: the data centres games are hosted in, by name.
         regions: the regions players come from, with their shares and time zones.
         latency: the latency model (default ``matrix``: a region-to-data-centre base matrix in
-            ms with per-player lognormal spread; see :mod:`lobbysim.latency`).
+            ms with per-player lognormal spread; see :mod:`lobbysim.players.latency`).
         host: how a game's data centre is chosen among those within every seat's limits:
             ``lowest_worst`` (the lowest latency of the worst seat) or ``lowest_mean``.
     """

@@ -9,7 +9,7 @@ rematch rule and :mod:`~lobbysim.sim.engagement` for engagement pairing),
 :mod:`~lobbysim.sim.games` (1v1 games, scores) with :mod:`~lobbysim.sim.group_games` (team and
 free-for-all games, back-fill), :mod:`~lobbysim.sim.recorder` (record rows),
 :mod:`~lobbysim.sim.player_base` (a persistent player base: members, visits, joining and
-leaving) with :mod:`~lobbysim.sim.churn` (its retention model at work) and
+leaving) with :mod:`~lobbysim.sim.retention` (its retention model at work) and
 :mod:`~lobbysim.sim.skill_dynamics` (drifting skills, learning newcomers), on the exact-time
 events of :mod:`~lobbysim.sim.clock`; :mod:`~lobbysim.sim.entities` holds their plain objects.
 The speed kernels, each equal to a general path of these roles, are in :mod:`lobbysim.sim.fast`.

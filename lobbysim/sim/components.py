@@ -18,16 +18,17 @@ from typing import Any
 
 import simpy
 
-from lobbysim.arrivals import ARRIVALS, ArrivalModel
-from lobbysim.latency import LATENCY, LatencyModel
+from lobbysim.players.arrivals import ARRIVALS, ArrivalModel
+from lobbysim.players.latency import LATENCY, LatencyModel
+from lobbysim.players.population import Population
+from lobbysim.players.retention import RETENTION, RetentionModel
+from lobbysim.players.visits import VISITS, VisitModel
 from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment
 from lobbysim.policies.thresholds import ThresholdSchedule
-from lobbysim.population import Population
 from lobbysim.raters import RATERS, Rater
 from lobbysim.raters.base import declares, rater_plugin
 from lobbysim.registry import PluginError, declared_parameters
-from lobbysim.retention import RETENTION, RetentionModel
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
@@ -36,7 +37,6 @@ from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.rule_pass import RulePass, rules_threshold
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
-from lobbysim.visits import VISITS, VisitModel
 
 
 def build_plugin(

@@ -1,7 +1,7 @@
 """Engagement pairing: the pairs of a pass that minimise the pool's predicted churn.
 
 A policy with ``pairing = "engagement"`` (:class:`lobbysim.policies.engagement.Engagement`) pairs
-waiting players by the retention model's predictions (:class:`lobbysim.sim.churn.Retention`):
+waiting players by the retention model's predictions (:class:`lobbysim.sim.retention.Retention`):
 :func:`engagement_pairs` weighs each candidate pair by the fall in predicted churn that playing
 brings and takes a maximum-cardinality, maximum-weight matching over the candidates
 (:func:`candidate_edges`: the nearest in rating plus a few far ones), solved exactly by
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lobbysim.sim.churn import Retention
 from lobbysim.sim.entities import Waiting
+from lobbysim.sim.retention import Retention
 
 
 def candidate_edges(mu: np.ndarray, nearest: int, reach: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from lobbysim.records import RECORD_COLUMNS
+from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.sim.fast.events import Moment
 
 FloatArray = NDArray[np.float64]
@@ -200,7 +200,7 @@ class Records:
     sink: RecordSink | None = None
     flush_rows: int = 50_000
 
-    KINDS = tuple(RECORD_COLUMNS)  # every kind of the schema, lobbysim.records.RECORD_COLUMNS
+    KINDS = tuple(RECORD_COLUMNS)  # every kind of the schema, lobbysim.records.rows.RECORD_COLUMNS
     _buffers = operator.attrgetter(*KINDS)  # every kind's rows, as a tuple
 
     def flush(self, force: bool = False) -> None:

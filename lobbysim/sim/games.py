@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.population import Population
+from lobbysim.players.population import Population
 from lobbysim.raters import Rater
 from lobbysim.raters.base import mean_lists, rater_plugin
-from lobbysim.records import DuelBatch, GameResult
+from lobbysim.records.rows import DuelBatch, GameResult
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import Buffered, FloatArray, GroupGame, Waiting
@@ -320,7 +320,7 @@ class Games(GroupGames):
     def score_finished(self) -> Sequence[GameResult]:
         """Draw the scores of every game finished since the last call, record the games, and
         return them as the raters get them (the skills are brought up to date first): 1v1
-        games as one :class:`~lobbysim.records.DuelBatch`, other games as a list.
+        games as one :class:`~lobbysim.records.rows.DuelBatch`, other games as a list.
 
         Scores are Poisson counts over each stint's minutes with rate ``score_rate *
         exp(score_gain * z)``, z the performance in population standard deviations; all of them
@@ -351,7 +351,7 @@ class Games(GroupGames):
 
     def _score_1v1(self, finished: list[Any]) -> DuelBatch:
         """:meth:`score_finished` for 1v1 games (``(end, game)`` of
-        :mod:`lobbysim.sim.fast.duels`), as one :class:`~lobbysim.records.DuelBatch` (columns,
+        :mod:`lobbysim.sim.fast.duels`), as one :class:`~lobbysim.records.rows.DuelBatch` (columns,
         no object per game).
 
         Both stints of a 1v1 game last from its start to its end; the truth is

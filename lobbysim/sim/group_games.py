@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from lobbysim.policies.teams import team_start
 from lobbysim.raters import Rater
-from lobbysim.records import GameResult, Seat, make_result, make_seat
+from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock

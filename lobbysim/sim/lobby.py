@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 import simpy
 
-from lobbysim.population import PlayerBatch
+from lobbysim.players.population import PlayerBatch
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
-from lobbysim.records import DuelBatch, GameResult
+from lobbysim.records.rows import DuelBatch, GameResult
+from lobbysim.running import interpreter
 from lobbysim.scenario import Scenario
-from lobbysim.sim import tuning
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.components import Components
 from lobbysim.sim.entities import Player, Records, RecordSink, Waiting
@@ -248,8 +248,9 @@ class LobbySimulation:
     @staticmethod
     @contextmanager
     def tuned() -> Iterator[None]:
-        """Run a block with the interpreter tuned for a run (:func:`lobbysim.sim.tuning.tuned`)."""
-        with tuning.tuned():
+        """Run a block with the interpreter tuned for a run
+        (:func:`lobbysim.running.interpreter.tuned`)."""
+        with interpreter.tuned():
             yield
 
     def start_arrivals(self) -> None:

@@ -63,7 +63,6 @@ from lobbysim.raters import Rater
 from lobbysim.raters.base import float_beliefs, mean_lists, rater_plugin
 from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import GameRules, MatchmakerConfig
-from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.engagement import engagement_pairs
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
@@ -85,6 +84,7 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
+from lobbysim.sim.retention import Retention
 from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World

@@ -3,7 +3,8 @@
 :class:`PlayerBase` runs the ``base:`` section of a scenario (:class:`lobbysim.scenario.BaseConfig`)
 on top of the lobby of :mod:`lobbysim.sim.sessions`. At time 0 it registers ``size`` members:
 true skills and the raters' priors from the population model, a visit rate from the visit model
-(:mod:`lobbysim.visits`) and a lifetime in the base (exponential with rate ``leave_per_day``; no
+(:mod:`lobbysim.players.visits`) and a lifetime in the base (exponential with rate
+``leave_per_day``; no
 end with 0). Newcomers join at the visit model's join times and play their first visit at once.
 
 A member's visit is a session of the lobby like a guest's (its games and minutes drawn from the
@@ -31,19 +32,19 @@ from typing import Any
 import numpy as np
 import simpy
 
-from lobbysim.population import Population
-from lobbysim.records import GameResult
+from lobbysim.players.population import Population
+from lobbysim.players.retention import RetentionModel
+from lobbysim.players.visits import MINUTES_PER_DAY, VISITS, VisitModel, check_times
+from lobbysim.records.rows import GameResult
 from lobbysim.registry import PluginRef
-from lobbysim.retention import RetentionModel
 from lobbysim.scenario import BaseConfig
-from lobbysim.sim.churn import Retention
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.entities import OFFLINE, Buffered, Player
 from lobbysim.sim.parties import Parties
+from lobbysim.sim.retention import Retention
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
-from lobbysim.visits import MINUTES_PER_DAY, VISITS, VisitModel, check_times
 
 JOIN_WINDOW = MINUTES_PER_DAY  # minutes of newcomer joins sampled at a time
 

@@ -7,7 +7,7 @@ are streamed, the row of each departed player once all their games are scored, a
 lobby forgets them. It decides nothing about the model and does no file I/O: the sink does.
 
 With a world and with parties the rows carry the columns they add
-(:func:`lobbysim.records.record_schema`): a game's data centre, a seat's region, latency and
+(:func:`lobbysim.records.rows.record_schema`): a game's data centre, a seat's region, latency and
 party, a queueing spell's region and party, a player's region; a team game's row carries its
 predicted win chance and true gap at the start. A run without them writes the rows it always
 wrote.
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
-from lobbysim.records import DuelBatch, GameResult
+from lobbysim.records.rows import DuelBatch, GameResult
 from lobbysim.sim.entities import IdArray, Player, Records, Waiting
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class Recorder:
             data_centre: where the game was hosted (-1: no world).
             party_ids: each seat's party when the player sat down (-1: solo; None: no parties).
             team_start: a team game's predicted win chance of its stronger team and true gap
-                between its teams at the start (:data:`lobbysim.records.TEAM_COLUMNS`).
+                between its teams at the start (:data:`lobbysim.records.rows.TEAM_COLUMNS`).
         """
         winner, game_id = result.winner, result.game_id
         awaiting = self._awaiting

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import simpy
 
-from lobbysim.arrivals import ArrivalModel, sample_window
-from lobbysim.population import PlayerBatch, Population
+from lobbysim.players.arrivals import ArrivalModel, sample_window
+from lobbysim.players.population import PlayerBatch, Population
 from lobbysim.raters import Rater
 from lobbysim.raters.base import rater_plugin
 from lobbysim.sim.clock import Clock

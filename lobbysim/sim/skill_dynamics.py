@@ -1,6 +1,7 @@
 """Skill dynamics: true skills that drift, newcomers still learning.
 
-The dynamics are population parameters (:class:`lobbysim.population.Population`), both off by
+The dynamics are population parameters (:class:`lobbysim.players.population.Population`), both off
+by
 default; docs/model.md, "Skill dynamics", gives the model. :class:`SkillDynamics` holds them
 and is the one place that changes a player's true skill or says what a player's truth in a game
 is:
@@ -28,10 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from lobbysim.population import Population
+from lobbysim.players.population import Population
+from lobbysim.players.visits import MINUTES_PER_DAY
 from lobbysim.sim.entities import ABANDONED, GONE, LEFT, Buffered, Player
 from lobbysim.streams import Streams
-from lobbysim.visits import MINUTES_PER_DAY
 
 #: Player states of those who have left for good: their skill stays as they left it.
 DEPARTED = frozenset({GONE, ABANDONED, LEFT})

@@ -4,7 +4,8 @@ A scenario's ``world`` (:class:`~lobbysim.scenario.WorldConfig`) declares data c
 regions players come from. :class:`World` gives every player, when they are registered (a guest
 as they arrive, a base member as they join), a region, drawn by the regions' shares from the
 stream ``regions``, and a latency to every data centre, drawn by the latency model
-(:mod:`lobbysim.latency`) from the stream ``latency``; a base member keeps both across visits.
+(:mod:`lobbysim.players.latency`) from the stream ``latency``; a base member keeps both across
+visits.
 Nothing is drawn from any other stream, so a scenario without a world runs exactly as before.
 
 **Limits.** ``matchmaker.max_latency_ms`` and ``matchmaker.max_delta_ping_ms`` are step
@@ -36,7 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from lobbysim.latency import LatencyModel, check_latency_output
+from lobbysim.players.latency import LatencyModel, check_latency_output
 from lobbysim.policies.assignment import QualityFn
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import WorldConfig

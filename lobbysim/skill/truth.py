@@ -12,7 +12,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from lobbysim.records import Seat
+from lobbysim.records.rows import Seat
 
 
 def game_truth(

@@ -45,9 +45,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lobbysim.metrics import metric_names
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.scenario.parse import set_path
+from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import MAX_REPLICATIONS, read_input_text
 from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
 

@@ -55,8 +55,8 @@ from lobbysim.experiments.executors import DaskSession, run_local
 from lobbysim.experiments.replications import paired_differences, replication_seeds
 from lobbysim.experiments.store import RunStore, write_text
 from lobbysim.experiments.sweeps import NOT_IN_KEY, Cell, SweepRun, digest, run_key
-from lobbysim.outputs import creation_problem
-from lobbysim.progress import ProgressLike, as_progress
+from lobbysim.records.outputs import creation_problem
+from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.tuning.space import Choices, Range, Space, apply
 from lobbysim.validation import MAX_STUDY_SIMULATIONS, study_size_problem

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from lobbysim.calibration.export import records_to_log, write_log
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import load_scenario
 from lobbysim.scenario.inputs import as_scenario

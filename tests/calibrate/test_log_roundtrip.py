@@ -17,7 +17,7 @@ from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog, check_seats
 from lobbysim.calibration.read import read_log
 from lobbysim.commands.log import add_log_parser, export_log
 from lobbysim.experiments import SimulationResult, simulate
-from lobbysim.outputs import OutputTargetError
+from lobbysim.records.outputs import OutputTargetError
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.validation import ScenarioError
 

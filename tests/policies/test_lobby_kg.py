@@ -271,7 +271,7 @@ def test_without_players_online_it_is_the_papers_kg(params: dict[str, Any]) -> N
 
 
 def test_the_policy_is_registered_with_its_parameters(capsys: pytest.CaptureFixture[str]) -> None:
-    from lobbysim.cli import main
+    from lobbysim.cli.main import main
     from lobbysim.scenario.specs import policy_spec
 
     spec = policy_spec("lobby_knowledge_gradient(gamma=0.9)")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lobbysim.population import PlayerBatch
+from lobbysim.players.population import PlayerBatch
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.sessions import Lobby

@@ -20,8 +20,8 @@ import pytest
 from lobbysim.experiments.simulation import collect
 from lobbysim.raters.base import compare_sph
 from lobbysim.raters.sph_elo import SPHEloRater
-from lobbysim.record_files import CsvSink
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.files import CsvSink
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import Buffered, median
@@ -342,7 +342,7 @@ def test_the_truth_of_a_1v1_game_is_game_truths_bit_for_bit() -> None:
 )
 def test_one_members_next_visit_is_the_arrays_bit_for_bit(params: dict[str, object]) -> None:
     """The daily visit model's float path for one member against its numpy path."""
-    from lobbysim.visits import Daily
+    from lobbysim.players.visits import Daily
 
     model = Daily(**params)  # type: ignore[arg-type]
     rng = random.Random(12)
@@ -375,7 +375,7 @@ def test_a_1v1_games_records_are_the_generic_recorders() -> None:
     """Recorder.duels (the lobby's 1v1 scoring, a batch at a time) against Recorder.game on the
     same games, one at a time: the same rows in the same order, the same tallies, the same
     players found fully scored."""
-    from lobbysim.records import DuelBatch
+    from lobbysim.records.rows import DuelBatch
     from lobbysim.sim.entities import Player, Records
     from lobbysim.sim.recorder import Recorder
 

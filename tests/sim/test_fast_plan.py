@@ -199,7 +199,7 @@ def test_simpys_private_state_is_checked_loudly() -> None:
 
 
 def test_validate_verbose_prints_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    from lobbysim.cli import main
+    from lobbysim.cli.main import main
 
     assert main(["validate", "-v", "one_visit", "live_game"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lobbysim.paper.study import PaperStudy, _block_streams, draw_priors, simulate_block
+from lobbysim.players.population import PlayerBatch
 from lobbysim.policies import POLICIES
-from lobbysim.population import PlayerBatch
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.streams import Streams

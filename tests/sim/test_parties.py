@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import Scenario
 from lobbysim.sim import group_games, parties

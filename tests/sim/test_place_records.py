@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.simulation import simulate
-from lobbysim.record_files import csv_text, record_frame
-from lobbysim.record_reader import read_records
-from lobbysim.records import RECORD_COLUMNS, record_schema
+from lobbysim.records.files import csv_text, record_frame
+from lobbysim.records.reader import read_records
+from lobbysim.records.rows import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import World

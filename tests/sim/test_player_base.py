@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.simulation import simulate
+from lobbysim.players.visits import VISITS, Daily
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import LEFT, Player
 from lobbysim.streams import Streams
-from lobbysim.visits import VISITS, Daily
 
 DAY = 1440.0
 
@@ -241,7 +241,7 @@ def test_a_visit_model_returning_past_times_is_named() -> None:
 def test_validate_names_every_bad_plug_in_of_a_base_scenario_at_once(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from lobbysim.cli import main
+    from lobbysim.cli.main import main
 
     path = tmp_path / "bad.yaml"
     path.write_text(

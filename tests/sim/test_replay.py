@@ -11,7 +11,7 @@ import pytest
 
 from lobbysim.experiments.simulation import simulate
 from lobbysim.raters import BayesianRater
-from lobbysim.records import GameResult, Seat
+from lobbysim.records.rows import GameResult, Seat
 from lobbysim.scenario import Scenario
 
 BETA2 = 2.0

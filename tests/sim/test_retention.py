@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from lobbysim.experiments.simulation import simulate
+from lobbysim.players.retention import RETENTION, Experience, Visit
 from lobbysim.registry import PluginError
-from lobbysim.retention import RETENTION, Experience, Visit
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.sim.entities import LEFT
@@ -307,7 +307,7 @@ def maximum_matchings(n: int) -> list[tuple[tuple[int, int], ...]]:
 
 def game_risk(retention: Any, player: Any, p: float, gap: float, waited: float, mu: float) -> float:
     """A player's predicted churn after one more game, straight from Visits and the model."""
-    from lobbysim.sim.churn import Tally
+    from lobbysim.sim.retention import Tally
 
     t = retention._tallies.get(player.pid) or Tally()
     streak = retention._streaks.get(player.pid, 0)
@@ -330,7 +330,7 @@ def game_risk(retention: Any, player: Any, p: float, gap: float, waited: float, 
 
 def wait_risk(retention: Any, player: Any, waited: float, mu: float) -> float:
     """A player's predicted churn after more waiting and no game, straight from the model."""
-    from lobbysim.sim.churn import Tally
+    from lobbysim.sim.retention import Tally
 
     t = retention._tallies.get(player.pid) or Tally()
     visit = Visit(
@@ -373,7 +373,7 @@ def pool_churn(
 
 def random_tallies(retention: Any, waiting: list[Any], rng: np.random.Generator) -> None:
     """Give each waiting player a visit so far: games, wins, losses, gaps, waits."""
-    from lobbysim.sim.churn import Tally
+    from lobbysim.sim.retention import Tally
 
     for w in waiting:
         games = int(rng.integers(0, 6))
@@ -530,7 +530,7 @@ def test_the_report_shows_retention_by_skill_decile(tmp_path: Any) -> None:
 
 
 def random_visits(rng: np.random.Generator, n: int) -> Any:
-    from lobbysim.retention import Visits
+    from lobbysim.players.retention import Visits
 
     games = rng.integers(0, 12, n)
     wins = rng.integers(0, 12, n) % (games + 1)
@@ -598,7 +598,7 @@ def test_a_model_without_the_column_verb_gets_the_same_pairs() -> None:
     ],
 )
 def test_a_bad_column_verb_is_named(returned: Any, message: str) -> None:
-    from lobbysim.retention import leave_probabilities
+    from lobbysim.players.retention import leave_probabilities
 
     class Bad:
         name = "bad"

@@ -17,8 +17,8 @@ import pytest
 from scipy import stats
 
 from lobbysim.experiments.simulation import GAME_COLUMNS, simulate
-from lobbysim.population import Population
-from lobbysim.records import GameResult
+from lobbysim.players.population import Population
+from lobbysim.records.rows import GameResult
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import LobbySimulation

@@ -64,7 +64,7 @@ def test_streaming_needs_a_folder() -> None:
 def test_a_writer_process_is_fed_small_batches(tmp_path: Path) -> None:
     """A writer process takes rows in batches of at most its ``batch_rows`` (so that little is
     left to write when the run ends); an in-process sink in batches of ``flush_rows``."""
-    from lobbysim.record_writer import WRITER_BATCH_ROWS, open_sink
+    from lobbysim.records.writer import WRITER_BATCH_ROWS, open_sink
     from lobbysim.sim import LobbySimulation
     from lobbysim.streams import Streams
 

@@ -166,8 +166,8 @@ def test_a_policys_team_score_is_checked_and_its_failure_named(how: str, message
 
 
 def test_the_team_measures_are_headline_measures_of_team_runs_only() -> None:
-    from lobbysim.metrics import metric_names
     from lobbysim.reporting.headline import headline_metrics
+    from lobbysim.stats.metrics import metric_names
 
     team = headline_metrics(metric_names(["bayesian"], teams=True), "bayesian")
     assert {"fair_band_share", "team_gap_true_mean"} <= set(team)

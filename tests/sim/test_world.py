@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lobbysim.cli import main
+from lobbysim.cli.main import main
 from lobbysim.experiments.simulation import simulate
-from lobbysim.records import record_schema
+from lobbysim.records.rows import record_schema
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import world as world_module

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.intervals import standard_error
 from lobbysim.paper import METRICS, PaperResult, PaperStudy
 from lobbysim.reporting.verdicts import CLAIM_VERDICTS, Z_THRESHOLD, claim_verdict, z_score
+from lobbysim.stats.intervals import standard_error
 
 KG = "knowledge_gradient"
 """The policy whose claims the paper makes; every comparison is KG against another policy."""

@@ -5,7 +5,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from lobbysim.arrivals import Arrivals
+from lobbysim.players.arrivals import Arrivals
 
 
 @dataclass(frozen=True)

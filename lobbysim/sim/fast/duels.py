@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lobbysim.records import DuelBatch
+from lobbysim.records.rows import DuelBatch
 from lobbysim.sim.entities import Player
 from lobbysim.sim.fast.events import Doorbell
 from lobbysim.skill.truth import truth_1v1

@@ -91,10 +91,15 @@ The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: t
 sum, minimum or maximum, the clocks ``average`` and ``own``, two clocks in one rule set,
 ``optional_after``, weights other than 1, infinite limits.
 
-**The modules**: this one holds the overview; the work is split by role
-into :mod:`lobbysim.rules.flexmatch_rules` (the tables and limits the import and the export
-share, and the reading of one rule), :mod:`lobbysim.rules.flexmatch_read` (the JSON file, the
+**The modules**: the work is split by role into :mod:`lobbysim.flexmatch.rules` (the tables and
+limits the import and the export
+share, and the reading of one rule), :mod:`lobbysim.flexmatch.read` (the JSON file, the
 rule set's sections and the mapping: :func:`read_flexmatch`),
-:mod:`lobbysim.rules.flexmatch_scenario` (a scenario's reference to a rule set) and
-:mod:`lobbysim.rules.flexmatch_export` (:func:`export_flexmatch`).
+:mod:`lobbysim.flexmatch.expand` (a scenario's reference to a rule set) and
+:mod:`lobbysim.flexmatch.export` (:func:`export_flexmatch`).
 """
+
+from lobbysim.flexmatch.export import export_flexmatch
+from lobbysim.flexmatch.read import FlexMatchImport, read_flexmatch
+
+__all__ = ["FlexMatchImport", "export_flexmatch", "read_flexmatch"]

@@ -2,7 +2,7 @@
 
 A scenario names a rule set with ``matchmaker.rules: {flexmatch: FILE, attributes: {...}}``:
 :func:`resolve_rule_files` names a relative FILE from the scenario file's folder, and
-:func:`expand_scenario_data` reads it (:func:`lobbysim.rules.flexmatch_read.read_flexmatch`)
+:func:`expand_scenario_data` reads it (:func:`lobbysim.flexmatch.read.read_flexmatch`)
 into plain ``matchmaker.rules``, ``attributes`` and ``game`` fields.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lobbysim.flexmatch.read import read_flexmatch
 from lobbysim.registry import did_you_mean
-from lobbysim.rules.flexmatch_read import read_flexmatch
 from lobbysim.validation import ScenarioError
 
 

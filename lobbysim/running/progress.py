@@ -14,8 +14,8 @@ where the output goes:
 * ``enabled=False`` (``--quiet``, ``progress=False``): nothing.
 
 The time left: a stage of runs gets it from a
-:class:`~lobbysim.remaining_time.RemainingTime` (``estimate=``), which knows what each run is
-expected to cost step by step and how many workers run them (:mod:`lobbysim.remaining_time`); any
+:class:`~lobbysim.running.time_left.RemainingTime` (``estimate=``), which knows what each run is
+expected to cost step by step and how many workers run them (:mod:`lobbysim.running.time_left`); any
 other stage divides the time elapsed by the share done.
 
 Progress never changes what is computed: the work only calls the stage's callback.
@@ -311,7 +311,7 @@ class _Bar:
                 self.bar = None
         if self.bar is None:
             # no monitor thread (tqdm's default starts one): the bar is redrawn by update(), and
-            # a process without threads may fork its record writer (lobbysim.record_writer)
+            # a process without threads may fork its record writer (lobbysim.records.writer)
             self.bar = _estimating(_without_monitor(tqdm), estimate)(leave=True, **options)
         self.decimals = decimals
         self.last = 0.0

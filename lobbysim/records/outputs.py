@@ -8,7 +8,7 @@ host that have ended (:func:`remove_stale_temporaries`), and says so if it canno
 
 Before the rename, a manifest (``manifest.json``) is written with the size and SHA-256 of every
 file at the folder's top, and the number of rows of each CSV file; record folders hold one of
-their own, written with the records (:mod:`lobbysim.record_files`). Reading a folder back checks
+their own, written with the records (:mod:`lobbysim.records.files`). Reading a folder back checks
 its files against it (:func:`verify_file`), and, with or without one, that a CSV file does not
 end mid-row (:func:`csv_problem`), so that a cut or damaged file is named, with its line, instead
 of loading with missing values; so is a file that is not UTF-8 (:func:`decode_problem`).

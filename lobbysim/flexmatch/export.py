@@ -2,9 +2,9 @@
 
 :func:`export_flexmatch` writes the rules, the attributes they read and the game's teams as a
 FlexMatch rule set (rule language 1.0), refusing what FlexMatch cannot say, and checks that it
-reads back (:func:`lobbysim.rules.flexmatch_read.read_flexmatch`) into the same rules;
+reads back (:func:`lobbysim.flexmatch.read.read_flexmatch`) into the same rules;
 :func:`export_bindings` is the mapping that reads it back. The module docstring of
-:mod:`lobbysim.rules.flexmatch` has the mapping and what the export refuses.
+:mod:`lobbysim.flexmatch` has the mapping and what the export refuses.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from lobbysim.rules.flexmatch_read import read_flexmatch
-from lobbysim.rules.flexmatch_rules import LIMIT_PROPERTY, MAX_PLAYERS, PARTY_OUT, SMALL_MATCH
+from lobbysim.flexmatch.read import read_flexmatch
+from lobbysim.flexmatch.rules import LIMIT_PROPERTY, MAX_PLAYERS, PARTY_OUT, SMALL_MATCH
 from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
 from lobbysim.validation import ScenarioError
 

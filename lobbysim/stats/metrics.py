@@ -114,7 +114,7 @@ def team_metrics(
     games: pd.DataFrame, warmup: float, fair_band: tuple[float, float]
 ) -> dict[str, float]:
     """Return the metrics of a team game run from its games started from ``warmup`` on
-    (:data:`lobbysim.records.TEAM_COLUMNS`; NaN where there is no game):
+    (:data:`lobbysim.records.rows.TEAM_COLUMNS`; NaN where there is no game):
 
     * ``fair_band_share``: the share of games whose predicted chance that the stronger team
       wins, at the start, is within ``fair_band`` (inclusive): the games a designer would call
@@ -458,7 +458,7 @@ def metric_support(metric: str) -> tuple[float, float]:
     tenure (``newcomer_...``, ``veteran_...``), of one region (``...@<region>``) or of one rule
     (``rule_...@<rule>[@step<k>]``) has the support of the metric it measures. The
     reports cut the confidence intervals of a metric to its support
-    (:func:`lobbysim.intervals.interval`).
+    (:func:`lobbysim.stats.intervals.interval`).
     """
     for group in TENURE_GROUPS:
         metric = metric.removeprefix(f"{group}_")

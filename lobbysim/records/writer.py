@@ -1,7 +1,7 @@
 """The record writer process: streamed records formatted and written beside the running lobby.
 
 A run that streams its records (``records.stream``) hands them to the sink :func:`open_sink` returns
-(:func:`background_writer_available` decides which): a sink of :mod:`lobbysim.record_files` in this
+(:func:`background_writer_available` decides which): a sink of :mod:`lobbysim.records.files` in this
 process, or, on a Linux machine with a core to spare and in a process without other threads, a
 :class:`BackgroundSink`: the rows of each flush are pickled down a pipe to a writer process of their
 own (:func:`_write_records`, forked, named ``lobbysim-records``), which runs the format's own sink
@@ -24,14 +24,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lobbysim.parallel import die_with_parent
-from lobbysim.record_files import (
+from lobbysim.records.files import (
     DEFAULT_FORMAT,
     RecordFileSink,
     Schema,
     inline_sink,
     require_format,
 )
+from lobbysim.running.workers import die_with_parent
 
 WRITER_BATCH_ROWS = 5_000  # rows of a kind a run buffers at most before handing them over
 
@@ -41,13 +41,13 @@ class BackgroundSink(RecordFileSink):
 
     The rows a flush hands over are pickled down a pipe (about a tenth of the cost of formatting
     them as CSV), and the writer process runs the format's sink
-    (:class:`~lobbysim.record_files.CsvSink` or :class:`~lobbysim.record_files.ParquetSink`) on
+    (:class:`~lobbysim.records.files.CsvSink` or :class:`~lobbysim.records.files.ParquetSink`) on
     them in order, so the files are byte for byte those the sink writes
     in-process, while the simulation goes on. The pipe's buffer bounds what is in flight: a
     simulation faster than its writer waits for it. :meth:`close` returns once every row is
     written and the files are complete. The writer ignores SIGINT and SIGTERM (the run's own
     handling of them closes it); it stops when the pipe closes, and dies with the run's process if
-    that is killed outright (:func:`lobbysim.parallel.die_with_parent`). A sink still
+    that is killed outright (:func:`lobbysim.running.workers.die_with_parent`). A sink still
     open when the interpreter exits is closed then (its files completed), before
     :mod:`multiprocessing` waits for its children: the writer would otherwise wait for rows that
     never come, and the exit with it.
@@ -190,7 +190,7 @@ def _write_records(
     soon as it happens (it then reads on without writing, so the run never blocks on it). A
     thread reads the pipe while the main thread writes, up to :data:`WRITER_BACKLOG` batches
     ahead, so a run that flushes several kinds at once hands them over without waiting. It
-    dies with the run's process ``parent`` (:func:`lobbysim.parallel.die_with_parent`);
+    dies with the run's process ``parent`` (:func:`lobbysim.running.workers.die_with_parent`);
     ``run_end``, the run's end of the pipe, is closed here; ``schema``: the run's columns.
     """
     die_with_parent(parent)
@@ -263,8 +263,8 @@ def open_sink(
         fmt: ``csv`` or ``parquet``.
         background: write them in a writer process (:class:`BackgroundSink`); by default when
             one can be started and a core is free for it (:func:`background_writer_available`).
-        schema: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
-            default: :data:`~lobbysim.records.RECORD_COLUMNS`).
+        schema: the run's columns of every kind (:func:`lobbysim.records.rows.record_schema`;
+            default: :data:`~lobbysim.records.rows.RECORD_COLUMNS`).
 
     Raises:
         ImportError: ``parquet`` without pyarrow installed (the message says how to install it).

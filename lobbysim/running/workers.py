@@ -8,7 +8,7 @@ workers or on which worker finished first.
 With ``partial=True`` a task may also report how far it is (:func:`task_progress`, a fraction),
 in this process or from a worker (through a queue read by a thread here), and the progress
 callback then gets the finished tasks plus the fractions of those in flight. A
-:class:`lobbysim.remaining_time.RemainingTime` given as ``estimate`` hears when each task starts,
+:class:`lobbysim.running.time_left.RemainingTime` given as ``estimate`` hears when each task starts,
 how far it is and when it ends, and estimates the time left from that.
 
 Workers die with the process that started them (:func:`die_with_parent`, run as every pool's
@@ -35,8 +35,8 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from lobbysim.outputs import process_alive
-from lobbysim.remaining_time import RemainingTime
+from lobbysim.records.outputs import process_alive
+from lobbysim.running.time_left import RemainingTime
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -1,7 +1,8 @@
 """The time left of a stage of runs: what each run costs step by step, laid on the workers.
 
 A stage of runs (a comparison's replications, a sweep's cells) shows its time left
-(:mod:`lobbysim.progress`) from a :class:`RemainingTime`, which knows what each run is expected to
+(:mod:`lobbysim.running.progress`) from a :class:`RemainingTime`, which knows what each run is
+expected to
 cost step by step (:class:`TaskCost`) and how many workers run them. Why the runs need more than
 the time elapsed divided by the share done: their steps are not equally costly (a lobby is busier
 in the evening; after a switch the compared policy costs more or less than the status quo did;
@@ -59,7 +60,7 @@ class TaskCost:
     """What one task of a stage (a run) is expected to cost, step by step.
 
     A task is its set-up, ``len(weights)`` steps (a run's simulated time in equal parts, as it
-    reports them: :func:`lobbysim.parallel.task_progress`) and its end (a run's metrics).
+    reports them: :func:`lobbysim.running.workers.task_progress`) and its end (a run's metrics).
 
     Attributes:
         weights: the expected work of each step, in any unit shared by the stage's tasks (a

@@ -264,7 +264,7 @@ def _duel_result(
 
 
 #: Every record kind of a run with its columns in order and their pandas dtypes: the one schema of
-#: the record frames in memory and of their files (:mod:`lobbysim.record_files` reads and writes
+#: the record frames in memory and of their files (:mod:`lobbysim.records.files` reads and writes
 #: them; a new kind is one more entry here). ``Int64`` and ``boolean`` are pandas' nullable dtypes
 #: (a free-for-all has no teams and no winner, a game no stronger side when skills are equal);
 #: ``str`` is pandas' default string dtype (``object`` before pandas 3).

@@ -1,14 +1,16 @@
 """Record files read back: typed as the run kept them in memory, verified against the manifest.
 
-:func:`read_records` reads a folder of record files (:mod:`lobbysim.record_files`), CSV or
-Parquet, back as frames with the schema's dtypes (:data:`lobbysim.records.RECORD_COLUMNS`), so a
+:func:`read_records` reads a folder of record files (:mod:`lobbysim.records.files`), CSV or
+Parquet, back as frames with the schema's dtypes (:data:`lobbysim.records.rows.RECORD_COLUMNS`), so
+a
 frame read from a file equals the frame the run kept in memory, dtypes included, and every float
 is read back exactly as written. It checks every file against the folder's manifest
-(``manifest.json``, :mod:`lobbysim.outputs`) and refuses, naming the file and where possible the
-line (:class:`~lobbysim.record_files.RecordFileError`), a file cut short or changed, a CSV file
+(``manifest.json``, :mod:`lobbysim.records.outputs`) and refuses, naming the file and where
+possible the
+line (:class:`~lobbysim.records.files.RecordFileError`), a file cut short or changed, a CSV file
 whose last row has no line end (cut mid-row) or that is not UTF-8, and, read for
 :func:`lobbysim.load_run` (``complete=True``), a missing value in a column that every record has
-(:data:`~lobbysim.record_files.REQUIRED_COLUMNS`); a folder without a manifest (written before
+(:data:`~lobbysim.records.files.REQUIRED_COLUMNS`); a folder without a manifest (written before
 manifests) gets the checks that need none.
 """
 
@@ -21,8 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from lobbysim.outputs import OutputFileError, decode_problem, read_manifest, verify_file
-from lobbysim.record_files import (
+from lobbysim.records.files import (
     FORMATS,
     REQUIRED_COLUMNS,
     RecordFileError,
@@ -30,7 +31,8 @@ from lobbysim.record_files import (
     require_format,
     with_dtypes,
 )
-from lobbysim.records import ALL_RECORD_COLUMNS, RECORD_COLUMNS
+from lobbysim.records.outputs import OutputFileError, decode_problem, read_manifest, verify_file
+from lobbysim.records.rows import ALL_RECORD_COLUMNS, RECORD_COLUMNS
 
 # pandas 3.1 reads every float exactly (and deprecates the option); before it, only the
 # round-trip parser does (pandas 2.1's default one may be off in the last digit)
@@ -54,8 +56,8 @@ def read_records(
         kinds: the kinds to read (default: every kind of the schema); a kind without a file is
             left out of the result.
         columns: per kind, only these columns (in the schema's order); default: all the file
-            has (:data:`~lobbysim.records.RECORD_COLUMNS`' and, of a run with a world or
-            parties, their columns: :func:`lobbysim.records.record_schema`).
+            has (:data:`~lobbysim.records.rows.RECORD_COLUMNS`' and, of a run with a world or
+            parties, their columns: :func:`lobbysim.records.rows.record_schema`).
         fmt: ``csv`` or ``parquet``; default: whichever file of the kind is there (CSV first).
         complete: also refuse a missing value in a column that every record lobbysim writes
             fills in (:data:`REQUIRED_COLUMNS`), as :func:`lobbysim.load_run` does.

@@ -1,5 +1,5 @@
-"""The options and argument helpers the ``lobbysim`` subcommands share (lobbysim/cli.py and
-lobbysim/cli_studies.py): a scenario command's options, ``--quiet`` and the progress display,
+"""The options and argument helpers the ``lobbysim`` subcommands share (lobbysim/cli/main.py and
+lobbysim/cli/studies.py): a scenario command's options, ``--quiet`` and the progress display,
 ``--replications`` and ``--policies`` parsed with one-line errors (:class:`UserError`).
 """
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lobbysim.progress import Progress
+from lobbysim.running.progress import Progress
 
 
 class UserError(Exception):

@@ -8,7 +8,8 @@ sinks :class:`CsvSink` and :class:`ParquetSink`). Each record kind is one file, 
 ``<kind>.parquet``. Parquet needs pyarrow: ``pip install 'lobbysim[parquet]'``; without it, a
 scenario asking for Parquet stops before anything runs (:func:`format_problem`).
 
-Every kind has one schema, :data:`lobbysim.records.RECORD_COLUMNS` (its columns and their pandas
+Every kind has one schema, :data:`lobbysim.records.rows.RECORD_COLUMNS` (its columns and their
+pandas
 dtypes). :func:`record_frame` builds the in-memory frames with it and :func:`read_records` reads
 either format back with it, so a frame read from a file equals the frame the run kept in memory,
 dtypes included (``winner`` and ``team`` as nullable ``Int64``, ids as ``int64``), and every float
@@ -23,7 +24,8 @@ the writer quotes as pandas does, which uses it too). In a running lobby the col
 writes a flush slightly faster than the :mod:`csv` writer with the checks that writer needs.
 
 **Verified when read.** A folder of record files holds a manifest (``manifest.json``,
-:mod:`lobbysim.outputs`) with each file's rows and bytes, written with the files (by a sink when it
+:mod:`lobbysim.records.outputs`) with each file's rows and bytes, written with the files (by a sink
+when it
 closes, streamed or not; by :func:`write_frames`). :func:`read_records` checks every file against
 it and refuses, naming the file and where possible the line (:class:`RecordFileError`), a file cut
 short or changed, a CSV file whose last row has no line end (cut mid-row) or that is not UTF-8,
@@ -33,10 +35,10 @@ manifests) gets the checks that need none. A sink's write that fails (a full dis
 file.
 
 This module holds the formats: the schema's frames, CSV text, the sinks, whole files written.
-Reading them back is :mod:`lobbysim.record_reader`'s
-(:func:`~lobbysim.record_reader.read_records`); the sink a run streams through
-(:func:`~lobbysim.record_writer.open_sink`: the writer process where it can, else
-:func:`inline_sink`) is :mod:`lobbysim.record_writer`'s.
+Reading them back is :mod:`lobbysim.records.reader`'s
+(:func:`~lobbysim.records.reader.read_records`); the sink a run streams through
+(:func:`~lobbysim.records.writer.open_sink`: the writer process where it can, else
+:func:`inline_sink`) is :mod:`lobbysim.records.writer`'s.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from typing import Any
 
 import pandas as pd
 
-from lobbysim.outputs import OutputFileError, remove_manifest, write_manifest
-from lobbysim.records import (
+from lobbysim.records.outputs import OutputFileError, remove_manifest, write_manifest
+from lobbysim.records.rows import (
     ALL_RECORD_COLUMNS,
     DEFAULT_RECORD_FORMAT,
     RECORD_COLUMNS,
@@ -94,7 +96,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     for kind, columns in ALL_RECORD_COLUMNS.items()
 }
 
-#: A run's columns of every record kind (:func:`lobbysim.records.record_schema`).
+#: A run's columns of every record kind (:func:`lobbysim.records.rows.record_schema`).
 Schema = Mapping[str, Mapping[str, str]]
 
 
@@ -185,8 +187,8 @@ def record_frame(
 ) -> pd.DataFrame:
     """Return the rows of record kind ``kind`` (tuples in column order) as a typed frame.
 
-    ``columns``: the run's columns of the kind (:func:`lobbysim.records.record_schema`);
-    default: :data:`~lobbysim.records.RECORD_COLUMNS`' (a run without a world or parties).
+    ``columns``: the run's columns of the kind (:func:`lobbysim.records.rows.record_schema`);
+    default: :data:`~lobbysim.records.rows.RECORD_COLUMNS`' (a run without a world or parties).
     """
     rows = rows if isinstance(rows, list) else list(rows)
     names = list(RECORD_COLUMNS[kind] if columns is None else columns)
@@ -303,8 +305,8 @@ class RecordFileSink:
 
     Called as ``sink(kind, rows)`` by the lobby's records (:class:`lobbysim.sim.entities.Records`)
     with rows in the schema's column order; :meth:`close` once the last rows are in.
-    ``schema``: the run's columns of every kind (:func:`lobbysim.records.record_schema`;
-    default: :data:`~lobbysim.records.RECORD_COLUMNS`).
+    ``schema``: the run's columns of every kind (:func:`lobbysim.records.rows.record_schema`;
+    default: :data:`~lobbysim.records.rows.RECORD_COLUMNS`).
     """
 
     format = DEFAULT_FORMAT

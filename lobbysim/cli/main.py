@@ -4,8 +4,8 @@
 subcommand is one library call that the tests can also make directly. User errors go to stderr as
 one line each with a non-zero exit status and no traceback. Here: ``run``, ``compare``,
 ``validate``, ``init`` and ``plugins``; the study commands (``sweep``, ``tune``, ``calibrate``,
-``paper``) are lobbysim/cli_studies.py, ``rules``, ``schema`` and ``log`` their own modules in
-lobbysim/commands/, and the options they share lobbysim/cli_options.py.
+``paper``) are lobbysim/cli/studies.py, ``rules``, ``schema`` and ``log`` their own modules in
+lobbysim/commands/, and the options they share lobbysim/cli/options.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lobbysim import __version__
-from lobbysim.cli_options import (
+from lobbysim.cli.options import (
     UserError,
     auto_options,
     display,
@@ -28,13 +28,13 @@ from lobbysim.cli_options import (
     say_which_file,
     scenario_options,
 )
-from lobbysim.cli_studies import (
+from lobbysim.cli.studies import (
     add_calibrate_parser,
     add_paper_parser,
     add_sweep_parser,
     add_tune_parser,
 )
-from lobbysim.outputs import OutputTargetError
+from lobbysim.records.outputs import OutputTargetError
 from lobbysim.validation import ScenarioError
 
 __all__ = ["build_parser", "main"]
@@ -297,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("lobbysim: error: standard output was closed (broken pipe)", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk, an output that cannot be written: one line, exit 2
-        from lobbysim.outputs import storage_problem
+        from lobbysim.records.outputs import storage_problem
 
         problem = storage_problem(exc)
         if problem is None:

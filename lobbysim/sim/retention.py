@@ -1,6 +1,7 @@
 """Churn in the lobby: what each member of a player base lived through, and whether they stay.
 
-:class:`Retention` runs the retention model of a player base (:mod:`lobbysim.retention`). It keeps
+:class:`Retention` runs the retention model of a player base (:mod:`lobbysim.players.retention`).
+It keeps
 a tally of each member's current visit (games, wins, losses, true skill gaps, queueing time, and
 whether they gave up in the queue) and the streak of losses each member carries across visits.
 When a visit ends, the decision waits until every game of the visit has been scored (the lobby
@@ -31,8 +32,7 @@ from typing import Protocol
 import numpy as np
 import simpy
 
-from lobbysim.records import GameResult
-from lobbysim.retention import (
+from lobbysim.players.retention import (
     RetentionModel,
     Visit,
     Visits,
@@ -41,6 +41,7 @@ from lobbysim.retention import (
     leave_probabilities,
     retention_plugin,
 )
+from lobbysim.records.rows import GameResult
 from lobbysim.scenario import BaseConfig
 from lobbysim.sim.entities import LEFT, Player
 from lobbysim.sim.sessions import Lobby
@@ -50,7 +51,7 @@ MINUTES_PER_DAY = 1440.0
 DECILES = 10
 TENURE_PREFIXES = ("newcomer_", "veteran_")
 """The tenure groups of the cohort: fewer than ``base.newcomer_games`` games at the start, and
-the rest (the prefixes of the metrics by tenure of :mod:`lobbysim.metrics`)."""
+the rest (the prefixes of the metrics by tenure of :mod:`lobbysim.stats.metrics`)."""
 
 
 class Members(Protocol):
@@ -251,7 +252,7 @@ class Retention:
         minutes in the queue; ``risk[k]``: :meth:`churn_risk` of player ``seats[k]`` in a game
         they win with probability ``p_wins[k]`` with a gap ``gaps[k]`` (its queueing time
         ``waited``). Every visit goes to the model in one call
-        (:func:`~lobbysim.retention.leave_probabilities`).
+        (:func:`~lobbysim.players.retention.leave_probabilities`).
         """
         n = len(players)
         cols = np.zeros((8, n))  # games, wins, losses, gaps, waits, spells, streak, tenure

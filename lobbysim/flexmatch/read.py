@@ -2,9 +2,9 @@
 
 :func:`load_json` reads the JSON file (bounded, strict); :func:`read_flexmatch` reads the rule
 set's sections (the player attributes, the teams, the algorithm, the rules through
-:class:`lobbysim.rules.flexmatch_rules.RuleReader`, the expansions) and binds its attributes
+:class:`lobbysim.flexmatch.rules.RuleReader`, the expansions) and binds its attributes
 with the mapping, into a :class:`FlexMatchImport`. The module docstring of
-:mod:`lobbysim.rules.flexmatch` has the mapping and what is not supported.
+:mod:`lobbysim.flexmatch` has the mapping and what is not supported.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lobbysim.registry import did_you_mean
-from lobbysim.rules.flexmatch_rules import (
+from lobbysim.flexmatch.rules import (
     LIMIT_PROPERTY,
     MAX_PLAYERS,
     SMALL_MATCH,
@@ -26,6 +25,7 @@ from lobbysim.rules.flexmatch_rules import (
     RuleReader,
     quoted,
 )
+from lobbysim.registry import did_you_mean
 from lobbysim.scenario.rules import RATING, AttributeConfig
 from lobbysim.validation import ScenarioError, read_input_text
 

@@ -1,6 +1,6 @@
 """The ``lobbysim`` subcommands that run studies over many runs: ``sweep``, ``tune``,
 ``calibrate`` and ``paper``, each a parser and a handler over its library function (the shared
-options are lobbysim/cli_options.py; lobbysim/cli.py builds the parser and runs the handler).
+options are lobbysim/cli/options.py; lobbysim/cli/main.py builds the parser and runs the handler).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 import sys
 from pathlib import Path
 
-from lobbysim.cli_options import (
+from lobbysim.cli.options import (
     UserError,
     add_quiet,
     check_input_file,
@@ -294,7 +294,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from lobbysim.calibration.run import refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
     from lobbysim.commands.validate import load_run_scenario
-    from lobbysim.outputs import timestamped
+    from lobbysim.records.outputs import timestamped
     from lobbysim.registry import PluginError
     from lobbysim.reporting.document import HTML_FILE
     from lobbysim.scenario import ScenarioError

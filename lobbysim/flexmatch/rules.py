@@ -1,12 +1,12 @@
 """FlexMatch's rule language as lobbysim reads it, one rule at a time.
 
-The tables and limits the import (:mod:`lobbysim.rules.flexmatch_read`) and the export
-(:mod:`lobbysim.rules.flexmatch_export`) share: the largest match and the largest small match,
+The tables and limits the import (:mod:`lobbysim.flexmatch.read`) and the export
+(:mod:`lobbysim.flexmatch.export`) share: the largest match and the largest small match,
 the rule types, the party aggregations both ways and the property each lobbysim kind's limit
 comes from. :class:`RuleReader` holds a rule set's reading state and its problems (each naming
 its JSON path) and reads one FlexMatch rule into one lobbysim rule: ``batchDistance``,
 ``distance``, ``comparison``, ``collection`` and ``latency``, with their property expressions.
-The module docstring of :mod:`lobbysim.rules.flexmatch` has the mapping.
+The module docstring of :mod:`lobbysim.flexmatch` has the mapping.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ _FLAT = re.compile(rf"flatten\({_ATTR}\)")
 
 class LongNumber:
     """A JSON number too long to be read as one: an integer of more digits than Python converts
-    (4,300), or a number beyond a float's range (``1e400``). :func:`lobbysim.rules.
+    (4,300), or a number beyond a float's range (``1e400``). :func:`lobbysim.flexmatch.
     flexmatch_read.load_json` keeps it as its text, so that the field holding it is named
     (:meth:`RuleReader.number`) rather than the whole file refused by a conversion error."""
 
@@ -135,7 +135,7 @@ def quoted(value: Any) -> str:
 
 class RuleReader:
     """The state of one rule set's reading, its problems (each naming its JSON path), and the
-    reading of its rules one at a time (:mod:`lobbysim.rules.flexmatch_read` reads the sections
+    reading of its rules one at a time (:mod:`lobbysim.flexmatch.read` reads the sections
     around them: the attributes, the teams, the algorithm, the expansions, the mapping)."""
 
     def __init__(self, data: Mapping[str, Any], mapping: Mapping[str, Any] | None) -> None:
