@@ -37,7 +37,7 @@ per-replication table everywhere (:func:`compare`'s result and :func:`load_run`'
 ``metrics`` is kept (on a comparison the same frame; on :func:`simulate`'s result the dict of the
 run's metrics, ``metrics_series`` as a pandas Series, ``metrics_table`` with units). The results
 are the notebook views of :mod:`lobbysim.reporting.notebook`. The examples in the functions'
-docstrings run as tests (tests/test_notebook_api.py).
+docstrings run as tests (tests/reporting/test_notebook_api.py).
 
 Progress (:mod:`lobbysim.running.progress`) shows as a widget bar in a Jupyter notebook
 (``tqdm.auto``),

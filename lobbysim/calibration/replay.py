@@ -20,7 +20,7 @@ the stage wrote (for Glicko-2, any update that closes a rating period writes eve
 rater it does not know, every update does). Predictions within a stage are one vectorised call
 and its updates one :meth:`~lobbysim.raters.Rater.update` call (which equals the games one at a
 time, in order); the result is that of the event-by-event replay
-(tests/calibrate/test_scores.py holds the two side by side).
+(tests/calibration/test_scores.py holds the two side by side).
 
 **Games the raters see.** Each match becomes one :class:`~lobbysim.records.rows.GameResult`: every
 seat registered, its stint the match's ``[start, end]`` and its score ``max rank - rank`` in the

@@ -307,7 +307,7 @@ class SPHEloRater(EvenMatchQuality):
 
         Each float operation is the one the vectorised path does element-wise (IEEE arithmetic,
         the same order), and the exponential is numpy's own, so the ratings are bit for bit
-        those of the vectorised path (tests/test_raters.py holds them side by side).
+        those of the vectorised path (tests/raters/test_raters.py holds them side by side).
         """
         id_a, score_a, min_a, id_b, score_b, min_b = (float(x) for x in duel)
         if not (

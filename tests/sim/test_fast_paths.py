@@ -1,6 +1,6 @@
 """Fast paths of the lobby's hot spots give bit for bit what the reference code gives.
 
-(Also elsewhere: the raters' id check in ``tests/test_raters.py`` and the quick check of an
+(Also elsewhere: the raters' id check in ``tests/raters/test_raters.py`` and the quick check of an
 assignment's pairs in ``tests/sim/test_plugin_checks.py``.)
 """
 
@@ -199,7 +199,7 @@ def test_median_equals_numpy() -> None:
 
 def test_csv_rows_are_written_as_pandas_writes_them(tmp_path: Path) -> None:
     """The streaming sink's CSV, byte for byte (random rows of every kind against pandas:
-    ``tests/test_record_files.py``)."""
+    ``tests/records/test_record_files.py``)."""
     sink = CsvSink(tmp_path)
     sink("waits", [(1, 2.0, math.nan, "still_waiting", 3), (2, 1.0, 2.0, "matched", 1.0)])
     sink("waits", [(3, 2.0, 4.0, 'with "quotes", commas', 2.0)])
@@ -443,7 +443,7 @@ def test_small_passes_give_the_records_of_the_array_paths(monkeypatch: pytest.Mo
     Every record, the final ratings and the rating samples are those of the plan off (the
     general paths) with the shadows updated at every pass, bit for bit (quits, guests and a
     rating drift included). (The raters' and the assignment's own float paths are checked
-    against their arrays in tests/test_raters.py and tests/policies/test_assignment.py.)"""
+    against their arrays in tests/raters/test_raters.py and tests/policies/test_assignment.py.)"""
     from lobbysim.sim import lobby, matchmaker
 
     scenario = Scenario.from_dict(

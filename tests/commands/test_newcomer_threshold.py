@@ -12,7 +12,7 @@ from lobbysim.commands.validate import newcomer_threshold_warning
 from lobbysim.scenario import Scenario, load_scenario
 from lobbysim.skill.gaussian import match_quality
 
-SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios").glob("*.yaml"))
 
 
 def scenario(threshold: list[list[float]], **population: object) -> Scenario:

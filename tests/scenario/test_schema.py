@@ -47,7 +47,7 @@ from lobbysim.scenario.schema import (
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.yaml_input import load_yaml, read_yaml_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "lobbysim" / "scenarios"
 README = ROOT / "README.md"
 

@@ -20,7 +20,7 @@ from lobbysim.scenario import load_scenario
 from lobbysim.sim import LobbySimulation
 from lobbysim.streams import Streams
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 
 

@@ -270,7 +270,7 @@ class Backwards:
 
 
 def test_a_user_model_loads_from_its_module_path() -> None:
-    model = ARRIVALS.create("tests.test_arrivals:Evenings", {"rate": 2.0})
+    model = ARRIVALS.create("tests.players.test_arrivals:Evenings", {"rate": 2.0})
     assert isinstance(model, Evenings)
     assert isinstance(model, ArrivalModel)
     arrivals = sample_window(model, np.random.default_rng(0), 0.0, 120.0)
@@ -280,15 +280,16 @@ def test_a_user_model_loads_from_its_module_path() -> None:
 
 def test_a_user_models_parameter_typo_gets_did_you_mean() -> None:
     with pytest.raises(PluginError, match=r"no parameter 'rte' \(did you mean 'rate'\?\)"):
-        ARRIVALS.create("tests.test_arrivals:Evenings", {"rte": 2.0})
-    with pytest.raises(PluginError, match=r"'tests.test_arrivals:Evenings': rate must be > 0"):
-        ARRIVALS.create("tests.test_arrivals:Evenings", {"rate": -1.0})
+        ARRIVALS.create("tests.players.test_arrivals:Evenings", {"rte": 2.0})
+    evenings = r"'tests.players.test_arrivals:Evenings'"
+    with pytest.raises(PluginError, match=evenings + r": rate must be > 0"):
+        ARRIVALS.create("tests.players.test_arrivals:Evenings", {"rate": -1.0})
     with pytest.raises(PluginError, match=r"has no 'Evening' \(did you mean 'Evenings'\?\)"):
-        ARRIVALS.create("tests.test_arrivals:Evening", {})
+        ARRIVALS.create("tests.players.test_arrivals:Evening", {})
 
 
 def test_a_model_returning_unsorted_times_is_rejected_by_name() -> None:
-    model = ARRIVALS.create("tests.test_arrivals:Backwards")
+    model = ARRIVALS.create("tests.players.test_arrivals:Backwards")
     with pytest.raises(PluginError, match=r"arrival model 'backwards' returned unsorted times"):
         sample_window(model, np.random.default_rng(0), 0.0, 60.0)
 

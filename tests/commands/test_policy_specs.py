@@ -142,7 +142,8 @@ def test_a_bare_name_of_the_scenarios_own_policy_keeps_its_parameters() -> None:
     own = PluginSpec("knowledge_gradient", {"gamma": 0.9})
     specs = resolve_policies(own, ["knowledge_gradient", "draw_chance"], "--policies")
     assert [spec_label(s) for s in specs] == ["knowledge_gradient(gamma=0.9)", "draw_chance"]
-    # the bare name and the spec are one policy: given twice (tests/test_hardening_inputs.py)
+    # the bare name and the spec are one policy: given twice
+    # (tests/hardening/test_hardening_inputs.py)
     with pytest.raises(ScenarioError, match="is given twice"):
         resolve_policies(own, ["knowledge_gradient", "knowledge_gradient(gamma=0.9)"], "--policies")
 

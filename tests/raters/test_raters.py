@@ -869,13 +869,15 @@ class EvenNoWinModel(EvenMatchQuality, NoWinModel):
 
 def test_a_rater_without_a_win_model_is_refused_by_name_and_the_mixin_completes_one() -> None:
     with pytest.raises(PluginError) as info:
-        RATERS.get("tests.test_raters:NoWinModel")
+        RATERS.get("tests.raters.test_raters:NoWinModel")
     message = str(info.value)
-    assert "'tests.test_raters:NoWinModel' is not a rater: it lacks beta2, win_probability, " in (
+    lacks = "'tests.raters.test_raters:NoWinModel' is not a rater: it lacks beta2, "
+    lacks += "win_probability, "
+    assert lacks in (
         message
     )
     assert "\n" not in message
-    rater = RATERS.create("tests.test_raters:EvenNoWinModel")
+    rater = RATERS.create("tests.raters.test_raters:EvenNoWinModel")
     assert isinstance(rater, Rater)
     np.testing.assert_array_equal(rater.quality(np.arange(2), np.arange(2)), [0.5, 0.5])
 

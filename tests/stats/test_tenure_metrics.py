@@ -33,7 +33,7 @@ from lobbysim.stats.metrics import (
     veteran_kendall_taus,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 NO_BASE_ENGINE = importlib.util.find_spec("lobbysim.players.visits") is None
 

@@ -306,7 +306,7 @@ def test_the_page_answers_first_and_stands_alone(
 
 
 def _screenshot_script() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "scripts" / "report_screenshot.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "report_screenshot.py"
     spec = importlib.util.spec_from_file_location("report_screenshot", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -25,7 +25,7 @@ from lobbysim.scenario import Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.parse import build
 from lobbysim.scenario.rules import RuleConfig
 
-FIXTURES = Path(__file__).parent / "fixtures" / "flexmatch"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "flexmatch"
 NAMES = ["two_teams_skill", "latency_platform", "large_battle_royale", "forty_player_ffa"]
 
 
