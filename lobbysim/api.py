@@ -56,8 +56,13 @@ from typing import Any
 from lobbysim.commands.run import AUTO, auto_rule
 from lobbysim.commands.run import run as run_command
 from lobbysim.commands.run_folder import RunFolder, load_run
+from lobbysim.commands.run_scenario import (
+    RunError,
+    check_scenario,
+    compare_policies,
+    load_run_scenario,
+)
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
-from lobbysim.commands.validate import RunError, check_scenario, compare_policies, load_run_scenario
 from lobbysim.experiments.costs import run_cost
 from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.sequential import Rule, run_until_precise

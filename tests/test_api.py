@@ -13,7 +13,7 @@ import pytest
 
 import lobbysim
 from lobbysim.cli.main import main
-from lobbysim.commands.validate import load_run_scenario
+from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
 from lobbysim.running.progress import Progress

@@ -37,7 +37,7 @@ def test_the_annotated_scenario_sets_every_field_and_runs(tmp_path: Path) -> Non
 
     import yaml
 
-    from lobbysim.commands.validate import check_scenario
+    from lobbysim.commands.run_scenario import check_scenario
     from lobbysim.experiments.simulation import simulate
     from lobbysim.players.population import Population
     from lobbysim.scenario import Scenario, load_scenario

@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     import shlex
 
     from lobbysim.commands.run import run, run_summary
-    from lobbysim.commands.validate import RunError
+    from lobbysim.commands.run_scenario import RunError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
     from lobbysim.scenario import ScenarioError

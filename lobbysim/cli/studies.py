@@ -72,8 +72,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
     """Handle ``lobbysim sweep``."""
     import time
 
+    from lobbysim.commands.run_scenario import RunError
     from lobbysim.commands.sweep import build_sweep, check_executor, default_folder, run_sweep
-    from lobbysim.commands.validate import RunError
     from lobbysim.experiments.sweeps import SweepError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
@@ -188,9 +188,9 @@ def add_tune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
 
 def _run_tune(args: argparse.Namespace) -> int:
     """Handle ``lobbysim tune``: exit 0 with an answer, 1 when no trial was feasible."""
+    from lobbysim.commands.run_scenario import RunError
     from lobbysim.commands.sweep import check_executor
     from lobbysim.commands.tune import default_folder, load_study, tune
-    from lobbysim.commands.validate import RunError
     from lobbysim.experiments.sweeps import SweepError
     from lobbysim.paper import default_jobs
     from lobbysim.registry import PluginError
@@ -293,7 +293,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from lobbysim.calibration.mapping import LogError
     from lobbysim.calibration.run import refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
-    from lobbysim.commands.validate import load_run_scenario
+    from lobbysim.commands.run_scenario import load_run_scenario
     from lobbysim.records.outputs import timestamped
     from lobbysim.registry import PluginError
     from lobbysim.reporting.document import HTML_FILE

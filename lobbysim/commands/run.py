@@ -1,5 +1,5 @@
 """The library behind ``lobbysim run`` and ``compare`` (the scenario loaded and checked by
-:mod:`lobbysim.commands.validate`, which is also ``validate`` and ``plugins``).
+:mod:`lobbysim.commands.run_scenario`).
 
 Each command is one function that the tests call directly; :mod:`lobbysim.cli.main` only parses
 arguments. A run's folder holds everything needed to understand and repeat it: the resolved
@@ -20,7 +20,7 @@ so that a comparison's memory does not grow with its replications.
 Policies are names or specs with parameters, ``knowledge_gradient(gamma=0.95)``
 (:mod:`lobbysim.scenario.specs`); each goes by its spec's text in the tables, and its records
 folder is that label made a safe folder name (``records/knowledge_gradient-gamma=0.95/``).
-:func:`~lobbysim.commands.validate.compare_policies` says what ``compare`` runs without
+:func:`~lobbysim.commands.run_scenario.compare_policies` says what ``compare`` runs without
 ``--policies``.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from lobbysim.commands.validate import (
+from lobbysim.commands.run_scenario import (
     RunError,
     check_scenario,
     compare_policies,

@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
+from lobbysim.commands.run_scenario import check_scenario, load_run_scenario
 from lobbysim.commands.sweep import check_executor
-from lobbysim.commands.validate import check_scenario, load_run_scenario
 from lobbysim.experiments.store import tmp_name, write_text
 from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lobbysim.cli.main import main
-from lobbysim.commands.validate import newcomer_threshold_warning
+from lobbysim.commands.run_scenario import newcomer_threshold_warning
 from lobbysim.scenario import Scenario, load_scenario
 from lobbysim.skill.gaussian import match_quality
 

@@ -10,7 +10,7 @@ import pytest
 
 from lobbysim.cli.main import main
 from lobbysim.commands import run as runs
-from lobbysim.commands import validate as checks
+from lobbysim.commands import run_scenario as checks
 from lobbysim.scenario import PluginSpec, Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.specs import (
     policy_spec,

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from lobbysim.commands.run import run
-from lobbysim.commands.validate import load_run_scenario
+from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments.figure_data import FigureData, report_keys
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.records.reader import read_records

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from lobbysim.commands.validate import load_run_scenario
+from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments.costs import experiment_costs, run_cost, step_work
 from lobbysim.experiments.replications import policy_scenarios
 from lobbysim.running.progress import Progress

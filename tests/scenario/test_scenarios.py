@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lobbysim.commands.validate import check_scenario
+from lobbysim.commands.run_scenario import check_scenario
 from lobbysim.experiments.replications import run_experiment
 from lobbysim.experiments.simulation import simulate
 from lobbysim.paper import PaperStudy, draw_priors, run_study

@@ -1,0 +1,271 @@
+"""The scenario of a run, for ``lobbysim run``, ``compare``, ``sweep``, ``tune`` and the Python API:
+a file read with its ``--set`` overrides, every problem of its schema, its plug-ins and its lobby
+reported at once (user classes checked by reference unless imported), the policies a comparison
+runs, and the settings that are valid but probably not what was meant. Building the plug-ins and
+the lobby is the engine's (:mod:`lobbysim.sim.components`), and the policies of a comparison
+the experiments' (:mod:`lobbysim.experiments.replications`), so this sits above both; the
+plug-in fields of plain scenario data are :mod:`lobbysim.scenario.plugin_fields`.
+:mod:`lobbysim.commands.run` runs what passes; :mod:`lobbysim.commands.validate` prints it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lobbysim.experiments.replications import (
+    ORACLE_POLICY,
+    UNIFORM_POLICY,
+    policy_scenarios,
+    with_policy,
+)
+from lobbysim.players.population import Population
+from lobbysim.raters import RATERS
+from lobbysim.records.files import format_problem
+from lobbysim.registry import PluginError
+from lobbysim.scenario import (
+    GameRules,
+    PluginSpec,
+    Scenario,
+    ScenarioError,
+    apply_overrides,
+    plugin_spec,
+    read_scenario_data,
+)
+from lobbysim.scenario.plugin_fields import plugin_fields, policy_problems, user_plugins, value_at
+from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.scenario.specs import resolve_policies, spec_label
+from lobbysim.sim.components import Components, build_plugin, build_raters
+
+
+class RunError(ValueError):
+    """A problem with a run's arguments; the message names the argument and the value."""
+
+
+def load_run_scenario(
+    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
+) -> Scenario:
+    """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
+
+    When the file breaks the schema, the problems of its plug-ins (unknown names, bad
+    parameters) are reported with the schema's, so that every problem comes out at once (user
+    classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
+    """
+    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
+    if not sets:
+        return scenario
+    # on the resolved scenario, so that the defaults are there to override
+    data = scenario.to_dict()
+    apply_overrides(data, sets)
+    return _from_data(data, f"{path} (with --set)", import_plugins)
+
+
+def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as exc:
+        problems = exc.problems + plugin_problems(data, import_plugins=import_plugins)
+        raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
+
+
+def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> list[str]:
+    """Return the problems of every plug-in named in scenario data (one line each).
+
+    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
+    missing (its default is valid) or malformed (the schema reports it) is skipped. Without
+    ``import_plugins``, a user class is not imported (which would run its module's code): only
+    its reference is checked (:func:`lobbysim.scenario.references.reference_problem`).
+    """
+    problems = []
+    # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
+    # the schema's problem: the default stands in)
+    beta2 = value_at(data, "game", "beta2")
+    if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
+        beta2 = GameRules.beta2
+    for registry, field_name, value in plugin_fields(data):
+        if value is None:
+            continue
+        defaults = {"beta2": beta2} if registry is RATERS else None
+        try:
+            spec = plugin_spec(value, field_name)
+            if not import_plugins and is_user_class(spec.name):
+                problem = reference_problem(spec.name)
+                if problem is not None:
+                    problems.append(f"{field_name}: {problem}")
+                continue
+            build_plugin(registry, spec, field_name, defaults)
+        except ScenarioError:
+            continue  # malformed: the schema's problem
+        except PluginError as exc:
+            problems.append(str(exc))
+    population = value_at(data, "population")
+    if isinstance(population, Mapping):
+        try:
+            Population.from_params(population)
+        except PluginError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def check_scenario(
+    scenario: Scenario,
+    policies: Sequence[str | PluginSpec] = (),
+    *,
+    variants: Mapping[str, Scenario] | None = None,
+    held_runs: int | None = None,
+    import_plugins: bool = True,
+) -> None:
+    """Build every plug-in, then the simulation once per policy, so that every plug-in problem
+    and impossible combination is reported now, all at once (one line each); a records format
+    whose library is not installed (Parquet without pyarrow) is one too, and so is a run that
+    needs more memory than there is (:func:`lobbysim.scenario.sizing.memory_problems`: the
+    records of ``held_runs`` runs kept, by default the scenario's replications per policy).
+
+    The policies are names or specs (:func:`~lobbysim.experiments.replications.policy_scenarios`),
+    or ``variants``, each policy's scenario by label, if given. Without ``import_plugins``
+    (``lobbysim validate``), user classes are not imported, only their references checked, and
+    the simulation is not built if the scenario names one.
+    """
+    from lobbysim.scenario.sizing import memory_problems
+
+    mm = scenario.matchmaker
+    if held_runs is None:
+        held_runs = scenario.replications * max(len(variants or policies), 1)
+    problems = memory_problems(scenario, held_runs)
+    data = scenario.to_dict()
+    problems += plugin_problems(data, import_plugins=import_plugins)
+    problems += filter(None, [format_problem(scenario.records.format)])
+    rank, arrivals = mm.focal_rank, scenario.arrivals
+    size = arrivals.params.get("size")
+    if (
+        rank is not None
+        and arrivals.name == "cohort"
+        and isinstance(size, int)
+        and abs(rank) > size
+    ):
+        problems.append(
+            f"matchmaker.focal_rank: expected a rank within the cohort of {size} players "
+            f"(1..{size} or -1..-{size}), got {rank}"
+        )
+    if not problems and (import_plugins or not user_plugins(data)):
+        if variants is None:
+            variants = policy_scenarios(scenario, policies)
+        for label, checked in variants.items():
+            problem = build_problem(checked)
+            if problem is not None:
+                named = label != checked.matchmaker.policy.name  # a spec with parameters
+                problems.append(f"{label}: {problem}" if named else problem)
+    if problems:
+        raise PluginError("\n".join(problems))
+
+
+def build_problem(scenario: Scenario) -> str | None:
+    """Return why the lobby of ``scenario`` cannot be built (a plug-in problem), or None.
+
+    Its plug-ins are built as a run builds them (:class:`~lobbysim.sim.components.Components`),
+    without building a lobby."""
+    try:
+        Components.build(scenario)
+    except PluginError as exc:
+        return str(exc)
+    return None
+
+
+#: The reference policies a comparison adds by default: no matchmaking, and matching on truth.
+BASELINES = (UNIFORM_POLICY, ORACLE_POLICY)
+
+
+def compare_policies(
+    scenario: Scenario,
+    policies: Sequence[str | PluginSpec | Mapping[str, Any]] = (),
+    where: str = "--policies",
+) -> tuple[list[PluginSpec], str]:
+    """Return the policies a comparison of ``scenario`` runs, and a line saying why those.
+
+    ``policies`` (``--policies``, or what ``where`` names in errors) if given; else the
+    scenario's ``compare:`` section; else the scenario's own policy, the reference, and the
+    baselines :data:`BASELINES` that its lobby can run (one that cannot, say for its game mode,
+    is left out and the line says why).
+
+    Raises:
+        RunError: a spec of ``policies`` that cannot be read or that the registry refuses.
+        ScenarioError: the same for the ``compare:`` section.
+    """
+    own = scenario.matchmaker.policy
+    if policies:
+        try:
+            specs = resolve_policies(own, policies, where)
+        except ScenarioError as exc:
+            raise RunError(str(exc)) from None
+        problems = policy_problems(specs, where)
+        if problems:
+            raise RunError("\n".join(problems))
+        return specs, f"compare: {', '.join(spec_label(s) for s in specs)} ({where})"
+    if scenario.compare is not None:
+        specs = resolve_policies(own, scenario.compare.policies, "compare.policies")
+        problems = policy_problems(specs, "compare.policies")
+        if problems:
+            raise ScenarioError(problems)
+        labels = ", ".join(spec_label(s) for s in specs)
+        return specs, f"compare: {labels}, from the scenario's compare: section"
+    specs = [own]
+    left_out = []
+    for name in BASELINES:
+        spec = PluginSpec(name)
+        if spec in specs:
+            continue
+        problem = build_problem(with_policy(scenario, spec))
+        if problem is None:
+            specs.append(spec)
+        else:
+            left_out.append(f"{name} is left out: {problem}")
+    what = {UNIFORM_POLICY: "no matchmaking", ORACLE_POLICY: "matching on true skill"}
+    chosen = [f"{spec_label(s)} ({what[s.name]})" for s in specs[1:]]
+    why = (
+        f"compare: {spec_label(own)} (the scenario's policy, the reference of the differences)"
+        + (f" against the baselines {' and '.join(chosen)}" if chosen else "")
+        + "; choose others with --policies or a compare: section"
+    )
+    return specs, "; ".join([why, *left_out])
+
+
+def newcomer_threshold_warning(scenario: Scenario) -> str | None:
+    """Return a warning if two newcomers cannot reach the first step of the quality threshold.
+
+    A newcomer's belief is the population prior; the driving rater's match quality of two
+    newcomers with the same prior mean and the smallest prior variance is the best any newcomer
+    pair can reach. Below the threshold's first step, every newcomer must wait for the threshold
+    to relax (or for a better-known opponent, whose quality against a newcomer is not higher by
+    much), and with little patience many give up in their first queue, an artefact of the
+    threshold rather than of the policy compared.
+    """
+    population = Population.from_params(scenario.population)
+    mean = population.skill_mean
+    var = population.prior_var_low if population.prior == "informative" else population.skill_sd**2
+    driver = build_raters(scenario)[0]
+    driver.add_players(np.array([0, 1]), np.array([mean, mean]), np.array([var, var]))
+    quality = float(driver.quality(np.array([0]), np.array([1]))[0])
+    steps = scenario.matchmaker.threshold
+    if quality >= steps[0][1]:
+        return None
+    wait = next((w for w, q in steps if q <= quality), None)
+    then = (
+        f"no newcomer is matched by it before waiting {wait:g} minutes"
+        if wait is not None
+        else "no two newcomers are ever matched with each other"
+    )
+    return (
+        f"matchmaker.threshold: two newcomers (prior variance {var:g}) reach a match quality of "
+        f"at most {quality:.3f} with each other, below the first step's {steps[0][1]:g}: {then}; "
+        "start the threshold at or below that quality"
+    )
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """Return one line per setting that is valid but probably not what was meant."""
+    warnings = [newcomer_threshold_warning(scenario)]
+    return [w for w in warnings if w is not None]
