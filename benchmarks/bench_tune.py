@@ -33,7 +33,7 @@ from lobbysim.commands.tune import load_study
 from lobbysim.commands.tune import tune as run_tune
 from lobbysim.paper import default_jobs
 from lobbysim.tuning.space import expansion
-from lobbysim.tuning.study import Interval
+from lobbysim.tuning.trials import Interval
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = ROOT / "lobbysim" / "scenarios" / "spaces" / "quickstart.yaml"

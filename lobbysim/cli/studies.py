@@ -197,8 +197,8 @@ def _run_tune(args: argparse.Namespace) -> int:
     from lobbysim.reporting.document import HTML_FILE
     from lobbysim.reporting.tune import tune_headline_text
     from lobbysim.scenario import ScenarioError
+    from lobbysim.tuning.folder import TuneError
     from lobbysim.tuning.space import SpaceError
-    from lobbysim.tuning.study import TuneError
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
     check_input_file("--space", args.space)  # a pipe or a device: refused before it is opened

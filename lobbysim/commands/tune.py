@@ -34,14 +34,9 @@ from lobbysim.experiments.store import tmp_name, write_text
 from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.tuning.folder import check_study_folder, study_folder_name
 from lobbysim.tuning.space import Space, load_space
-from lobbysim.tuning.study import (
-    StudyResult,
-    check_size,
-    check_study_folder,
-    run_study,
-    study_folder_name,
-)
+from lobbysim.tuning.study import StudyResult, check_size, run_study
 from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
 

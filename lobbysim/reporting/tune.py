@@ -36,7 +36,8 @@ from lobbysim.reporting.document import (
 from lobbysim.reporting.figures import new_axes, save_figure
 from lobbysim.reporting.headline import Estimate, metric_label, value_text, wrap_terminal
 from lobbysim.tuning.space import Space
-from lobbysim.tuning.study import OWN, TUNED, Interval, StudyResult, Trial, feasible
+from lobbysim.tuning.study import OWN, TUNED, StudyResult
+from lobbysim.tuning.trials import Interval, Trial, feasible
 
 TRIALS_FIGURE = "tune_trials.png"
 CONVERGENCE_FIGURE = "tune_convergence.png"

@@ -1,13 +1,15 @@
 """The scenario: a typed, immutable description of one simulated lobby, and its plain-data forms.
 
-:mod:`lobbysim.scenario.model` holds the sections (every field has a default, each section checks
-its own ranges); :mod:`lobbysim.scenario.parse` reads them from YAML files, plain data and
+:mod:`lobbysim.scenario.model` holds the scenario and its sections (every field has a default,
+each section checks its own ranges), the matchmaker's in :mod:`lobbysim.scenario.matchmaker`;
+:mod:`lobbysim.scenario.parse` reads them from YAML files, plain data and
 ``key.path=value`` overrides by their type hints, and writes them back as plain data;
 :mod:`lobbysim.scenario.bundled` finds the scenarios shipped with the package by name.
 """
 
 from lobbysim.scenario.bundled import bundled_scenarios, find_scenario
 from lobbysim.scenario.files import load_scenario, read_scenario_data
+from lobbysim.scenario.matchmaker import MatchmakerConfig
 from lobbysim.scenario.model import (
     MAX_HORIZON,
     MAX_NAME,
@@ -16,7 +18,6 @@ from lobbysim.scenario.model import (
     BaseConfig,
     CompareConfig,
     GameRules,
-    MatchmakerConfig,
     RatersConfig,
     RecordsConfig,
     Scenario,

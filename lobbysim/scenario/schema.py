@@ -43,10 +43,10 @@ from typing import Any
 
 from lobbysim.players.population import PRIOR_KINDS, Population
 from lobbysim.records.rows import MODES, RECORD_FORMATS
+from lobbysim.scenario.matchmaker import MatchmakerConfig
 from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
-    MatchmakerConfig,
     RecordsConfig,
     Scenario,
     SweepConfig,

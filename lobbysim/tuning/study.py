@@ -5,9 +5,9 @@ The optimiser is Optuna's TPE sampler with constraints (:func:`optuna.samplers.T
 handles numbers, whole numbers and choices alike, needs nothing heavier than numpy, and is
 deterministic for a given seed and history. That last property makes a study resumable: the
 study is replayed from its seed, every run whose result is in the folder's store is read
-instead of run, and so a killed study, run again, proposes the same trials and reaches the same
-answer. (Bayesian optimisation with Gaussian processes, as in Ax/BoTorch, models noisy
-constraints more finely but needs PyTorch.)
+instead of run (:mod:`lobbysim.tuning.folder`), and so a killed study, run again, proposes the
+same trials and reaches the same answer. (Bayesian optimisation with Gaussian processes, as in
+Ax/BoTorch, models noisy constraints more finely but needs PyTorch.)
 
 **Common random numbers.** Replication r of every trial runs on the same seed (the scenario's
 replication seeds), so two trials differ only by their settings, and the paired difference of
@@ -24,9 +24,8 @@ decided batch by batch against the best before the batch, so the decisions do no
 order in which parallel runs finish.
 
 **Feasible with confidence.** A trial is feasible when the pessimistic end of each constraint's
-95% interval over its replications keeps it (the upper end for ``<=``); the best trial is the
-feasible trial with ``most`` replications and the best mean objective. The optimiser is told the
-mean objective and each constraint's mean violation.
+95% interval keeps it (:func:`lobbysim.tuning.trials.feasible`); the best trial is the feasible
+trial with ``most`` replications and the best mean objective.
 
 **An honest answer.** The best trial is then run again, with the scenario as it is, on
 ``evaluate`` fresh seeds (replication seeds ``most`` onward, which no trial ran on), and the
@@ -37,12 +36,11 @@ measured it does not flatter it.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,30 +48,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiments.executors import DaskSession, run_local
 from lobbysim.experiments.replications import paired_differences, replication_seeds
-from lobbysim.experiments.store import RunStore, write_text
-from lobbysim.experiments.sweeps import NOT_IN_KEY, Cell, SweepRun, digest, run_key
-from lobbysim.records.outputs import creation_problem
+from lobbysim.experiments.store import RunStore
+from lobbysim.experiments.sweeps import Cell, SweepRun, run_key
 from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.tuning.folder import StudyRuns, TuneError, check_study_folder, claim_study_folder
 from lobbysim.tuning.space import Choices, Range, Space, apply
+from lobbysim.tuning.trials import Trial, feasible, progress_line, trials_table, violation
 from lobbysim.validation import MAX_STUDY_SIMULATIONS, study_size_problem
 
-MANIFEST = "tune.json"
 TUNED = "tuned"
 OWN = "scenario"
-CONFIDENCE = 0.95
 
 OPTUNA_MISSING = (
     "lobbysim tune needs Optuna, which is not installed; install it with: "
     "pip install 'lobbysim[tune]'"
 )
-
-
-class TuneError(ValueError):
-    """A problem with a study's folder or its options; one line per problem."""
 
 
 #: CPU seconds a simulation takes per unit of its expected work (the player-minutes of its
@@ -124,56 +116,6 @@ def size_problem(
     )
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A mean with its 95% interval over replications (NaN ends with fewer than 2)."""
-
-    mean: float
-    low: float
-    high: float
-    n: int
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Interval:
-        x = np.asarray(values, dtype=float)
-        x = x[np.isfinite(x)]
-        n = len(x)
-        if n == 0:
-            return cls(math.nan, math.nan, math.nan, 0)
-        mean = float(x.mean())
-        if n < 2:
-            return cls(mean, math.nan, math.nan, n)
-        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-        return cls(mean, mean - half, mean + half, n)
-
-
-@dataclass
-class Trial:
-    """One candidate setting and what its replications gave.
-
-    Attributes:
-        number: 1-based, in the order the optimiser proposed it.
-        drawn: the searched dimensions' values (by name).
-        values: the scenario fields it sets (path -> value).
-        runs: per replication (1-based) its metrics, for the replications run.
-        error: why the candidate could not run (an invalid scenario, a failed run), or None.
-        promoted: whether it earned ``most`` replications.
-    """
-
-    number: int
-    drawn: dict[str, Any]
-    values: dict[str, Any]
-    runs: dict[int, dict[str, float]] = field(default_factory=dict)
-    error: str | None = None
-    promoted: bool = False
-
-    def metric(self, name: str) -> list[float]:
-        return [float(self.runs[r].get(name, math.nan)) for r in sorted(self.runs)]
-
-    def estimate(self, name: str) -> Interval:
-        return Interval.of(self.metric(name))
-
-
 @dataclass
 class StudyResult:
     """What a study found.
@@ -206,34 +148,6 @@ class StudyResult:
         return trials_table(self.space, self.trials)
 
 
-def feasible(space: Space, trial: Trial, optimistic: bool = False) -> bool:
-    """Whether every constraint holds at the pessimistic (or optimistic) end of its interval."""
-    if trial.error is not None or not trial.runs:
-        return False
-    for c in space.constraints:
-        e = trial.estimate(c.metric)
-        if e.n < 2:
-            return False
-        end = (
-            (e.low if optimistic else e.high) if c.op == "<=" else (e.high if optimistic else e.low)
-        )
-        if not math.isfinite(end) or c.violation(end) > 0:
-            return False
-    return True
-
-
-def violation(space: Space, trial: Trial) -> float:
-    """Return the summed pessimistic violations, each relative to its bound's size."""
-    total = 0.0
-    for c in space.constraints:
-        e = trial.estimate(c.metric)
-        end = e.high if c.op == "<=" else e.low
-        if not math.isfinite(end):
-            return math.inf
-        total += max(0.0, c.violation(end)) / max(abs(c.bound), 1e-12)
-    return total
-
-
 def _better(space: Space, a: float, b: float) -> bool:
     return a < b if space.minimize else a > b
 
@@ -258,92 +172,6 @@ def _may_beat(space: Space, trial: Trial, best: Trial) -> bool:
         return False
     half = stats.t.ppf(0.5 + RACE_CONFIDENCE / 2, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
     return bool(d.mean() - half < 0)
-
-
-def _identity(scenario: Scenario, space: Space) -> str:
-    data = {k: v for k, v in scenario.to_dict().items() if k not in NOT_IN_KEY}
-    data["seed"] = scenario.seed
-    return digest({"scenario": data, "space": space.to_dict(), "results": RESULTS_VERSION})
-
-
-def study_folder_name(scenario: Scenario, space: Space) -> str:
-    """Return ``<name>-tune-<8 hex>``, the same for the same study (so it resumes)."""
-    from lobbysim.scenario import folder_label
-
-    return f"{folder_label(scenario.name)}-tune-{_identity(scenario, space)[:8]}"
-
-
-def check_study_folder(scenario: Scenario, space: Space, folder: Path) -> None:
-    """Raise TuneError, touching nothing, unless ``folder`` is new, empty or this study's."""
-    if folder.exists():
-        if not folder.is_dir():
-            raise TuneError(f"--out: {folder} exists and is not a folder")
-        manifest = folder / MANIFEST
-        if manifest.is_file():
-            try:
-                found = json.loads(manifest.read_text(encoding="utf-8")).get("study")
-            except (OSError, ValueError, AttributeError):
-                found = None
-            if found == _identity(scenario, space):
-                return
-            raise TuneError(
-                f"--out: {folder} holds another study (a different scenario or space); give a "
-                "new folder"
-            )
-        if any(folder.iterdir()):
-            raise TuneError(
-                f"--out: {folder} holds other files and is not a study folder (no "
-                f"{MANIFEST}); give a new or empty folder"
-            )
-        return
-    problem = creation_problem(folder)
-    if problem is not None:
-        raise TuneError(f"--out: {problem}")
-
-
-def _claim(scenario: Scenario, space: Space, folder: Path) -> None:
-    if (folder / MANIFEST).is_file():
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    record = {
-        "study": _identity(scenario, space),
-        "name": scenario.name,
-        "lobbysim": __version__,
-        "results_version": RESULTS_VERSION,
-    }
-    write_text(folder / MANIFEST, json.dumps(record, indent=1) + "\n")
-
-
-class _Runs:
-    """Runs a list of runs not yet in the store, on the chosen executor; reads results."""
-
-    def __init__(self, store: RunStore, execute: Callable[..., None], update: Callable[[], None]):
-        self.store = store
-        self.execute = execute
-        self.update = update
-        self.count = 0  # runs needed (read from the store or run)
-
-    def metrics(self, runs: Sequence[SweepRun]) -> dict[str, dict[str, float] | str]:
-        """Return each run's metrics (by key), or its error text."""
-        self.count += len(runs)
-        done = self.store.done_keys()
-        todo = [r for r in runs if r.key not in done]
-
-        def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
-            self.store.write(run, metrics, error)
-            self.update()
-
-        if todo:
-            self.execute(todo, on_done)
-        out: dict[str, dict[str, float] | str] = {}
-        for run in runs:
-            record = self.store.read(run.key)
-            if record is not None:
-                out[run.key] = {k: float(v) for k, v in record["metrics"].items()}
-            else:
-                failed = self.store.read(run.key, failed=True)
-                out[run.key] = str((failed or {}).get("error", "the run did not finish"))
-        return out
 
 
 def _suggest(trial: Any, space: Space) -> dict[str, Any]:
@@ -423,7 +251,7 @@ def run_study(
         session = None
         if executor != "local":
             session = stack.enter_context(DaskSession(scheduler, jobs))
-        _claim(scenario, space, folder)
+        claim_study_folder(scenario, space, folder)
         store = RunStore(folder)
         update = stack.enter_context(display.stage("tune", "runs"))
         finished = [0]
@@ -438,7 +266,7 @@ def run_study(
             else:
                 run_local(todo, jobs, on_done)
 
-        runs = _Runs(store, execute, tick)
+        runs = StudyRuns(store, execute, tick)
         trials = _search(optuna, scenario, space, seeds, runs, note)
         searched = runs.count
         best = _best(space, trials)
@@ -472,7 +300,7 @@ def _search(
     scenario: Scenario,
     space: Space,
     seeds: Sequence[int],
-    runs: _Runs,
+    runs: StudyRuns,
     note: Callable[[str], None] | None,
 ) -> list[Trial]:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -576,7 +404,7 @@ def _replicate(
     scenarios: Mapping[int, Scenario],
     replications: range,
     seeds: Sequence[int],
-    runs: _Runs,
+    runs: StudyRuns,
 ) -> None:
     planned = [
         SweepRun(
@@ -615,22 +443,8 @@ def _best(space: Space, trials: Sequence[Trial]) -> Trial | None:
     return best
 
 
-def progress_line(space: Space, trials: Sequence[Trial], best: Trial | None) -> str:
-    """Return ``trials 8/24: best so far ... (trial 5); feasible 5 of 8``."""
-    done = len(trials)
-    ok = sum(feasible(space, t) for t in trials)
-    head = f"tune: trials {done}/{space.trials}"
-    if best is None:
-        return f"{head}: no feasible trial yet; feasible {ok} of {done}"
-    e = best.estimate(space.objective)
-    return (
-        f"{head}: best so far {space.objective} {e.mean:.4g} (trial {best.number}); "
-        f"feasible {ok} of {done}"
-    )
-
-
 def _evaluate(
-    scenario: Scenario, tuned: Scenario, space: Space, fresh: Sequence[int], runs: _Runs
+    scenario: Scenario, tuned: Scenario, space: Space, fresh: Sequence[int], runs: StudyRuns
 ) -> pd.DataFrame:
     planned = [
         SweepRun(run_key(s, seed), Cell(0, {}), label, i + space.most + 1, seed, s)
@@ -647,31 +461,4 @@ def _evaluate(
                 + (result.strip().splitlines()[-1] if result.strip() else "no message")
             )
         rows.append({"policy": run.policy, "replication": run.replication, **result})
-    return pd.DataFrame(rows)
-
-
-def trials_table(space: Space, trials: Sequence[Trial]) -> pd.DataFrame:
-    """Return one row per trial: its settings, replications, objective and constraints."""
-    rows = []
-    for t in trials:
-        row: dict[str, Any] = {"trial": t.number}
-        for name in space.names():
-            value = t.drawn.get(name)
-            row[name] = json.dumps(value) if isinstance(value, list | dict) else value
-        row["replications"] = len(t.runs)
-        row["promoted"] = t.promoted
-        e = t.estimate(space.objective)
-        row[space.objective] = e.mean
-        row[f"{space.objective}_low"] = e.low
-        row[f"{space.objective}_high"] = e.high
-        for c in space.constraints:
-            ce = t.estimate(c.metric)
-            if c.metric != space.objective:
-                row[c.metric] = ce.mean
-            row[f"{c.metric}_{'high' if c.op == '<=' else 'low'}"] = (
-                ce.high if c.op == "<=" else ce.low
-            )
-        row["feasible"] = feasible(space, t)
-        row["error"] = t.error or ""
-        rows.append(row)
     return pd.DataFrame(rows)

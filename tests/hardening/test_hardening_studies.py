@@ -263,7 +263,7 @@ def test_calibrate_refuses_too_many_refinements_before_reading_the_log(
 def test_the_library_functions_keep_the_same_limits(work: Path) -> None:
     import lobbysim.api as api
     from lobbysim.scenario import ScenarioError
-    from lobbysim.tuning.study import TuneError
+    from lobbysim.tuning.folder import TuneError
 
     with pytest.raises(ScenarioError, match=r"^refine: 1,000,000,000 would run about "):
         api.calibrate("no_log.csv", refine=1_000_000_000)

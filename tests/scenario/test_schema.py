@@ -25,10 +25,10 @@ from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError, bundled_scenarios
 from lobbysim.scenario.bundled import scenario_headline
 from lobbysim.scenario.files import read_scenario_data
+from lobbysim.scenario.matchmaker import MatchmakerConfig
 from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
-    MatchmakerConfig,
     RecordsConfig,
 )
 from lobbysim.scenario.parties import PartiesConfig

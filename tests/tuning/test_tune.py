@@ -22,7 +22,8 @@ from lobbysim.experiments.replications import replication_seeds
 from lobbysim.reporting.tune import pareto_front
 from lobbysim.scenario import load_scenario
 from lobbysim.tuning.space import SpaceError, expansion, load_space
-from lobbysim.tuning.study import Interval, Trial, _promotions, feasible
+from lobbysim.tuning.study import _promotions
+from lobbysim.tuning.trials import Interval, Trial, feasible
 
 pytest.importorskip("optuna")
 
