@@ -550,3 +550,42 @@ def test_every_import_names_the_module_that_defines_the_name() -> None:
         "lobbysim.d re-exports X in its __all__",
         "t.py:1 takes X from lobbysim.b, which does not define it (defined in: lobbysim.a)",
     ]
+
+
+def modules_imported_by_test_modules(tests: Path = TESTS) -> list[str]:
+    """Return ``file:line imports module`` for every test module that imports a test module."""
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if isinstance(node, ast.ImportFrom) and node.module in {"tests"} | {
+                f"tests.{p.name}" for p in tests.iterdir() if p.is_dir()
+            }:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            for name in names:
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
+                    found.append(f"{path.relative_to(tests.parent)}:{node.lineno} imports {name}")
+    return found
+
+
+def test_no_test_module_imports_another(tmp_path: Path) -> None:
+    assert modules_imported_by_test_modules() == []
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "test_a.py").write_text("X = 1\n")
+    (tmp_path / "sub" / "helpers.py").write_text("Y = 1\n")
+    (tmp_path / "sub" / "test_b.py").write_text(
+        "from tests.sub.test_a import X\n"
+        "from tests.sub import test_a\n"
+        "from tests.sub.helpers import Y\n"
+    )
+    assert modules_imported_by_test_modules(tmp_path) == [
+        f"{tmp_path.name}/sub/test_b.py:1 imports tests.sub.test_a",
+        f"{tmp_path.name}/sub/test_b.py:2 imports tests.sub.test_a",
+    ]

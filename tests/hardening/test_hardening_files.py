@@ -23,10 +23,10 @@ from lobbysim.experiments import store
 from lobbysim.records import writer as record_writer
 from lobbysim.records.files import RecordFileError
 from lobbysim.records.outputs import OutputFileError, storage_problem
-from tests import small_scenarios
+from tests.hardening import helpers
 
-# the small lobby of tests/small_scenarios.py, run a little longer
-SMALL = small_scenarios.SMALL.replace("horizon: 40\nwarmup: 5\n", "horizon: 120\nwarmup: 10\n")
+# the small lobby of tests/helpers.py, run a little longer
+SMALL = helpers.SMALL.replace("horizon: 40\nwarmup: 5\n", "horizon: 120\nwarmup: 10\n")
 STREAMED = SMALL.replace("horizon: 120", "horizon: 600").replace(
     "records: {ratings_every: 20}", "records: {ratings_every: 20, stream: true}"
 )

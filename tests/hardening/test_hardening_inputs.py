@@ -8,8 +8,6 @@ exit status 2, no traceback, nothing written."""
 from __future__ import annotations
 
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,19 +19,7 @@ from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError
 from lobbysim.scenario import PluginSpec, ScenarioError, bundled_scenarios, find_scenario
 from lobbysim.scenario.specs import resolve_policies
-
-TINY = """\
-name: tiny
-horizon: 20
-warmup: 5
-seed: 3
-replications: 1
-arrivals: {name: poisson, rate: 1.5}
-population: {patience_mean: 3.0, session_games_mean: 4}
-game: {length: 5}
-matchmaker: {policy: draw_chance, threshold: [[0, 0.0]]}
-records: {ratings_every: 10}
-"""
+from tests.hardening.helpers import TINY, lobbysim_under_limit, one_line_error
 
 #: A plug-in whose import leaves a marker file: importing it runs its code.
 MARKING_PLUGIN = """\
@@ -43,40 +29,6 @@ Path({marker!r}).write_text("imported")
 
 from lobbysim.players.arrivals import Poisson as Marked
 """
-
-MEMORY_LIMIT = 3 * 2**30  # bytes of address space for the CLI subprocesses
-
-
-def _limit_memory() -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
-def lobbysim_under_limit(
-    args: list[str], cwd: Path, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m lobbysim ARGS`` with 3 GB of address space and a timeout."""
-    env = {**os.environ, "LOBBYSIM_PROGRESS_EVERY": "3600"}
-    return subprocess.run(
-        [sys.executable, "-m", "lobbysim", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=_limit_memory,
-        env=env,
-        check=False,
-    )
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    """Return the one error line of a refused command (exit 2, no traceback), checked."""
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr, result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("lobbysim: error: ")
-    return lines[0]
-
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

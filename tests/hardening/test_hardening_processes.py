@@ -16,7 +16,7 @@ import pytest
 from lobbysim.cli.main import main
 from lobbysim.records import outputs
 from lobbysim.records.outputs import HOST, process_alive, remove_stale_temporaries
-from tests.small_scenarios import SMALL
+from tests.hardening.helpers import SMALL
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists() or os.name != "posix", reason="needs /proc (Linux)"

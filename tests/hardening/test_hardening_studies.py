@@ -21,7 +21,7 @@ import yaml
 
 from lobbysim.cli.main import main
 from lobbysim.validation import MAX_STUDY_SIMULATIONS
-from tests.hardening.test_hardening_inputs import TINY, lobbysim_under_limit, one_line_error
+from tests.hardening.helpers import TINY, lobbysim_under_limit, one_line_error
 
 LOG = "match_id,player_id,start,end,team,result\nm,a,0,10,0,win\nm,b,0,10,1,loss\n"
 SPACE = {

@@ -23,7 +23,7 @@ from lobbysim.experiments.store import RunStore
 from lobbysim.experiments.sweeps import run_key
 from lobbysim.scenario import load_scenario
 from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
-from tests.small_scenarios import SMALL
+from tests.hardening.helpers import SMALL
 
 PLUGINS = """\
 from dataclasses import dataclass
@@ -55,7 +55,11 @@ LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working folder inside ``tmp_path`` holding the scenario and a plug-in file."""
+    """A working folder inside ``tmp_path`` holding the scenario and a plug-in file.
+
+    Progress lines are held back (a slow step prints one every 10 s, as on a busy machine), so
+    that what a test reads from a command is that command's answer."""
+    monkeypatch.setenv("LOBBYSIM_PROGRESS_EVERY", "3600")
     folder = tmp_path / "work"
     folder.mkdir()
     (folder / "small.yaml").write_text(SMALL)
@@ -73,6 +77,7 @@ def _fails_cleanly(
 ) -> None:
     """``argv`` exits 2 with ``message`` on one line and leaves ``root`` as it was."""
     before = _tree(root)
+    capsys.readouterr()  # what earlier commands printed (a slow step's progress line) is theirs
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err, err

@@ -8,6 +8,7 @@ times in a test, and some from a module's own helpers, hence functions rather th
 * :func:`scripted`: a :class:`~lobbysim.sim.LobbySimulation` whose players arrive as scripted.
 * :func:`base`: a small 1v1 scenario with a 1-minute tick, ``matchmaker`` settings overridden.
 * :func:`push_deadlines_at_once`: a lobby whose reneging deadlines all go into its heap at once.
+* :data:`WORLD`, :data:`LIMITS`: three regions and data centres, and latency limits that relax.
 """
 
 from __future__ import annotations
@@ -88,12 +89,30 @@ def base(**matchmaker: Any) -> Scenario:
 
 def push_deadlines_at_once(lobby: Lobby) -> None:
     """Make ``lobby`` push every deadline into its heap as it is set (none kept back to the
-    next tick), as :meth:`Lobby._add_deadline` did before it kept far ones back."""
+    next tick), as :meth:`Reneging.add <lobbysim.sim.reneging.Reneging.add>` did before it kept
+    far ones back."""
+    reneging = lobby.reneging
 
     def add_deadline(deadline: float, pid: int, spell: int) -> None:
-        heapq.heappush(lobby._deadlines, (deadline, pid, spell))
-        if deadline < lobby._next_renege_check:
-            lobby._next_renege_check = deadline
-            lobby._renege_check_at(deadline)
+        heapq.heappush(reneging._deadlines, (deadline, pid, spell))
+        if deadline < reneging._next_renege_check:
+            reneging._next_renege_check = deadline
+            reneging._check_at(deadline)
 
     lobby._add_deadline = add_deadline  # type: ignore[method-assign]
+
+
+WORLD: dict[str, Any] = {
+    "data_centres": ["us", "eu", "asia"],
+    "regions": [
+        {"name": "na", "share": 0.5, "utc_offset_hours": -5},
+        {"name": "eu", "share": 0.3, "utc_offset_hours": 1},
+        {"name": "apac", "share": 0.2, "utc_offset_hours": 8},
+    ],
+    "latency": {
+        "name": "matrix",
+        "base_ms": {"na": [30, 95, 190], "eu": [95, 25, 160], "apac": [190, 160, 45]},
+        "spread": 0.3,
+    },
+}
+LIMITS = {"max_latency_ms": [[0, 60], [1, 120], [3, 250]], "max_delta_ping_ms": [[0, 30], [2, 200]]}

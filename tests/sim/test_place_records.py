@@ -25,7 +25,7 @@ from lobbysim.records.rows import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import World
-from tests.sim.test_world import LIMITS, WORLD
+from tests.sim.lobby_helpers import LIMITS, WORLD
 
 PARTIES = {"sizes": [[1, 0.55], [2, 0.25], [3, 0.12], [4, 0.08]], "skill": "max"}
 

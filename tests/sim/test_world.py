@@ -24,21 +24,7 @@ from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
 from lobbysim.sim import world as world_module
 from lobbysim.validation import ScenarioError
-
-WORLD: dict[str, Any] = {
-    "data_centres": ["us", "eu", "asia"],
-    "regions": [
-        {"name": "na", "share": 0.5, "utc_offset_hours": -5},
-        {"name": "eu", "share": 0.3, "utc_offset_hours": 1},
-        {"name": "apac", "share": 0.2, "utc_offset_hours": 8},
-    ],
-    "latency": {
-        "name": "matrix",
-        "base_ms": {"na": [30, 95, 190], "eu": [95, 25, 160], "apac": [190, 160, 45]},
-        "spread": 0.3,
-    },
-}
-LIMITS = {"max_latency_ms": [[0, 60], [1, 120], [3, 250]], "max_delta_ping_ms": [[0, 30], [2, 200]]}
+from tests.sim.lobby_helpers import LIMITS, WORLD
 
 
 def _scenario(mode: str = "1v1", policy: str = "draw_chance", **matchmaker: Any) -> dict[str, Any]:
