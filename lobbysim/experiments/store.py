@@ -23,7 +23,8 @@ from typing import Any
 
 from lobbysim import RESULTS_VERSION, __version__
 from lobbysim.experiments.sweeps import Sweep, SweepError, SweepRun
-from lobbysim.records.outputs import HOST, creation_problem, process_alive
+from lobbysim.records.outputs import HOST, creation_problem
+from lobbysim.running.workers import process_alive
 
 MANIFEST = "sweep.json"  # written when a sweep folder is created; identifies its sweep
 

@@ -45,6 +45,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lobbysim.running.workers import process_alive
+
 #: The manifest of an output folder: its files' sizes, row counts and (at the top) SHA-256.
 MANIFEST = "manifest.json"
 #: A short hash of this host's name: temporary names carry it, so that a folder shared between
@@ -116,28 +118,6 @@ def storage_problem(exc: BaseException) -> str | None:
         return None
     where = exc.filename if exc.filename is not None else "the output"
     return f"{os.fsdecode(where)}: {STORAGE_ERRORS[exc.errno]}"
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this host is running (a zombie has ended).
-
-    Where that cannot be told (Windows), a process is taken as alive, so that nothing of it is
-    removed.
-    """
-    if os.name != "posix":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, but not ours to signal
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rsplit(b")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in (b"Z", b"X")
 
 
 def _temporaries(out: Path) -> list[tuple[Path, int]]:

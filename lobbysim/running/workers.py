@@ -35,7 +35,6 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from lobbysim.records.outputs import process_alive
 from lobbysim.running.time_left import RemainingTime
 
 T = TypeVar("T")
@@ -83,6 +82,28 @@ PARENT_POLL_SECONDS = 0.2
 #: The exit status of a process that ends because its parent has gone.
 ORPHAN_EXIT = 70
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host is running (a zombie has ended).
+
+    Where that cannot be told (Windows), a process is taken as alive, so that nothing of it is
+    removed.
+    """
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but not ours to signal
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in (b"Z", b"X")
 
 
 def die_with_parent(parent: int, *, deathsig: bool = True) -> None:

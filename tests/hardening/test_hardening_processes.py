@@ -15,7 +15,8 @@ import pytest
 
 from lobbysim.cli.main import main
 from lobbysim.records import outputs
-from lobbysim.records.outputs import HOST, process_alive, remove_stale_temporaries
+from lobbysim.records.outputs import HOST, remove_stale_temporaries
+from lobbysim.running.workers import process_alive
 from tests.hardening.helpers import SMALL
 
 pytestmark = pytest.mark.skipif(
