@@ -25,8 +25,9 @@ Four raters are registered in :data:`RATERS`, in this order:
   ``pip install 'lobbysim[openskill]'``; the package is imported only when the rater is built).
 
 The protocol, the registry and the machinery the raters share (the player table, batch checks,
-waves, exact SPH comparison) live in :mod:`lobbysim.raters.base`. Importing this package
-registers every rater.
+waves, exact SPH comparison) live in :mod:`lobbysim.raters.base`; the SPH Elo's pairs on arrays
+(its predicted outcome, ordinary 1v1 games rated together) in
+:mod:`lobbysim.raters.sph_elo_duels`. Importing this package registers every rater.
 
 Raters are SimPy-free and do no I/O. Player ids are non-negative ints; an unknown id of a rated
 (registered) seat, or in :meth:`Rater.means`, is a :class:`KeyError` naming the id.

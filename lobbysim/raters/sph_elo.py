@@ -3,12 +3,15 @@
 ``sph_elo`` (:class:`SPHEloRater`): the ZoneStats score-per-hour Elo of
 :mod:`lobbysim.skill.sph_elo` (docs/model.md 3.3); SPH decides every game, ``1v1`` included.
 Ordinary 1v1 games (two registered players on different sides, with minutes > 0) take a
-vectorised path tested to equal :func:`~lobbysim.skill.sph_elo.rating_changes`; every other
-game goes through :func:`~lobbysim.skill.sph_elo.rating_changes` itself. (This module is the
-rater; the rating arithmetic itself is :mod:`lobbysim.skill.sph_elo`.)
+vectorised path tested to equal :func:`~lobbysim.skill.sph_elo.rating_changes`
+(:mod:`lobbysim.raters.sph_elo_duels`); team and free-for-all games a path on floats (or, in a
+wave of many, on arrays) tested to equal it too; every other game goes through
+:func:`~lobbysim.skill.sph_elo.rating_changes` itself. (This module is the rater; the rating
+arithmetic itself is :mod:`lobbysim.skill.sph_elo`.)
 
 The win model is the Elo's own predicted outcome, ``1 / (1 + exp(-(R_a - R_b) / T))``, evaluated
-as the updates evaluate it (:func:`_predicted_hi`); the match quality is ``1 - |2 P - 1|``
+as the updates evaluate it (:func:`~lobbysim.raters.sph_elo_duels.predicted_hi`); the match
+quality is ``1 - |2 P - 1|``
 (:class:`~lobbysim.raters.base.EvenMatchQuality`).
 """
 
@@ -34,6 +37,7 @@ from lobbysim.raters.base import (
     float_array,
     waves,
 )
+from lobbysim.raters.sph_elo_duels import predicted_hi, rate_duels
 from lobbysim.records.rows import DuelBatch, GameResult
 from lobbysim.skill.sph_elo import (
     Participant,
@@ -51,18 +55,6 @@ MIN_GAME_LENGTH = 0.001
 """The smallest ``max_game_length``, in minutes, for the same reason."""
 MAX_RATING = 1e6
 """The largest initial rating, either sign (ZoneStats starts players at 500)."""
-
-
-def _predicted_hi(
-    r_a: FloatArray, r_b: FloatArray, t: float
-) -> tuple[NDArray[np.bool_], FloatArray]:
-    """Return which side is rated higher (``a`` on equal ratings) and that side's predicted
-    outcome ``1 / (1 + exp(-|R_a - R_b| / t))``, per pair.
-
-    As :func:`lobbysim.skill.sph_elo.pair_adjustment` evaluates it: from the higher-rated side,
-    a logistic of a non-negative argument; the other side's prediction is one minus it.
-    """
-    return r_a >= r_b, 1.0 / (1.0 + np.exp(-(np.abs(r_a - r_b) / t)))
 
 
 @RATERS.register
@@ -145,8 +137,8 @@ class SPHEloRater(EvenMatchQuality):
         ratings = self._table.columns[0]
         r_a = ratings[self._table.index(ids_a)]
         r_b = ratings[self._table.index(ids_b)]
-        a_hi, predicted_hi = _predicted_hi(r_a, r_b, self._params.t)
-        return np.where(a_hi, predicted_hi, 1.0 - predicted_hi)
+        a_hi, predicted = predicted_hi(r_a, r_b, self._params.t)
+        return np.where(a_hi, predicted, 1.0 - predicted)
 
     def update(self, games: Sequence[GameResult]) -> None:
         """Apply finished games in order (as if one at a time), wave by wave.
@@ -238,115 +230,14 @@ class SPHEloRater(EvenMatchQuality):
         table.begin()
         try:
             for wave in waves(id_groups):
-                slow = self._apply_duels([k for k in wave if fast[k]], duel, sums)
+                duels = [k for k in wave if fast[k]]
+                slow = rate_duels(table, self._params, duels, duel, sums)
                 self._apply_general(sorted([k for k in wave if not fast[k]] + slow), game, sums)
         except BaseException:
             table.rollback()
             raise
         table.commit()
         self.last_batch_change_sums[:] = sums
-
-    def _apply_duels(
-        self, ks: list[int], duel: Callable[[int], tuple[float, ...]], sums: list[float]
-    ) -> list[int]:
-        """Rate the ordinary 1v1 games ``ks`` (all players different), vectorised; ``duel(k)``
-        gives game k's (player, score, minutes) of side a then side b.
-
-        Returns the positions of games unfit for the fast path (a seat with 0 minutes or a
-        score or stint that :func:`rating_changes` must judge); ``sums`` gets the others' sums.
-        """
-        if not ks:
-            return []
-        if len(ks) == 1:  # one game (a pass on every arrival): the same arithmetic on floats
-            return self._apply_duel(ks[0], duel(ks[0]), sums)
-        cols = np.array([duel(k) for k in ks]).reshape(len(ks), 2, 3)
-        score_a, score_b = cols[:, 0, 1], cols[:, 1, 1]
-        min_a, min_b = cols[:, 0, 2], cols[:, 1, 2]
-        ok = (
-            np.isfinite(cols[:, :, 1:]).all(axis=(1, 2))
-            & (score_a >= 0)
-            & (score_b >= 0)
-            & (min_a > 0)
-            & (min_b > 0)
-        )
-        slow = [k for k, fit in zip(ks, ok, strict=True) if not fit]
-        if slow:
-            ks = [k for k, fit in zip(ks, ok, strict=True) if fit]
-            cols = cols[ok]
-            score_a, score_b = cols[:, 0, 1], cols[:, 1, 1]
-            min_a, min_b = cols[:, 0, 2], cols[:, 1, 2]
-            if not ks:
-                return slow
-        ia = cols[:, 0, 0].astype(np.intp)
-        ib = cols[:, 1, 0].astype(np.intp)
-        p = self._params
-        ratings = self._table.columns[0]
-        r_a, r_b = ratings[ia], ratings[ib]
-        # As in lobbysim.skill.sph_elo.pair_adjustment: evaluate from the higher-rated side
-        # (a on equal ratings), whose prediction is a logistic of a non-negative argument.
-        a_hi, predicted_hi = _predicted_hi(r_a, r_b, p.t)
-        outcome_a = 0.5 * (compare_sph(score_a, min_a, score_b, min_b) + 1.0)
-        outcome_hi = np.where(a_hi, outcome_a, 1.0 - outcome_a)
-        time = np.minimum(np.minimum(p.max_game_length, min_a), min_b)
-        indiv_hi = (outcome_hi - predicted_hi) * p.game_mult * time
-        # No cap in a 1v1: both players share |offset| = |result| * game_mult * time with
-        # |result| <= 1 and time <= min(minutes), so min(minutes) * game_mult / |offset| >= 1 (also
-        # in floating point: the same two factors are rounded alike) and the scale is always 1.
-        change_hi = indiv_hi
-        change_a = np.where(a_hi, change_hi, -change_hi)
-        change_b = -change_a
-        self._table.write(
-            np.concatenate([ia, ib]), [np.concatenate([r_a + change_a, r_b + change_b])]
-        )
-        for k, total in zip(ks, (change_a + change_b).tolist(), strict=True):
-            sums[k] = total
-        return slow
-
-    def _apply_duel(self, k: int, duel: tuple[float, ...], sums: list[float]) -> list[int]:
-        """:meth:`_apply_duels` for one game, operation for operation on floats.
-
-        Each float operation is the one the vectorised path does element-wise (IEEE arithmetic,
-        the same order), and the exponential is numpy's own, so the ratings are bit for bit
-        those of the vectorised path (tests/raters/test_raters.py holds them side by side).
-        """
-        id_a, score_a, min_a, id_b, score_b, min_b = (float(x) for x in duel)
-        if not (
-            math.isfinite(score_a)
-            and math.isfinite(score_b)
-            and math.isfinite(min_a)
-            and math.isfinite(min_b)
-            and score_a >= 0
-            and score_b >= 0
-            and min_a > 0
-            and min_b > 0
-        ):
-            return [k]
-        ia, ib = int(id_a), int(id_b)
-        p = self._params
-        ratings = self._table.columns[0]
-        r_a, r_b = float(ratings[ia]), float(ratings[ib])
-        a_hi = r_a >= r_b
-        predicted_hi = 1.0 / (1.0 + float(np.exp(-(abs(r_a - r_b) / p.t))))
-        x, y = score_a * min_b, score_b * min_a
-        if x == y and not (score_a == 0.0 and score_b == 0.0):  # decided exactly
-            sign = float(
-                compare_sph(
-                    np.array([score_a]), np.array([min_a]), np.array([score_b]), np.array([min_b])
-                )[0]
-            )
-        else:
-            sign = float((x > y) - (x < y))
-        outcome_a = 0.5 * (sign + 1.0)
-        outcome_hi = outcome_a if a_hi else 1.0 - outcome_a
-        time = min(min(p.max_game_length, min_a), min_b)
-        change_hi = (outcome_hi - predicted_hi) * p.game_mult * time
-        change_a = change_hi if a_hi else -change_hi
-        change_b = -change_a
-        self._table.write(
-            np.array([ia, ib], dtype=np.intp), [np.array([r_a + change_a, r_b + change_b])]
-        )
-        sums[k] = change_a + change_b
-        return []
 
     def _apply_general(
         self, ks: list[int], game: Callable[[int], GameResult], sums: list[float]
@@ -533,9 +424,9 @@ class SPHEloRater(EvenMatchQuality):
             # pair_adjustment from the higher-rated side (a on equal ratings)
             arguments = -(np.where(a_hi, r_a - r_b, r_b - r_a) / p.t)
             growth = np.array(list(map(math.exp, arguments.tolist())), dtype=np.float64)
-            predicted_hi = 1.0 / (1.0 + growth)
+            prediction_hi = 1.0 / (1.0 + growth)
             outcome_hi = np.where(a_hi, outcome, 1.0 - outcome)
-            indiv_hi = (outcome_hi - predicted_hi) * p.game_mult * time
+            indiv_hi = (outcome_hi - prediction_hi) * p.game_mult * time
             indiv = np.where(a_hi, indiv_hi, -indiv_hi)
             # each seat's adjustments, seat after seat, each summed exactly
             owner = np.concatenate([a, b])
