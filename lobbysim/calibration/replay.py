@@ -17,9 +17,9 @@ ratings as they stand at the match's start: after the updates of every match tha
 before that start, and of no other. The replay is exact but not event by event: it gathers
 *stages*, predictions then updates, and closes a stage when a start reads a player an update of
 the stage wrote (for Glicko-2, any update that closes a rating period writes every player; for a
-rater it does not know, every update does). Predictions within a stage are one vectorised call
-and its updates one :meth:`~lobbysim.raters.Rater.update` call (which equals the games one at a
-time, in order); the result is that of the event-by-event replay
+rater declaring no replay family, every update does). Predictions within a stage are one
+vectorised call and its updates one :meth:`~lobbysim.raters.Rater.update` call (which equals the
+games one at a time, in order); the result is that of the event-by-event replay
 (tests/calibration/test_scores.py holds the two side by side).
 
 **Games the raters see.** Each match becomes one :class:`~lobbysim.records.rows.GameResult`: every
@@ -41,17 +41,21 @@ A match of zero length cannot move the SPH Elo (its time factor is its minutes).
 **Predictions.** For two sides ``a`` and ``b`` each rater gives ``P(a beats b)``, with
 ``m`` a side's mean rating, ``s`` the sum of its players' rating variances and ``n`` its
 players (every formula is the rater's own :meth:`~lobbysim.raters.Rater.win_probability` when
-both sides have one player):
+both sides have one player). The formula is the one of the *replay family* the rater declares
+(``replay_family``, :func:`~lobbysim.raters.base.replay_family`), so a user's rater declaring
+one is replayed as the built-ins of that family are:
 
-* Gaussian raters (``bayesian``, ``openskill``: :class:`~lobbysim.raters.base.GaussianBeliefs`)
+* ``gaussian`` (``bayesian``, ``openskill``: :class:`~lobbysim.raters.base.GaussianBeliefs`)
   and the oracle: ``Phi((m_a - m_b) / c)`` with
   ``c^2 = beta2 / n_a + beta2 / n_b + s_a / n_a^2 + s_b / n_b^2``, the probability that the side
   with the higher mean performance wins when each performance is ``N(skill, beta2)``
   (1v1: ``c^2 = 2 beta2 + var_a + var_b``, TrueSkill's).
-* ``sph_elo``: the Elo's logistic ``1 / (1 + exp(-(m_a - m_b) / t))``.
-* ``glicko2``: Glickman's predictive ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` on the Glicko-2
-  scale, a side's ``mu`` its mean rating and ``phi^2 = (s_a / n_a^2 + s_b / n_b^2) / 173.7178^2``.
-* any other rater: the mean of its ``win_probability`` over every two players of the two sides.
+* ``elo`` (``sph_elo``): the Elo's logistic ``1 / (1 + exp(-(m_a - m_b) / t))``.
+* ``glicko2`` (``glicko2``): Glickman's predictive ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` on
+  the Glicko-2 scale, a side's ``mu`` its mean rating and
+  ``phi^2 = (s_a / n_a^2 + s_b / n_b^2) / 173.7178^2``.
+* ``generic``, a rater declaring no family: the mean of its ``win_probability`` over every two
+  players of the two sides.
 
 A match of ``k`` sides is scored on each of its ``k (k - 1) / 2`` pairs of sides (pairwise: a
 free-for-all of 8 is 28 pairs); the outcome of a pair is 1 if side ``a`` ranked better, 0 if
@@ -79,9 +83,8 @@ from scipy.special import expit, ndtr
 
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.raters import Rater
-from lobbysim.raters.base import GaussianBeliefs
-from lobbysim.raters.glicko2 import SCALE, Glicko2Rater
-from lobbysim.raters.sph_elo import SPHEloRater
+from lobbysim.raters.base import replay_family
+from lobbysim.raters.glicko2 import SCALE
 from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
 
 FloatArray = NDArray[np.float64]
@@ -390,26 +393,27 @@ def glicko2_probability(
     return expit(g * (m_a - m_b) / SCALE)
 
 
+#: Which updates a prediction of each replay family reads (see :class:`Predictor`).
+CONFLICTS = {"gaussian": "players", "elo": "players", "glicko2": "periods", "generic": "all"}
+
+
 class Predictor:
     """P(side a beats side b) of a rater as its ratings stand, and which updates it reads.
 
-    ``conflicts`` is ``"players"`` (a prediction reads only its players, whom only their own
-    matches move), ``"periods"`` (Glicko-2: ratings move only when a rating period closes, and
-    then everybody's) or ``"all"`` (a rater it does not know: every update may move anything).
+    The rater's replay family (:func:`~lobbysim.raters.base.replay_family`, what the rater
+    declares, never its class) chooses the formula. ``conflicts`` is ``"players"`` (a
+    prediction reads only its players, whom only their own matches move), ``"periods"``
+    (Glicko-2: ratings move only when a rating period closes, and then everybody's) or ``"all"``
+    (a rater declaring no family: every update may move anything).
     """
 
     def __init__(self, rater: Rater) -> None:
         self.rater = rater
         self.period = math.inf
-        if isinstance(rater, GaussianBeliefs):
-            self.family, self.conflicts = "gaussian", "players"
-        elif isinstance(rater, SPHEloRater):
-            self.family, self.conflicts = "elo", "players"
-        elif isinstance(rater, Glicko2Rater):
-            self.family, self.conflicts = "glicko2", "periods"
-            self.period = float(rater.period)
-        else:
-            self.family, self.conflicts = "generic", "all"
+        self.family = replay_family(rater)  # what the rater declares (lobbysim.raters.base)
+        self.conflicts = CONFLICTS[self.family]
+        if self.family == "glicko2":
+            self.period = float(rater.period)  # type: ignore[attr-defined]
 
     def sides(
         self,

@@ -1,7 +1,9 @@
 """Arrival models: when players (or groups of players) come to the lobby (docs/model.md, 4, 6).
 
 An arrival model is a small plug-in with one verb, ``sample(rng, start, end)``, returning every
-arrival in the window ``[start, end)`` of simulated minutes. The simulator asks for fixed windows in
+arrival in the window ``[start, end)`` of simulated minutes. It may declare a capability too:
+``expected_arrivals(horizon)``, the players it brings (:class:`ExpectedArrivals`), by which a
+run is sized before it starts (:func:`expected_arrivals`). The simulator asks for fixed windows in
 turn (e.g. every 60 minutes), so long runs stream, and checks each answer with
 :func:`check_arrivals` (Ciw-style: the engine validates what a plug-in returns and names the plug-in
 in the error). Models are frozen dataclasses whose init fields are their parameters, validated in
@@ -97,6 +99,58 @@ class ArrivalModel(Protocol):
 
 
 ARRIVALS: Registry[ArrivalModel] = Registry("arrival model", required=("sample",))
+
+
+@dataclass(frozen=True)
+class ExpectedArrivals:
+    """The players an arrival model expects to bring, as a model declares them (a capability,
+    :func:`expected_arrivals`): what a run of it is sized by (:mod:`lobbysim.scenario.sizing`).
+
+    Attributes:
+        per_minute: the mean players a minute over the run (>= 0; a group counts its players).
+        peak_per_minute: the most players a minute at any time (>= 0; default ``per_minute``).
+        at_once: players arriving together at one moment, besides (a cohort; >= 0).
+        parameter: the model's parameter that sets them, for messages (``"rate"``; the scenario
+            field is then ``arrivals.rate``), or ``""``.
+    """
+
+    per_minute: float = 0.0
+    peak_per_minute: float | None = None
+    at_once: float = 0.0
+    parameter: str = ""
+
+    def __post_init__(self) -> None:
+        if self.peak_per_minute is None:
+            _frozen_set(self, "peak_per_minute", self.per_minute)
+        for name in ("per_minute", "peak_per_minute", "at_once"):
+            _frozen_set(self, name, real_parameter(name, getattr(self, name), ge=0.0))
+        if not isinstance(self.parameter, str):
+            raise ValueError(f"parameter must be text, got {self.parameter!r}")
+
+
+def expected_arrivals(model: object, horizon: float, name: str = "") -> ExpectedArrivals | None:
+    """Return what ``model`` declares it brings over a run of ``horizon`` minutes, or None.
+
+    A model declares it with a method ``expected_arrivals(horizon)`` returning an
+    :class:`ExpectedArrivals` (or None where it cannot say); the built-ins but ``trace`` do. A
+    model without the method is not counted (None).
+
+    Raises:
+        PluginError: the method raised, or returned something else, naming the model
+            (``name``, default its class).
+    """
+    method = getattr(model, "expected_arrivals", None)
+    if method is None:
+        return None
+    name = name or getattr(model, "name", type(model).__qualname__)
+    plugin = PluginRef("arrivals", "arrival model", name)
+    declared = plugin.call(f"expected_arrivals({horizon:g})", method, horizon)
+    if declared is not None and not isinstance(declared, ExpectedArrivals):
+        raise PluginError(
+            f"arrivals: the arrival model '{name}' returned {type(declared).__name__} from "
+            "expected_arrivals, not ExpectedArrivals or None"
+        )
+    return declared
 
 
 def _as_numbers(what: str, values: object, dtype: type[np.generic]) -> NDArray[Any]:
@@ -218,6 +272,10 @@ class NoArrivals:
         _check_window(start, end)
         return Arrivals.empty()
 
+    def expected_arrivals(self, horizon: float) -> ExpectedArrivals:
+        """Return no players (:class:`ExpectedArrivals`)."""
+        return ExpectedArrivals()
+
 
 @ARRIVALS.register
 @dataclass(frozen=True)
@@ -240,6 +298,10 @@ class Poisson:
         _check_window(start, end)
         n = int(rng.poisson(self.rate * (end - start)))
         return Arrivals.of(_uniform_times(rng, n, start, end))
+
+    def expected_arrivals(self, horizon: float) -> ExpectedArrivals:
+        """Return ``rate`` players a minute (:class:`ExpectedArrivals`)."""
+        return ExpectedArrivals(self.rate, self.rate, 0.0, "rate")
 
 
 @ARRIVALS.register
@@ -294,6 +356,11 @@ class TimeOfDay:
         keep = rng.random(n) < self.rate_at(candidates) / peak
         return Arrivals.of(candidates[keep])
 
+    def expected_arrivals(self, horizon: float) -> ExpectedArrivals:
+        """Return the mean and the largest hourly rate (:class:`ExpectedArrivals`)."""
+        rates = [float(r) for r in self.rates]
+        return ExpectedArrivals(sum(rates) / len(rates), max(rates), 0.0, "rates")
+
 
 @ARRIVALS.register
 @dataclass(frozen=True)
@@ -334,6 +401,12 @@ class Bursts:
         times = _uniform_times(rng, n, start, end)
         sizes = np.minimum(1 + rng.poisson(self.mean_size - 1.0, n), self.max_size)
         return Arrivals.of(times, sizes)
+
+    def expected_arrivals(self, horizon: float) -> ExpectedArrivals:
+        """Return ``rate * mean_size`` players a minute (:class:`ExpectedArrivals`; the cap
+        ``max_size`` left out, so it errs high)."""
+        players = self.rate * self.mean_size
+        return ExpectedArrivals(players, players, 0.0, "rate")
 
 
 @ARRIVALS.register
@@ -424,6 +497,10 @@ class Cohort:
         if start <= self.at < end:
             return Arrivals.of([self.at], [self.size])
         return Arrivals.empty()
+
+    def expected_arrivals(self, horizon: float) -> ExpectedArrivals:
+        """Return ``size`` players at once (:class:`ExpectedArrivals`)."""
+        return ExpectedArrivals(0.0, 0.0, float(self.size), "size")
 
 
 def _plain(value: object) -> object:

@@ -11,6 +11,9 @@ verbs, all vectorised and drawing only from the generator they are given:
 * ``joins(rng, start, end, per_day)``: the times newcomers join in ``[start, end)`` at an
   average of ``per_day`` a day.
 
+It may declare a capability too: ``mean_visits_per_day()``, a member's mean visits a day, by
+which a run's records are sized before it starts (:func:`mean_visits_per_day`).
+
 The built-in ``daily`` model is a Poisson visit process per player whose intensity follows a
 time-of-day profile: player i visits at the rate ``rate_i * w(h) / mean(w)`` per day at clock
 hour h, so ``rate_i`` is their average visits per day whatever the profile's shape. The rates are
@@ -35,7 +38,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.registry import PluginError, Registry
+from lobbysim.registry import PluginError, PluginRef, Registry
 from lobbysim.validation import real_parameter
 
 FloatArray = NDArray[np.float64]
@@ -68,6 +71,32 @@ class VisitModel(Protocol):
 
 
 VISITS: Registry[VisitModel] = Registry("visit model", required=("rates", "next_visits", "joins"))
+
+
+def mean_visits_per_day(model: object, name: str = "") -> float | None:
+    """Return the mean visits a member makes a day as ``model`` declares it, or None.
+
+    A model declares it (a capability) with a method ``mean_visits_per_day()`` returning a
+    number >= 0 (or None where it cannot say); ``daily`` does (its ``per_day``). A run's records
+    are sized by it (:mod:`lobbysim.scenario.sizing`); a model without the method is not
+    counted (None).
+
+    Raises:
+        PluginError: the method raised, or returned something other than a finite number >= 0
+            or None, naming the model (``name``, default its class).
+    """
+    method = getattr(model, "mean_visits_per_day", None)
+    if method is None:
+        return None
+    name = name or getattr(model, "name", type(model).__qualname__)
+    plugin = PluginRef("base.visits", "visit model", name)
+    declared = plugin.call("mean_visits_per_day()", method)
+    if declared is None:
+        return None
+    try:
+        return real_parameter("mean_visits_per_day()", declared, ge=0.0)
+    except ValueError as exc:
+        raise plugin.failure("mean_visits_per_day()", exc) from None
 
 
 def check_times(
@@ -218,6 +247,11 @@ class Daily:
         return max(hours * 60.0, math.nextafter(now, math.inf))
 
     # ------------------------------------------------------------------ the verbs
+    def mean_visits_per_day(self) -> float:
+        """Return ``per_day``, a member's mean visits a day (the capability of
+        :func:`mean_visits_per_day`)."""
+        return self.per_day
+
     def rates(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Return Gamma(shape, per_day / shape) rates; draws n gammas even with ``shape: .inf``."""
         if math.isinf(self.shape):

@@ -144,6 +144,8 @@ class GaussianBeliefs:
     #: one (means; variances or quality) loses it unless it declares it again.
     float_means: ClassVar[bool] = True
     float_beliefs: ClassVar[bool] = True
+    #: The Gaussian replay family (:func:`replay_family`).
+    replay_family: ClassVar[str] = "gaussian"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -267,6 +269,54 @@ def mean_lists(rater: object) -> Callable[[list[int]], list[float]] | None:
     """Return ``rater``'s :meth:`FloatBeliefs.mean_list` if it declares ``float_means``, else
     None (ask :meth:`Rater.means` for an array)."""
     return rater.mean_list if declares(rater, "float_means") else None  # type: ignore[attr-defined]
+
+
+#: The replay families a rater may declare (``replay_family``, see :func:`replay_family`).
+REPLAY_FAMILIES = ("gaussian", "elo", "glicko2", "generic")
+#: The methods a replay family's predictions stand for: a class that defines one of them below
+#: the class that declares the family no longer predicts as the family says (see
+#: :func:`replay_family`).
+REPLAY_METHODS = ("win_probability", "means", "variances")
+
+
+def replay_family(rater: object) -> str:
+    """Return the replay family ``rater`` declares with ``replay_family`` (a class attribute),
+    or ``"generic"``, what a rater declaring none gets.
+
+    A family promises how the rater predicts a match from its ratings as they stand, so that
+    :mod:`lobbysim.calibration.replay` predicts a whole stage of a log at once (on arrays)
+    rather than asking :meth:`Rater.win_probability` player by player, with the same
+    predictions:
+
+    * ``"gaussian"``: ``win_probability`` is ``Phi((mu_a - mu_b) / sqrt(2 beta2 + var_a +
+      var_b))`` of :meth:`Rater.means`, :meth:`Rater.variances` and :attr:`Rater.beta2` (sides of
+      several players: the formula of :mod:`lobbysim.calibration.replay`), and an update moves
+      only the ratings of the game's players (:class:`GaussianBeliefs` declares it).
+    * ``"elo"``: ``win_probability`` is ``1 / (1 + exp(-(R_a - R_b) / t))`` of the means, with
+      the logistic scale an attribute ``t``; no variances; an update moves only its players
+      (the SPH Elo).
+    * ``"glicko2"``: Glickman's predictive probability of Glicko ratings (means) and
+      deviations (variances are ``RD^2``); ratings move only when a rating period of
+      ``period`` minutes (an attribute) closes, and then every player's (Glicko-2).
+    * ``"generic"``: none of these; the replay asks ``win_probability`` and takes every update
+      as moving every rating (slow, and exact for any rater).
+
+    A subclass inherits the family, unless it defines one of :data:`REPLAY_METHODS` itself
+    without declaring ``replay_family`` again: it then predicts its own way and gets
+    ``"generic"``.
+
+    Raises:
+        ValueError: the attribute is not one of :data:`REPLAY_FAMILIES`.
+    """
+    family = getattr(rater, "replay_family", "generic")
+    if family not in REPLAY_FAMILIES:
+        raise ValueError(f"replay_family must be one of {list(REPLAY_FAMILIES)}, got {family!r}")
+    mro = type(rater).__mro__
+    declared = next((k for k, cls in enumerate(mro) if "replay_family" in vars(cls)), None)
+    if declared is None or family == "generic":
+        return family
+    overridden = any(name in vars(cls) for cls in mro[:declared] for name in REPLAY_METHODS)
+    return "generic" if overridden else str(family)
 
 
 class PlayerTable:

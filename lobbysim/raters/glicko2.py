@@ -197,6 +197,9 @@ class Glicko2Rater(EvenMatchQuality):
     name: ClassVar[str] = "glicko2"
     has_variance: ClassVar[bool] = True
     skill_scale: ClassVar[bool] = False
+    #: Replayed as the glicko2 family (:func:`~lobbysim.raters.base.replay_family`):
+    #: Glickman's prediction, ratings moving when a period closes.
+    replay_family: ClassVar[str] = "glicko2"
 
     tau: float = 0.5
     initial_rating: float = 1500.0

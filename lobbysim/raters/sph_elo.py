@@ -85,6 +85,9 @@ class SPHEloRater(EvenMatchQuality):
     name: ClassVar[str] = "sph_elo"
     has_variance: ClassVar[bool] = False
     skill_scale: ClassVar[bool] = False
+    #: Replayed as the elo family (:func:`~lobbysim.raters.base.replay_family`): the Elo's
+    #: logistic of the ratings, of scale ``t``.
+    replay_family: ClassVar[str] = "elo"
 
     t: float = 120.0
     game_mult: float = 2.0

@@ -23,17 +23,20 @@ different sizes, differenced):
   the replications whose frames ``run`` and ``compare`` hold until their folder is written.
 
 The counts: members are ``base.size`` plus ``newcomers_per_day`` times the horizon in days (a
-member is kept for the whole run); arrivals are the built-in arrival models' expected count
-(``poisson``: ``rate`` times the horizon; ``time_of_day``: the mean hourly rate times the
-horizon; ``bursts``: ``rate * mean_size`` times the horizon; ``cohort``: ``size``; a ``trace``
-is bounded by its file's size, a user model is not counted). With ``records.stream: false``
-every arrival and its games stay in memory; with streamed records a departed player is written
-out and forgotten, so only the players of one window of arrivals (sampled together,
+member is kept for the whole run); arrivals are the count the arrival model declares
+(:func:`~lobbysim.players.arrivals.expected_arrivals`, never its class: ``poisson``: ``rate``
+times the horizon; ``time_of_day``: the mean hourly rate times the horizon; ``bursts``:
+``rate * mean_size`` times the horizon; ``cohort``: ``size``; a ``trace`` is bounded by its
+file's size and declares none; a user model is counted as it declares, when the caller lets
+user classes be imported, ``import_plugins``). With ``records.stream: false`` every arrival and
+its games stay in memory; with streamed records a departed player is written out and
+forgotten, so only the players of one window of arrivals (sampled together,
 :data:`ARRIVAL_WINDOW` minutes) count. A visit plays :data:`PLAYED_SHARE` of
 ``population.session_games_mean`` games (at least 1; 1 when sessions are unlimited), and a
-base's visits are counted for the built-in ``daily`` visit model (``per_day`` visits a member
-and day). The estimate leaves out Python itself (about 150 MB), the worker processes beyond
-one and what a retention model or a policy keeps per member, so it errs low: a run it refuses
+base's visits are counted where the visit model declares a member's mean visits a day
+(:func:`~lobbysim.players.visits.mean_visits_per_day`; ``daily``: ``per_day``). The estimate
+leaves out Python itself (about 150 MB), the worker processes beyond one and what a retention
+model or a policy keeps per member, so it errs low: a run it refuses
 would not fit, a run it accepts may still not. Measured, ``live_game`` needs about 1.3 times the
 estimate (87 MB of records in the run against 65 MB, 12.6 MB of frames kept per run against
 14.5 MB), ``engagement_pools`` (40,000 members and a retention model) some 3 times in its
@@ -44,9 +47,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lobbysim.players.arrivals import ARRIVALS, Bursts, Cohort, Poisson, TimeOfDay
+from lobbysim.players.arrivals import ARRIVALS, expected_arrivals
 from lobbysim.players.population import Population
-from lobbysim.players.visits import VISITS, Daily
+from lobbysim.players.visits import VISITS, mean_visits_per_day
 from lobbysim.scenario.model import Scenario
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import format_bytes, memory_budget
@@ -74,10 +77,11 @@ class Need:
     hint: str = ""
 
 
-def _built(registry: object, spec: PluginSpec) -> object | None:
-    """Return a built-in plug-in built from ``spec``, or None (a user class, never imported
-    here; or parameters the plug-in refuses, which the scenario's checks report)."""
-    if ":" in spec.name:
+def _built(registry: object, spec: PluginSpec, import_plugins: bool) -> object | None:
+    """Return the plug-in built from ``spec``, or None (a user class without
+    ``import_plugins``, never imported then; or parameters the plug-in refuses, which the
+    scenario's checks report)."""
+    if ":" in spec.name and not import_plugins:
         return None
     try:
         return registry.create(spec.name, spec.params)  # type: ignore[attr-defined]
@@ -85,21 +89,20 @@ def _built(registry: object, spec: PluginSpec) -> object | None:
         return None
 
 
-def _arrival_rates(spec: PluginSpec) -> tuple[str, float, float, float]:
-    """Return ``(field, mean players a minute, peak players a minute, players at once)`` of a
-    built-in arrival model (zeros where it cannot be said)."""
-    model = _built(ARRIVALS, spec)
-    if isinstance(model, Poisson):
-        return "arrivals.rate", model.rate, model.rate, 0.0
-    if isinstance(model, TimeOfDay):
-        rates = [float(r) for r in model.rates]
-        return "arrivals.rates", sum(rates) / len(rates), max(rates), 0.0
-    if isinstance(model, Bursts):
-        players = model.rate * model.mean_size
-        return "arrivals.rate", players, players, 0.0
-    if isinstance(model, Cohort):
-        return "arrivals.size", 0.0, 0.0, float(model.size)
-    return "arrivals", 0.0, 0.0, 0.0
+def _arrival_rates(
+    spec: PluginSpec, horizon: float, import_plugins: bool
+) -> tuple[str, float, float, float]:
+    """Return ``(field, mean players a minute, peak players a minute, players at once)`` of an
+    arrival model, as it declares them (:func:`~lobbysim.players.arrivals.expected_arrivals`;
+    zeros where it declares nothing)."""
+    model = _built(ARRIVALS, spec, import_plugins)
+    declared = None if model is None else expected_arrivals(model, horizon, spec.name)
+    if declared is None:
+        return "arrivals", 0.0, 0.0, 0.0
+    field = f"arrivals.{declared.parameter}" if declared.parameter else "arrivals"
+    peak = declared.peak_per_minute
+    assert peak is not None  # set by ExpectedArrivals
+    return field, declared.per_minute, peak, declared.at_once
 
 
 def _games_per_visit(scenario: Scenario) -> float:
@@ -115,7 +118,9 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if value >= 1000 or value == round(value) else f"{value:.3g}"
 
 
-def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
+def run_needs(
+    scenario: Scenario, held_runs: int = 1, *, import_plugins: bool = False
+) -> list[Need]:
     """Return the terms of the memory estimate of running ``scenario`` (module docstring).
 
     Args:
@@ -123,6 +128,13 @@ def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
         held_runs: the runs whose record frames the command keeps until it ends (``run`` and
             ``compare``: the first replication of each policy, whose records the run folder
             writes; a sweep keeps none).
+        import_plugins: whether to import and build the user classes the scenario names, to
+            read what they declare (without it, as ``lobbysim validate`` runs, a user arrival
+            or visit model is not counted).
+
+    Raises:
+        PluginError: a plug-in's declaration (``expected_arrivals``, ``mean_visits_per_day``)
+            raised or returned something else than it should.
     """
     horizon = scenario.horizon
     days = horizon / MINUTES_PER_DAY
@@ -150,9 +162,12 @@ def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
                     joined * member,
                 )
             )
-        visits = _built(VISITS, base.visits)
-        if in_memory and isinstance(visits, Daily):
-            count = (members + joined / 2) * visits.per_day * days
+        visits = _built(VISITS, base.visits, import_plugins)
+        per_day = None
+        if in_memory and visits is not None:
+            per_day = mean_visits_per_day(visits, base.visits.name)
+        if per_day is not None:
+            count = (members + joined / 2) * per_day * days
             needs.append(
                 Need(
                     "records.stream",
@@ -161,7 +176,9 @@ def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
                     hint,
                 )
             )
-    field, mean_rate, peak_rate, at_once = _arrival_rates(scenario.arrivals)
+    field, mean_rate, peak_rate, at_once = _arrival_rates(
+        scenario.arrivals, horizon, import_plugins
+    )
     window = min(ARRIVAL_WINDOW, horizon)
     if in_memory and mean_rate:
         arrivals = mean_rate * horizon + at_once
@@ -190,14 +207,16 @@ def run_needs(scenario: Scenario, held_runs: int = 1) -> list[Need]:
     return needs
 
 
-def memory_problems(scenario: Scenario, held_runs: int = 1) -> list[str]:
+def memory_problems(
+    scenario: Scenario, held_runs: int = 1, *, import_plugins: bool = False
+) -> list[str]:
     """Return one line if running ``scenario`` needs more memory than the budget, else none.
 
-    The line names the field of the largest term of :func:`run_needs`, what it counts, the
-    estimate of that term (and of the whole run, if more) and the limit with where it comes
-    from.
+    The line names the field of the largest term of :func:`run_needs` (``import_plugins`` as
+    there), what it counts, the estimate of that term (and of the whole run, if more) and the
+    limit with where it comes from.
     """
-    needs = run_needs(scenario, held_runs)
+    needs = run_needs(scenario, held_runs, import_plugins=import_plugins)
     total = sum(need.bytes for need in needs)
     budget, where = memory_budget()
     if not needs or not total > budget:
