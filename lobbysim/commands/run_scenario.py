@@ -123,7 +123,8 @@ def check_scenario(
     and impossible combination is reported now, all at once (one line each); a records format
     whose library is not installed (Parquet without pyarrow) is one too, and so is a run that
     needs more memory than there is (:func:`lobbysim.scenario.sizing.memory_problems`: the
-    records of ``held_runs`` runs kept, by default the scenario's replications per policy).
+    records of ``held_runs`` runs kept, by default the scenario's replications per policy; a
+    user's arrival or visit model sized by the capabilities it declares, if imported).
 
     The policies are names or specs (:func:`~lobbysim.experiments.replications.policy_scenarios`),
     or ``variants``, each policy's scenario by label, if given. Without ``import_plugins``
@@ -135,9 +136,12 @@ def check_scenario(
     mm = scenario.matchmaker
     if held_runs is None:
         held_runs = scenario.replications * max(len(variants or policies), 1)
-    problems = memory_problems(scenario, held_runs)
     data = scenario.to_dict()
-    problems += plugin_problems(data, import_plugins=import_plugins)
+    problems = plugin_problems(data, import_plugins=import_plugins)
+    # a user's arrival or visit model is sized by what it declares, once it imports cleanly
+    problems[:0] = memory_problems(
+        scenario, held_runs, import_plugins=import_plugins and not problems
+    )
     problems += filter(None, [format_problem(scenario.records.format)])
     rank, arrivals = mm.focal_rank, scenario.arrivals
     size = arrivals.params.get("size")
