@@ -12,7 +12,6 @@ it started. Neither decides anything: the lobby, the games and the matchmaker us
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import simpy
@@ -42,8 +41,6 @@ class Clock:
         self._tick_moments: dict[int, list[Moment]] = {}
         #: Whether a ticker calls :meth:`fire_tick` at every tick (set by the one that does).
         self.ticking = False
-        #: Called at every tick by :meth:`fire_tick`, before the tick's moments.
-        self.tick_hooks: list[Callable[[], None]] = []
         self._shared: tuple[float, Moment] | None = None  # the last moment of shared_event_at
         self._snapped = (math.nan, math.nan)  # the last (end, snapped end) of snap_to_tick
 
@@ -136,10 +133,9 @@ class Clock:
         """Fire the moments due at tick ``k`` (the ticker calls this at ``k * tick``).
 
         One event is scheduled for them all; processing it runs each moment's callbacks, moment
-        by moment in the order they were made. The :attr:`tick_hooks` run first.
+        by moment in the order they were made. (The ticker,
+        :class:`~lobbysim.sim.matchmaker.Matchmaker`, runs its ``at_tick`` just before.)
         """
-        for hook in self.tick_hooks:
-            hook()
         moments = self._tick_moments.pop(k, None)
         if moments:
             fire_moments(self.env, moments)

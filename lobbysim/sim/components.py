@@ -30,11 +30,16 @@ from lobbysim.raters import RATERS, Rater
 from lobbysim.raters.base import declares, rater_plugin
 from lobbysim.registry import PluginError, declared_parameters
 from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.sim.clock import Clock
 from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import InForce, in_force, rematch_games, switch_time
 from lobbysim.sim.parties import Parties
+from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.rule_pass import RulePass, rules_threshold
+from lobbysim.sim.rules import Rule
+from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
 
@@ -227,12 +232,17 @@ class Components:
 
     @staticmethod
     def rule_pass(
-        scenario: Scenario, streams: Streams, world: World | None, parties: Parties | None
+        scenario: Scenario,
+        streams: Streams,
+        games: Games,
+        world: World | None,
+        parties: Parties | None,
+        rematch: RematchRule | None,
     ) -> RulePass | None:
         """Return the run's rule set at work (None: the scenario has no ``matchmaker.rules``)."""
         if scenario.matchmaker.rules is None:
             return None
-        return RulePass(scenario, streams, world, parties)
+        return RulePass(scenario, streams, games, world, parties, rematch)
 
     def plan(self, scenario: Scenario, allowed: FastPlan | None = None) -> FastPlan:
         """Return the run's fast plan (only kernels ``allowed`` allows, if given)."""
@@ -270,7 +280,43 @@ class Components:
                 None if mm.max_delta_ping_ms is None else LatencyLimit(mm.max_delta_ping_ms)
             ),
             metrics_start=scenario.metrics_start,
+            host_rules=() if mm.rules is None else [Rule(rule) for rule in mm.rules],
         )
+
+    def player_base(
+        self,
+        scenario: Scenario,
+        streams: Streams,
+        clock: Clock,
+        lobby: Lobby,
+        world: World | None,
+        parties: Parties | None,
+    ) -> PlayerBase | None:
+        """Return the run's player base (None: the scenario has none), its members visiting
+        ``lobby``, which then serves it (:meth:`Lobby.serve_base
+        <lobbysim.sim.sessions.Lobby.serve_base>`: each visit's end to the base, each queueing
+        spell to its retention model). The base joins members and starts their visits through
+        the lobby, so it is built after the lobby: this one hand-over is the wiring."""
+        if scenario.base is None:
+            return None
+        assert self.visits is not None
+        base = PlayerBase(
+            scenario.base,
+            self.visits,
+            clock,
+            lobby,
+            self.population,
+            streams,
+            scenario.horizon,
+            retention=self.retention,
+            metrics_start=scenario.metrics_start,
+            world=world,
+            parties=parties,
+        )
+        lobby.serve_base(
+            base.visit_ended, None if base.retention is None else base.retention.waited
+        )
+        return base
 
     @staticmethod
     def parties(scenario: Scenario, streams: Streams) -> Parties | None:

@@ -55,6 +55,31 @@ class Buffered(Generic[T]):
         return values
 
 
+class GameDraws:
+    """The random draws of a run's games: performances and quit times.
+
+    One object, made by :class:`~lobbysim.sim.games.Games` and handed to the group games it
+    owns (:class:`~lobbysim.sim.group_games.GroupGames`), so both kinds of game draw from one
+    buffer of each stream.
+
+    Args:
+        normal: draws ``n`` standard normals (stream ``performance``): a performance is skill
+            plus ``beta`` times the next.
+        exponential: draws ``n`` standard exponentials (stream ``quits``): a quit comes after
+            the next divided by the hazard.
+    """
+
+    __slots__ = ("normal", "quit")
+
+    def __init__(
+        self, normal: Callable[[int], np.ndarray], exponential: Callable[[int], np.ndarray]
+    ) -> None:
+        #: Return the next standard normal of the performances.
+        self.normal: Callable[[], float] = Buffered(normal).take
+        #: Return the next standard exponential of the quit times; replace it to script a trace.
+        self.quit: Callable[[], float] = Buffered(exponential).take
+
+
 @dataclass(slots=True)
 class Player:
     """One player of the lobby: who they are, what is left of their session, their tallies."""

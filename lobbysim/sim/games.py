@@ -8,8 +8,12 @@
   loses; otherwise the higher performance wins, as in the paper. A game is one event whose first
   callback notes the game as finished; both players' sessions wait on that same event (with
   timed passes only, the games that end at one tick share one SimPy event).
-* **Team and free-for-all games** (:mod:`lobbysim.sim.group_games`): seats, quits, back-fill
-  and the behind rule of games of more than two players.
+* **Team and free-for-all games** are run by a :class:`~lobbysim.sim.group_games.GroupGames`
+  that :class:`Games` builds and owns for such a run (:attr:`Games.groups`; None in a 1v1 run):
+  seats, quits, back-fill and the behind rule of games of more than two players, with their own
+  ids, running games and finished games. Both kinds draw performances and quit times from one
+  :class:`~lobbysim.sim.entities.GameDraws` (:attr:`Games.draws`), and take the truth of a
+  game from one :class:`~lobbysim.sim.skill_dynamics.SkillDynamics` (:attr:`Games.dynamics`).
 * **Scores** are Poisson counts over each stint's minutes with a rate rising with performance,
   drawn for all games finished since the last call in one call; a team game is won by the higher
   total score. (A 1v1 game's winner is decided when it starts, so its outcome can go to a rater
@@ -39,11 +43,10 @@ import numpy as np
 
 from lobbysim.players.population import Population
 from lobbysim.raters import Rater
-from lobbysim.raters.base import mean_lists, rater_plugin
 from lobbysim.records.rows import DuelBatch, GameResult
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock
-from lobbysim.sim.entities import Buffered, FloatArray, GroupGame, Waiting
+from lobbysim.sim.entities import FloatArray, GameDraws, Waiting
 from lobbysim.sim.fast.duels import (
     DuelKit,
     FinishDuels,
@@ -68,7 +71,7 @@ from lobbysim.streams import Streams
 FLOAT_SCORING_GAMES = 2
 
 
-class Games(GroupGames):
+class Games:
     """Starts, runs, ends and scores the games of a run (see the module docstring).
 
     Args:
@@ -97,8 +100,13 @@ class Games(GroupGames):
             at once, draws the same values; only for skills that do not drift (the truth of a
             game is then known at its start).
 
+        world, parties: where games are hosted, who queues with whom (each None: none).
+
     The skill dynamics and the horizon are the lobby's population's and horizon's (the lobby
-    is built with both).
+    is built with both). In a run of team or free-for-all games the group games are
+    :attr:`groups`'s (built here with what they need: the rules, clock, back-fill doorbell,
+    lobby, recorder, driver, draws, scores stream, dynamics, plan, world and parties); the
+    matchmaker starts and back-fills them through it.
     """
 
     def __init__(
@@ -124,55 +132,66 @@ class Games(GroupGames):
     ) -> None:
         #: Where games are hosted and what each seat's latency is (None: no world).
         self._world = world
-        #: Who queues with whom (None: everybody solo).
-        self._parties = parties
-        self._premade: dict[int, tuple[int, int]] = {}  # team games' players in parties
-        # team games' predicted win chance of the stronger team and true gap, at the start
-        self._team_start: dict[int, tuple[float, float]] = {}
         self.env = clock.env
         self.plan = plan = FastPlan.off() if plan is None else plan
         self.rules = rules
         self._clock = clock
-        self._backfill_bell = backfill_bell
         self._lobby = lobby
         self._recorder = recorder
-        self._driver = driver
-        # a quitter's mean on floats, with the plan's float_means
-        self._mean_list = mean_lists(driver) if plan.float_means else None
-        self._driver_plugin = rater_plugin(0, driver_name)
         self._skill_mean = skill_mean
         self._skill_sd = skill_sd
-        self.n_games = 0
-        # finished games not yet scored (1v1: (end, game) of lobbysim.sim.fast.duels), a list
+        #: 1v1 games started so far (a game's id is the count before it).
+        self.n_duels = 0
+        # finished 1v1 games not yet scored ((end, game) of lobbysim.sim.fast.duels), a list
         # kept for the run (the duels' ends append to it)
         self._finished: list[Any] = []
         #: Finished 1v1 games whose outcomes went out (``rate_duel``), their scores not drawn
         #: yet: ``(end, game)``, in the order they finished (a list kept for the run).
         self.held: list[Any] = []
         self._rate_duel = rate_duel
-        self._open_games: dict[int, GroupGame] = {}  # running group games with open seats
         # what start_duels reads on every call, read at its first (the lobby's hand_over, the
         # clock and its enqueue_at, timed_only, beta, the performance normals, the ends' kit)
         self._duel_kit: tuple[Any, ...] | None = None
         self._ring_hold = ring_hold
-        beta = math.sqrt(rules.beta2)
-        perf: Buffered[float] = Buffered(streams.get("performance").standard_normal)
-        # a performance is skill + beta * the next standard normal (start_duels, _seat)
-        self._beta, self._perf_normal = beta, perf.take
-        #: Source of standard exponentials for quit times (quit after draw / hazard minutes);
-        #: replace it to script a trace.
-        self.draw_quit: Callable[[], float] = Buffered(
-            streams.get("quits").standard_exponential
-        ).take
+        #: The games' performances and quit times (replace ``draws.quit`` to script a trace);
+        #: a performance is skill + beta * the next standard normal.
+        self.draws = GameDraws(
+            streams.get("performance").standard_normal, streams.get("quits").standard_exponential
+        )
+        self._beta = math.sqrt(rules.beta2)
         self._score_rng = streams.get("scores")
         self._score_model = ScoreModel(
             skill_mean, skill_sd, rules.score_gain, rules.score_rate, rules.beta2
         )
-        # the truth of each running or unscored game: its stints' effective skills, in order
-        self._truths: dict[int, list[float]] = {}
         #: The skill dynamics of the run (None: skills never change, or no population given).
         self.dynamics = None if population is None else SkillDynamics.of(population, streams)
         self._horizon = horizon
+        #: The team or free-for-all games of the run (None: a run of 1v1 games).
+        self.groups: GroupGames | None = None
+        if rules.mode != "1v1":
+            self.groups = GroupGames(
+                rules,
+                clock,
+                backfill_bell,
+                lobby,
+                recorder,
+                driver,
+                driver_name,
+                self.draws,
+                self._score_rng,
+                skill_mean,
+                skill_sd,
+                self.dynamics,
+                plan,
+                world=world,
+                parties=parties,
+            )
+
+    @property
+    def n_games(self) -> int:
+        """Games started so far: the 1v1 games, or in a run of team or free-for-all games the
+        group games (a run plays one mode)."""
+        return self.n_duels if self.groups is None else self.groups.n_games
 
     # ------------------------------------------------------------------------ the truth
     def _truth_of(self, waiting: Waiting) -> float:
@@ -180,8 +199,7 @@ class Games(GroupGames):
         dynamics, player = self.dynamics, waiting.player
         if dynamics is None:
             return player.skill
-        dynamics.bring_up_to_date(player, self.env.now, waiting.since)
-        return dynamics.effective(player)
+        return dynamics.skill_now(player, self.env.now, waiting.since)
 
     def true_skills(self, waiting: Sequence[Waiting]) -> FloatArray:
         """Return the effective skills of waiting players now: what a policy that sees the
@@ -231,7 +249,7 @@ class Games(GroupGames):
                 clock.enqueue_at,
                 clock.timed_only,
                 self._beta,
-                self._perf_normal,
+                self.draws.normal,
                 ends,
             )
         hand_over, clock, enqueue_at, timed_only, beta, normal, ends = kit
@@ -243,7 +261,7 @@ class Games(GroupGames):
         group_event: Any = None
         group_end = math.nan  # the end of group_event's games (equal to no end)
         finish = FinishDuels if self._rate_duel is None else FinishRatedDuels
-        world = self._world
+        world, draw_quit = self._world, self.draws.quit
         end_event: Any
         for wa, wb, quality in duels:
             pa, pb = wa.player, wb.player
@@ -258,20 +276,16 @@ class Games(GroupGames):
             end = full_end
             quit_side = -1
             if quit_rate > 0:
-                quit_a = start + self.draw_quit() / (
-                    quit_rate * (behind if perf_a < perf_b else 1.0)
-                )
-                quit_b = start + self.draw_quit() / (
-                    quit_rate * (behind if perf_b < perf_a else 1.0)
-                )
+                quit_a = start + draw_quit() / (quit_rate * (behind if perf_a < perf_b else 1.0))
+                quit_b = start + draw_quit() / (quit_rate * (behind if perf_b < perf_a else 1.0))
                 if min(quit_a, quit_b) < end:
                     quit_side = 0 if quit_a <= quit_b else 1
                     end = min(quit_a, quit_b)
             # A quitter loses; otherwise the higher performance wins (side 0 is a, side 1 is b).
             loser_is_a = quit_side == 0 if quit_side >= 0 else not perf_a > perf_b
             winner = 1 if loser_is_a else 0
-            game_id = self.n_games
-            self.n_games += 1
+            game_id = self.n_duels
+            self.n_duels += 1
             game = (
                 game_id,
                 start,
@@ -327,13 +341,13 @@ class Games(GroupGames):
         are drawn in one vectorised call, in the order the games finished.
         """
         self._bring_truth_up_to_date()
+        if self.groups is not None:
+            return self.groups.score_finished()
         if not self._finished:
             return []
         finished = self._finished[:]  # the list itself is kept (the duels' ends append to it)
         self._finished.clear()
-        if self.rules.mode == "1v1":
-            return self._score_1v1(finished)
-        return self._score_groups(finished)
+        return self._score_1v1(finished)
 
     @property
     def n_held(self) -> int:

@@ -1,40 +1,47 @@
-"""Team and free-for-all games: seats, quits, back-fill, the behind rule, ends, scores, passes.
+"""Team and free-for-all games: seats, quits (opening seats), the behind rule, ends, scores.
 
-:class:`GroupGames` is the part of :class:`~lobbysim.sim.games.Games` that runs games of more than
-two players. A team game's teams are given by the pass that forms it (the best split,
-:func:`lobbysim.policies.teams.best_split`); at its start the driving rater's predicted chance
-that the stronger team wins and the true gap between the teams' mean skills are noted for its
-record. Each stint ends at the player's own
-quit time or at the game's end; a quit opens the seat and rings the back-fill doorbell, whose
-pass fills it from the queue at once (never with somebody who already played in that game) while
-enough of the game remains, or a later pass does; so minutes in the game differ between players.
-A player is *behind* when seated (their quit hazard is then multiplied by
-``quit_behind_multiplier``): in a team game, their team's mean performance is below the other's;
-in a free-for-all, their performance is below the median of the others seated. A team game is won
-by the higher total score. The matchmaker's pass for them is
-:class:`~lobbysim.sim.group_pass.GroupPass`.
+:class:`GroupGames` runs games of more than two players: :class:`~lobbysim.sim.games.Games`
+builds one for a run of team or free-for-all games and owns it (``Games.groups``); the
+matchmaker's group pass (:class:`~lobbysim.sim.group_pass.GroupPass`) and the rule pass start
+and back-fill games through it. A team game's teams are given by the pass that forms it (the
+best split, :func:`lobbysim.policies.teams.best_split`); at its start the driving rater's
+predicted chance that the stronger team wins and the true gap between the teams' mean skills
+are noted for its record. Each stint ends at the player's own quit time or at the game's end; a
+quit opens the seat and rings the back-fill doorbell, whose pass fills it from the queue at once
+(never with somebody who already played in that game) while enough of the game remains, or a
+later pass does; so minutes in the game differ between players. A player is *behind* when
+seated (their quit hazard is then multiplied by ``quit_behind_multiplier``): in a team game,
+their team's mean performance is below the other's; in a free-for-all, their performance is
+below the median of the others seated. A team game is won by the higher total score.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import simpy
-from numpy.typing import NDArray
 
 from lobbysim.policies.teams import team_start
 from lobbysim.raters import Rater
+from lobbysim.raters.base import mean_lists, rater_plugin
 from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
-from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.clock import Clock
-from lobbysim.sim.entities import FinishedGame, FloatArray, GroupGame, Stint, Waiting, median
-from lobbysim.sim.fast.backfill import seat_from_queue
+from lobbysim.sim.entities import (
+    FinishedGame,
+    FloatArray,
+    GameDraws,
+    GroupGame,
+    Stint,
+    Waiting,
+    median,
+)
 from lobbysim.sim.fast.events import Doorbell, Moment
 from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.open_seats import OpenSeats
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.skill_dynamics import SkillDynamics
@@ -46,160 +53,80 @@ if TYPE_CHECKING:
 
 
 class GroupGames:
-    """Team and free-for-all games (see the module docstring); a part of
-    :class:`~lobbysim.sim.games.Games`, which sets the attributes below."""
+    """Team and free-for-all games (see the module docstring): a collaborator of
+    :class:`~lobbysim.sim.games.Games`, which builds it for a run of team or free-for-all games.
 
-    env: simpy.Environment
-    rules: GameRules
-    plan: FastPlan
-    n_games: int
-    dynamics: SkillDynamics | None
-    draw_quit: Callable[[], float]
-    _clock: Clock
-    _backfill_bell: Doorbell
-    _lobby: Lobby
-    _recorder: Recorder
-    _driver: Rater
-    _driver_plugin: PluginRef
-    _mean_list: Callable[[list[int]], list[float]] | None
-    _beta: float
-    _perf_normal: Callable[[], float]
-    _score_rng: np.random.Generator
-    _skill_mean: float
-    _skill_sd: float
-    _truths: dict[int, list[float]]
-    _finished: list[Any]
-    _open_games: dict[int, GroupGame]
-    _world: World | None
-    _parties: Parties | None
-    _premade: dict[int, tuple[int, int]]
-    _team_start: dict[int, tuple[float, float]]
+    It owns the group games' state: their ids and count (:attr:`n_games`), the open seats of
+    the running games (:attr:`open_seats`, an :class:`~lobbysim.sim.open_seats.OpenSeats`, which
+    seats back-filled players through this object), each running or unscored game's truth, the
+    finished games waiting for their scores, and what a team game's record notes at its start.
 
-    def _truth_of(self, waiting: Waiting) -> float:
-        raise NotImplementedError  # Games'
+    Args:
+        rules: the game's rules (``scenario.game``; a mode other than ``1v1``).
+        clock: exact-time events and the tick grid (games end on it).
+        backfill_bell: rung when a quit opens a seat to back-fill.
+        lobby: hands the seated players over to their games, takes them back.
+        recorder: gets every scored game.
+        driver, driver_name: the driving rater (a leaver's mean is the target for back-filling
+            the seat; a team game's predicted win chance), its name for messages.
+        draws: the games' performances and quit times (shared with the owning ``Games``).
+        score_rng: the ``scores`` stream.
+        skill_mean, skill_sd: the population's skill distribution, the scale of performances
+            for scores.
+        dynamics: the skill dynamics of the run (None: skills never change).
+        plan: the run's kernels (back-fills on lists, the driver's means on floats, ffa truth
+            on lists).
+        world, parties: where games are hosted, who queues with whom (each None: none).
+    """
 
-    @property
-    def has_open_seats(self) -> bool:
-        """Whether a running group game has a seat to back-fill."""
-        return bool(self._open_games)
-
-    def backfill(
+    def __init__(
         self,
-        waiting: list[Waiting],
-        mu: FloatArray,
-        free: NDArray[np.bool_],
-        seat: Callable[[GroupGame, Waiting, int | None], None] | None = None,
+        rules: GameRules,
+        clock: Clock,
+        backfill_bell: Doorbell,
+        lobby: Lobby,
+        recorder: Recorder,
+        driver: Rater,
+        driver_name: str,
+        draws: GameDraws,
+        score_rng: np.random.Generator,
+        skill_mean: float,
+        skill_sd: float,
+        dynamics: SkillDynamics | None,
+        plan: FastPlan,
         *,
-        truth: bool = False,
-        rng: np.random.Generator | None = None,
+        world: World | None = None,
+        parties: Parties | None = None,
     ) -> None:
-        """Fill open seats, oldest game first, with the free waiting player nearest in mean to
-        the one who left (never somebody who has already played in that game); for a policy
-        that sees the truth (the oracle), nearest in true skill; for one that pairs at random
-        (``uniform_random``), any eligible player at random.
-
-        Args:
-            waiting: the queue as the pass sees it.
-            mu: the driving rater's mean of each waiting player (``truth``: the effective
-                true skill of each).
-            free: which waiting players are still free; those seated are marked taken.
-            seat: seats a player (default: :meth:`_seat`).
-            truth: ``mu`` holds true skills; the target is the leaver's true skill.
-            rng: pick among the eligible uniformly with it (the pass's tie-break stream).
-        """
-        seat = self._seat if seat is None else seat
-        n = len(waiting)
-        solo = open_ = None  # who may take a seat at all, and at each data centre: once a pass
-        if self._parties is not None:  # a party is back-filled only whole: solos only
-            solo = np.fromiter((w.player.party < 0 for w in waiting), dtype=bool, count=n)
-        world = self._world
-        if world is not None and world.limits:  # only within their limits at the game's host
-            pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=n)
-            waited = self.env.now - np.fromiter((w.since for w in waiting), dtype=float, count=n)
-            open_ = world.open_matrix(pids, waited)
-        for game in self._fillable():
-            if not free.any():  # nobody left to seat: the seats stay open
-                continue
-            # nobody returns to a game they have left
-            been = game.been
-            eligible = free & np.fromiter((w.pid not in been for w in waiting), dtype=bool, count=n)
-            if solo is not None:
-                eligible &= solo
-            if open_ is not None:
-                eligible &= open_[:, game.data_centre]
-            while game.open_seats and eligible.any():
-                open_seat = game.open_seats.pop(0)
-                team, target = open_seat[0], open_seat[2] if truth else open_seat[1]
-                candidates = np.flatnonzero(eligible)
-                if rng is not None:
-                    pick = int(candidates[rng.integers(candidates.size)])
-                else:
-                    pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
-                eligible[pick] = False
-                free[pick] = False
-                seat(game, waiting[pick], team)
-
-    def backfill_queue(
-        self,
-        waiting: list[Waiting],
-        mu: list[float],
-        *,
-        truth: bool = False,
-        rng: np.random.Generator | None = None,
-    ) -> list[int]:
-        """:meth:`backfill` with every waiting player free (a back-fill pass): the positions in
-        ``waiting`` of the players seated, in the order seated.
-
-        With the plan's ``backfill_lists`` the kernel
-        :func:`lobbysim.sim.fast.backfill.seat_from_queue` seats them on lists (the same seats,
-        bit for bit); otherwise, and for a random pick (``rng``), :meth:`backfill` does, on
-        arrays.
-        """
-        if self.plan.backfill_lists and rng is None:
-            world = self._world
-            limited = world is not None and world.limits
-            allowed = self._may_sit if limited or self._parties is not None else None
-            solos = None  # with parties, only solo players may take a seat: no one else is asked
-            if self._parties is not None:
-                solos = [k for k, w in enumerate(waiting) if w.player.party < 0]
-            return seat_from_queue(
-                self._fillable(), waiting, mu, self._seat, allowed, solos, truth=truth
-            )
-        free = np.ones(len(waiting), dtype=bool)
-        order: list[int] = []  # the positions seated, in the order seated
-
-        def seat(game: GroupGame, member: Waiting, team: int | None) -> None:
-            order.append(int(np.flatnonzero(~free & ~taken)[0]))
-            taken[order[-1]] = True
-            self._seat(game, member, team)
-
-        taken = np.zeros(len(waiting), dtype=bool)
-        self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat, truth=truth, rng=rng)
-        return order
-
-    def _may_sit(self, game: GroupGame, member: Waiting) -> bool:
-        """Whether a waiting player may take a seat of ``game`` (a back-fill): a solo player
-        (with parties), within their latency limits at its data centre (with a world's)."""
-        if self._parties is not None and member.player.party >= 0:
-            return False
-        world = self._world
-        if world is None or not world.limits:
-            return True
-        return world.can_take(member.pid, game.data_centre, self.env.now - member.since)
-
-    def _fillable(self) -> Iterator[GroupGame]:
-        """Yield the running games with open seats, oldest first, for a back-fill to seat
-        players in; the seats of a game too near its end are closed first, and a game leaves
-        the open games once its seats are all filled or closed."""
-        rules, now = self.rules, self.env.now
-        for game_id in list(self._open_games):
-            game = self._open_games[game_id]
-            if game.end - now < rules.backfill_min_remaining:
-                game.open_seats.clear()
-            if game.open_seats:
-                yield game
-            if not game.open_seats:
-                del self._open_games[game_id]
+        self.env = clock.env
+        self.rules = rules
+        self.plan = plan
+        self._clock = clock
+        self._backfill_bell = backfill_bell
+        self._lobby = lobby
+        self._recorder = recorder
+        self._driver = driver
+        self._driver_plugin = rater_plugin(0, driver_name)
+        # a quitter's mean on floats, with the plan's float_means
+        self._mean_list = mean_lists(driver) if plan.float_means else None
+        self._draws = draws
+        self._beta = math.sqrt(rules.beta2)
+        self._score_rng = score_rng
+        self._skill_mean = skill_mean
+        self._skill_sd = skill_sd
+        self._dynamics = dynamics
+        self._world = world
+        self._parties = parties
+        #: Group games started so far (a game's id is the count before it).
+        self.n_games = 0
+        #: The open seats of the running games, and their back-fill.
+        self.open_seats = OpenSeats(rules, self.env, plan, self._seat, world=world, parties=parties)
+        # the truth of each running or unscored game: its stints' effective skills, in order
+        self._truths: dict[int, list[float]] = {}
+        self._finished: list[FinishedGame] = []  # finished games not yet scored
+        self._premade: dict[int, tuple[int, int]] = {}  # team games' players in parties
+        # team games' predicted win chance of the stronger team and true gap, at the start
+        self._team_start: dict[int, tuple[float, float]] = {}
 
     def start_group(
         self,
@@ -255,13 +182,13 @@ class GroupGames:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
         now, rules = self.env.now, self.rules
         player = member.player
-        # _truth_of without the call when skills never change
-        truth = player.skill if self.dynamics is None else self._truth_of(member)
+        dynamics = self._dynamics  # the skill now, brought up to date if it changes
+        truth = player.skill if dynamics is None else dynamics.skill_now(player, now, member.since)
         self._truths[game.game_id].append(truth)
         player.unscored += 1
         if self._world is not None:
             self._world.seated(player.pid, game.data_centre, now)
-        performance = truth + self._beta * self._perf_normal()
+        performance = truth + self._beta * self._draws.normal()
         stint = Stint(player, team, now, math.nan, performance, False, player.party)
         game.stints.append(stint)
         ffa_behind = team is None and game.behind_ffa(performance)  # before sitting down
@@ -271,7 +198,7 @@ class GroupGames:
         if rules.quit_rate > 0:
             behind = self._behind(game, stint) if team is not None else ffa_behind
             rate = rules.quit_rate * (rules.quit_behind_multiplier if behind else 1.0)
-            quit_at = now + self.draw_quit() / rate
+            quit_at = now + self._draws.quit() / rate
             if quit_at < game.end:
                 leave = self._clock.timeout_at(quit_at)
                 leave.callbacks.append(self._make_quit(game, stint))  # ends the stint too
@@ -315,7 +242,7 @@ class GroupGames:
                 truths = self._truths[game.game_id]
                 truth = next(t for s, t in zip(game.stints, truths, strict=True) if s is stint)
                 game.open_seats.append((stint.team, mean, truth))
-                self._open_games[game.game_id] = game
+                self.open_seats.open(game)
                 self._backfill_bell.ring()
             self._lobby.stint_over(stint.player)
 
@@ -327,7 +254,7 @@ class GroupGames:
             stint.left = game.end
         game.seated.clear()
         game.performances.clear()
-        self._open_games.pop(game.game_id, None)
+        self.open_seats.close(game.game_id)
         self._finished.append(
             FinishedGame(
                 game.game_id,
@@ -341,9 +268,17 @@ class GroupGames:
             )
         )
 
+    def score_finished(self) -> list[GameResult]:
+        """Score and record the games finished since the last call, in the order they finished,
+        and return them as the raters get them (see :meth:`Games.score_finished
+        <lobbysim.sim.games.Games.score_finished>`, which calls this)."""
+        if not self._finished:
+            return []
+        finished, self._finished = self._finished, []
+        return self._score_groups(finished)
+
     def _score_groups(self, finished: list[FinishedGame]) -> list[GameResult]:
-        """Score and record finished team and free-for-all games (see
-        :meth:`Games.score_finished <lobbysim.sim.games.Games.score_finished>`)."""
+        """Score and record finished team and free-for-all games (:meth:`score_finished`)."""
         rules = self.rules
         stints = [st for g in finished for st in g.stints]
         minutes = [st.left - st.joined for st in stints]  # each seat's minutes
@@ -401,7 +336,7 @@ class GroupGames:
 
 
 class _FinishGroup:
-    """The end event's callback of a team or free-for-all game: :meth:`Games._finish_group`.
+    """The end event's callback of a team or free-for-all game: :meth:`GroupGames._finish_group`.
 
     It lets go of the game once called. The game holds its end event, and a
     :class:`~lobbysim.sim.fast.events.Moment` keeps its callbacks after firing: holding the game

@@ -1,15 +1,17 @@
 """The matchmaker's pass for team and free-for-all games: back-fill, then new groups.
 
-:class:`GroupPass` is the part of :class:`~lobbysim.sim.matchmaker.Matchmaker` that serves games
-of more than two players: open seats of running games are back-filled first (by the driving
-rater's means), then groups of players adjacent in rating are formed
-(:func:`~lobbysim.policies.groups.form_groups`; at random for uniform pairing) and started. A team
-game's group is admitted on the policy's score of the split it will play, and it plays the best
-split (:mod:`lobbysim.policies.teams`; a random one for uniform pairing); its recorded quality is
-TrueSkill's two-team quality of that split from the pass's beliefs. With
-a world's latency limits, groups are formed data centre by data centre, so that every group has
-a data centre within all its members' limits (docs/model.md, section 8). Under a rule set a group
-starts only if it keeps every rule (:meth:`~lobbysim.sim.rule_pass.RulePass.admitted`).
+:class:`GroupPass` serves games of more than two players; the
+:class:`~lobbysim.sim.matchmaker.Matchmaker` of such a run builds one and calls
+:meth:`GroupPass.run` at each pass. Open seats of running games are back-filled first (by the
+driving rater's means), then groups of players adjacent in rating are formed
+(:func:`~lobbysim.policies.groups.form_groups`; at random for uniform pairing) and started, both
+through the run's :class:`~lobbysim.sim.group_games.GroupGames`. A team game's group is admitted
+on the policy's score of the split it will play, and it plays the best split
+(:mod:`lobbysim.policies.teams`; a random one for uniform pairing); its recorded quality is
+TrueSkill's two-team quality of that split from the pass's beliefs. With a world's latency
+limits, groups are formed data centre by data centre, so that every group has a data centre
+within all its members' limits (docs/model.md, section 8). Under a rule set a group starts only
+if it keeps every rule (:meth:`~lobbysim.sim.rule_pass.RulePass.admitted`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import bisect
 import math
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 import numpy as np
 import simpy
@@ -34,42 +35,67 @@ from lobbysim.policies.teams import (
     split_quality,
 )
 from lobbysim.policies.thresholds import ThresholdSchedule
-from lobbysim.raters import Rater
-from lobbysim.registry import PluginRef
 from lobbysim.scenario import GameRules
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.fast.tickets import PassTickets
-from lobbysim.sim.pairing import InForce
+from lobbysim.sim.group_games import GroupGames
+from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties, party_skill
+from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.world import World
 
 
 class GroupPass:
-    """The group pass of the matchmaker (a part of
-    :class:`~lobbysim.sim.matchmaker.Matchmaker`, which sets the attributes below): back-fill
-    open seats, then form new games of players adjacent in rating."""
+    """The matchmaker's pass for team and free-for-all games (see the module docstring): back-fill
+    open seats, then form new games of players adjacent in rating.
 
-    _games: Any
-    rematch: Any
-    _rater: PluginRef
-    _driver: Rater
-    _rules: GameRules
-    _threshold: ThresholdSchedule
-    _world: World | None
-    _parties: Parties | None
-    _rule_pass: RulePass | None
-    env: simpy.Environment
-    plan: FastPlan
+    The :class:`~lobbysim.sim.matchmaker.Matchmaker` of a run of such games builds one and calls
+    :meth:`run` with each pass's pool and policy; it holds no state between passes.
 
-    def _tie_generator(self) -> np.random.Generator:
-        raise NotImplementedError  # the matchmaker's
+    Args:
+        rules: the game's rules (its mode and seats).
+        games: the group games the pass back-fills and starts
+            (:class:`~lobbysim.sim.group_games.GroupGames`).
+        threshold: the quality threshold by time waited.
+        tie_generator: returns the tie-break generator as the matchmaker's draws have left it
+            (uniform pairing, random picks).
+        driver_name: the driving rater's name (a match quality outside [0, 1] names it).
+        env: the run's environment (the time now).
+        plan: the run's kernels (the plan's ``group_tickets``).
+        rematch, world, parties, rule_pass: the rematch rule, where players are, who queues
+            with whom, the scenario's rule set (each None: none).
+    """
 
-    def _check_quality(self, values: list[float]) -> None:
-        raise NotImplementedError  # the matchmaker's
+    def __init__(
+        self,
+        rules: GameRules,
+        games: GroupGames,
+        threshold: ThresholdSchedule,
+        tie_generator: Callable[[], np.random.Generator],
+        driver_name: str,
+        env: simpy.Environment,
+        plan: FastPlan,
+        *,
+        rematch: RematchRule | None = None,
+        world: World | None = None,
+        parties: Parties | None = None,
+        rule_pass: RulePass | None = None,
+    ) -> None:
+        self._rules = rules
+        self._games = games
+        self._threshold = threshold
+        self._tie_generator = tie_generator
+        self._driver_name = driver_name
+        self.env = env
+        self.plan = plan
+        self._rematch = rematch
+        self._world = world
+        self._parties = parties
+        self._rule_pass = rule_pass
 
-    def _group_pass(
+    def run(
         self,
         waiting: list[Waiting],
         ids: IdArray,
@@ -78,11 +104,11 @@ class GroupPass:
         policy: InForce,
     ) -> None:
         """Back-fill open seats of running games, then form new games from the rest."""
-        games, rematch = self._games, self.rematch
+        games, rematch = self._games, self._rematch
         free = np.ones(len(waiting), dtype=bool)
-        if games.has_open_seats:  # pool.mu: the oracle's true skills, else the rater's means
+        if games.open_seats.any:  # pool.mu: the oracle's true skills, else the rater's means
             rng = self._tie_generator() if policy.uniform else None
-            games.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
+            games.open_seats.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
             if rematch is not None:
                 rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         size = self._rules.seats
@@ -153,7 +179,7 @@ class GroupPass:
         tickets_of = None
         for (group, teams), q in zip(formed, qualities, strict=True):
             members = left[group]
-            self._check_quality([q])
+            check_quality(self._driver_name, [q])
             seated = [waiting[i] for i in members.tolist()]
             if rule_pass is not None:  # the group starts only if it keeps every rule
                 tickets_of = rule_pass.admitted(waiting, ids, pool, members, teams)

@@ -7,12 +7,23 @@ explicitly (clock: minutes, on one ``simpy.Environment``):
 
 * :class:`~lobbysim.sim.clock.Clock` and :class:`~lobbysim.sim.fast.events.Doorbell`: exact-time
   events and the tick grid; the matchmaker's coalesced wake-up.
-* :class:`~lobbysim.sim.sessions.Lobby`: arrivals, player sessions, the queue and reneging.
-* :class:`~lobbysim.sim.matchmaker.Matchmaker`: passes, their wake-ups and ticks, the pool, the
-  assignment (its output checked), thresholds and focal players.
-* :class:`~lobbysim.sim.games.Games`: 1v1 and group games, quits, back-fill, ends, scores, truth.
+* :class:`~lobbysim.sim.sessions.Lobby`: arrivals, player sessions, the queue; it owns the
+  patience deadlines (:class:`~lobbysim.sim.reneging.Reneging`).
+* :class:`~lobbysim.sim.matchmaker.Matchmaker`: passes, their wake-ups and ticks (at each, the
+  lobby's ``at_tick``), the pool, thresholds and focal players; it builds and owns the pass of
+  its mode, :class:`~lobbysim.sim.duel_pass.DuelPass` (1v1: the assignment, its output checked)
+  or :class:`~lobbysim.sim.group_pass.GroupPass` (team and free-for-all).
+* :class:`~lobbysim.sim.games.Games`: 1v1 games, quits, ends, scores, truth; for team and
+  free-for-all it builds and owns :class:`~lobbysim.sim.group_games.GroupGames`, which owns the
+  open seats and their back-fill (:class:`~lobbysim.sim.open_seats.OpenSeats`).
 * :class:`~lobbysim.sim.recorder.Recorder`: record rows, their buffers and sink, departed
   players, rating samples.
+
+Every part gets its collaborators and callbacks as constructor arguments, and none is changed
+after it is built, with one exception: a player base needs the lobby, so it is built after it
+and the lobby is then told once to serve it (:meth:`Components.player_base
+<lobbysim.sim.components.Components.player_base>`, :meth:`Lobby.serve_base
+<lobbysim.sim.sessions.Lobby.serve_base>`).
 
 **Raters.** Finished games are scored and applied to every rater in one batch before each pass
 and each ratings sample (:meth:`LobbySimulation.apply_pending`): beliefs are read nowhere else,
@@ -118,9 +129,10 @@ class LobbySimulation:
         self._shadow_games: list[Sequence[GameResult]] = []
         self._shadow_count = 0
         population = parts.population
+        world, parties = parts.world(scenario, streams), parts.parties(scenario, streams)
         #: Where players are (None: no world); who queues with whom (None: all solo).
-        self.world: World | None = parts.world(scenario, streams)
-        self.parties: Parties | None = parts.parties(scenario, streams)
+        self.world: World | None = world
+        self.parties: Parties | None = parties
         self.clock = clock = Clock(env, mm.tick, timed_only=not mm.wake_on_arrival)
         doorbell = Doorbell(env)
         backfill_bell = Doorbell(env)  # rung by a quit that opens a seat
@@ -144,26 +156,13 @@ class LobbySimulation:
             parties=self.parties,
         )
         #: The persistent player base, if the scenario has one.
-        self.base: PlayerBase | None = None
-        if scenario.base is not None:
-            assert parts.visits is not None
-            self.base = PlayerBase(
-                scenario.base,
-                parts.visits,
-                clock,
-                self.lobby,
-                population,
-                streams,
-                scenario.horizon,
-                retention=parts.retention,
-                metrics_start=scenario.metrics_start,
-                world=self.world,
-                parties=self.parties,
-            )
+        self.base: PlayerBase | None = parts.player_base(
+            scenario, streams, clock, self.lobby, world, parties
+        )
         #: Whether a pass gives the driving rater the outcomes of the games finished since the
         #: last and holds their scores back, to be drawn many at once (see :meth:`_before_pass`).
         self._hold_scores = self.plan.held_scores
-        self.games = Games(
+        self.games = games = Games(
             scenario.game,
             clock,
             backfill_bell,
@@ -183,7 +182,7 @@ class LobbySimulation:
             parties=self.parties,
         )
         rematch = parts.rematch_rule(env, mm.rematch_minutes, self.lobby.has_left)
-        self.rule_pass = parts.rule_pass(scenario, streams, self.world, self.parties)
+        self.rule_pass = parts.rule_pass(scenario, streams, games, world, parties, rematch)
         self.matchmaker = Matchmaker(
             mm,
             scenario.game,
@@ -208,6 +207,7 @@ class LobbySimulation:
             world=self.world,
             parties=self.parties,
             rule_pass=self.rule_pass,
+            at_tick=self.lobby.reneging.at_tick,
         )
 
     # ----------------------------------------------------------------------- set-up and run
@@ -434,11 +434,11 @@ class LobbySimulation:
     @property
     def draw_quit(self) -> Callable[[], float]:
         """Source of standard exponentials for quit times; replace it to script a trace."""
-        return self.games.draw_quit
+        return self.games.draws.quit
 
     @draw_quit.setter
     def draw_quit(self, draw: Callable[[], float]) -> None:
-        self.games.draw_quit = draw
+        self.games.draws.quit = draw
 
     @property
     def draw_patience(self) -> Callable[[], float]:

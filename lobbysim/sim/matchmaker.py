@@ -43,8 +43,11 @@ pass's quality is wrapped by :class:`~lobbysim.sim.rematch.RematchRule`,
 pairs never clear a threshold (uniform pairing ignores the rematch rule, not the limits); with
 ``seed_greedy``, the rule pass forms every mode's games.
 
-Small 1v1 passes are decided on floats where the run's plan allows (:mod:`lobbysim.sim.fast`);
-team and free-for-all passes are :class:`~lobbysim.sim.group_pass.GroupPass`'s.
+**Who forms the games.** Small 1v1 passes are decided on floats by the matchmaker where the
+run's plan allows (:mod:`lobbysim.sim.fast`). Otherwise it builds the pass's pool and hands it
+to the pass it built and owns for the run's mode: a :class:`~lobbysim.sim.duel_pass.DuelPass`
+(1v1) or a :class:`~lobbysim.sim.group_pass.GroupPass` (team and free-for-all), or with
+``seed_greedy`` to the rule pass; each is given its collaborators when built.
 """
 
 from __future__ import annotations
@@ -61,10 +64,9 @@ from lobbysim.policies.assignment import Assignment, Pool, QualityFn
 from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.raters import Rater
 from lobbysim.raters.base import float_beliefs, mean_lists, rater_plugin
-from lobbysim.registry import PluginError, PluginRef
 from lobbysim.scenario import GameRules, MatchmakerConfig
 from lobbysim.sim.clock import Clock
-from lobbysim.sim.engagement import engagement_pairs
+from lobbysim.sim.duel_pass import DuelPass
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.fast.events import Doorbell
 from lobbysim.sim.fast.plan import FastPlan
@@ -74,13 +76,10 @@ from lobbysim.sim.group_pass import GroupPass
 from lobbysim.sim.pairing import (
     InForce,
     PoolQuality,
-    check_not_barred,
-    check_pairs,
+    check_quality,
     online_beliefs,
     player_of_rank,
-    raised_in,
     true_quality,
-    uniform_pairs,
 )
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
@@ -93,7 +92,7 @@ from lobbysim.streams import Uniforms
 IntArray = NDArray[np.intp]
 
 
-class Matchmaker(GroupPass):
+class Matchmaker:
     """Matchmaking passes over the lobby's queue (see the module docstring).
 
     Args:
@@ -112,6 +111,13 @@ class Matchmaker(GroupPass):
         rematch, engagement, world, parties: the rematch rule, the retention model's churn
             predictions, where players are, who queues with whom (each None: none).
         rule_pass: the scenario's rule set (:mod:`lobbysim.sim.rule_pass`; None: none).
+        at_tick: run at every tick before its events fire (the lobby's
+            :meth:`~lobbysim.sim.reneging.Reneging.at_tick`; None: nothing).
+
+    In a run of team or free-for-all games the matchmaker builds and owns the
+    :class:`~lobbysim.sim.group_pass.GroupPass` that forms them, on the games' own
+    :class:`~lobbysim.sim.group_games.GroupGames` (``games.groups``), its threshold, rules,
+    rematch rule, world, parties, rule pass and tie-break stream.
     """
 
     def __init__(
@@ -140,10 +146,10 @@ class Matchmaker(GroupPass):
         world: World | None = None,
         parties: Parties | None = None,
         rule_pass: RulePass | None = None,
+        at_tick: Callable[[], None] | None = None,
     ) -> None:
         self._rule_pass = rule_pass  # the scenario's rule set at work (None: no rules)
         self._world = world  # where players are, their latency limits (None: no world)
-        self._parties = parties  # who queues with whom (None: everybody solo)
         self.env = clock.env
         self._settings = settings
         self._rules = rules
@@ -151,6 +157,8 @@ class Matchmaker(GroupPass):
         self._doorbell = doorbell
         self._lobby = lobby
         self._games = games
+        # the open seats of team and free-for-all games (None: 1v1)
+        self._open_seats = None if games.groups is None else games.groups.open_seats
         self._driver = driver
         #: The driving rater as errors name it (a verb that raises stops the run on one line).
         self._rater = rater_plugin(0, driver_name)
@@ -164,9 +172,6 @@ class Matchmaker(GroupPass):
         self.switch_at = switch_at if status_quo is not None else math.inf
         #: Who may not meet whom yet (None: no rematch rule).
         self.rematch = rematch
-        #: The retention model's churn predictions, for a policy that pairs for engagement.
-        self.engagement = engagement
-        self._assignment = assignment
         self._threshold = threshold
         # The tie-break stream: with the plan's float_ties nearly every pass on every arrival
         # is a small one, so its uniforms are drawn ahead (the stream is the same).
@@ -190,10 +195,43 @@ class Matchmaker(GroupPass):
         self.focal = None if settings.focal_players is None else frozenset(settings.focal_players)
         self._focal_rank = settings.focal_rank
         self._backfill_bell = backfill_bell
+        self._at_tick = at_tick
         #: Passes run so far (passes with too few players waiting not counted).
         self.n_passes = 0
         #: Back-fill passes run so far (with an open seat and somebody waiting).
         self.n_backfill_passes = 0
+        # the pass of 1v1 games on a pool, or of team and free-for-all games
+        self._duels: DuelPass | None = None
+        self._groups: GroupPass | None = None
+        if games.groups is None:
+            self._duels = DuelPass(
+                settings,
+                games,
+                assignment,
+                threshold,
+                self._tie_generator,
+                driver_name,
+                self._win_probability,
+                self.env,
+                rematch=rematch,
+                engagement=engagement,
+                world=world,
+                rule_pass=rule_pass,
+            )
+        else:
+            self._groups = GroupPass(
+                rules,
+                games.groups,
+                threshold,
+                self._tie_generator,
+                driver_name,
+                self.env,
+                plan,
+                rematch=rematch,
+                world=world,
+                parties=parties,
+                rule_pass=rule_pass,
+            )
 
     # ------------------------------------------------------------------------ processes
     def start(self) -> None:
@@ -206,15 +244,18 @@ class Matchmaker(GroupPass):
     def _ticker(self) -> Generator[simpy.Event, Any, None]:
         """Ring at tick k = 1, 2, ... at exactly the float time ``k * tick``.
 
-        The events due at the tick (:meth:`Clock.event_at`) are fired first: they are processed
+        At each tick ``at_tick`` runs first (the lobby's deadlines kept back for the tick), then
+        the events due at the tick (:meth:`Clock.event_at`) are fired: they are processed
         before the wake-up, which is triggered after them through the same event queue.
         """
-        clock, tick = self._clock, self._settings.tick
+        clock, tick, at_tick = self._clock, self._settings.tick, self._at_tick
         clock.ticking = True
         k = 0
         while True:
             k += 1
             yield clock.timeout_at(k * tick)
+            if at_tick is not None:
+                at_tick()
             clock.fire_tick(k)
             self._doorbell.ring()
 
@@ -222,11 +263,13 @@ class Matchmaker(GroupPass):
     def run_pass(self) -> None:
         """Bring the ratings up to date, then pair waiting players and start their games."""
         self.before_pass()
-        lobby, games = self._lobby, self._games
+        lobby = self._lobby
         # two players make a game; one is enough to fill an open seat of a running game
         size = len(lobby.pool)
-        if size < 2 and (size == 0 or not games.has_open_seats):
-            return
+        if size < 2:
+            open_seats = self._open_seats
+            if size == 0 or open_seats is None or not open_seats.any:
+                return
         self.n_passes += 1
         if self._focal_rank is not None:
             ids = lobby.present_ids()
@@ -248,49 +291,15 @@ class Matchmaker(GroupPass):
         pool, quality = self._pool(waiting, ids, policy)
         rules = self._rule_pass
         if rules is not None and rules.seed_greedy:  # every mode: seed and greedy
-            rules.run(self, waiting, ids, pool, quality)
+            rules.run(waiting, ids, pool, quality, policy, self._tie_generator)
             return
-        if self._rules.mode != "1v1":
-            self._group_pass(waiting, ids, pool, quality, policy)
+        group_pass = self._groups
+        if group_pass is not None:  # team and free-for-all games
+            group_pass.run(waiting, ids, pool, quality, policy)
             return
-        if policy.uniform:
-            world = self._world
-            allowed = None  # uniform pairing ignores the rematch rule, not the latency limits
-            if world is not None and world.limits:
-                allowed = world.mask(quality, ids, pool.waited)
-            pairs = uniform_pairs(pool.size, self._tie_generator(), pool.focal, allowed)
-        elif policy.engagement and self.engagement is not None:
-            pairs = engagement_pairs(
-                self.engagement,
-                waiting,
-                ids,
-                pool.mu,
-                pool.waited,
-                self._win_probability,
-                pool.quality_fn,
-                int(getattr(policy.policy, "candidates", 16)),
-                self._settings.tick,
-                bool(getattr(policy.policy, "reach", True)),
-            )
-        else:
-            pairs = self._pairs(pool, policy)
-        if len(pairs) == 0:
-            return
-        values = quality(pairs[:, 0], pairs[:, 1]).tolist()
-        self._check_quality(values)
-        rematch = self.rematch
-        if not policy.uniform and pool.quality_fn is not quality:  # a rematch rule or limits
-            limits = self._world is not None and self._world.limits
-            check_not_barred(self._settings.assignment.name, pairs, pool.quality_fn, limits)
-        pairs_list = pairs.tolist()
-        games.start_duels(
-            [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]
-        )
-        if rules is not None:
-            rules.formed_pairs(pool.waited, pairs_list, self.env.now)
-        if rematch is not None:  # after the games' own end callbacks, as it only notes the time
-            for a, b in pairs_list:
-                rematch.met_pair(waiting[a], waiting[b])
+        # 1v1 games
+        assert self._duels is not None
+        self._duels.run(waiting, ids, pool, quality, policy, self.n_passes)
 
     def _small_pass(self, waiting: list[Waiting]) -> bool:
         """Pair a small 1v1 pool on floats and start its games, as the pool and the assignment
@@ -307,7 +316,7 @@ class Matchmaker(GroupPass):
         if duels:
             for _, _, q in duels:
                 if not 0.0 <= q <= 1.0:
-                    self._check_quality([q])
+                    check_quality(self._driver_name, [q])
             self._games.start_duels(duels)
         return True
 
@@ -320,8 +329,8 @@ class Matchmaker(GroupPass):
         and costs a look at the queue, not a pool with its policy and quality threshold.
         """
         self.before_pass()
-        lobby, games = self._lobby, self._games
-        if not games.has_open_seats or not lobby.pool:
+        lobby, games, open_seats = self._lobby, self._games, self._open_seats
+        if open_seats is None or not open_seats.any or not lobby.pool:
             return
         self.n_backfill_passes += 1
         waiting = list(lobby.pool.values())
@@ -334,8 +343,8 @@ class Matchmaker(GroupPass):
             ids = np.fromiter(lobby.pool, dtype=np.int64, count=len(waiting))
             mu = self._rater.call("means(ids)", self._driver.means, ids).tolist()
         rng = self._tie_generator() if policy.uniform else None
-        # Games.backfill with everybody free, on lists (tested against it)
-        seated = games.backfill_queue(waiting, mu, truth=policy.truth, rng=rng)
+        # OpenSeats.backfill with everybody free, on lists (tested against it)
+        seated = open_seats.backfill_queue(waiting, mu, truth=policy.truth, rng=rng)
         if self.rematch is not None:
             self.rematch.played([waiting[i] for i in sorted(seated)])
 
@@ -413,36 +422,3 @@ class Matchmaker(GroupPass):
         return self._rater.call(
             "win_probability(ids_a, ids_b)", self._driver.win_probability, ids_a, ids_b
         )
-
-    def _pairs(self, pool: Pool, policy: InForce) -> IntArray:
-        """Ask the assignment for this pass's pairs; check them (a problem names the plug-in).
-
-        A failure (an exception, or ``sys.exit``) inside the policy's ``score``, which the
-        assignment calls, names the policy; any other names the assignment; a rater's, named
-        where the engine calls it (the pool's quality), passes through.
-        """
-        name = self._settings.assignment.name
-        try:
-            pairs = self._assignment.pairs(
-                pool, policy.policy, self._threshold, self._tie_generator(), self.n_passes
-            )
-        except PluginError:
-            raise
-        except (Exception, SystemExit) as exc:  # a plug-in's own bug: name it, no traceback
-            if raised_in(exc, policy.policy, "score"):
-                raise PluginRef(policy.field, "policy", policy.name).failure(
-                    "score(decision)", exc
-                ) from None
-            raise PluginRef("matchmaker.assignment", "assignment", name).failure(
-                f"pairs() with the policy '{policy.name}'", exc
-            ) from None
-        return check_pairs(name, pairs, pool.size)
-
-    def _check_quality(self, values: list[float]) -> None:
-        """Check the match qualities of the games about to start (they go into the records)."""
-        if not all(0.0 <= q <= 1.0 for q in values):
-            bad = next(q for q in values if not 0.0 <= q <= 1.0)
-            raise PluginError(
-                f"raters.driver: '{self._driver_name}' returned the match quality {bad!r}, "
-                "outside [0, 1]"
-            )

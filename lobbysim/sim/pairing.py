@@ -6,7 +6,8 @@
 * :func:`true_quality`: the match quality a policy that sees the truth is given.
 * :func:`uniform_pairs`: the pairs of ``pairing = "uniform"``: consecutive players of a shuffle
   of the whole pool, no assignment and no threshold.
-* :func:`check_pairs`: what an assignment returned, checked before any game starts.
+* :func:`check_pairs`: what an assignment returned, checked before any game starts;
+  :func:`check_quality`: the match qualities of games about to start.
 * :class:`PoolQuality`: the driving rater's match quality of pool indices, remembered in a small
   pass; :func:`raised_in`: whether a failure came from inside a plug-in's verb.
 """
@@ -164,6 +165,17 @@ def _allowed_pairs(order: IntArray, allowed: QualityFn) -> IntArray:
             free[a] = free[b] = False
             out.append((int(order[a]), int(order[b])))
     return np.array(out, dtype=np.intp).reshape(-1, 2)
+
+
+def check_quality(driver_name: str, values: list[float]) -> None:
+    """Check the match qualities of games about to start (they go into the records): each must
+    lie in [0, 1], or the run stops with a :class:`~lobbysim.registry.PluginError` naming the
+    driving rater ``driver_name``, whose quality it is."""
+    if not all(0.0 <= q <= 1.0 for q in values):
+        bad = next(q for q in values if not 0.0 <= q <= 1.0)
+        raise PluginError(
+            f"raters.driver: '{driver_name}' returned the match quality {bad!r}, outside [0, 1]"
+        )
 
 
 def check_pairs(name: str, pairs: object, n: int) -> IntArray:

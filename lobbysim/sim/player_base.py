@@ -56,7 +56,9 @@ class PlayerBase:
         config: the scenario's ``base`` section.
         model: the visit model, built from ``config.visits``.
         clock: the run's clock.
-        lobby: the lobby the members visit; its ``on_visit_end`` is set to this base.
+        lobby: the lobby the members visit. The builder then hands the lobby this base's
+            :meth:`visit_ended` (and its retention's ``waited``): :meth:`Lobby.serve_base
+            <lobbysim.sim.sessions.Lobby.serve_base>`.
         population: draws members' skills, priors and each visit's session.
         streams: the run's random streams (``base``, ``visits``, ``sessions``).
         horizon: the end of the run (no joins or visits after it).
@@ -106,13 +108,17 @@ class PlayerBase:
         self._next_wake = math.inf
         self.members = 0  # members so far (joined at any time)
         self.left = 0  # members who have left the base
-        lobby.on_visit_end = self.visit_ended
+        #: The retention model at work (None: members stay until their lifetime ends).
         self.retention: Retention | None = None
         if retention is not None:
             self.retention = Retention(
-                self, retention, config.retention.name if config.retention else "?", streams
+                self,
+                retention,
+                config.retention.name if config.retention else "?",
+                streams,
+                lobby.players,
+                metrics_start,
             )
-            self.retention.watch(lobby, metrics_start)
 
     # ------------------------------------------------------------------ joining
     def start(self) -> None:

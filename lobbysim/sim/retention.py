@@ -44,7 +44,6 @@ from lobbysim.players.retention import (
 from lobbysim.records.rows import GameResult
 from lobbysim.scenario import BaseConfig
 from lobbysim.sim.entities import LEFT, Player
-from lobbysim.sim.sessions import Lobby
 from lobbysim.streams import Streams
 
 MINUTES_PER_DAY = 1440.0
@@ -90,10 +89,21 @@ class Retention:
         model: the retention model.
         model_name: its name, for messages.
         streams: the run's streams (``retention``).
+        players: every player so far by id (the lobby's list, kept by the lobby).
+        metrics_start: when the cohort is taken and the metrics start.
+
+    Each queueing spell reaches :meth:`waited` through the lobby (the builder hands it over:
+    :meth:`Lobby.serve_base <lobbysim.sim.sessions.Lobby.serve_base>`).
     """
 
     def __init__(
-        self, base: Members, model: RetentionModel, model_name: str, streams: Streams
+        self,
+        base: Members,
+        model: RetentionModel,
+        model_name: str,
+        streams: Streams,
+        players: list[Player | None],
+        metrics_start: float = 0.0,
     ) -> None:
         self._base = base
         self.model = model
@@ -103,8 +113,8 @@ class Retention:
         self._tallies: dict[int, Tally] = {}
         self._streaks: dict[int, int] = {}
         self._pending: dict[int, Player] = {}
-        self._players: list[Player | None] = []
-        self._start = 0.0
+        self._players = players
+        self._start = metrics_start
         self._cohort: tuple[np.ndarray, np.ndarray] | None = None  # (ids, skills) at the start
         self._left_at: dict[int, float] = {}
         self._last_day: dict[int, int] = {}
@@ -115,14 +125,7 @@ class Retention:
         self._group_active: list[dict[int, int]] = [{}, {}]  # per group: day -> active members
         #: Every decision, for traces: (time, player, leave probability, delay or None, left).
         self.decisions: list[tuple[float, int, float, float | None, bool]] | None = None
-
-    def watch(self, lobby: Lobby, metrics_start: float) -> None:
-        """Hook into the lobby's queueing spells; take the cohort at ``metrics_start``."""
-        lobby.on_wait = self.waited
-        self._players = lobby.players
-        self._start = metrics_start
-        env = lobby.env
-        env.timeout(metrics_start).callbacks.append(self._take_cohort)
+        base.env.timeout(metrics_start).callbacks.append(self._take_cohort)  # the cohort
 
     # ------------------------------------------------------------------ the tally
     def _tally(self, pid: int) -> Tally:

@@ -16,9 +16,10 @@
   bar never meet.
 
 With a world, a game is hosted by the world's host rule among the data centres that keep the
-latency rules for every player (:attr:`lobbysim.sim.world.World.host_filter`); a match whose
-parties keep a rule only on their combined latency (``party: average`` or ``min``) may have
-none, and is then hosted by the world's rule alone.
+latency rules for every player (the world is built with the rules, ``World(host_rules=...)``:
+:meth:`lobbysim.sim.world.World.host`); a match whose parties keep a rule only on their combined
+latency (``party: average`` or ``min``) may have none, and is then hosted by the world's rule
+alone.
 
 **Telemetry** (from the metrics' start), per rule: ``rule_rejected_share@<rule>``, the share of
 the candidates turned down (pairs in the exact 1v1 search, groups in the exact group search,
@@ -32,7 +33,7 @@ their players (the report's figure "which rule holds your matches back").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,14 @@ from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.games import Games
+from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
-from lobbysim.sim.rules import Attributes, RuleSet, View
+from lobbysim.sim.rematch import RematchRule
+from lobbysim.sim.rules import LATENCY_KINDS, Attributes, RuleSet, View
 from lobbysim.sim.seed_greedy import popcount, seed_greedy
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
-
-LATENCY_KINDS = ("latency", "delta_ping")
 
 
 def _is_threshold(rule: Any) -> bool:
@@ -75,17 +77,22 @@ class RulePass:
     """The rule set of a run in its passes, and its telemetry (see the module docstring).
 
     Args:
-        scenario: the scenario (its ``matchmaker.rules``, ``algorithm`` and ``attributes``).
+        scenario: the scenario (its ``matchmaker.rules``, ``algorithm`` and ``attributes``; the
+            driving rater's name, which a match quality outside [0, 1] names).
         streams: the run's random streams (``attributes:<name>``, one per attribute).
-        world, parties: where players are, who queues with whom (None: none).
+        games: the run's games, which a seed-and-greedy pass starts and back-fills.
+        world, parties, rematch: where players are, who queues with whom, the rematch rule
+            (told who met; each None: none).
     """
 
     def __init__(
         self,
         scenario: Scenario,
         streams: Streams,
+        games: Games,
         world: World | None = None,
         parties: Parties | None = None,
+        rematch: RematchRule | None = None,
     ) -> None:
         mm = scenario.matchmaker
         assert mm.rules is not None
@@ -96,6 +103,8 @@ class RulePass:
         self.rule_set = RuleSet(mm.rules, attributes, configs)
         self.seed_greedy = mm.algorithm == "seed_greedy"
         self._game = scenario.game
+        self._games, self._rematch = games, rematch
+        self._driver_name = scenario.raters.driver.name
         self._world, self._parties = world, parties
         self._start = scenario.metrics_start
         rules = self.rule_set.rules
@@ -108,8 +117,6 @@ class RulePass:
         #: Whether a rule constrains latency (the exact group search then forms groups data
         #: centre by data centre, :meth:`open_matrix`).
         self.latency = any(r.kind in LATENCY_KINDS for r in rules)
-        if world is not None and self.latency:
-            world.host_filter = self._open_data_centres
 
     # ------------------------------------------------------------------ the exact search
     def view(
@@ -245,16 +252,30 @@ class RulePass:
 
     # ------------------------------------------------------------------ seed-and-greedy
     def run(
-        self, mm: Any, waiting: list[Waiting], ids: IdArray, pool: Pool, quality: QualityFn
+        self,
+        waiting: list[Waiting],
+        ids: IdArray,
+        pool: Pool,
+        quality: QualityFn,
+        policy: InForce,
+        tie_generator: Callable[[], np.random.Generator],
     ) -> None:
-        """A seed-and-greedy pass of the matchmaker ``mm``: back-fill open seats (team and
-        free-for-all games), form matches of the free tickets, start them."""
-        games, rematch, game = mm._games, mm.rematch, self._game
+        """A seed-and-greedy pass of the matchmaker: back-fill open seats (team and free-for-all
+        games), form matches of the free tickets, start them.
+
+        Args:
+            waiting, ids, pool, quality: the pass's queue, its players' ids, its pool and match
+                quality.
+            policy: the policy in force (the back-fill's target and pick).
+            tie_generator: returns the matchmaker's tie-break generator.
+        """
+        game, games, rematch = self._game, self._games, self._rematch
+        group_games = games.groups
         free = np.ones(len(waiting), dtype=bool)
-        if game.mode != "1v1" and games.has_open_seats:
-            policy = mm.policy_in_force()  # pool.mu: the oracle's true skills, else the means
-            rng = mm._tie_generator() if policy.uniform else None
-            games.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
+        if group_games is not None and group_games.open_seats.any:
+            # pool.mu: the oracle's true skills, else the means
+            rng = tie_generator() if policy.uniform else None
+            group_games.open_seats.backfill(waiting, pool.mu, free, truth=policy.truth, rng=rng)
             if rematch is not None:
                 rematch.played([waiting[i] for i in np.flatnonzero(~free).tolist()])
         left = np.flatnonzero(free)
@@ -277,11 +298,11 @@ class RulePass:
             ]
         else:
             qualities = group_qualities(groups, quality)
-        now = mm.env.now
+        now = games.env.now
         for (match, teams), members, q, bar in zip(matches, groups, qualities, barred, strict=True):
             if not math.isfinite(bar):  # a pair the rematch rule or the limits bar
                 continue
-            mm._check_quality([q])
+            check_quality(self._driver_name, [q])
             seated = [waiting[i] for i in members.tolist()]
             if game.mode == "1v1":
                 games.start_duels([(seated[0], seated[1], q)])
@@ -295,7 +316,8 @@ class RulePass:
                 if host < 0:
                     continue
             by_seat = None if teams is None else seat_teams(match, teams)
-            games.start_group(seated, pool.mu[members], q, host, by_seat)
+            assert group_games is not None  # a team or free-for-all game
+            group_games.start_group(seated, pool.mu[members], q, host, by_seat)
             if rematch is not None:
                 rematch.met(seated)
             self.formed(view.waited, match, now)
@@ -329,24 +351,6 @@ class RulePass:
         return split
 
     # ------------------------------------------------------------------ hosting and tallies
-    def _open_data_centres(self, pids: Sequence[int], waited: Sequence[float]) -> Any:
-        """Return which data centres keep every latency rule for a game of these players."""
-        world = self._world
-        assert world is not None
-        ids = np.asarray(pids, dtype=np.intp)
-        lat = world.latencies_of(ids)
-        ok = np.ones(lat.shape[1], dtype=bool)
-        waits = list(waited)
-        for rule in self.rule_set.rules:
-            if rule.kind not in LATENCY_KINDS:
-                continue
-            limits = rule.limits(waits)
-            if limits is None:
-                continue
-            x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
-            ok &= (x <= np.asarray(limits)[:, None]).all(axis=0)
-        return ok
-
     def open_matrix(self, ids: IdArray, waited: FloatArray) -> Any:
         """Return, per player (rows) and data centre, whether the latency rules would let the
         player play there by the limits of their own wait (the exact group search's data

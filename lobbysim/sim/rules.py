@@ -34,6 +34,8 @@ from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray
 
 IntArray = NDArray[np.intp]
+#: The kinds of rule that constrain latency (a game's data centre).
+LATENCY_KINDS = ("latency", "delta_ping")
 #: A candidate match: its tickets (pool positions of their players) and, in team games, each
 #: ticket's team (None: no teams, or not split yet).
 Tickets = Sequence[Sequence[int]]

@@ -10,14 +10,15 @@ as abandoned), plays, and queues again until the session's games or minutes are 
 A session costs no SimPy event of its own: it is a chain of callbacks, run where the plain model
 (a process per session waiting on an event for its match and then on its game) would have
 resumed, in the same order, so the records are the same bit for bit (the plain model is kept in
-``tests/sim/test_event_batching.py``). Reneging is one heap of deadlines for the whole lobby
-with one wake-up pending, for the earliest deadline that was live when it was set. With
-``wake_on_arrival``, queueing rings the matchmaker's doorbell.
+``tests/sim/test_event_batching.py``). Each queueing spell's patience deadline goes to the
+lobby's :class:`~lobbysim.sim.reneging.Reneging` (:attr:`Lobby.reneging`): one heap of deadlines
+for the whole lobby with one wake-up pending. With ``wake_on_arrival``, queueing rings the
+matchmaker's doorbell. A player base, built after the lobby, is served once it is built
+(:meth:`Lobby.serve_base`).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
@@ -46,6 +47,7 @@ from lobbysim.sim.entities import (
 from lobbysim.sim.fast.events import Doorbell
 from lobbysim.sim.parties import Parties, as_parties
 from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.reneging import Reneging
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
 
@@ -110,22 +112,37 @@ class Lobby:
         self.present: dict[int, None] = {}
         self._state_counts = {ABANDONED: 0, GONE: 0}  # of players already forgotten
         self._reserved: deque[int] = deque()  # ids registered ahead, not yet arrived
-        #: Called when a member of a player base ends a visit (set by the base).
+        #: Called when a member of a player base ends a visit (:meth:`serve_base`; None: no base).
         self.on_visit_end: Callable[[Player], None] | None = None
-        #: Called with (player, minutes waited, gave up) after each queueing spell (set by a base
-        #: with a retention model).
+        #: Called with (player, minutes waited, gave up) after each queueing spell
+        #: (:meth:`serve_base`, with a retention model; None: nobody).
         self.on_wait: Callable[[Player, float, bool], None] | None = None
-        self._deadlines: list[tuple[float, int, int]] = []  # (renege time, player, spell)
-        self._next_renege_check = math.inf
-        # deadlines at least two ticks away, kept out of the heap until the next tick (by then
-        # most of their players are matched): see _add_deadline
-        self._later: list[tuple[float, int, int]] = []
-        clock.tick_hooks.append(self._deadlines_at_tick)
+        #: The patience deadlines of the queueing spells (its ``at_tick`` runs at every tick).
+        self.reneging = Reneging(clock, self.pool, self._renege)
+        self._add_deadline = self.reneging.add  # bound once: called at every queueing spell
         patience_rng = streams.get("patience")
         #: Source of one patience (minutes) per queueing spell; replace it to script a trace.
         self.draw_patience: Callable[[], float] = Buffered(
             lambda n: population.sample_patience(patience_rng, n)
         ).take
+
+    def serve_base(
+        self,
+        visit_ended: Callable[[Player], None],
+        waited: Callable[[Player, float, bool], None] | None = None,
+    ) -> None:
+        """Tell a player base (:class:`~lobbysim.sim.player_base.PlayerBase`) of each member's
+        visit end, and with ``waited`` (its retention model's) of each queueing spell.
+
+        Done once, by the builder (:meth:`Components.player_base
+        <lobbysim.sim.components.Components.player_base>`) right after it builds the base and
+        before the run: the base joins members and starts and ends their visits through this
+        lobby, so it is built after the lobby, which cannot take these as constructor arguments.
+        """
+        if self.on_visit_end is not None:
+            raise RuntimeError("the lobby already serves a player base")
+        self.on_visit_end = visit_ended
+        self.on_wait = waited
 
     # ------------------------------------------------------------------------ arrivals
     def start_arrivals(self) -> None:
@@ -356,81 +373,6 @@ class Lobby:
             if p is not None:
                 counts[p.state] = counts.get(p.state, 0) + 1
         return counts
-
-    # ------------------------------------------------------------------------ reneging
-    def _add_deadline(self, deadline: float, pid: int, spell: int) -> None:
-        """Make player ``pid`` renege at ``deadline`` if still in queueing spell ``spell``.
-
-        While a ticker runs passes on the tick, a deadline more than two ticks away waits for
-        the next tick to enter the heap (:meth:`_deadlines_at_tick`), long before it is due: a
-        player matched at the first pass, as most are, then costs the heap nothing. Only one at
-        most twice the time now: from any time after now, ``deadline - now`` is then exact
-        (Sterbenz), so its wake-up fires at exactly ``deadline`` whenever it is set (see
-        :meth:`Clock.timeout_at`), as it would have.
-        """
-        clock, now = self._clock, self.env.now
-        if clock.ticking and now + 2.0 * clock.tick < deadline <= 2.0 * now:
-            self._later.append((deadline, pid, spell))
-            return
-        heapq.heappush(self._deadlines, (deadline, pid, spell))
-        if deadline < self._next_renege_check:
-            self._next_renege_check = deadline
-            self._renege_check_at(deadline)
-
-    def _deadlines_at_tick(self) -> None:
-        """Put the deadlines kept back since the last tick into the heap, for the players
-        still in the queueing spell they were set for (at most a tick after they were set, and
-        more than a tick before they are due)."""
-        later, self._later = self._later, []
-        pool = self.pool
-        for deadline, pid, spell in later:
-            waiting = pool.get(pid)
-            if waiting is not None and waiting.spell == spell:
-                heapq.heappush(self._deadlines, (deadline, pid, spell))
-                if deadline < self._next_renege_check:
-                    self._next_renege_check = deadline
-                    self._renege_check_at(deadline)
-
-    def _renege_check_at(self, deadline: float) -> None:
-        """Call :meth:`_renege_due` at ``deadline`` (see :meth:`Clock.timeout_at`).
-
-        Firing even one float before it would find nobody due and leave no wake-up.
-        """
-        self._clock.timeout_at(deadline).callbacks.append(self._renege_due)
-
-    def _renege_due(self, _event: simpy.Event) -> None:
-        """Remove every player whose patience has run out; wake again at the next live deadline.
-
-        One heap of (deadline, player, spell) replaces a timeout per queueing spell. Entries of
-        players matched meanwhile are stale: they are dropped from the top of the heap here, so
-        the one wake-up pending is for a deadline that was live when it was set (plus, rarely,
-        an earlier one pushed meanwhile); most players are matched long before their patience
-        runs out, and their deadlines then cost no wake-up.
-        """
-        now = self.env.now
-        heap, pool = self._deadlines, self.pool
-        while heap and heap[0][0] <= now:
-            _, pid, spell = heapq.heappop(heap)
-            waiting = pool.get(pid)
-            if waiting is not None and waiting.spell == spell:
-                self._renege(waiting)
-        self._drop_stale()
-        if heap:
-            if heap[0][0] != self._next_renege_check or self._next_renege_check <= now:
-                self._next_renege_check = heap[0][0]
-                self._renege_check_at(heap[0][0])
-        else:
-            self._next_renege_check = math.inf
-
-    def _drop_stale(self) -> None:
-        """Pop deadlines of queueing spells that are over from the top of the heap."""
-        heap, pool = self._deadlines, self.pool
-        while heap:
-            _, pid, spell = heap[0]
-            waiting = pool.get(pid)
-            if waiting is not None and waiting.spell == spell:
-                return
-            heapq.heappop(heap)
 
 
 def _rows(batch: PlayerBatch) -> list[tuple[float, float, float, bool, int, float]]:

@@ -106,6 +106,12 @@ class SkillDynamics:
             player.skill += math.sqrt(self._per_minute * elapsed) * self._normal.take()
         player.skill_time = now
 
+    def skill_now(self, player: Player, now: float, since: float) -> float:
+        """Return the effective skill of ``player``, waiting since ``since``, in a game they start
+        ``now``: their skill brought up to date, less the learning deficit (the game's truth)."""
+        self.bring_up_to_date(player, now, since)
+        return self.effective(player)
+
     def effective(self, player: Player) -> float:
         """Return ``player``'s effective skill in a game they start now (drift applied first).
 

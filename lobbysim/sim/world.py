@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,7 @@ from lobbysim.policies.assignment import QualityFn
 from lobbysim.registry import PluginRef
 from lobbysim.scenario import WorldConfig
 from lobbysim.sim.entities import FloatArray, IdArray
+from lobbysim.sim.rules import LATENCY_KINDS, Rule
 from lobbysim.streams import Streams
 
 IntArray = NDArray[np.intp]
@@ -81,6 +82,9 @@ class World:
         streams: the run's random streams (``regions``, ``latency``).
         max_latency, max_delta_ping: the limits (None: none).
         metrics_start: when the metrics start.
+        host_rules: a rule set's rules (:class:`~lobbysim.sim.rules.Rule`, of
+            ``matchmaker.rules``); its latency rules narrow where a game is hosted
+            (:meth:`host`). Empty: none.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class World:
         max_latency: LatencyLimit | None = None,
         max_delta_ping: LatencyLimit | None = None,
         metrics_start: float = 0.0,
+        host_rules: Sequence[Rule] = (),
     ) -> None:
         self.config = config
         self.region_names = config.region_names
@@ -119,12 +124,9 @@ class World:
         self._games = 0
         self._cross = 0
         self._duel_hosts: dict[int, int] = {}  # 1v1 games' data centres, until recorded
-        #: Which data centres a game of these players (their waits) is best hosted in besides
-        #: the limits (a rule set's latency rules for every player:
-        #: :mod:`lobbysim.sim.rule_pass`); if none is, the limits alone decide. None: any.
-        self.host_filter: Callable[[Sequence[int], Sequence[float]], NDArray[np.bool_]] | None = (
-            None
-        )
+        # a rule set's latency rules: a game is best hosted where they hold for every player
+        # (:mod:`lobbysim.sim.rule_pass`); if nowhere, the limits alone decide
+        self._host_rules = [r for r in host_rules if r.kind in LATENCY_KINDS]
 
     # ------------------------------------------------------------------ the players
     def register(self, ids: IdArray, parties: Sequence[int] | None = None) -> None:
@@ -233,11 +235,24 @@ class World:
             cost = np.where(
                 self._open(index, np.asarray(waited, dtype=float)).all(axis=0), cost, np.inf
             )
-        if self.host_filter is not None:  # those keeping the rules for every player, if any
-            kept = np.where(self.host_filter(pids, waited), cost, np.inf)
+        if self._host_rules:  # those keeping the rules for every player, if any
+            kept = np.where(self._keep_rules(lat, waited), cost, np.inf)
             cost = kept if np.isfinite(kept).any() else cost
         best = int(np.argmin(cost))
         return best if math.isfinite(cost[best]) else -1
+
+    def _keep_rules(self, lat: FloatArray, waited: Sequence[float]) -> NDArray[np.bool_]:
+        """Return which data centres keep every latency rule of :attr:`_host_rules` for a game
+        of players with latencies ``lat`` (rows) who have waited ``waited``."""
+        ok = np.ones(lat.shape[1], dtype=bool)
+        waits = list(waited)
+        for rule in self._host_rules:
+            limits = rule.limits(waits)
+            if limits is None:
+                continue
+            x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
+            ok &= (x <= np.asarray(limits)[:, None]).all(axis=0)
+        return ok
 
     def can_seat(self, data_centre: int, pids: IdArray, waited: FloatArray) -> NDArray[np.bool_]:
         """Return which players may take a seat of a game hosted in ``data_centre`` now."""

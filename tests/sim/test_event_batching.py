@@ -104,8 +104,8 @@ def plain_model(sim: LobbySimulation) -> None:
     # processes take the game's event and end the stint when it fires
     lobby.hand_over = start_playing  # type: ignore[method-assign]
     lobby.stint_over = lambda player: None  # type: ignore[method-assign]
-    lobby._renege = renege  # type: ignore[method-assign]
-    lobby._drop_stale = lambda: None  # type: ignore[method-assign]
+    lobby.reneging._renege = renege
+    lobby.reneging._drop_stale = lambda: None  # type: ignore[method-assign]
     clock.event_at = event_at  # type: ignore[method-assign,assignment]
     clock.fire_tick = fire_tick  # type: ignore[method-assign]
 

@@ -292,13 +292,13 @@ def test_deadlines_kept_back_to_the_next_tick_renege_as_the_heap_does(
         lobby = sim.lobby
         kept: list[int] = []  # deadlines kept back, at each tick
         if keep_back:
-            at_tick = lobby._deadlines_at_tick
+            at_tick = lobby.reneging.at_tick
 
             def counted() -> None:
-                kept.append(len(lobby._later))
+                kept.append(len(lobby.reneging._later))
                 at_tick()
 
-            sim.clock.tick_hooks[:] = [counted]
+            sim.matchmaker._at_tick = counted  # the ticker's, read as it starts
         else:
             push_deadlines_at_once(lobby)
         sim.run()
@@ -610,14 +610,13 @@ def _open_games(rng: random.Random, now: float, queue: list[int]) -> dict[int, A
 
 
 def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
-    """Games.backfill_queue (the back-fill pass's) against Games.backfill with everybody free:
-    the same players in the same seats in the same order, and the same seats left open (ties,
-    NaN and infinite means and targets, players who were in the game, seats too late), on the
+    """OpenSeats.backfill_queue (the back-fill pass's) against OpenSeats.backfill with everybody
+    free: the same players in the same seats in the same order, and the same seats left open
+    (ties, NaN and infinite means and targets, players who were in the game, seats too late), on the
     rating targets and on the true-skill ones (the oracle's)."""
     import copy
 
     from lobbysim.sim.entities import Player, Waiting
-    from lobbysim.sim.group_games import GroupGames
 
     scenario = Scenario.from_dict(
         {
@@ -626,7 +625,9 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
             "game": {"mode": "ffa", "ffa_size": 4, "backfill_min_remaining": 2.0},
         }
     )
-    games = LobbySimulation(scenario, Streams(1)).games
+    groups = LobbySimulation(scenario, Streams(1)).games.groups
+    assert groups is not None
+    games = groups.open_seats
     rng = random.Random(31)
     picked = 0
     for case in range(3000):
@@ -646,7 +647,7 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
         truth = rng.random() < 0.5
         runs = []
         for fast in (False, True):
-            games._open_games = copy.deepcopy(start)
+            games._games = copy.deepcopy(start)
             seats: list[tuple[int, int, int | None]] = []
 
             def seat(
@@ -654,16 +655,16 @@ def test_a_back_fill_pass_on_lists_seats_whom_backfill_seats() -> None:
             ) -> None:
                 seats.append((game.game_id, member.pid, team))
 
-            games._seat = seat  # type: ignore[method-assign]
+            games._seat = seat
             if fast:
                 taken = sorted(games.backfill_queue(waiting, mu, truth=truth))
             else:
                 free = np.ones(n, dtype=bool)
                 values = np.array(mu, dtype=np.float64)
                 with np.errstate(invalid="ignore"):  # inf - inf
-                    GroupGames.backfill(games, waiting, values, free, truth=truth)
+                    games.backfill(waiting, values, free, truth=truth)
                 taken = np.flatnonzero(~free).tolist()
-            left = {k: g.open_seats for k, g in games._open_games.items()}
+            left = {k: g.open_seats for k, g in games._games.items()}
             runs.append((seats, taken, repr(left)))
         assert runs[1] == runs[0], case
         picked += len(runs[0][0])

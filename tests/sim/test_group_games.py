@@ -241,7 +241,8 @@ def timed_ffa(wake_on_arrival: bool) -> Scenario:
 
 def full_pass_on_quit(sim: Any) -> None:
     """The reference: a quit rings the matchmaker for a full pass (back-fill, then new games)."""
-    sim.games._backfill_bell = sim.matchmaker._doorbell
+    assert sim.games.groups is not None
+    sim.games.groups._backfill_bell = sim.matchmaker._doorbell
 
 
 def run_records(scenario: Scenario, reference: bool) -> Any:

@@ -10,7 +10,7 @@ bundled scenario both ways).
 * :mod:`~lobbysim.sim.fast.duels`: 1v1 games' ends as queue entries, rated as they end, and their
   scores on floats (reference: the array scoring of :class:`~lobbysim.sim.games.Games`).
 * :mod:`~lobbysim.sim.fast.backfill`: a back-fill pass on lists (reference:
-  :meth:`~lobbysim.sim.group_games.GroupGames.backfill` on arrays).
+  :meth:`~lobbysim.sim.open_seats.OpenSeats.backfill` on arrays).
 * :mod:`~lobbysim.sim.fast.events`: the only code that poses as SimPy events or reads SimPy's
   private state (the doorbell's rings, tick moments, queue entries).
 * :mod:`~lobbysim.sim.fast.plan`: the plan itself.

@@ -2,7 +2,7 @@
 
 A quit in a team or free-for-all game opens a seat and asks for a back-fill pass, which sees a
 queue of a few dozen players and one open seat, where the general path,
-:meth:`GroupGames.backfill <lobbysim.sim.group_games.GroupGames.backfill>` on arrays, costs more
+:meth:`OpenSeats.backfill <lobbysim.sim.open_seats.OpenSeats.backfill>` on arrays, costs more
 than the decision. :func:`seat_from_queue` seats the same players in the same order, bit for
 bit: each open seat takes the first eligible player in queue order with the smallest
 ``abs(mu - target)`` (a NaN distance first, as ``np.argmin`` picks it); tested against the

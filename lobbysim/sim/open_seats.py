@@ -1,0 +1,195 @@
+"""The open seats of running team and free-for-all games, and their back-fill from the queue.
+
+A quit from a team or free-for-all game opens a seat (its team, the leaver's mean and true skill:
+``GroupGame.open_seats``) while enough of the game remains. :class:`OpenSeats` keeps the running
+games with open seats, oldest first, and fills them from the queue: with the free waiting player
+nearest in mean to the one who left (nearest in true skill for a policy that sees the truth; at
+random for one that pairs at random), never somebody who has already played in that game, only
+solo players when parties queue, and only within a world's latency limits at the game's data
+centre. The seats of a game too near its end are closed instead.
+
+:class:`~lobbysim.sim.group_games.GroupGames` owns one (``GroupGames.open_seats``) and seats the
+players it picks; the matchmaker's passes (a full pass's back-fill, a back-fill pass) and the rule
+pass call :meth:`OpenSeats.backfill` and :meth:`OpenSeats.backfill_queue`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import simpy
+from numpy.typing import NDArray
+
+from lobbysim.scenario import GameRules
+from lobbysim.sim.entities import FloatArray, GroupGame, Waiting
+from lobbysim.sim.fast.backfill import seat_from_queue
+from lobbysim.sim.fast.plan import FastPlan
+from lobbysim.sim.parties import Parties
+from lobbysim.sim.world import World
+
+#: Seats a waiting player into a running game, on a team (None: a free-for-all).
+Seat = Callable[[GroupGame, Waiting, int | None], None]
+
+
+class OpenSeats:
+    """The running games with open seats, and filling them (see the module docstring).
+
+    Args:
+        rules: the game's rules (``backfill_min_remaining``).
+        env: the run's environment (the time now).
+        plan: the run's kernels (the plan's ``backfill_lists``).
+        seat: seats a waiting player into a game (the group games' own seating).
+        world, parties: where games are hosted and players' latency limits, who queues with
+            whom (each None: none).
+    """
+
+    def __init__(
+        self,
+        rules: GameRules,
+        env: simpy.Environment,
+        plan: FastPlan,
+        seat: Seat,
+        *,
+        world: World | None = None,
+        parties: Parties | None = None,
+    ) -> None:
+        self.rules = rules
+        self.env = env
+        self.plan = plan
+        self._seat = seat
+        self._world = world
+        self._parties = parties
+        self._games: dict[int, GroupGame] = {}  # running games with open seats, oldest first
+
+    @property
+    def any(self) -> bool:
+        """Whether a running game has a seat to back-fill."""
+        return bool(self._games)
+
+    def open(self, game: GroupGame) -> None:
+        """Note that ``game`` has an open seat (a quit opened it; its ``open_seats`` say whom
+        the seat is to be filled for)."""
+        self._games[game.game_id] = game
+
+    def close(self, game_id: int) -> None:
+        """Forget the open seats of a game that has ended."""
+        self._games.pop(game_id, None)
+
+    def backfill(
+        self,
+        waiting: list[Waiting],
+        mu: FloatArray,
+        free: NDArray[np.bool_],
+        seat: Seat | None = None,
+        *,
+        truth: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        """Fill open seats, oldest game first, with the free waiting player nearest in mean to
+        the one who left (never somebody who has already played in that game); for a policy
+        that sees the truth (the oracle), nearest in true skill; for one that pairs at random
+        (``uniform_random``), any eligible player at random.
+
+        Args:
+            waiting: the queue as the pass sees it.
+            mu: the driving rater's mean of each waiting player (``truth``: the effective
+                true skill of each).
+            free: which waiting players are still free; those seated are marked taken.
+            seat: seats a player (default: the group games' own seating).
+            truth: ``mu`` holds true skills; the target is the leaver's true skill.
+            rng: pick among the eligible uniformly with it (the pass's tie-break stream).
+        """
+        seat = self._seat if seat is None else seat
+        n = len(waiting)
+        solo = open_ = None  # who may take a seat at all, and at each data centre: once a pass
+        if self._parties is not None:  # a party is back-filled only whole: solos only
+            solo = np.fromiter((w.player.party < 0 for w in waiting), dtype=bool, count=n)
+        world = self._world
+        if world is not None and world.limits:  # only within their limits at the game's host
+            pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=n)
+            waited = self.env.now - np.fromiter((w.since for w in waiting), dtype=float, count=n)
+            open_ = world.open_matrix(pids, waited)
+        for game in self._fillable():
+            if not free.any():  # nobody left to seat: the seats stay open
+                continue
+            # nobody returns to a game they have left
+            been = game.been
+            eligible = free & np.fromiter((w.pid not in been for w in waiting), dtype=bool, count=n)
+            if solo is not None:
+                eligible &= solo
+            if open_ is not None:
+                eligible &= open_[:, game.data_centre]
+            while game.open_seats and eligible.any():
+                open_seat = game.open_seats.pop(0)
+                team, target = open_seat[0], open_seat[2] if truth else open_seat[1]
+                candidates = np.flatnonzero(eligible)
+                if rng is not None:
+                    pick = int(candidates[rng.integers(candidates.size)])
+                else:
+                    pick = int(candidates[np.argmin(np.abs(mu[candidates] - target))])
+                eligible[pick] = False
+                free[pick] = False
+                seat(game, waiting[pick], team)
+
+    def backfill_queue(
+        self,
+        waiting: list[Waiting],
+        mu: list[float],
+        *,
+        truth: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> list[int]:
+        """:meth:`backfill` with every waiting player free (a back-fill pass): the positions in
+        ``waiting`` of the players seated, in the order seated.
+
+        With the plan's ``backfill_lists`` the kernel
+        :func:`lobbysim.sim.fast.backfill.seat_from_queue` seats them on lists (the same seats,
+        bit for bit); otherwise, and for a random pick (``rng``), :meth:`backfill` does, on
+        arrays.
+        """
+        if self.plan.backfill_lists and rng is None:
+            world = self._world
+            limited = world is not None and world.limits
+            allowed = self._may_sit if limited or self._parties is not None else None
+            solos = None  # with parties, only solo players may take a seat: no one else is asked
+            if self._parties is not None:
+                solos = [k for k, w in enumerate(waiting) if w.player.party < 0]
+            return seat_from_queue(
+                self._fillable(), waiting, mu, self._seat, allowed, solos, truth=truth
+            )
+        free = np.ones(len(waiting), dtype=bool)
+        order: list[int] = []  # the positions seated, in the order seated
+
+        def seat(game: GroupGame, member: Waiting, team: int | None) -> None:
+            order.append(int(np.flatnonzero(~free & ~taken)[0]))
+            taken[order[-1]] = True
+            self._seat(game, member, team)
+
+        taken = np.zeros(len(waiting), dtype=bool)
+        self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat, truth=truth, rng=rng)
+        return order
+
+    def _may_sit(self, game: GroupGame, member: Waiting) -> bool:
+        """Whether a waiting player may take a seat of ``game`` (a back-fill): a solo player
+        (with parties), within their latency limits at its data centre (with a world's)."""
+        if self._parties is not None and member.player.party >= 0:
+            return False
+        world = self._world
+        if world is None or not world.limits:
+            return True
+        return world.can_take(member.pid, game.data_centre, self.env.now - member.since)
+
+    def _fillable(self) -> Iterator[GroupGame]:
+        """Yield the running games with open seats, oldest first, for a back-fill to seat
+        players in; the seats of a game too near its end are closed first, and a game leaves
+        the open games once its seats are all filled or closed."""
+        rules, now = self.rules, self.env.now
+        for game_id in list(self._games):
+            game = self._games[game_id]
+            if game.end - now < rules.backfill_min_remaining:
+                game.open_seats.clear()
+            if game.open_seats:
+                yield game
+            if not game.open_seats:
+                del self._games[game_id]
