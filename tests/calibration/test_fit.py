@@ -71,6 +71,7 @@ def _visits(rng: np.random.Generator, truth: dict[str, float], days: float) -> S
     )
 
 
+@pytest.mark.slow
 def test_the_base_model_recovers_its_own_parameters_within_their_errors() -> None:
     truth = {
         "size": 2000,

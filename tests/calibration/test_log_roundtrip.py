@@ -61,6 +61,7 @@ def expected_seats(result: SimulationResult) -> pd.DataFrame:
     return seats
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", ["csv", "parquet"])
 def test_a_run_exported_and_read_back_is_its_records(
     run: SimulationResult, suffix: str, tmp_path: Path

@@ -437,6 +437,7 @@ def generated() -> tuple[MatchLog, Truth]:
     return log, Truth.from_skills(log, skills, scenario.game.beta2)
 
 
+@pytest.mark.slow
 def test_no_rater_beats_the_oracle_on_a_generated_log(generated: tuple[MatchLog, Truth]) -> None:
     log, truth = generated
     result = score_log(log, truth=truth)

@@ -122,6 +122,7 @@ def test_an_empty_existing_out_is_used(tmp_path: Path) -> None:
     assert {p.name for p in out.iterdir()} == REPORT_FILES
 
 
+@pytest.mark.slow
 def test_a_stale_temporary_folder_is_replaced(tmp_path: Path) -> None:
     stale = tmp_path / f"run.tmp-{os.getpid()}"
     stale.mkdir()
@@ -171,6 +172,7 @@ class FakeTerminal(io.StringIO):
         return True
 
 
+@pytest.mark.slow
 def test_progress_bar_only_on_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

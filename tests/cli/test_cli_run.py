@@ -62,6 +62,7 @@ def test_run_writes_a_complete_repeatable_folder(scenario_file: Path, tmp_path: 
     assert not list(tmp_path.glob("*.tmp-*"))
 
 
+@pytest.mark.slow
 def test_set_overrides_fields(scenario_file: Path, tmp_path: Path) -> None:
     _, result = runs.run(
         scenario_file,

@@ -139,6 +139,7 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+@pytest.mark.slow
 def test_the_workers_parts_are_those_the_report_computes_from_the_frames(
     scenario: Scenario,
 ) -> None:

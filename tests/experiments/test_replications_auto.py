@@ -124,6 +124,7 @@ def stopped_at(out: str) -> int:
     return int(line.split("stopped at ")[1].split(" per policy")[0].split()[-1])
 
 
+@pytest.mark.slow
 def test_auto_stops_at_n_and_gives_the_tables_of_n(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -220,6 +221,7 @@ def test_the_help_says_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
 # --- the Python API -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_api_compares_with_auto_replications() -> None:
     short = {"horizon": 60, "warmup": 10}
     policies = ["draw_chance", "uniform_random", "oracle"]

@@ -144,6 +144,7 @@ DEVICE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", ["link", "node"])
 @pytest.mark.parametrize(("argv", "start"), DEVICE_CASES)
 def test_an_input_that_is_a_device_is_refused_without_reading_it(

@@ -72,6 +72,7 @@ def _exhaustive(
     return best, best_splits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("team", [4, 5])
 def test_the_split_is_the_best_of_an_exhaustive_search_of_trueskills_quality(team: int) -> None:
     """>= 400 random games with parties, variances and parity limits per team size."""

@@ -103,6 +103,7 @@ def test_written_records_read_back_equal_the_in_memory_frames(
         pd.testing.assert_frame_equal(back[kind], frame, check_dtype=True, check_exact=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_streamed_records_equal_the_in_memory_frames_and_metrics(
@@ -195,6 +196,7 @@ def typed(dtype: str, value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 def test_the_csv_sink_writes_what_pandas_writes_and_reads_back_exactly(tmp_path: Path) -> None:
     rng = random.Random(5)
     for trial in range(40):
@@ -323,6 +325,7 @@ def test_a_run_writes_csv_records_by_default(tmp_path: Path) -> None:
     assert "format" not in load_scenario(out / "scenario.yaml").to_dict()["records"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_PYARROW, reason="needs pyarrow")
 def test_records_format_parquet_from_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "small.yaml"

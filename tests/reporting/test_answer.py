@@ -55,6 +55,7 @@ def test_durations_are_seconds_under_two_minutes() -> None:
     assert duration_text(math.nan, 0.0, 1.0) == "n/a"
 
 
+@pytest.mark.slow
 def test_the_answer_is_the_share_of_the_oracles_gain_and_the_costs_against_random(
     compared: ExperimentResult,
 ) -> None:

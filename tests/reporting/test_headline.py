@@ -110,6 +110,7 @@ def compared(
 # The headline against differences.csv, on a real comparison
 
 
+@pytest.mark.slow
 def test_the_headlines_numbers_are_the_rows_of_differences_csv(
     compared: tuple[Path, ExperimentResult],
 ) -> None:
@@ -199,6 +200,7 @@ def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentR
 # The terminal
 
 
+@pytest.mark.slow
 def test_compare_prints_the_headline_units_and_the_report(printed: tuple[Path, str]) -> None:
     out, text = printed
     assert "Benjamini-Hochberg adjusted p < 0.05" in text

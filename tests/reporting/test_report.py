@@ -293,6 +293,7 @@ def test_figures_without_data_are_skipped_and_noted(
     assert 'src="queue_times.png"' not in page and "not drawn: no matched waits" in page
 
 
+@pytest.mark.slow
 def test_a_driver_off_the_skill_scale_gets_kendalls_tau(tmp_path: Path) -> None:
     scenario = _scenario(
         raters={"driver": "sph_elo", "shadows": ["bayesian"]},

@@ -197,6 +197,7 @@ LIVE_GAME_FIGURES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LIVE_GAME_FIGURES)
 def test_no_labels_overlap_in_the_live_game_figures(
     live_game: dict[str, Figure], name: str
@@ -205,6 +206,7 @@ def test_no_labels_overlap_in_the_live_game_figures(
     assert overlaps(live_game[name]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE, RULES_FIGURE_FILE])
 def test_no_labels_overlap_in_the_world_and_rule_figures(
     world_rules: dict[str, Figure], name: str

@@ -89,6 +89,7 @@ def _table_rows(section: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
 
 
+@pytest.mark.slow
 def test_section_table_equals_the_summary(with_rules: Run) -> None:
     result, out, _ = with_rules
     markdown = (out / "report.md").read_text(encoding="utf-8")

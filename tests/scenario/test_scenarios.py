@@ -42,6 +42,7 @@ def test_the_bundled_scenarios_are_all_here() -> None:
     } <= names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_every_bundled_scenario_runs_scaled_down(
     path: Path, monkeypatch: pytest.MonkeyPatch

@@ -234,6 +234,7 @@ def test_the_oracle_needs_no_variances_but_the_status_quo_is_checked() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [{"mode": "team", "team_size": 2}, {"mode": "ffa", "ffa_size": 4}])
 def test_group_games_honour_the_reference_policies(mode: dict[str, Any]) -> None:
     def run(policy: str) -> pd.DataFrame:

@@ -101,6 +101,7 @@ def test_the_regions_benchmarks_lobby_gives_the_same_records_kernel_by_kernel(
     assert repr(fast.metrics) == repr(some.metrics)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parties", [True, False])
 @pytest.mark.parametrize("sorted_from", [None, 1])
 def test_the_regions_benchmarks_lobby_gives_the_same_records_with_the_plan_off(

@@ -171,6 +171,7 @@ def test_bad_parties_are_one_line_naming_the_field(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["team", "ffa"])
 def test_parties_and_latency_limits_give_the_same_records_with_the_plan_off(mode: str) -> None:
     """The back-fill kernel on lists, asking whom a seat is open to (a solo player, within

@@ -71,6 +71,7 @@ def _trace(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     return trace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["1v1", "team", "ffa"])
 def test_each_seat_has_the_region_and_latency_the_run_gave_it(
     mode: str, monkeypatch: pytest.MonkeyPatch
@@ -140,6 +141,7 @@ def test_each_seat_and_spell_has_the_party_it_was_taken_with(
     assert (w.groupby("party_id").player_id.nunique() >= 2).all()  # a party of one is no party
 
 
+@pytest.mark.slow
 def test_streamed_records_have_the_same_columns_and_values(tmp_path: Path) -> None:
     data = _scenario("team") | {"records": {"stream": True}}
     streamed = simulate(Scenario.from_dict(data), 2, records_dir=tmp_path)

@@ -65,6 +65,7 @@ def _step(steps: list[list[float]], wait: float) -> float:
     return [v for w, v in steps if w <= wait][-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "algorithm"),
     [("1v1", "exact"), ("1v1", "seed_greedy"), ("team", "exact"), ("team", "seed_greedy")],
@@ -152,6 +153,7 @@ def test_the_threshold_is_a_match_quality_rule(mode: str) -> None:
     assert b.metrics["rule_relaxed_share@q"] > 0
 
 
+@pytest.mark.slow
 def test_newest_and_oldest_clocks_relax_differently_in_a_run() -> None:
     """The same skill rule on the oldest clock relaxes sooner than on the newest: more games
     past its first step, shorter queues."""

@@ -67,6 +67,7 @@ def _seats(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[Any]]:
     return seats, worlds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "policy"),
     [
@@ -293,6 +294,7 @@ def test_local_hours_shift_by_the_regions_time_zone() -> None:
     assert local_hours(minutes, 0).tolist() == [0, 0, 1, 23, 5]
 
 
+@pytest.mark.slow
 def test_each_regions_hourly_queue_times_are_its_records(tmp_path: Path) -> None:
     """The figure's numbers: per replication, the mean matched wait of the region's spells by
     the local hour they began, which weighted by the spells gives the region's queue time."""
