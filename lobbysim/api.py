@@ -60,7 +60,6 @@ from lobbysim.commands.run_scenario import (
     RunError,
     check_scenario,
     compare_policies,
-    load_run_scenario,
 )
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
 from lobbysim.experiments.costs import run_cost
@@ -76,6 +75,7 @@ from lobbysim.running.progress import CallbackProgress, Progress
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import PluginSpec, Scenario
 from lobbysim.scenario.inputs import Overrides, as_scenario
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.specs import spec_label, split_specs
 from lobbysim.validation import MAX_REPLICATIONS, MAX_STUDY_SIMULATIONS, ScenarioError, is_whole
 

@@ -13,11 +13,11 @@ import pytest
 
 import lobbysim
 from lobbysim.cli.main import main
-from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments import run_experiment
 from lobbysim.experiments import simulate as experiments_simulate
 from lobbysim.running.progress import Progress
 from lobbysim.scenario import ScenarioError
+from lobbysim.scenario.loading import load_run_scenario
 
 KINDS = ("games", "participants", "waits", "ratings", "players")
 SHORT = {"horizon": 45, "warmup": 10}

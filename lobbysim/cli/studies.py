@@ -293,11 +293,11 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from lobbysim.calibration.mapping import LogError
     from lobbysim.calibration.run import refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
-    from lobbysim.commands.run_scenario import load_run_scenario
     from lobbysim.records.outputs import timestamped
     from lobbysim.registry import PluginError
     from lobbysim.reporting.document import HTML_FILE
     from lobbysim.scenario import ScenarioError
+    from lobbysim.scenario.loading import load_run_scenario
 
     raters = [r.strip() for r in args.raters.split(",") if r.strip() and r.strip() != "none"]
     stem = args.log.name.split(".")[0] or "log"

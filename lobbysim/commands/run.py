@@ -35,7 +35,6 @@ from lobbysim.commands.run_scenario import (
     RunError,
     check_scenario,
     compare_policies,
-    load_run_scenario,
 )
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.experiments.sequential import (
@@ -54,6 +53,7 @@ from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.specs import policy_spec, record_folders
 from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import check_run_options

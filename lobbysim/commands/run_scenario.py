@@ -1,18 +1,16 @@
-"""The scenario of a run, for ``lobbysim run``, ``compare``, ``sweep``, ``tune`` and the Python API:
-a file read with its ``--set`` overrides, every problem of its schema, its plug-ins and its lobby
-reported at once (user classes checked by reference unless imported), the policies a comparison
-runs, and the settings that are valid but probably not what was meant. Building the plug-ins and
-the lobby is the engine's (:mod:`lobbysim.sim.components`), and the policies of a comparison
-the experiments' (:mod:`lobbysim.experiments.replications`), so this sits above both; the
-plug-in fields of plain scenario data are :mod:`lobbysim.scenario.plugin_fields`.
+"""The scenario of a run checked before it runs, for ``lobbysim run``, ``compare``, ``sweep``,
+``tune`` and the Python API: every problem of its plug-ins, its memory and its lobby reported at
+once (user classes checked by reference unless imported), the policies a comparison runs, and the
+settings that are valid but probably not what was meant. Loading the file is the scenario's
+(:func:`lobbysim.scenario.loading.load_run_scenario`); building the lobby is the engine's
+(:mod:`lobbysim.sim.components`), and the policies of a comparison the experiments'
+(:mod:`lobbysim.experiments.replications`), so this sits above both.
 :mod:`lobbysim.commands.run` runs what passes; :mod:`lobbysim.commands.validate` prints it.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,91 +22,22 @@ from lobbysim.experiments.replications import (
     with_policy,
 )
 from lobbysim.players.population import Population
-from lobbysim.raters import RATERS
 from lobbysim.records.files import format_problem
 from lobbysim.registry import PluginError
 from lobbysim.scenario import (
-    GameRules,
     PluginSpec,
     Scenario,
     ScenarioError,
-    apply_overrides,
-    plugin_spec,
-    read_scenario_data,
 )
-from lobbysim.scenario.plugin_fields import plugin_fields, policy_problems, user_plugins, value_at
-from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.scenario.loading import plugin_problems
+from lobbysim.scenario.plugin_fields import policy_problems, user_plugins
+from lobbysim.scenario.plugins import build_raters
 from lobbysim.scenario.specs import resolve_policies, spec_label
-from lobbysim.sim.components import Components, build_plugin, build_raters
+from lobbysim.sim.components import Components
 
 
 class RunError(ValueError):
     """A problem with a run's arguments; the message names the argument and the value."""
-
-
-def load_run_scenario(
-    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
-) -> Scenario:
-    """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
-
-    When the file breaks the schema, the problems of its plug-ins (unknown names, bad
-    parameters) are reported with the schema's, so that every problem comes out at once (user
-    classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
-    """
-    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
-    if not sets:
-        return scenario
-    # on the resolved scenario, so that the defaults are there to override
-    data = scenario.to_dict()
-    apply_overrides(data, sets)
-    return _from_data(data, f"{path} (with --set)", import_plugins)
-
-
-def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
-    try:
-        return Scenario.from_dict(data)
-    except ScenarioError as exc:
-        problems = exc.problems + plugin_problems(data, import_plugins=import_plugins)
-        raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
-
-
-def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> list[str]:
-    """Return the problems of every plug-in named in scenario data (one line each).
-
-    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
-    missing (its default is valid) or malformed (the schema reports it) is skipped. Without
-    ``import_plugins``, a user class is not imported (which would run its module's code): only
-    its reference is checked (:func:`lobbysim.scenario.references.reference_problem`).
-    """
-    problems = []
-    # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
-    # the schema's problem: the default stands in)
-    beta2 = value_at(data, "game", "beta2")
-    if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
-        beta2 = GameRules.beta2
-    for registry, field_name, value in plugin_fields(data):
-        if value is None:
-            continue
-        defaults = {"beta2": beta2} if registry is RATERS else None
-        try:
-            spec = plugin_spec(value, field_name)
-            if not import_plugins and is_user_class(spec.name):
-                problem = reference_problem(spec.name)
-                if problem is not None:
-                    problems.append(f"{field_name}: {problem}")
-                continue
-            build_plugin(registry, spec, field_name, defaults)
-        except ScenarioError:
-            continue  # malformed: the schema's problem
-        except PluginError as exc:
-            problems.append(str(exc))
-    population = value_at(data, "population")
-    if isinstance(population, Mapping):
-        try:
-            Population.from_params(population)
-        except PluginError as exc:
-            problems.append(str(exc))
-    return problems
 
 
 def check_scenario(

@@ -45,7 +45,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lobbysim.commands.run_scenario import RunError, check_scenario, load_run_scenario
+from lobbysim.commands.run_scenario import RunError, check_scenario
 from lobbysim.experiments.costs import whole_costs
 from lobbysim.experiments.executors import EXECUTORS, DaskSession, run_local
 from lobbysim.experiments.replications import replication_seeds, with_policy
@@ -70,6 +70,7 @@ from lobbysim.scenario import (
     set_path,
 )
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.plugin_fields import policy_problems
 from lobbysim.scenario.specs import resolve_policies, spec_label, split_specs
 from lobbysim.stats.metrics import metric_names

@@ -28,12 +28,13 @@ from typing import Any
 
 import yaml
 
-from lobbysim.commands.run_scenario import check_scenario, load_run_scenario
+from lobbysim.commands.run_scenario import check_scenario
 from lobbysim.commands.sweep import check_executor
 from lobbysim.experiments.store import tmp_name, write_text
 from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.tuning.folder import check_study_folder, study_folder_name
 from lobbysim.tuning.space import Space, load_space
 from lobbysim.tuning.study import StudyResult, check_size, run_study

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lobbysim.commands.run_scenario import check_scenario, load_run_scenario, scenario_warnings
+from lobbysim.commands.run_scenario import check_scenario, scenario_warnings
 from lobbysim.players.arrivals import ARRIVALS
 from lobbysim.players.latency import LATENCY
 from lobbysim.players.retention import RETENTION
@@ -21,6 +21,7 @@ from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.scenario import ScenarioError, read_scenario_data
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.plugin_fields import user_plugins
 from lobbysim.sim.components import Components
 

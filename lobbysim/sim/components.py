@@ -12,9 +12,8 @@ validation stops there, without building a lobby. :meth:`Components.plan` decide
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import simpy
 
@@ -26,10 +25,11 @@ from lobbysim.players.visits import VISITS, VisitModel
 from lobbysim.policies import POLICIES, OpponentPolicy, pairing_of
 from lobbysim.policies.assignment import ASSIGNMENTS, Assignment
 from lobbysim.policies.thresholds import ThresholdSchedule
-from lobbysim.raters import RATERS, Rater
+from lobbysim.raters import Rater
 from lobbysim.raters.base import declares, rater_plugin
-from lobbysim.registry import PluginError, declared_parameters
-from lobbysim.scenario import PluginSpec, Scenario
+from lobbysim.registry import PluginError
+from lobbysim.scenario import Scenario
+from lobbysim.scenario.plugins import build_plugin, build_raters
 from lobbysim.sim.clock import Clock
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.games import Games
@@ -42,46 +42,6 @@ from lobbysim.sim.rules import Rule
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
-
-
-def build_plugin(
-    registry: Any,
-    spec: PluginSpec,
-    field_name: str,
-    defaults: Mapping[str, Any] | None = None,
-) -> Any:
-    """Instantiate a plug-in, naming the scenario field in any error.
-
-    Args:
-        registry: the plug-in family's registry.
-        spec: the plug-in's name and parameters.
-        field_name: the scenario field, for messages.
-        defaults: values for parameters that ``spec`` does not set, each given only to a class
-            that declares that parameter (the lobby gives its raters the game's ``beta2``).
-    """
-    try:
-        params = dict(spec.params)
-        if defaults:
-            declared = declared_parameters(registry.get(spec.name))
-            params = {**{k: v for k, v in defaults.items() if k in declared}, **params}
-        return registry.create(spec.name, params)
-    except PluginError as exc:
-        raise PluginError(f"{field_name}: {exc}") from None
-
-
-def build_raters(scenario: Scenario) -> list[Rater]:
-    """Return the driving rater then the shadow raters of ``scenario``, each built.
-
-    A rater that declares ``beta2`` assumes the game's true one unless its spec sets its own (a
-    deliberate model mismatch).
-    """
-    defaults = {"beta2": scenario.game.beta2}
-    driver = build_plugin(RATERS, scenario.raters.driver, "raters.driver", defaults)
-    shadows = [
-        build_plugin(RATERS, spec, f"raters.shadows[{i}]", defaults)
-        for i, spec in enumerate(scenario.raters.shadows)
-    ]
-    return [driver, *shadows]
 
 
 @dataclass

@@ -18,13 +18,13 @@ import pandas as pd
 import pytest
 
 from lobbysim.commands.run import run
-from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments.figure_data import FigureData, report_keys
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.records.reader import read_records
 from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.scenario import Scenario
+from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.specs import record_folders
 
 POLICIES = ["draw_chance", "uniform_random"]

@@ -18,7 +18,7 @@ from lobbysim.raters.openskill import MODELS
 from lobbysim.records.rows import GameResult, Seat
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario
-from lobbysim.sim.components import build_raters
+from lobbysim.scenario.plugins import build_raters
 from lobbysim.skill.gaussian import match_quality
 
 MU0 = [1.0, -0.5, 2.0, 0.0, -2.5, 0.5, 3.0, -1.0]

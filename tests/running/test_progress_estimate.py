@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from lobbysim.commands.run_scenario import load_run_scenario
 from lobbysim.experiments.costs import experiment_costs, run_cost, step_work
 from lobbysim.experiments.replications import policy_scenarios
 from lobbysim.running.progress import Progress
 from lobbysim.running.time_left import RemainingTime, TaskCost
+from lobbysim.scenario.loading import load_run_scenario
 
 STEPS = 100
 TOLERANCE = 0.25

@@ -1,0 +1,91 @@
+"""A scenario file loaded for a run: read with its ``--set`` overrides, and when it breaks the
+schema, every problem of its plug-ins reported with the schema's, at once, one line each (user
+classes checked by reference, without importing them, unless asked).
+
+``lobbysim run``, ``compare``, ``sweep``, ``tune``, ``validate`` and the Python API load a
+scenario with :func:`load_run_scenario`; the checks that build the lobby itself are the
+commands' (:mod:`lobbysim.commands.run_scenario`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lobbysim.players.population import Population
+from lobbysim.raters import RATERS
+from lobbysim.registry import PluginError
+from lobbysim.scenario.files import read_scenario_data
+from lobbysim.scenario.model import GameRules, Scenario
+from lobbysim.scenario.parse import apply_overrides, plugin_spec
+from lobbysim.scenario.plugin_fields import plugin_fields, value_at
+from lobbysim.scenario.plugins import build_plugin
+from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.validation import ScenarioError
+
+
+def load_run_scenario(
+    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
+) -> Scenario:
+    """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
+
+    When the file breaks the schema, the problems of its plug-ins (unknown names, bad
+    parameters) are reported with the schema's, so that every problem comes out at once (user
+    classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
+    """
+    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
+    if not sets:
+        return scenario
+    # on the resolved scenario, so that the defaults are there to override
+    data = scenario.to_dict()
+    apply_overrides(data, sets)
+    return _from_data(data, f"{path} (with --set)", import_plugins)
+
+
+def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as exc:
+        problems = exc.problems + plugin_problems(data, import_plugins=import_plugins)
+        raise ScenarioError([f"{where}: {problem}" for problem in problems]) from None
+
+
+def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> list[str]:
+    """Return the problems of every plug-in named in scenario data (one line each).
+
+    Works on plain data, even when the rest of the scenario is invalid; a plug-in field that is
+    missing (its default is valid) or malformed (the schema reports it) is skipped. Without
+    ``import_plugins``, a user class is not imported (which would run its module's code): only
+    its reference is checked (:func:`lobbysim.scenario.references.reference_problem`).
+    """
+    problems = []
+    # raters get the game's beta2 unless they set their own, as in the lobby (an invalid one is
+    # the schema's problem: the default stands in)
+    beta2 = value_at(data, "game", "beta2")
+    if isinstance(beta2, bool) or not isinstance(beta2, int | float) or not 0 < beta2 < math.inf:
+        beta2 = GameRules.beta2
+    for registry, field_name, value in plugin_fields(data):
+        if value is None:
+            continue
+        defaults = {"beta2": beta2} if registry is RATERS else None
+        try:
+            spec = plugin_spec(value, field_name)
+            if not import_plugins and is_user_class(spec.name):
+                problem = reference_problem(spec.name)
+                if problem is not None:
+                    problems.append(f"{field_name}: {problem}")
+                continue
+            build_plugin(registry, spec, field_name, defaults)
+        except ScenarioError:
+            continue  # malformed: the schema's problem
+        except PluginError as exc:
+            problems.append(str(exc))
+    population = value_at(data, "population")
+    if isinstance(population, Mapping):
+        try:
+            Population.from_params(population)
+        except PluginError as exc:
+            problems.append(str(exc))
+    return problems
