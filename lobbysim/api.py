@@ -56,11 +56,7 @@ from typing import Any
 from lobbysim.commands.run import AUTO, auto_rule
 from lobbysim.commands.run import run as run_command
 from lobbysim.commands.run_folder import RunFolder, load_run
-from lobbysim.commands.run_scenario import (
-    RunError,
-    check_scenario,
-    compare_policies,
-)
+from lobbysim.commands.run_scenario import RunError, check_scenario, compare_policies
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
 from lobbysim.experiments.costs import run_cost
 from lobbysim.experiments.replications import run_experiment
