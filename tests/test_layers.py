@@ -333,6 +333,19 @@ def test_no_engine_file_is_over_450_lines() -> None:
     assert {name: n for name, n in sizes.items() if n > ENGINE_MAX_LINES} == {}
 
 
+MAX_LINES = 600  # outside the engine: a module is one concept, split along concepts when it grows
+
+
+def test_no_module_outside_the_engine_is_over_600_lines() -> None:
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "sim" not in path.relative_to(PACKAGE).parts[:1]
+    }
+    assert len(sizes) > 100
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
 # --- one home per name: no import cycles, no forwarding modules ----------------------------------
 
 TESTS = Path(__file__).resolve().parent
