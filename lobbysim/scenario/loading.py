@@ -25,23 +25,63 @@ from lobbysim.scenario.plugins import build_plugin
 from lobbysim.scenario.references import is_user_class, reference_problem
 from lobbysim.validation import ScenarioError
 
+#: The fields of a FlexMatch rule set's reference (``matchmaker.rules: {flexmatch: FILE,
+#: attributes: {NAME: BINDING}}``): a ``--set`` of one applies to the file's data, before the rule
+#: set is read, as do the game's fields its teams must agree with (:data:`TEAM_KEYS`); every other
+#: ``--set`` applies to the scenario read, defaults and rules included.
+REFERENCE_KEYS = ("matchmaker.rules.flexmatch", "matchmaker.rules.attributes")
+TEAM_KEYS = ("game.mode", "game.team_size", "game.ffa_size")
+
 
 def load_run_scenario(
     path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
 ) -> Scenario:
     """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
 
+    ``--set matchmaker.rules.flexmatch=FILE`` (a path from the current folder) runs the scenario
+    under another FlexMatch rule set, in place of its own rules, and
+    ``matchmaker.rules.attributes.NAME=BINDING`` binds that set's attributes
+    (:data:`REFERENCE_KEYS`; with them, ``game.team_size`` and the like apply first too, so that
+    the game agrees with the set's teams); other overrides apply to the scenario the file gives,
+    so that its defaults and its rules (by name: ``matchmaker.rules.LowPing.limit``) are there
+    to override.
+
     When the file breaks the schema, the problems of its plug-ins (unknown names, bad
     parameters) are reported with the schema's, so that every problem comes out at once (user
     classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
     """
-    scenario = _from_data(read_scenario_data(path), str(path), import_plugins)
-    if not sets:
+    data = read_scenario_data(path)
+    ahead: list[str] = []
+    if any(_key_in(item, REFERENCE_KEYS) for item in sets):
+        ahead = [item for item in sets if _key_in(item, REFERENCE_KEYS + TEAM_KEYS)]
+        data = _with_reference(data, ahead)
+    where = f"{path} (with --set)" if ahead else str(path)
+    scenario = _from_data(data, where, import_plugins)
+    rest = [item for item in sets if item not in ahead]
+    if not rest:
         return scenario
     # on the resolved scenario, so that the defaults are there to override
     data = scenario.to_dict()
-    apply_overrides(data, sets)
+    apply_overrides(data, rest)
     return _from_data(data, f"{path} (with --set)", import_plugins)
+
+
+def _key_in(item: str, fields: Sequence[str]) -> bool:
+    key = item.partition("=")[0].strip()
+    return any(key == field or key.startswith(field + ".") for field in fields)
+
+
+def _with_reference(data: Mapping[str, Any], items: Sequence[str]) -> dict[str, Any]:
+    """Return scenario file data with ``items`` (``--set`` of the rule set's reference) applied:
+    a scenario with rules of its own (a list) or none gets a reference in their place."""
+    out = dict(data)
+    mm = out.get("matchmaker")
+    mm = dict(mm) if isinstance(mm, Mapping) else {}
+    rules = mm.get("rules")
+    mm["rules"] = {k: v for k, v in rules.items()} if isinstance(rules, Mapping) else {}
+    out["matchmaker"] = mm
+    apply_overrides(out, items)
+    return out
 
 
 def _from_data(data: Mapping[str, Any], where: str, import_plugins: bool = True) -> Scenario:
