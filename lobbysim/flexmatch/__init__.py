@@ -33,6 +33,9 @@ one team of ``n >= 2``, or ``n >= 3`` teams of one      ``game.mode: ffa``, ``ff
 ``avg(flatten(teams[*].players.attributes[X]))``,       d of the overall average <=> the two
 ``maxDistance d`` (two teams)                           averages differ by at most 2d, teams being
                                                         of one size; the export halves it)
+the same, two teams of one player (1v1)                 ``skill_distance`` on X, ``limit 2d``
+                                                        (each within d of the pair's mean <=>
+                                                        ``|a - b| <= 2d``; expansions doubled too)
 ``distance``: ``max(flatten(...[X]))`` against          ``skill_distance`` on X, ``limit d``,
 ``min(flatten(...[X]))``, ``maxDistance d``             ``party`` = ``partyAggregation``
 ``comparison`` ``=`` / ``!=`` on                        ``equal`` / ``distinct`` on X

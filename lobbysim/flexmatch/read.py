@@ -391,6 +391,7 @@ class _Reader(RuleReader):
             if rule is None:
                 continue  # the rule itself was reported
             prop, factor = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
+            factor = self.factors.get(name, factor)
             if match["prop"] != prop:
                 hint = f"only its {prop}" if prop else "none of its properties"
                 self.problem(

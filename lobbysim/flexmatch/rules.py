@@ -148,6 +148,9 @@ class RuleReader:
         self.rules: list[dict[str, Any] | None] = []
         self.balanced = False
         self.clock = "newest"
+        #: a rule's limit = factor x its FlexMatch property, where the factor is not its kind's
+        #: (:data:`LIMIT_PROPERTY`): by rule name
+        self.factors: dict[str, float] = {}
 
     def problem(self, line: str) -> None:
         self.problems.append(line)
@@ -333,10 +336,22 @@ class RuleReader:
             name = self.attribute(team["a"], f"{where}.measurements", ("number",))
             if name is None or distance is None:
                 return None
+            if self.game.get("mode") == "1v1":
+                # two teams of one: each player within d of the pair's mean, |a - b| <= 2d
+                party = self.party(raw, where)
+                if party is None:
+                    return None
+                self.factors[str(raw.get("name"))] = 2.0
+                return {
+                    "kind": "skill_distance",
+                    "attribute": name,
+                    "limit": 2.0 * distance,
+                    "party": party,
+                }
             if self.game and self.game.get("mode") != "team":
                 self.problem(
-                    f"{where}.measurements: team averages need two teams of several players; "
-                    f"the rule set's teams make a {self.game.get('mode')} game"
+                    f"{where}.measurements: team averages need two teams of several players, or "
+                    f"two of one player; the rule set's teams make a {self.game.get('mode')} game"
                 )
                 return None
             if raw.get("partyAggregation", "avg") != "avg":

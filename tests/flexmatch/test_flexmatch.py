@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -1000,3 +1001,50 @@ def test_export_into_a_missing_folder_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not exist (make it first)" in err
     assert "Traceback" not in err and not out.parent.exists()
+
+
+ONE_V_ONE = [
+    {"name": "red", "minPlayers": 1, "maxPlayers": 1},
+    {"name": "blue", "minPlayers": 1, "maxPlayers": 1},
+]
+TEAM_AVERAGES = {
+    "name": "Fair",
+    "type": "distance",
+    "measurements": ["avg(teams[*].players.attributes[skill])"],
+    "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+    "maxDistance": 50,
+}
+
+
+def test_team_averages_in_1v1_bound_the_pairs_gap_by_twice_the_distance() -> None:
+    """Two teams of one: each player's value within d of the pair's mean is |a - b| <= 2d, on
+    the rule's limit and on every expansion step (it was refused as needing teams of several)."""
+    data = ruleset(
+        [TEAM_AVERAGES],
+        teams=ONE_V_ONE,
+        expansions=[
+            {
+                "target": "rules[Fair].maxDistance",
+                "steps": [{"waitTimeSeconds": 30, "value": 80}],
+            }
+        ],
+    )
+    imported = read_flexmatch(data)
+    assert imported.game == {"mode": "1v1"}
+    (rule,) = imported.rules
+    assert rule["kind"] == "skill_distance" and rule["attribute"] == "skill"
+    assert rule["limit"] == 100.0 and rule["expansions"] == [[0.5, 160.0]]
+    # FlexMatch's own reading of the rule, by its definition, on pairs around the limit
+    rng = random.Random(5)
+    pairs = [(rng.uniform(1000, 2000), rng.uniform(1000, 2000)) for _ in range(2000)]
+    for a, b in [*pairs, (1500, 1600), (1500, 1600.5)]:
+        mean = (a + b) / 2
+        flexmatch_keeps = max(abs(a - mean), abs(b - mean)) <= 50
+        assert flexmatch_keeps == (abs(a - b) <= rule["limit"])
+
+
+def test_team_averages_in_a_free_for_all_are_still_one_line_naming_the_teams() -> None:
+    teams = [{"name": "all", "minPlayers": 8, "maxPlayers": 8}]
+    (line,) = problems(ruleset([TEAM_AVERAGES], teams=teams))
+    assert line.startswith("flexmatch: rules[0].measurements: team averages need two teams of")
+    assert "the rule set's teams make a ffa game" in line
