@@ -80,7 +80,9 @@ more than two teams with more than one player each; the sort rules ``absoluteSor
 ``distanceSort`` (they order candidates and constrain nothing; lobbysim's search has no such
 order); ``compound`` rules (lobbysim's rules all hold together; there is no or/not/xor);
 ``distance`` rules of other forms (a constant ``referenceValue``, ``minDistance``);
-``comparison`` rules with a ``referenceValue`` (a bound on each player's value) or on a number;
+``comparison`` rules with a ``referenceValue`` (a bound on each player's value) or on a number,
+and comparisons of team sizes (``count(teams[...].players)``: lobbysim's teams have fixed
+sizes, where they always hold);
 ``collection`` operations ``contains`` and ``reference_intersection_count``, ``maxCount``, and
 ``partyAggregation: union`` (FlexMatch's default: it pools a party's lists before intersecting,
 where lobbysim's ``overlap`` intersects every player's list); ``latency``'s ``maxDistance`` and

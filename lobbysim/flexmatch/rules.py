@@ -84,6 +84,7 @@ _ALL_AVG = re.compile(rf"avg\(flatten\({_ATTR}\)\)")
 _ALL_MAX = re.compile(rf"max\(flatten\({_ATTR}\)\)")
 _ALL_MIN = re.compile(rf"min\(flatten\({_ATTR}\)\)")
 _FLAT = re.compile(rf"flatten\({_ATTR}\)")
+_TEAM_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 
 
 class LongNumber:
@@ -389,6 +390,17 @@ class RuleReader:
         return None
 
     def rule_comparison(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+        measured = raw.get("measurements")
+        texts = measured if isinstance(measured, list) else [measured]
+        texts = [*texts, raw.get("referenceValue")]
+        if any(isinstance(m, str) and _TEAM_COUNT.search("".join(m.split())) for m in texts):
+            # the EqualTeamSizes idiom: count(teams[a].players) = count(teams[b].players)
+            self.problem(
+                f"{where}.measurements: a comparison of team sizes (count(teams[...].players)) "
+                "is not supported by lobbysim: its teams have fixed sizes, where such a rule "
+                "always holds, and it does not model teams of a range of sizes yet"
+            )
+            return None
         if self.unsupported(
             raw,
             where,

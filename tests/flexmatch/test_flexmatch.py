@@ -1048,3 +1048,43 @@ def test_team_averages_in_a_free_for_all_are_still_one_line_naming_the_teams() -
     (line,) = problems(ruleset([TEAM_AVERAGES], teams=teams))
     assert line.startswith("flexmatch: rules[0].measurements: team averages need two teams of")
     assert "the rule set's teams make a ffa game" in line
+
+
+@pytest.mark.parametrize(
+    ("measurements", "reference"),
+    [
+        (["count(teams[red].players)"], "count(teams[blue].players)"),
+        (["count(teams[*].players)"], 4),
+        (["avg(teams[*].players.attributes[skill])"], "count( teams[blue].players )"),
+    ],
+)
+def test_a_comparison_of_team_sizes_is_refused_for_what_it_is(
+    measurements: list[str], reference: object
+) -> None:
+    """The EqualTeamSizes idiom was refused as 'bounds each player's value by a constant'."""
+    rule = {
+        "name": "EqualTeamSizes",
+        "type": "comparison",
+        "measurements": measurements,
+        "referenceValue": reference,
+        "operation": "=",
+    }
+    (line,) = problems(ruleset([rule]))
+    assert line == (
+        "flexmatch: rules[0].measurements: a comparison of team sizes (count(teams[...].players)) "
+        "is not supported by lobbysim: its teams have fixed sizes, where such a rule always "
+        "holds, and it does not model teams of a range of sizes yet"
+    )
+
+
+def test_a_comparison_with_a_constant_is_still_refused_as_a_bound_on_each_value() -> None:
+    rule = {
+        "name": "Veterans",
+        "type": "comparison",
+        "measurements": ["flatten(teams[*].players.attributes[skill])"],
+        "referenceValue": 1000,
+        "operation": ">=",
+    }
+    (line,) = problems(ruleset([rule]))
+    assert "rules[0].referenceValue: not supported by lobbysim" in line
+    assert "bounds each player's value by a constant" in line
