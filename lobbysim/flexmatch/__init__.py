@@ -41,6 +41,9 @@ the same, two teams of one player (1v1)                 ``skill_distance`` on X,
 ``comparison`` ``=`` / ``!=`` on                        ``equal`` / ``distinct`` on X
 ``flatten(teams[*].players.attributes[X])``, a
 string, no ``referenceValue``
+the same, ``=`` on a number                             ``skill_distance`` on X, ``limit 0``,
+                                                        ``party`` = ``partyAggregation`` (no
+                                                        expansion relaxes it)
 ``collection`` ``intersection`` on                      ``overlap`` on X, ``limit n``
 ``flatten(...[X])``, a string_list, ``minCount n``,
 ``partyAggregation: intersection``
@@ -80,8 +83,8 @@ more than two teams with more than one player each; the sort rules ``absoluteSor
 ``distanceSort`` (they order candidates and constrain nothing; lobbysim's search has no such
 order); ``compound`` rules (lobbysim's rules all hold together; there is no or/not/xor);
 ``distance`` rules of other forms (a constant ``referenceValue``, ``minDistance``);
-``comparison`` rules with a ``referenceValue`` (a bound on each player's value) or on a number,
-and comparisons of team sizes (``count(teams[...].players)``: lobbysim's teams have fixed
+``comparison`` rules with a ``referenceValue`` (a bound on each player's value), ``!=`` on a
+number, and comparisons of team sizes (``count(teams[...].players)``: lobbysim's teams have fixed
 sizes, where they always hold);
 ``collection`` operations ``contains`` and ``reference_intersection_count``, ``maxCount``, and
 ``partyAggregation: union`` (FlexMatch's default: it pools a party's lists before intersecting,

@@ -390,8 +390,9 @@ class _Reader(RuleReader):
             rule = by_name.get(name)
             if rule is None:
                 continue  # the rule itself was reported
-            prop, factor = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
-            factor = self.factors.get(name, factor)
+            prop, factor = self.limit_property.get(
+                name, LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
+            )
             if match["prop"] != prop:
                 hint = f"only its {prop}" if prop else "none of its properties"
                 self.problem(

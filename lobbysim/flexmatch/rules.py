@@ -149,9 +149,9 @@ class RuleReader:
         self.rules: list[dict[str, Any] | None] = []
         self.balanced = False
         self.clock = "newest"
-        #: a rule's limit = factor x its FlexMatch property, where the factor is not its kind's
-        #: (:data:`LIMIT_PROPERTY`): by rule name
-        self.factors: dict[str, float] = {}
+        #: the FlexMatch property a rule's limit comes from and its factor, where they are not
+        #: its kind's (:data:`LIMIT_PROPERTY`), by rule name (None: no property expands it)
+        self.limit_property: dict[str, tuple[str | None, float]] = {}
 
     def problem(self, line: str) -> None:
         self.problems.append(line)
@@ -342,7 +342,7 @@ class RuleReader:
                 party = self.party(raw, where)
                 if party is None:
                     return None
-                self.factors[str(raw.get("name"))] = 2.0
+                self.limit_property[str(raw.get("name"))] = ("maxDistance", 2.0)
                 return {
                     "kind": "skill_distance",
                     "attribute": name,
@@ -413,6 +413,8 @@ class RuleReader:
         flat = self.flat_attribute(raw, where)
         if flat is None:
             return None
+        if self.declared.get(flat, (0, ""))[1] == "number":
+            return self.number_comparison(raw, where, flat)
         name = self.attribute(flat, f"{where}.measurements", ("string",))
         operation = raw.get("operation")
         if operation not in ("=", "!="):
@@ -430,6 +432,28 @@ class RuleReader:
         if name is None:
             return None
         return {"kind": "equal" if operation == "=" else "distinct", "attribute": name}
+
+    def number_comparison(
+        self, raw: Mapping[str, Any], where: str, flat: str
+    ) -> dict[str, Any] | None:
+        """``=`` on a number attribute: every ticket's value (aggregated by
+        ``partyAggregation``) the same, a ``skill_distance`` of limit 0, which no expansion
+        relaxes; ``!=`` (every value different) has no lobbysim kind."""
+        name = self.attribute(flat, f"{where}.measurements", ("number",))
+        operation = raw.get("operation")
+        if operation != "=":
+            reason = (
+                "every player's value different is no lobbysim rule on a number"
+                if operation == "!="
+                else "without a referenceValue FlexMatch compares players with '=' or '!='"
+            )
+            self.problem(f"{where}.operation: {quoted(operation)} on a number attribute: {reason}")
+            return None
+        party = self.party(raw, where)
+        if name is None or party is None:
+            return None
+        self.limit_property[str(raw.get("name"))] = (None, 1.0)
+        return {"kind": "skill_distance", "attribute": name, "limit": 0.0, "party": party}
 
     def rule_collection(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         if self.unsupported(

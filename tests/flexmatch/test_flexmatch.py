@@ -1088,3 +1088,39 @@ def test_a_comparison_with_a_constant_is_still_refused_as_a_bound_on_each_value(
     (line,) = problems(ruleset([rule]))
     assert "rules[0].referenceValue: not supported by lobbysim" in line
     assert "bounds each player's value by a constant" in line
+
+
+def test_equal_on_a_number_attribute_is_a_skill_distance_of_limit_zero() -> None:
+    """Every ticket's value the same (aggregated over a party) is max - min <= 0; no expansion
+    relaxes it, and '!=' on a number is refused saying why."""
+    rule = {
+        "name": "SameLevel",
+        "type": "comparison",
+        "measurements": ["flatten(teams[*].players.attributes[skill])"],
+        "operation": "=",
+        "partyAggregation": "max",
+    }
+    assert only_rule(ruleset([rule])) == {
+        "name": "SameLevel",
+        "kind": "skill_distance",
+        "attribute": "skill",
+        "limit": 0.0,
+        "party": "max",
+        "clock": "newest",
+    }
+    expanded = ruleset(
+        [rule],
+        expansions=[
+            {
+                "target": "rules[SameLevel].maxDistance",
+                "steps": [{"waitTimeSeconds": 30, "value": 5}],
+            }
+        ],
+    )
+    (line,) = problems(expanded)
+    assert "lobbysim expands none of its properties" in line
+    (line,) = problems(ruleset([{**rule, "operation": "!="}]))
+    assert line == (
+        "flexmatch: rules[0].operation: '!=' on a number attribute: every player's value "
+        "different is no lobbysim rule on a number"
+    )
