@@ -70,7 +70,7 @@ from lobbysim.scenario import (
     set_path,
 )
 from lobbysim.scenario.inputs import as_scenario
-from lobbysim.scenario.loading import load_run_scenario
+from lobbysim.scenario.loading import REFERENCE_KEYS, TEAM_KEYS, key_in, load_run_scenario
 from lobbysim.scenario.plugin_fields import policy_problems
 from lobbysim.scenario.specs import resolve_policies, spec_label, split_specs
 from lobbysim.stats.metrics import metric_names
@@ -123,11 +123,19 @@ def build_sweep(
         SweepError, ScenarioError, PluginError: every problem found, one line each.
     """
     check_run_options(seed=seed, replications=replications)
+    reload: Callable[[Mapping[str, Any]], Scenario] | None = None
     if isinstance(path, Scenario):
         base = as_scenario(path, list(sets)) if sets else path
         path = f"scenario {path.name!r}"
     else:
         base = load_run_scenario(path, sets)
+        file = path
+
+        def reload(values: Mapping[str, Any]) -> Scenario:
+            # a cell's rule set (matchmaker.rules.flexmatch) is read from the file's data
+            loaded = load_run_scenario(file, sets, values=values).replace(sweep=None)
+            return loaded if seed is None else loaded.replace(seed=seed)
+
     if seed is not None:
         base = base.replace(seed=seed)
     config = base.sweep or SweepConfig()
@@ -146,7 +154,7 @@ def build_sweep(
     replications = base.replications if replications is None else replications
     base = base.replace(sweep=None)
     with as_progress(progress).stage("sweep set-up", "cells") as update:
-        cells, scenarios = _cells(path, base, grid_map, labelled, update)
+        cells, scenarios = _cells(path, base, grid_map, labelled, update, reload)
     seeds = replication_seeds(base.seed, replications)
     runs = [
         SweepRun(
@@ -216,9 +224,12 @@ def _cells(
     grid_map: Mapping[str, Sequence[Any]],
     specs: Mapping[str, PluginSpec],
     progress: Callable[..., None],
+    reload: Callable[[Mapping[str, Any]], Scenario] | None = None,
 ) -> tuple[list[Cell], dict[tuple[int, str], Scenario]]:
     """Return the cells of the grid and each cell's scenario per policy (by label), every cell
-    checked; ``progress(done, total)`` after each cell.
+    checked; ``progress(done, total)`` after each cell. A cell that sets a FlexMatch rule set's
+    reference (``matchmaker.rules.flexmatch``, with the game's team fields) starts from
+    ``reload(those values)``, the scenario file read with them, instead of ``base``.
 
     Raises:
         SweepError: one line per problem, each naming its cell (a records format that cannot be
@@ -237,8 +248,18 @@ def _cells(
         cell = Cell(number, dict(zip(grid_map, combo, strict=True)))
         cells.append(cell)
         data = copy.deepcopy(base_data)
+        values = cell.values
         try:
-            for key, value in cell.values.items():
+            if any(key_in(key, REFERENCE_KEYS) for key in values):
+                if reload is None:
+                    raise ScenarioError(
+                        "--grid matchmaker.rules.flexmatch: a grid over rule sets needs the "
+                        "scenario's file"
+                    )
+                ahead = {k: v for k, v in values.items() if key_in(k, REFERENCE_KEYS + TEAM_KEYS)}
+                data = reload(ahead).replace(sweep=None).to_dict()
+                values = {k: v for k, v in values.items() if k not in ahead}
+            for key, value in values.items():
                 set_path(data, key, value, "--grid")
             scenario = Scenario.from_dict(data)
             # the scenario's own policy is the cell's (a grid may set its parameters), unless

@@ -19,7 +19,7 @@ from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError
 from lobbysim.scenario.files import read_scenario_data
 from lobbysim.scenario.model import GameRules, Scenario
-from lobbysim.scenario.parse import apply_overrides, plugin_spec
+from lobbysim.scenario.parse import parse_override, plugin_spec, set_path
 from lobbysim.scenario.plugin_fields import plugin_fields, value_at
 from lobbysim.scenario.plugins import build_plugin
 from lobbysim.scenario.references import is_user_class, reference_problem
@@ -34,7 +34,11 @@ TEAM_KEYS = ("game.mode", "game.team_size", "game.ffa_size")
 
 
 def load_run_scenario(
-    path: str | Path, sets: Sequence[str] = (), *, import_plugins: bool = True
+    path: str | Path,
+    sets: Sequence[str] = (),
+    *,
+    values: Mapping[str, Any] | None = None,
+    import_plugins: bool = True,
 ) -> Scenario:
     """Load a scenario file and apply ``--set`` overrides; errors name the file and field.
 
@@ -44,35 +48,42 @@ def load_run_scenario(
     (:data:`REFERENCE_KEYS`; with them, ``game.team_size`` and the like apply first too, so that
     the game agrees with the set's teams); other overrides apply to the scenario the file gives,
     so that its defaults and its rules (by name: ``matchmaker.rules.LowPing.limit``) are there
-    to override.
+    to override. ``values`` are more overrides, already read (a sweep's grid cell: ``--grid``
+    in errors), applied after ``sets``.
 
     When the file breaks the schema, the problems of its plug-ins (unknown names, bad
     parameters) are reported with the schema's, so that every problem comes out at once (user
     classes checked without importing them unless ``import_plugins``: :func:`plugin_problems`).
     """
+    pairs = [(*parse_override(item), "--set") for item in sets]
+    pairs += [(key, value, "--grid") for key, value in (values or {}).items()]
     data = read_scenario_data(path)
-    ahead: list[str] = []
-    if any(_key_in(item, REFERENCE_KEYS) for item in sets):
-        ahead = [item for item in sets if _key_in(item, REFERENCE_KEYS + TEAM_KEYS)]
+    ahead: list[tuple[str, Any, str]] = []
+    if any(key_in(key, REFERENCE_KEYS) for key, _, _ in pairs):
+        ahead = [pair for pair in pairs if key_in(pair[0], REFERENCE_KEYS + TEAM_KEYS)]
         data = _with_reference(data, ahead)
     where = f"{path} (with --set)" if ahead else str(path)
     scenario = _from_data(data, where, import_plugins)
-    rest = [item for item in sets if item not in ahead]
+    rest = [pair for pair in pairs if pair not in ahead]
     if not rest:
         return scenario
     # on the resolved scenario, so that the defaults are there to override
     data = scenario.to_dict()
-    apply_overrides(data, rest)
+    for key, value, what in rest:
+        set_path(data, key, value, what)
     return _from_data(data, f"{path} (with --set)", import_plugins)
 
 
-def _key_in(item: str, fields: Sequence[str]) -> bool:
-    key = item.partition("=")[0].strip()
+def key_in(key: str, fields: Sequence[str]) -> bool:
+    """Whether the field path ``key`` is one of ``fields`` or inside one."""
+    key = key.strip()
     return any(key == field or key.startswith(field + ".") for field in fields)
 
 
-def _with_reference(data: Mapping[str, Any], items: Sequence[str]) -> dict[str, Any]:
-    """Return scenario file data with ``items`` (``--set`` of the rule set's reference) applied:
+def _with_reference(
+    data: Mapping[str, Any], pairs: Sequence[tuple[str, Any, str]]
+) -> dict[str, Any]:
+    """Return scenario file data with ``pairs`` (overrides of the rule set's reference) applied:
     a scenario with rules of its own (a list) or none gets a reference in their place."""
     out = dict(data)
     mm = out.get("matchmaker")
@@ -80,7 +91,8 @@ def _with_reference(data: Mapping[str, Any], items: Sequence[str]) -> dict[str, 
     rules = mm.get("rules")
     mm["rules"] = {k: v for k, v in rules.items()} if isinstance(rules, Mapping) else {}
     out["matchmaker"] = mm
-    apply_overrides(out, items)
+    for key, value, what in pairs:
+        set_path(out, key, value, what)
     return out
 
 

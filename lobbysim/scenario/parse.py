@@ -154,14 +154,18 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
 def apply_overrides(data: dict[str, Any], items: Sequence[str], what: str = "--set") -> None:
     """Apply ``key.path=value`` overrides (values read as YAML) to scenario data, in place."""
     for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ScenarioError(f"{what}: expected key.path=value, got {item!r}")
-        try:
-            value = load_yaml(raw)
-        except YamlInputError as exc:
-            raise ScenarioError(f"{what} {key}: cannot read the value {raw!r}: {exc}") from None
-        set_path(data, key, value, what)
+        set_path(data, *parse_override(item, what), what)
+
+
+def parse_override(item: str, what: str = "--set") -> tuple[str, Any]:
+    """Return the field path and the value (read as YAML) of a ``key.path=value`` override."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ScenarioError(f"{what}: expected key.path=value, got {item!r}")
+    try:
+        return key, load_yaml(raw)
+    except YamlInputError as exc:
+        raise ScenarioError(f"{what} {key}: cannot read the value {raw!r}: {exc}") from None
 
 
 def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
