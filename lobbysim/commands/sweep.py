@@ -257,7 +257,7 @@ def _cells(
                         "scenario's file"
                     )
                 ahead = {k: v for k, v in values.items() if key_in(k, REFERENCE_KEYS + TEAM_KEYS)}
-                data = reload(ahead).replace(sweep=None).to_dict()
+                data = reload(ahead).to_dict()
                 values = {k: v for k, v in values.items() if k not in ahead}
             for key, value in values.items():
                 set_path(data, key, value, "--grid")

@@ -89,7 +89,7 @@ def _with_reference(
     mm = out.get("matchmaker")
     mm = dict(mm) if isinstance(mm, Mapping) else {}
     rules = mm.get("rules")
-    mm["rules"] = {k: v for k, v in rules.items()} if isinstance(rules, Mapping) else {}
+    mm["rules"] = dict(rules) if isinstance(rules, Mapping) else {}
     out["matchmaker"] = mm
     for key, value, what in pairs:
         set_path(out, key, value, what)
