@@ -11,9 +11,13 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+from lobbysim.registry import did_you_mean
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.validation import check, non_negative, positive, whole
+
+#: How FlexMatch's builder may batch tickets before building matches (``matchmaker.batching``).
+BATCHINGS = ("none", "fastest_region")
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,11 @@ class MatchmakerConfig:
             is a ``match_quality`` rule). With rules, the threshold is left at its default: a
             ``match_quality`` rule gives it.
         algorithm: how matches are searched with a rule set: ``exact`` (the matchmaker's own
-            search, every rule a hard constraint) or ``seed_greedy``.
+            search, every rule a hard constraint), ``seed_greedy`` or ``flexmatch`` (FlexMatch's
+            builder: :mod:`lobbysim.sim.flexmatch_builder`).
+        batching: how ``flexmatch`` batches the tickets before building matches: ``none`` (one
+            batch) or ``fastest_region`` (by the data centre of each ticket's lowest latency;
+            needs a ``world``).
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -87,6 +95,7 @@ class MatchmakerConfig:
     )
     rules: tuple[RuleConfig, ...] | None = None
     algorithm: str = "exact"
+    batching: str = "none"
 
     def __post_init__(self) -> None:
         check(
@@ -94,6 +103,10 @@ class MatchmakerConfig:
             _limit_problem("matchmaker.max_latency_ms", self.max_latency_ms),
             _limit_problem("matchmaker.max_delta_ping_ms", self.max_delta_ping_ms),
             _threshold_problem(self.threshold),
+            f"matchmaker.batching: expected one of {', '.join(BATCHINGS)}, got {self.batching!r}"
+            + did_you_mean(str(self.batching), list(BATCHINGS))
+            if self.batching not in BATCHINGS
+            else None,
             "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
             f"-1 = lowest), got {self.focal_rank!r}"
             if self.focal_rank is not None

@@ -350,8 +350,16 @@ class Scenario:
             f"leave threshold out (got {[list(s) for s in mm.threshold]})"
             if mm.rules is not None and mm.threshold != ((0.0, 0.0),)
             else None,
-            "matchmaker.algorithm: seed_greedy searches a rule set: give matchmaker.rules"
-            if mm.algorithm == "seed_greedy" and mm.rules is None
+            f"matchmaker.algorithm: {mm.algorithm} searches a rule set: give matchmaker.rules"
+            if mm.algorithm in ("seed_greedy", "flexmatch") and mm.rules is None
+            else None,
+            "matchmaker.batching: fastest_region batches tickets by the data centre of their "
+            "lowest latency: give a world"
+            if mm.batching == "fastest_region" and self.world is None
+            else None,
+            f"matchmaker.batching: {mm.batching} is how FlexMatch's builder batches tickets: "
+            f"set matchmaker.algorithm: flexmatch (got {mm.algorithm})"
+            if mm.batching != "none" and mm.algorithm != "flexmatch"
             else None,
         )
         check(

@@ -6,8 +6,10 @@ attribute of its players (the driving rater's mean, true skill, or an attribute 
 party aggregation and over a team by a team aggregation, with a limit that relaxes in steps
 (``expansions``) on the clock of the rule's choice, and that may become optional after a wait.
 ``matchmaker.algorithm`` says how matches are searched: ``exact`` (the matchmaker's own search,
-every rule a hard constraint) or ``seed_greedy`` (the longest-waiting ticket seeds a match and
-candidates are added by weighted rule distance while every rule holds). The engine's side is
+every rule a hard constraint), ``seed_greedy`` (the longest-waiting ticket seeds a match and
+candidates are added by weighted rule distance while every rule holds) or ``flexmatch``
+(FlexMatch's builder: the same, candidates taken oldest first or by the sort rules,
+:mod:`lobbysim.sim.flexmatch_builder`). The engine's side is
 :mod:`lobbysim.sim.rules`.
 
 **Kinds** (``limit`` in the rule's unit; ``attribute`` a number attribute where not said
@@ -72,7 +74,7 @@ WORLD_KINDS = ("latency", "delta_ping")
 CLOCKS = ("oldest", "newest", "average", "own")
 AGGREGATIONS = ("average", "min", "max")
 TEAM_AGGREGATIONS = ("average", "sum", "min", "max")
-ALGORITHMS = ("exact", "seed_greedy")
+ALGORITHMS = ("exact", "seed_greedy", "flexmatch")
 ATTRIBUTE_TYPES = ("number", "string", "string_list")
 NUMBER_SOURCES = ("drawn", "rating", "skill")
 #: The number attribute every scenario has: the driving rater's mean.

@@ -43,7 +43,7 @@ from typing import Any
 
 from lobbysim.players.population import PRIOR_KINDS, Population
 from lobbysim.records.rows import MODES, RECORD_FORMATS
-from lobbysim.scenario.matchmaker import MatchmakerConfig
+from lobbysim.scenario.matchmaker import BATCHINGS, MatchmakerConfig
 from lobbysim.scenario.model import (
     CompareConfig,
     GameRules,
@@ -77,6 +77,7 @@ MODELINE = f"# yaml-language-server: $schema={SCHEMA_FILE}"
 ENUMS: dict[tuple[type, str], tuple[str, ...]] = {
     (GameRules, "mode"): MODES,
     (MatchmakerConfig, "algorithm"): ALGORITHMS,
+    (MatchmakerConfig, "batching"): BATCHINGS,
     (RecordsConfig, "format"): RECORD_FORMATS,
     (WorldConfig, "host"): HOST_RULES,
     (PartiesConfig, "skill"): SKILL_RULES,

@@ -41,13 +41,13 @@ on the pool's means; back-fill goes by the driving rater's means. For a policy w
 pass's quality is wrapped by :class:`~lobbysim.sim.rematch.RematchRule`,
 :class:`~lobbysim.sim.world.World` and :class:`~lobbysim.sim.rule_pass.RulePass` so that barred
 pairs never clear a threshold (uniform pairing ignores the rematch rule, not the limits); with
-``seed_greedy``, the rule pass forms every mode's games.
+``seed_greedy`` or ``flexmatch``, the rule pass forms every mode's games.
 
 **Who forms the games.** Small 1v1 passes are decided on floats by the matchmaker where the
 run's plan allows (:mod:`lobbysim.sim.fast`). Otherwise it builds the pass's pool and hands it
 to the pass it built and owns for the run's mode: a :class:`~lobbysim.sim.duel_pass.DuelPass`
 (1v1) or a :class:`~lobbysim.sim.group_pass.GroupPass` (team and free-for-all), or with
-``seed_greedy`` to the rule pass; each is given its collaborators when built.
+``seed_greedy`` or ``flexmatch`` to the rule pass; each is given its collaborators when built.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ class Matchmaker:
         ids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=len(waiting))
         pool, quality = self._pool(waiting, ids, policy)
         rules = self._rule_pass
-        if rules is not None and rules.seed_greedy:  # every mode: seed and greedy
+        if rules is not None and rules.greedy:  # every mode: seed_greedy, flexmatch
             rules.run(waiting, ids, pool, quality, policy, self._tie_generator)
             return
         group_pass = self._groups

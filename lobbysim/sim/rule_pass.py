@@ -10,9 +10,10 @@
   under the rules; in team and free-for-all games a group the matchmaker forms (data centre by
   data centre under latency rules, :meth:`RulePass.open_matrix`) starts only if it keeps every
   rule (:meth:`RulePass.admitted`).
-* ``algorithm: seed_greedy``: :meth:`RulePass.run` back-fills open seats as the matchmaker does,
-  then forms matches by :func:`~lobbysim.sim.seed_greedy.seed_greedy` from the free tickets (a
-  solo player, a whole party) and starts them. Pairs the rematch rule or a world's latency limits
+* ``algorithm: seed_greedy`` (``flexmatch``): :meth:`RulePass.run` back-fills open seats as the
+  matchmaker does, then forms matches by :func:`~lobbysim.sim.seed_greedy.seed_greedy`
+  (:func:`~lobbysim.sim.flexmatch_builder.flexmatch_matches`) from the free tickets (a solo
+  player, a whole party) and starts them. Pairs the rematch rule or a world's latency limits
   bar never meet.
 
 With a world, a game is hosted by the world's host rule among the data centres that keep the
@@ -46,6 +47,7 @@ from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
+from lobbysim.sim.flexmatch_builder import flexmatch_matches
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
@@ -101,7 +103,9 @@ class RulePass:
         if configs:
             attributes = Attributes(configs, lambda name: streams.get(f"attributes:{name}"))
         self.rule_set = RuleSet(mm.rules, attributes, configs)
-        self.seed_greedy = mm.algorithm == "seed_greedy"
+        #: Whether this pass forms the matches (seed_greedy, flexmatch), and which way.
+        self.greedy = mm.algorithm in ("seed_greedy", "flexmatch")
+        self._algorithm, self._batching = mm.algorithm, mm.batching
         self._game = scenario.game
         self._games, self._rematch = games, rematch
         self._driver_name = scenario.raters.driver.name
@@ -288,7 +292,12 @@ class RulePass:
         if game.mode == "team":
             team_size = game.seats // 2
             split = self._splitter(view)
-        matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
+        if self._algorithm == "flexmatch":
+            matches = flexmatch_matches(
+                view, self.rule_set, tickets, game.seats, team_size, split, batching=self._batching
+            )
+        else:
+            matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
         groups = [np.array([p for t in m for p in t], dtype=np.intp) for m, _ in matches]
         barred = group_qualities(groups, pool.quality_fn)  # -inf: a pair may not meet
         if game.mode == "team":  # the two-team quality of the split each plays

@@ -104,29 +104,58 @@ def seed_greedy(
         team_size: players per team (team games).
         split: splits a full team match into teams (team games).
     """
-    n = len(tickets)
-    if n == 0:
+    if not tickets:
         return []
     table = TicketTable(view, rules, tickets)
+
+    def rank(seed: int, others: NDArray[np.intp]) -> list[int]:
+        cost = distances(view, rules, table, seed, others)
+        return list(others[np.lexsort((others, -table.waits[others], cost))].tolist())
+
+    return grow_matches(view, rules, table, seats, team_size, split, rank)
+
+
+#: Ranks the candidates a seed's match may take (ticket indices), best first.
+Rank = Callable[[int, NDArray[np.intp]], list[int]]
+
+
+def grow_matches(
+    view: View,
+    rules: RuleSet,
+    table: TicketTable,
+    seats: int,
+    team_size: int | None,
+    split: Split | None,
+    rank: Rank,
+    batch: NDArray[np.intp] | None = None,
+) -> list[Match]:
+    """Grow matches from seeds, the longest-waiting free ticket first (ties to the earlier in
+    the queue): the candidates that can keep every pairwise rule with the seed, taken one by
+    one in ``rank``'s order while the match keeps every rule a match short of players can be
+    held to, until it is full; a full match is split into teams and starts if it keeps every
+    rule (see the module docstring). ``batch``: the tickets (indices in ``table``) seeds and
+    candidates are drawn from (None: all)."""
+    n = len(table.tickets)
     sizes, waits = table.sizes, table.waits
     order = np.lexsort((np.arange(n), -waits))  # longest wait first, then queue order
-    free = np.ones(n, dtype=bool)
+    free = np.zeros(n, dtype=bool) if batch is not None else np.ones(n, dtype=bool)
+    if batch is not None:
+        free[batch] = True
     if team_size is not None:
         free &= sizes <= team_size
-    loosest = float(waits.max())
+    # the loosest clock a match could reach: the longest wait among the tickets it may hold
+    loosest = float(waits.max() if batch is None else waits[batch].max())
     matches: list[Match] = []
     for seed in order.tolist():
         if not free[seed]:
             continue
         others = np.flatnonzero(free)
         others = others[others != seed]
-        others = _pairwise_fit(rules, table, seed, others, loosest)
+        others = pairwise_fit(rules, table, seed, others, loosest)
         if sizes[seed] + sizes[others].sum() < seats:
             continue
-        cost = distances(view, rules, table, seed, others)
-        ranked = others[np.lexsort((others, -waits[others], cost))].tolist()
         chosen, filled = [seed], int(sizes[seed])
-        for t in ranked:
+        for t in rank(seed, others):
             if filled + sizes[t] > seats:
                 continue
             trial = [table.tickets[k] for k in (*chosen, t)]
@@ -172,7 +201,7 @@ def _limits(
     return limit, limit, wait < rule.optional_after
 
 
-def _pairwise_fit(
+def pairwise_fit(
     rules: RuleSet, table: TicketTable, seed: int, others: NDArray[np.intp], loosest: float
 ) -> NDArray[np.intp]:
     """Return the candidates that can keep every pairwise rule with the seed (see the module

@@ -1,0 +1,128 @@
+"""FlexMatch's way of building matches under a rule set (``matchmaker.algorithm: flexmatch``).
+
+Amazon GameLift FlexMatch documents its default algorithm as: the open tickets are grouped into
+batches, the tickets of a batch are sorted by age, and a match is built from the oldest ticket
+of each batch, the other tickets of the batch evaluated against it until the match is full.
+:func:`flexmatch_matches` builds matches that way from the pass's tickets (a solo player, or a
+whole party):
+
+* **Batches.** Every ticket is in one batch (FlexMatch forms several batches only once its pool
+  outgrows a batch size it does not publish). With ``batching: fastest_region`` (a FlexMatch
+  ``batchingPreference`` of ``fastestRegion``; a world is needed) the tickets are batched by the
+  data centre where their latency is lowest (a party's latency to a data centre is its worst
+  member's), and a batch's matches are built before the next's, the batch whose oldest ticket
+  has waited longest first.
+* **Anchors.** Within a batch, the oldest free ticket anchors a match (ties to the earlier in the
+  queue); if it cannot be completed in this pass, it waits for the next and the next oldest
+  anchors.
+* **Candidates.** The anchor's batch-mates that can keep every pairwise rule with it (the check
+  :func:`~lobbysim.sim.seed_greedy.seed_greedy` makes) are evaluated oldest first (ties to the
+  earlier in the queue), or, with sort rules (:class:`SortKey`), in their order: by a sort's
+  value (``absoluteSort``: the ticket's value of the attribute; ``distanceSort``: its distance
+  from the anchor's), ascending or descending, each later sort breaking the earlier's ties and
+  age breaking the last. A candidate joins while the match still keeps every rule a match short
+  of players can be held to, until the match is full; a full match is split into teams (team
+  games) and starts if it keeps every rule.
+
+It differs from ``seed_greedy`` only in the candidates' order: ``seed_greedy`` ranks them by
+their weighted rule distance from the seed (the closest first), FlexMatch by age (the oldest
+first), so FlexMatch serves the longest waits first where ``seed_greedy`` packs the closest
+players. Neither is an exact search (``algorithm: exact`` is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lobbysim.scenario.matchmaker import BATCHINGS
+from lobbysim.sim.rules import RuleSet, View, combine, ticket_latency
+from lobbysim.sim.seed_greedy import Match, Split, TicketTable, grow_matches
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """A FlexMatch sort rule, as the builder orders candidates by it.
+
+    Attributes:
+        attribute: the number attribute sorted on.
+        distance: ``distanceSort`` (the distance of a candidate's value from the anchor's)
+            rather than ``absoluteSort`` (the candidate's value itself).
+        descending: larger first (``sortDirection: descending``), else smaller first.
+        party: how a ticket's members' values combine (``average``, ``min``, ``max``).
+    """
+
+    attribute: str
+    distance: bool = False
+    descending: bool = False
+    party: str = "average"
+
+
+def fastest_region_batches(view: View, tickets: Sequence[Sequence[int]]) -> list[NDArray[np.intp]]:
+    """Return the tickets (indices) batched by the data centre of their lowest latency (a
+    ticket's latency to a data centre being its worst member's; ties to the first data
+    centre), the batches in the order of their data centres."""
+    assert view.latency is not None, "fastest_region batching needs a world"
+    best = np.array(
+        [int(np.argmin(ticket_latency(view.latency[list(t)], "max"))) for t in tickets],
+        dtype=np.intp,
+    )
+    return [np.flatnonzero(best == centre) for centre in np.unique(best).tolist()]
+
+
+def flexmatch_matches(
+    view: View,
+    rules: RuleSet,
+    tickets: Sequence[Sequence[int]],
+    seats: int,
+    team_size: int | None = None,
+    split: Split | None = None,
+    *,
+    sorts: Sequence[SortKey] = (),
+    batching: str = "none",
+) -> list[Match]:
+    """Build matches of ``seats`` players from ``tickets`` as FlexMatch does (see the module
+    docstring).
+
+    Args:
+        view: the pass's view of its pool.
+        rules: the rule set (its rejections are tallied).
+        tickets: the tickets, in queue order (pool positions of their players).
+        seats: players per match.
+        team_size: players per team (team games).
+        split: splits a full team match into teams (team games).
+        sorts: the sort rules, in the rule set's order.
+        batching: ``none`` (one batch) or ``fastest_region`` (by the data centre of each
+            ticket's lowest latency; needs the view's latencies).
+    """
+    if batching not in BATCHINGS:
+        raise ValueError(f"batching: expected one of {', '.join(BATCHINGS)}, got {batching!r}")
+    if not tickets:
+        return []
+    table = TicketTable(view, rules, tickets)
+    waits = table.waits
+    values = {
+        k: np.array([combine(view.numbers[s.attribute][list(t)], s.party) for t in tickets])
+        for k, s in enumerate(sorts)
+    }
+
+    def rank(anchor: int, others: NDArray[np.intp]) -> list[int]:
+        keys: list[NDArray[np.float64] | NDArray[np.intp]] = [others, -waits[others]]
+        for k in reversed(range(len(sorts))):  # np.lexsort: the last key is the primary
+            sort, x = sorts[k], values[k][others]
+            if sort.distance:
+                x = np.abs(x - values[k][anchor])
+            keys.append(-x if sort.descending else x)
+        return list(others[np.lexsort(tuple(keys))].tolist())
+
+    if batching == "none":
+        return grow_matches(view, rules, table, seats, team_size, split, rank)
+    batches = fastest_region_batches(view, tickets)
+    batches.sort(key=lambda b: (-float(waits[b].max()), int(b[0])))
+    matches: list[Match] = []
+    for batch in batches:
+        matches += grow_matches(view, rules, table, seats, team_size, split, rank, batch)
+    return matches
