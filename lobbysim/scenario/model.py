@@ -217,13 +217,17 @@ class SweepConfig:
 
 @dataclass(frozen=True)
 class CompareConfig:
-    """The policies ``lobbysim compare`` runs when ``--policies`` is not given.
+    """The policies, or the FlexMatch rule sets, ``lobbysim compare`` runs when neither
+    ``--policies`` nor ``--rules`` is given (one of the two lists, not both).
 
     Attributes:
         policies: each a name (``draw_chance``), a spec with parameters
             (``"knowledge_gradient(gamma=0.95)"``) or a mapping (``{name: knowledge_gradient,
             gamma: 0.95}``), read by :func:`lobbysim.scenario.specs.policy_spec` into
             :class:`PluginSpec` values; the first is the reference of the paired differences.
+        rules: FlexMatch rule-set files (JSON), a relative one named from the scenario file's
+            folder: the scenario runs under each in place of its rules, with its own policy,
+            as ``--set matchmaker.rules.flexmatch=FILE`` runs it; the first is the reference.
     """
 
     policies: tuple[Any, ...] = field(
@@ -232,6 +236,11 @@ class CompareConfig:
             "expected": "a non-empty list of policies: names, name(key=value, ...) or "
             "mappings with a name"
         },
+    )
+
+    rules: tuple[str, ...] | None = field(
+        default=None,
+        metadata={"expected": "a non-empty list of FlexMatch rule-set files (JSON)"},
     )
 
     def __post_init__(self) -> None:
@@ -244,8 +253,23 @@ class CompareConfig:
                 specs.append(policy_spec(value, f"compare.policies[{i}]"))
             except ScenarioError as exc:
                 problems += exc.problems
-        if not self.policies:
+        if self.rules is None and not self.policies:
             problems.append("compare.policies: expected a non-empty list of policies, got []")
+        if self.rules is not None:
+            if not self.rules:
+                problems.append(
+                    "compare.rules: expected a non-empty list of FlexMatch rule-set files, got []"
+                )
+            problems += [
+                f"compare.rules[{i}]: expected a file name, got {value!r}"
+                for i, value in enumerate(self.rules)
+                if not isinstance(value, str) or not value.strip()
+            ]
+            if self.policies:
+                problems.append(
+                    "compare: policies and rules together; give one (a comparison of rule sets "
+                    "runs the scenario's own policy)"
+                )
         check(*problems)
         object.__setattr__(self, "policies", tuple(specs))
 
@@ -518,4 +542,9 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
         fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
         if result[section].get(name) == fields[name].default:
             del result[section][name]
+    compare = result.get("compare")
+    if isinstance(compare, dict):  # of policies and rules, only the list given
+        for name in ("policies", "rules"):
+            if not compare.get(name):
+                del compare[name]
     return result
