@@ -32,6 +32,29 @@ otherwise, by default the driving rater's mean):
   common.
 * ``count``: every team (every game in a free-for-all) has at least ``limit`` players whose
   ``string`` attribute is ``value``.
+* ``compare``: every ticket's value of a number attribute (its members' combined by ``party``)
+  compared with the constant ``limit`` by ``op`` (``=``, ``!=``, ``<``, ``<=``, ``>``,
+  ``>=``); or every player's value of a ``string`` attribute compared with ``value`` by ``=``
+  or ``!=``. With ``>``/``>=`` the limit is a minimum, with ``<``/``<=`` a maximum; ``=`` and
+  ``!=`` have no direction to relax and no expansions.
+* ``team_sizes``: the teams' sizes differ by at most ``limit`` players (FlexMatch's
+  ``EqualTeamSizes`` idiom, ``limit`` 0). lobbysim's teams are of one fixed size, so it always
+  holds; it is kept so that a rule set reads and writes back whole.
+* ``overlap``, ``contains``, ``reference_overlap`` (FlexMatch's ``collection`` rules, on a
+  ``string_list``; a ticket's list is its members' pooled by ``party``: ``union``, or
+  ``intersection``, the default): the number of values common to every ticket's list; the
+  number of tickets whose list holds ``value``; each ticket's number of values among
+  ``values`` (a list); each compared with ``limit`` by ``op`` (``>=``, the default: a minimum
+  count; ``<=``: a maximum).
+* ``compound``: ``statement`` combines earlier rules by name with ``and(...)``, ``or(...)``,
+  ``xor(...)`` (exactly one true) and ``not(...)``; the rules it names hold only through it.
+* ``absolute_sort``, ``distance_sort``: FlexMatch's sort rules, kept for a builder that orders
+  candidates (``direction`` ``ascending`` or ``descending``, ``attribute``, ``map_key``
+  ``minValue``/``maxValue`` of a ``string_number_map``, ``party``); they constrain nothing, and
+  the ``exact`` and ``seed_greedy`` searches ignore them.
+
+A ``string_number_map`` attribute (``values: {KEY: mean}``, drawn normal with ``sd``) is read
+by the number kinds with ``key`` (``attribute: maps, key: desert``), and by the sort rules.
 
 **Clocks.** ``oldest``: the longest wait among the match's tickets drives the expansions;
 ``newest``: the shortest; ``average``: their mean; ``own``: each ticket's own wait sets its own
@@ -47,6 +70,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.compound import parse_statement
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # a rule or attribute name
 
@@ -62,23 +86,51 @@ RULE_KINDS = (
     "distinct",
     "overlap",
     "count",
+    "compare",
+    "team_sizes",
+    "contains",
+    "reference_overlap",
+    "compound",
+    "absolute_sort",
+    "distance_sort",
 )
 NUMBER_KINDS = ("skill_distance", "team_balance")
 STRING_KINDS = ("equal", "distinct", "count")
-LIST_KINDS = ("overlap",)
-NO_LIMIT_KINDS = ("equal", "distinct")
-#: Kinds whose limit is a minimum (the others' is a maximum).
-AT_LEAST_KINDS = ("match_quality", "overlap", "count")
-TEAM_KINDS = ("team_balance", "party_parity")
+LIST_KINDS = ("overlap", "contains", "reference_overlap")
+SORT_KINDS = ("absolute_sort", "distance_sort")
+NO_LIMIT_KINDS = ("equal", "distinct", "compound", *SORT_KINDS)
+#: Kinds whose limit is a minimum (the others' is a maximum; see :func:`limit_is_minimum`).
+AT_LEAST_KINDS = ("match_quality", "overlap", "count", "contains", "reference_overlap")
+TEAM_KINDS = ("team_balance", "party_parity", "team_sizes")
+#: ``compare``'s operations, and those of the counting kinds (a minimum or a maximum count).
+COMPARE_OPS = ("=", "!=", "<", "<=", ">", ">=")
+COUNT_OPS = (">=", "<=")
+LIST_PARTIES = ("intersection", "union")
+DIRECTIONS = ("ascending", "descending")
+MAP_KEYS = ("minValue", "maxValue")
 WORLD_KINDS = ("latency", "delta_ping")
 CLOCKS = ("oldest", "newest", "average", "own")
 AGGREGATIONS = ("average", "min", "max")
 TEAM_AGGREGATIONS = ("average", "sum", "min", "max")
 ALGORITHMS = ("exact", "seed_greedy", "flexmatch")
-ATTRIBUTE_TYPES = ("number", "string", "string_list")
+ATTRIBUTE_TYPES = ("number", "string", "string_list", "string_number_map")
 NUMBER_SOURCES = ("drawn", "rating", "skill")
 #: The number attribute every scenario has: the driving rater's mean.
 RATING = "rating"
+def limit_is_minimum(kind: str, op: str | None) -> bool:
+    """Return whether a rule's limit is a minimum (else a maximum): ``compare`` by its ``op``
+    (``>``/``>=``), a counting kind unless ``op`` is ``<=``, the others by kind."""
+    if kind == "compare":
+        return op in (">", ">=")
+    if kind in LIST_KINDS:
+        return op != "<="
+    return kind in AT_LEAST_KINDS
+
+
+def list_party(party: str) -> str:
+    """Return a list kind's party pooling: ``union`` or ``intersection`` (unset: the field's
+    default ``average``, read as ``intersection``, every member's list)."""
+    return "union" if party == "union" else "intersection"
 
 
 @dataclass(frozen=True)
@@ -87,14 +139,15 @@ class AttributeConfig:
     ``attributes``) or bound to the simulation.
 
     Attributes:
-        type: ``number``, ``string`` or ``string_list``.
+        type: ``number``, ``string``, ``string_list`` or ``string_number_map``.
         source: of a number: ``drawn`` (normal, ``mean`` and ``sd``), ``rating`` (the driving
             rater's mean now) or ``skill`` (true skill); the value is ``offset + scale * x``.
         scale, offset: of a bound number (``rating`` or ``skill``).
         mean, sd: of a drawn number.
         values: of a ``string``: each value's share of the players (summing to 1); of a
             ``string_list``: each value's chance to be in a player's list, independently (a
-            player with none gets the likeliest).
+            player with none gets the likeliest); of a ``string_number_map``: each key's mean
+            (every player has every key, its number drawn normal with ``sd``).
     """
 
     type: str = "number"
@@ -131,6 +184,8 @@ class AttributeConfig:
             return out
         if self.source != "drawn":
             out.append(f"{where}.source: a {self.type} attribute is drawn, got {self.source!r}")
+        if self.type == "string_number_map":
+            return out + self._map_problems(where)
         if not self.values:
             out.append(f"{where}.values: expected at least one value with its share")
             return out
@@ -147,6 +202,20 @@ class AttributeConfig:
             )
         return out
 
+    def _map_problems(self, where: str) -> list[str]:
+        out: list[str] = []
+        if not self.values:
+            out.append(f"{where}.values: expected at least one key with its mean, {{KEY: mean}}")
+        bad = [v for v in self.values if not isinstance(v, str) or not v]
+        if bad:
+            out.append(f"{where}.values: a key is a non-empty text, got {bad[0]!r}")
+        means = list(self.values.values())
+        if not all(isinstance(m, int | float) and math.isfinite(m) for m in means):
+            out.append(f"{where}.values: a key's mean is a finite number, got {dict(self.values)}")
+        if not (math.isfinite(self.sd) and self.sd >= 0):
+            out.append(f"{where}.sd: expected a number >= 0, got {self.sd!r}")
+        return out
+
 
 @dataclass(frozen=True)
 class RuleConfig:
@@ -158,8 +227,17 @@ class RuleConfig:
         limit: its value before any expansion (a minimum for ``match_quality``, ``overlap`` and
             ``count``, else a maximum; none for ``equal`` and ``distinct``).
         attribute: the player attribute it reads (number kinds: default ``rating``).
-        value: ``count``: the attribute's value counted.
-        party: how a ticket's (party's) members' values combine: ``average``, ``min``, ``max``.
+        value: ``count``: the attribute's value counted; ``contains``: the value looked for;
+            ``compare`` on a string: the value compared with.
+        values: ``reference_overlap``: the reference list.
+        op: ``compare``: ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``; ``overlap``,
+            ``contains``, ``reference_overlap``: ``>=`` (a minimum count, unset) or ``<=``.
+        key: the key of a ``string_number_map`` attribute a number kind reads.
+        statement: ``compound``: its statement over earlier rules' names.
+        direction: the sort kinds: ``ascending`` or ``descending``.
+        map_key: the sort kinds on a ``string_number_map``: ``minValue`` or ``maxValue``.
+        party: how a ticket's (party's) members' values combine: ``average``, ``min``, ``max``
+            (the list kinds: ``union`` or ``intersection``).
         team: ``team_balance``: how a team's members' values combine: ``average``, ``sum``,
             ``min``, ``max``.
         expansions: ``(wait_minutes, limit)`` steps after the first: from that wait (by the
@@ -175,6 +253,12 @@ class RuleConfig:
     limit: float | None = None
     attribute: str | None = None
     value: str | None = None
+    values: tuple[str, ...] = ()
+    op: str | None = None
+    key: str | None = None
+    statement: str | None = None
+    direction: str | None = None
+    map_key: str | None = None
     party: str = "average"
     team: str = "average"
     expansions: tuple[tuple[float, float], ...] = field(
@@ -187,7 +271,14 @@ class RuleConfig:
     @property
     def at_least(self) -> bool:
         """Whether the limit is a minimum (else a maximum)."""
-        return self.kind in AT_LEAST_KINDS
+        return limit_is_minimum(self.kind, self.op)
+
+    @property
+    def column(self) -> str:
+        """The number column a number kind reads: its attribute (default ``rating``), with
+        ``[key]`` for a ``string_number_map``."""
+        name = self.attribute or RATING
+        return f"{name}[{self.key}]" if self.key is not None else name
 
     def problems(self, where: str, attributes: Mapping[str, AttributeConfig]) -> list[str]:
         """Return what is wrong with the rule (``where``: its field path), given the scenario's
@@ -206,10 +297,11 @@ class RuleConfig:
             return out
         out += self._limit_problems(where)
         out += self._attribute_problems(where, attributes)
-        if self.party not in AGGREGATIONS:
-            out.append(
-                f"{where}.party: expected one of {', '.join(AGGREGATIONS)}, got {self.party!r}"
-            )
+        out += self._field_problems(where, attributes)
+        parties = (*LIST_PARTIES, "average") if self.kind in LIST_KINDS else AGGREGATIONS
+        if self.party not in parties:
+            shown = LIST_PARTIES if self.kind in LIST_KINDS else AGGREGATIONS
+            out.append(f"{where}.party: expected one of {', '.join(shown)}, got {self.party!r}")
         if self.team not in TEAM_AGGREGATIONS:
             out.append(
                 f"{where}.team: expected one of {', '.join(TEAM_AGGREGATIONS)}, got {self.team!r}"
@@ -229,8 +321,51 @@ class RuleConfig:
             out.append(f"{where}.weight: expected a number >= 0, got {self.weight!r}")
         return out
 
+    def _field_problems(self, where: str, attributes: Mapping[str, AttributeConfig]) -> list[str]:
+        """The fields only some kinds have: op, values, key, statement, direction, map_key."""
+        kind, out = self.kind, []
+        ops = COMPARE_OPS if kind == "compare" else COUNT_OPS if kind in LIST_KINDS else ()
+        if self.op is not None and self.op not in ops:
+            if ops:
+                out.append(f"{where}.op: expected one of {', '.join(ops)}, got {self.op!r}")
+            else:
+                out.append(f"{where}.op: a rule of kind {kind} has no op")
+        if kind == "compare" and self.op is None:
+            out.append(f"{where}.op: a compare rule needs one of {', '.join(COMPARE_OPS)}")
+        if self.values and kind != "reference_overlap":
+            out.append(f"{where}.values: only a reference_overlap rule has a reference list")
+        if kind == "reference_overlap":
+            known = attributes.get(self.attribute or "")
+            if not self.values:
+                out.append(f"{where}.values: a reference_overlap rule needs a reference list")
+            elif known is not None and known.type == "string_list":
+                missing = [v for v in self.values if v not in known.values]
+                if missing:
+                    out.append(
+                        f"{where}.values: {missing[0]!r} is not one of {self.attribute!r}'s "
+                        f"values ({', '.join(known.values)})"
+                    )
+        if (self.statement is not None) != (kind == "compound"):
+            out.append(
+                f"{where}.statement: a compound rule needs one, and only a compound rule has one"
+            )
+        sorting = kind in SORT_KINDS
+        if self.direction is not None and not sorting:
+            out.append(f"{where}.direction: only a sort rule has a direction")
+        if self.direction is not None and self.direction not in DIRECTIONS:
+            out.append(
+                f"{where}.direction: expected one of {', '.join(DIRECTIONS)}, got "
+                f"{self.direction!r}"
+            )
+        if self.map_key is not None and (not sorting or self.map_key not in MAP_KEYS):
+            out.append(
+                f"{where}.map_key: a sort rule on a string_number_map takes one of "
+                f"{', '.join(MAP_KEYS)}, got {self.map_key!r}"
+            )
+        return out
+
     def _limit_problems(self, where: str) -> list[str]:
-        if self.kind in NO_LIMIT_KINDS:
+        if self.kind in NO_LIMIT_KINDS or (self.kind == "compare" and self.value is not None):
             if self.limit is not None or self.expansions:
                 return [f"{where}: a rule of kind {self.kind} has no limit nor expansions"]
             return []
@@ -249,7 +384,18 @@ class RuleConfig:
             return [f"{where}.expansions: the waits must increase from step to step, got {shown}"]
         if self.kind == "match_quality" and not all(0.0 <= v <= 1.0 for v in values):
             return [f"{where}: a match quality is in [0, 1], got {values}"]
-        if self.kind not in ("match_quality",) and any(v < 0 for v in values):
+        if self.kind == "compare" and self.op in ("=", "!=") and self.expansions:
+            return [
+                f"{where}.expansions: a compare rule with {self.op} has no direction to relax "
+                "(only <, <=, >, >= take expansions)"
+            ]
+        if self.kind == "team_sizes" and self.expansions:
+            return [f"{where}.expansions: a team_sizes rule always holds; it has no expansions"]
+        if self.kind in ("contains", "reference_overlap") and not all(
+            float(v).is_integer() for v in values if math.isfinite(v)
+        ):
+            return [f"{where}: a count is a whole number, got {values}"]
+        if self.kind not in ("match_quality", "compare") and any(v < 0 for v in values):
             return [f"{where}: a limit of kind {self.kind} is >= 0, got {values}"]
         relaxes = (lambda a, b: b <= a) if self.at_least else (lambda a, b: b >= a)
         if not all(relaxes(a, b) for a, b in itertools.pairwise(values)):
@@ -262,42 +408,72 @@ class RuleConfig:
     def _attribute_problems(
         self, where: str, attributes: Mapping[str, AttributeConfig]
     ) -> list[str]:
-        kind = self.kind
+        kind, name = self.kind, self.attribute
+        number = kind in NUMBER_KINDS or kind in SORT_KINDS
+        if kind == "compare":  # a number (default: rating) or, with a value, a string
+            number = self.value is None
         wanted = (
             "number"
-            if kind in NUMBER_KINDS
+            if number
             else "string"
-            if kind in STRING_KINDS
+            if kind in STRING_KINDS or kind == "compare"
             else "string_list"
             if kind in LIST_KINDS
             else None
         )
         if wanted is None:
-            if self.attribute is not None:
+            if name is not None:
                 return [f"{where}.attribute: a rule of kind {kind} reads no attribute"]
             return []
-        name = self.attribute
-        if name is None:
-            if wanted == "number":
-                return []
-            return [f"{where}.attribute: a rule of kind {kind} needs a {wanted} attribute"]
-        if name == RATING and wanted == "number":
-            return []
+        if self.key is not None and wanted != "number":
+            return [f"{where}.key: a rule of kind {kind} reads no string_number_map"]
+        if self.map_key is not None and (name is None or name not in attributes):
+            return [f"{where}.map_key: only for a string_number_map attribute"]
+        if name is None or (name == RATING and wanted == "number"):
+            if name is None and wanted != "number":
+                return [f"{where}.attribute: a rule of kind {kind} needs a {wanted} attribute"]
+            return [f"{where}.key: {RATING!r} is a number, not a map"] if self.key else []
         if name not in attributes:
             known = [RATING, *attributes] if wanted == "number" else list(attributes)
             return [
                 f"{where}.attribute: {name!r} is not an attribute of the scenario's attributes: "
                 f"section" + did_you_mean(name, known)
             ]
-        if attributes[name].type != wanted:
+        found = attributes[name]
+        if found.type == "string_number_map" and wanted == "number":
+            return self._map_key_problems(where, found)
+        if found.type != wanted:
             return [
                 f"{where}.attribute: a rule of kind {kind} reads a {wanted} attribute; "
-                f"{name!r} is a {attributes[name].type}"
+                f"{name!r} is a {found.type}"
             ]
-        if kind == "count" and (self.value is None or self.value not in attributes[name].values):
+        if self.key is not None or self.map_key is not None:
+            field_name = "key" if self.key is not None else "map_key"
+            return [f"{where}.{field_name}: {name!r} is a {found.type}, not a string_number_map"]
+        if kind in ("count", "contains", "compare") and (
+            self.value is None or self.value not in found.values
+        ):
             return [
                 f"{where}.value: expected one of {name!r}'s values "
-                f"({', '.join(attributes[name].values)}), got {self.value!r}"
+                f"({', '.join(found.values)}), got {self.value!r}"
+            ]
+        return []
+
+    def _map_key_problems(self, where: str, found: AttributeConfig) -> list[str]:
+        """A number kind reading a ``string_number_map``: one of its keys (``key``), or, for
+        a sort rule, ``map_key``."""
+        name = self.attribute
+        if self.kind in SORT_KINDS:
+            if self.map_key is None:
+                return [
+                    f"{where}.map_key: a sort on the string_number_map {name!r} needs one of "
+                    f"{', '.join(MAP_KEYS)}"
+                ]
+            return []
+        if self.key is None or self.key not in found.values:
+            return [
+                f"{where}.key: {name!r} is a string_number_map; expected one of its keys "
+                f"({', '.join(found.values)}), got {self.key!r}"
             ]
         return []
 
@@ -317,13 +493,51 @@ def rules_problems(
         out += rule.problems(where, attributes)
         if rule.name and names.count(rule.name) > 1 and names.index(rule.name) == i:
             out.append(f"{where}.name: each rule's name once, got {rule.name!r} twice")
-        if rule.kind in TEAM_KINDS and mode != "team":
+        if rule.kind == "team_sizes" and mode not in ("team", "1v1"):
+            out.append(f"{where}.kind: a team_sizes rule needs two teams; game.mode is {mode}")
+        elif rule.kind in TEAM_KINDS and rule.kind != "team_sizes" and mode != "team":
             out.append(f"{where}.kind: a {rule.kind} rule needs team games; game.mode is {mode}")
+        if rule.kind == "compound" and rule.statement is not None:
+            out += _statement_problems(where, rule, rules[:i])
         if rule.kind in WORLD_KINDS and not world:
             out.append(
                 f"{where}.kind: a {rule.kind} rule needs a world: section (data centres, regions "
                 "and latencies)"
             )
+    return out
+
+
+def _statement_problems(
+    where: str, rule: RuleConfig, earlier: tuple[RuleConfig, ...]
+) -> list[str]:
+    """Return what is wrong with a compound rule's statement: it reads, and names earlier
+    rules that constrain (no sort rule)."""
+    try:
+        _, names = parse_statement(rule.statement or "")
+    except ValueError as exc:
+        return [f"{where}.statement: {rule.statement!r}: {exc}"]
+    kinds = {r.name: r.kind for r in earlier}
+    out: list[str] = []
+    for name in names:
+        if name not in kinds:
+            out.append(
+                f"{where}.statement: {name!r} names no earlier rule (a compound combines rules "
+                "listed before it)" + did_you_mean(name, list(kinds))
+            )
+        elif kinds[name] in SORT_KINDS:
+            out.append(f"{where}.statement: {name!r} is a sort rule, which has no truth value")
+    return out
+
+
+def compound_children(rules: tuple[RuleConfig, ...] | list[RuleConfig]) -> set[str]:
+    """Return the names of the rules a compound rule names (they hold only through it)."""
+    out: set[str] = set()
+    for rule in rules:
+        if rule.kind == "compound" and rule.statement is not None:
+            try:
+                out.update(parse_statement(rule.statement)[1])
+            except ValueError:
+                continue
     return out
 
 

@@ -45,15 +45,16 @@ from lobbysim.policies.groups import group_qualities
 from lobbysim.policies.teams import best_split, seat_teams, split_quality
 from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
-from lobbysim.scenario.rules import RuleConfig
+from lobbysim.scenario.rules import RuleConfig, compound_children
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.flexmatch_builder import flexmatch_matches
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
+from lobbysim.sim.rule_kinds import pair_ok_more
 from lobbysim.sim.rules import LATENCY_KINDS, Attributes, RuleSet, View
-from lobbysim.sim.seed_greedy import popcount, seed_greedy
+from lobbysim.sim.seed_greedy import seed_greedy
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
 
@@ -65,8 +66,9 @@ def _is_threshold(rule: Any) -> bool:
 def rules_threshold(rules: Sequence[RuleConfig]) -> ThresholdSchedule:
     """Return the exact search's quality threshold under a rule set: the steps of its
     ``match_quality`` rule on the ``oldest`` clock (0 from its ``optional_after``), else 0."""
+    children = compound_children(list(rules))  # they hold through their compound rule
     for rule in rules:
-        if rule.kind == "match_quality" and rule.clock == "oldest":
+        if rule.kind == "match_quality" and rule.clock == "oldest" and rule.name not in children:
             steps = [(0.0, rule.limit or 0.0), *rule.expansions]
             if rule.optional_after is not None:
                 steps = [s for s in steps if s[0] < rule.optional_after]
@@ -156,7 +158,12 @@ class RulePass:
         """Return ``quality`` with ``-inf`` for a pair that breaks a rule (1v1, exact search;
         the threshold's rule is the threshold's; ``waited`` and ``mu`` in pool order)."""
         view = self.view(waiting, ids, waited, mu, quality)
-        rules = [(k, r) for k, r in enumerate(self.rule_set.rules) if not _is_threshold(r)]
+        children = self.rule_set.children  # they hold through their compound rule
+        rules = [
+            (k, r)
+            for k, r in enumerate(self.rule_set.rules)
+            if not _is_threshold(r) and k not in children
+        ]
         tally = self.rule_set.rejections
 
         def within(i: IntArray, j: IntArray) -> FloatArray:
@@ -199,15 +206,15 @@ class RulePass:
         elif kind in ("equal", "distinct"):
             c = view.codes[rule.attribute]
             ok = (c[i] == c[j]) if kind == "equal" else (c[i] != c[j])
-        elif kind == "overlap":
-            m = view.masks[rule.attribute]
-            ok = popcount(m[i] & m[j]) >= np.maximum(li, lj)
         elif kind == "count":
             assert self.rule_set.attributes is not None
             target = self.rule_set.attributes.values[rule.attribute].index(rule.config.value)
             c = view.codes[rule.attribute]
             ok = ((c[i] == target) >= li) & ((c[j] == target) >= lj)
-        else:
+        elif kind in ("compare", "overlap", "contains", "reference_overlap", "compound"):
+            child_ok = lambda child: self._pair_ok(child, view, i, j, q)  # noqa: E731
+            ok = pair_ok_more(self.rule_set, rule, view, (i, j), li, lj, child_ok)
+        else:  # the sort kinds constrain nothing; two teams of one keep team_sizes
             ok = np.ones(i.shape, dtype=bool)
         return ok | ~active
 
@@ -248,6 +255,8 @@ class RulePass:
         rules = self.rule_set
         waits = [float(view.waited[t].max()) for t in tickets]
         for k, rule in enumerate(rules.rules):
+            if k in rules.children:  # it holds through its compound rule
+                continue
             limits = None if _is_threshold(rule) else rule.limits(waits)
             if limits is not None and not rules.holds(rule, limits, view, tickets, teams):
                 rules.rejections[k] += 1
@@ -368,8 +377,8 @@ class RulePass:
         assert world is not None
         lat = world.latencies_of(ids)
         ok = np.ones(lat.shape, dtype=bool)
-        for rule in self.rule_set.rules:
-            if rule.kind in LATENCY_KINDS:
+        for k, rule in enumerate(self.rule_set.rules):
+            if rule.kind in LATENCY_KINDS and k not in self.rule_set.children:
                 x = lat - lat.min(axis=1)[:, None] if rule.kind == "delta_ping" else lat
                 ok &= x <= rule.limits_at(np.asarray(waited))[:, None]
         return ok

@@ -30,8 +30,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
+from lobbysim.scenario.compound import parse_statement
+from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig, compound_children
 from lobbysim.sim.entities import FloatArray, IdArray
+from lobbysim.sim.rule_kinds import MORE_KINDS, more_kind_holds
 
 IntArray = NDArray[np.intp]
 #: The kinds of rule that constrain latency (a game's data centre).
@@ -65,6 +67,10 @@ class Attributes:
         #: Each string attribute's values, in the order declared (a code is an index in it).
         self.values = {name: list(a.values) for name, a in self.config.items()}
         for name, attribute in self.config.items():
+            if attribute.type == "string_number_map":  # a column per key, X[KEY]
+                for key in attribute.values:
+                    self._columns[f"{name}[{key}]"] = np.zeros(1024, dtype=np.float64)
+                continue
             dtype = np.float64 if attribute.type == "number" else np.int64
             self._columns[name] = np.zeros(1024, dtype=dtype)
 
@@ -75,6 +81,16 @@ class Attributes:
             return
         for name, attribute in self.config.items():
             rng = self._rngs[name]
+            if attribute.type == "string_number_map":  # every key, drawn together
+                means = np.array(list(attribute.values.values()), dtype=float)
+                drawn = rng.normal(means, attribute.sd, (n, len(means)))
+                for k, key in enumerate(attribute.values):
+                    name_k = f"{name}[{key}]"
+                    if end > len(self._columns[name_k]):
+                        grown = max(end, 2 * len(self._columns[name_k]))
+                        self._columns[name_k] = np.resize(self._columns[name_k], grown)
+                    self._columns[name_k][first:end] = drawn[:, k]
+                continue
             column = self._columns[name]
             if end > len(column):
                 column = self._columns[name] = np.resize(column, max(end, 2 * len(column)))
@@ -92,7 +108,8 @@ class Attributes:
         self._n = end
 
     def column(self, name: str, pids: IdArray) -> NDArray[Any]:
-        """Return an attribute's values (codes, bit masks) of players ``pids``."""
+        """Return an attribute's values (codes, bit masks; a map's key as ``X[KEY]``) of
+        players ``pids``."""
         index = np.asarray(pids, dtype=np.intp)
         if index.size:
             self._draw_up_to(int(index.max()) + 1)
@@ -132,7 +149,7 @@ class Rule:
         self.config = config
         self.name, self.kind = config.name, config.kind
         self.at_least = config.at_least
-        self.attribute = config.attribute or RATING
+        self.attribute = config.column  # the attribute, X[KEY] for a map's key
         base = -math.inf if self.at_least else math.inf
         self._waits = [0.0, *(w for w, _ in config.expansions)]
         limit = base if config.limit is None else config.limit
@@ -229,6 +246,16 @@ class RuleSet:
         self.configs = dict(configs or {})
         #: Per rule: how often it was the first a candidate match broke.
         self.rejections = [0] * len(self.rules)
+        #: The rules that hold only through a compound rule naming them (by index), the rules
+        #: by name, and each compound rule's statement as a tree (by index).
+        children = compound_children(list(rules))
+        self.children = {k for k, r in enumerate(rules) if r.name in children}
+        self.by_name = {r.name: k for k, r in enumerate(rules)}
+        self.trees = {
+            k: parse_statement(r.statement)[0]
+            for k, r in enumerate(rules)
+            if r.kind == "compound" and r.statement is not None
+        }
 
     # ------------------------------------------------------------------ the pool's view
     def view(
@@ -247,7 +274,12 @@ class RuleSet:
         codes: dict[str, NDArray[np.int64]] = {}
         masks: dict[str, NDArray[np.int64]] = {}
         for name, config in self.configs.items():
-            if config.type == "number":
+            if config.type == "string_number_map":
+                assert self.attributes is not None
+                for key in config.values:
+                    column = f"{name}[{key}]"
+                    numbers[column] = self.attributes.column(column, pids).astype(float)
+            elif config.type == "number":
                 if config.source == "drawn":
                     assert self.attributes is not None
                     numbers[name] = self.attributes.column(name, pids).astype(float)
@@ -284,6 +316,8 @@ class RuleSet:
         """
         waits = [float(view.waited[list(t)].max()) for t in tickets]
         for index, rule in enumerate(self.rules):
+            if index in self.children:  # it holds through its compound rule
+                continue
             limits = rule.limits(waits)
             if limits is None:
                 continue
@@ -317,6 +351,8 @@ class RuleSet:
         """Return whether a match of ``tickets`` (``teams``: each ticket's team) keeps one rule
         under ``limits`` (each ticket's); ``partial``: the rules on a whole match hold."""
         kind = rule.kind
+        if kind in MORE_KINDS:
+            return more_kind_holds(self, rule, limits, view, tickets, teams, partial=partial)
         strict = max(limits) if rule.at_least else min(limits)
         players = np.array([p for t in tickets for p in t], dtype=np.intp)
         if kind == "match_quality":
@@ -345,9 +381,6 @@ class RuleSet:
         if kind == "distinct":
             codes = view.codes[rule.attribute][players].tolist()
             return len(set(codes)) == len(codes)
-        if kind == "overlap":
-            common = int(np.bitwise_and.reduce(view.masks[rule.attribute][players]))
-            return common.bit_count() >= strict
         if partial:
             return True
         if kind == "count":
