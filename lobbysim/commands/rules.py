@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lobbysim.records.outputs import OutputTargetError, output_file_problem, write_output_text
-from lobbysim.scenario.rules import RuleConfig
+from lobbysim.scenario.rules import RuleConfig, compound_children, list_party
 from lobbysim.validation import ScenarioError
 
 
@@ -101,18 +101,46 @@ def _number(value: float | None) -> str:
     return "none" if value is None else f"{value:g}"
 
 
-def rule_line(rule: RuleConfig) -> str:
-    """Return one rule on one line: kind, attribute, limit, expansions, clock, optional_after."""
+_NOTES = {
+    "team_sizes": "always holds: lobbysim's teams have one fixed size",
+    "absolute_sort": "orders candidates, constrains nothing: the exact and seed_greedy "
+    "searches ignore it",
+    "distance_sort": "orders candidates by distance from the first ticket, constrains "
+    "nothing: the exact and seed_greedy searches ignore it",
+    "compound": "the rules it names hold only through it",
+}
+
+
+def rule_line(rule: RuleConfig, held_by: str | None = None) -> str:
+    """Return one rule on one line: kind, attribute, limit, expansions, clock, optional_after
+    (``held_by``: the compound rule through which alone it holds)."""
     parts = [f"{rule.name}: {rule.kind}"]
-    if rule.attribute is not None or rule.kind in ("skill_distance", "team_balance"):
-        parts.append(f"attribute {rule.attribute or 'rating'}")
-    if rule.value is not None:
+    numbers = ("skill_distance", "team_balance", "absolute_sort", "distance_sort")
+    if rule.attribute is not None or rule.kind in numbers or rule.kind == "compare":
+        key = f"[{rule.key}]" if rule.key is not None else ""
+        parts.append(f"attribute {rule.attribute or 'rating'}{key}")
+    if rule.statement is not None:
+        parts.append(f"statement {rule.statement}")
+    if rule.kind == "compare":
+        shown = rule.value if rule.value is not None else _number(rule.limit)
+        parts.append(f"each {'player' if rule.value is not None else 'ticket'} {rule.op} {shown}")
+    elif rule.value is not None:
         parts.append(f"value {rule.value}")
-    if rule.limit is not None:
+    if rule.values:
+        parts.append(f"reference [{', '.join(rule.values)}]")
+    if rule.limit is not None and rule.kind != "compare":
         sign = ">=" if rule.at_least else "<="
         unit = " ms" if rule.kind in ("latency", "delta_ping") else ""
         parts.append(f"limit {sign} {_number(rule.limit)}{unit}")
-    if rule.kind in ("skill_distance", "latency", "delta_ping"):
+    if rule.direction is not None or rule.kind in ("absolute_sort", "distance_sort"):
+        parts.append(f"direction {rule.direction or 'ascending'}")
+    if rule.map_key is not None:
+        parts.append(f"map_key {rule.map_key}")
+    if rule.kind in ("overlap", "contains", "reference_overlap"):
+        parts.append(f"party {list_party(rule.party)}")
+    if rule.kind in ("skill_distance", "latency", "delta_ping", *numbers[2:]) or (
+        rule.kind == "compare" and rule.value is None
+    ):
         parts.append(f"party {rule.party}")
     if rule.kind == "team_balance":
         parts.append(f"team {rule.team}")
@@ -123,10 +151,27 @@ def rule_line(rule: RuleConfig) -> str:
     parts.append(f"optional_after {_number(rule.optional_after)}")
     if rule.weight != 1.0:
         parts.append(f"weight {_number(rule.weight)}")
+    if rule.kind in _NOTES:
+        parts.append(f"({_NOTES[rule.kind]})")
+    if held_by is not None:
+        parts.append(f"(holds only through compound rule {held_by})")
     return "  " + "; ".join(parts)
 
 
+def rule_lines(rules: list[RuleConfig] | tuple[RuleConfig, ...]) -> list[str]:
+    """Return :func:`rule_line` of each rule, marking those a compound rule holds."""
+    held: dict[str, str] = {}
+    for rule in rules:
+        if rule.kind == "compound" and rule.statement is not None:
+            for name in compound_children([rule]):
+                held.setdefault(name, rule.name)
+    return [rule_line(r, held.get(r.name)) for r in rules]
+
+
 def _binding(attribute: Any) -> str:
+    if attribute.type == "string_number_map":
+        keys = ", ".join(f"{k} {v:g}" for k, v in attribute.values.items())
+        return f"string_number_map, drawn: normal per key, means {keys}, sd {attribute.sd:g}"
     if attribute.type != "number":
         shares = ", ".join(f"{v} {s:g}" for v, s in attribute.values.items())
         return f"{attribute.type}, drawn: {shares}"
@@ -161,7 +206,7 @@ def show_lines(file: str | Path) -> list[str]:
             _game_line(imported.game),
             f"matchmaker.algorithm: {imported.algorithm}",
             "rules:",
-            *(rule_line(r) for r in rules),
+            *rule_lines(rules),
         ]
         if imported.declared:
             lines.append("attributes:")
@@ -185,7 +230,7 @@ def show_lines(file: str | Path) -> list[str]:
     if mm.rules is None:
         steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
         return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]
-    lines += [f"matchmaker.algorithm: {mm.algorithm}", "rules:", *(rule_line(r) for r in mm.rules)]
+    lines += [f"matchmaker.algorithm: {mm.algorithm}", "rules:", *rule_lines(mm.rules)]
     if scenario.attributes:
         lines.append("attributes:")
         lines += [f"  {name}: {_binding(a)}" for name, a in scenario.attributes.items()]

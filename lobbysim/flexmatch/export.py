@@ -15,8 +15,21 @@ from dataclasses import fields
 from typing import Any
 
 from lobbysim.flexmatch.read import read_flexmatch
-from lobbysim.flexmatch.rules import LIMIT_PROPERTY, MAX_PLAYERS, PARTY_OUT, SMALL_MATCH
-from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
+from lobbysim.flexmatch.rules import (
+    LIMIT_PROPERTY,
+    MAX_COUNT,
+    MAX_PLAYERS,
+    PARTY_OUT,
+    SMALL_MATCH,
+)
+from lobbysim.scenario.rules import (
+    LIST_KINDS,
+    RATING,
+    SORT_KINDS,
+    AttributeConfig,
+    RuleConfig,
+    list_party,
+)
 from lobbysim.validation import ScenarioError
 
 
@@ -37,7 +50,9 @@ def _seconds(minutes: float) -> float | int:
 
 
 def _reads_rating(rule: RuleConfig) -> bool:
-    return rule.kind in ("skill_distance", "team_balance") and rule.attribute in (None, RATING)
+    numbers = ("skill_distance", "team_balance", *SORT_KINDS)
+    number_compare = rule.kind == "compare" and rule.value is None
+    return (rule.kind in numbers or number_compare) and rule.attribute in (None, RATING)
 
 
 def export_bindings(scenario: Any) -> dict[str, dict[str, Any]]:
@@ -54,6 +69,8 @@ def export_bindings(scenario: Any) -> dict[str, dict[str, Any]]:
                     "scale": attribute.scale,
                     "offset": attribute.offset,
                 }
+        elif attribute.type == "string_number_map":
+            out[name] = {"values": dict(attribute.values), "sd": attribute.sd}
         else:
             out[name] = {"values": dict(attribute.values)}
     if any(_reads_rating(r) for r in scenario.matchmaker.rules or ()):
@@ -65,15 +82,19 @@ def _default(attribute: AttributeConfig) -> Any:
     if attribute.type == "number":
         value = attribute.mean if attribute.source == "drawn" else attribute.offset
         return int(value) if float(value).is_integer() else value
+    if attribute.type == "string_number_map":
+        return {k: int(v) if float(v).is_integer() else v for k, v in attribute.values.items()}
     likeliest = max(attribute.values, key=lambda v: attribute.values[v])
     return likeliest if attribute.type == "string" else [likeliest]
 
 
-def _expression(attribute: str, form: str) -> str:
-    players = f"teams[*].players.attributes[{attribute}]"
+def _expression(attribute: str, form: str, key: str | None = None) -> str:
+    players = f"teams[*].players.attributes[{attribute}]" + (f"[{key}]" if key else "")
     return {
         "team_avg": f"avg({players})",
         "all_avg": f"avg(flatten({players}))",
+        "all_max": f"max(flatten({players}))",
+        "all_min": f"min(flatten({players}))",
         "flat": f"flatten({players})",
     }[form]
 
@@ -85,6 +106,23 @@ def _export_rule(
     kind, name = rule.kind, rule.name
     attribute = rule.attribute if rule.attribute is not None else RATING
     limit = _number(rule.limit, f"{where}.limit", problems) if rule.limit is not None else None
+    if kind == "team_sizes" and rule.limit != 0:
+        problems.append(
+            f"{where}.limit: FlexMatch's comparison of team sizes says equal sizes (limit 0), "
+            f"got {rule.limit!r}"
+        )
+        return None
+    if kind in _MORE:
+        return _export_more(rule, attribute, limit)
+    if kind == "skill_distance" and rule.key is not None:  # a map's key: no batchAttribute
+        return {
+            "name": name,
+            "type": "distance",
+            "measurements": [_expression(attribute, "all_max", rule.key)],
+            "referenceValue": _expression(attribute, "all_min", rule.key),
+            "maxDistance": limit,
+            "partyAggregation": PARTY_OUT[rule.party],
+        }
     if kind == "skill_distance":
         return {
             "name": name,
@@ -106,8 +144,8 @@ def _export_rule(
         return {
             "name": name,
             "type": "distance",
-            "measurements": [_expression(attribute, "team_avg")],
-            "referenceValue": _expression(attribute, "all_avg"),
+            "measurements": [_expression(attribute, "team_avg", rule.key)],
+            "referenceValue": _expression(attribute, "all_avg", rule.key),
             "maxDistance": _number(rule.limit / 2.0, f"{where}.limit", problems),
         }
     if kind == "distinct":
@@ -116,15 +154,6 @@ def _export_rule(
             "type": "comparison",
             "measurements": [_expression(attribute, "flat")],
             "operation": "!=",
-        }
-    if kind == "overlap":
-        return {
-            "name": name,
-            "type": "collection",
-            "operation": "intersection",
-            "measurements": [_expression(attribute, "flat")],
-            "minCount": limit,
-            "partyAggregation": "intersection",
         }
     if kind == "latency":
         return {
@@ -144,6 +173,53 @@ def _export_rule(
         f"{where}.kind: a {kind} rule has no FlexMatch form ({reasons.get(kind, 'unknown kind')})"
     )
     return None
+
+
+_MORE = ("compare", "team_sizes", "compound", *LIST_KINDS, *SORT_KINDS)
+_COLLECTIONS = {
+    "overlap": "intersection",
+    "contains": "contains",
+    "reference_overlap": "reference_intersection_count",
+}
+
+
+def _export_more(rule: RuleConfig, attribute: str, limit: Any) -> dict[str, Any]:
+    """The kinds FlexMatch's comparison, collection, compound and sort rules read into."""
+    kind = rule.kind
+    out: dict[str, Any] = {"name": rule.name}
+    if kind == "compare":
+        out["type"] = "comparison"
+        out["measurements"] = [_expression(attribute, "flat", rule.key)]
+        out["referenceValue"] = rule.value if rule.value is not None else limit
+        out["operation"] = rule.op
+        if rule.value is None:
+            out["partyAggregation"] = PARTY_OUT[rule.party]
+    elif kind == "team_sizes":  # the EqualTeamSizes idiom, on the export's teams
+        out["type"] = "comparison"
+        out["measurements"] = ["count(teams[red].players)"]
+        out["referenceValue"] = "count(teams[blue].players)"
+        out["operation"] = "="
+    elif kind == "compound":
+        out["type"] = "compound"
+        out["statement"] = rule.statement
+    elif kind in SORT_KINDS:
+        out["type"] = "absoluteSort" if kind == "absolute_sort" else "distanceSort"
+        out["sortDirection"] = rule.direction or "ascending"
+        out["sortAttribute"] = attribute
+        if rule.map_key is not None:
+            out["mapKey"] = rule.map_key
+        out["partyAggregation"] = PARTY_OUT[rule.party]
+    else:
+        out["type"] = "collection"
+        out["operation"] = _COLLECTIONS[kind]
+        out["measurements"] = [_expression(attribute, "flat")]
+        if kind == "contains":
+            out["referenceValue"] = rule.value
+        if kind == "reference_overlap":
+            out["referenceValue"] = list(rule.values)
+        out["maxCount" if rule.op == "<=" else "minCount"] = limit
+        out["partyAggregation"] = list_party(rule.party)
+    return out
 
 
 def export_flexmatch(scenario: Any) -> dict[str, Any]:
@@ -231,6 +307,8 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
         out_rules.append(exported)
         if rule.expansions:
             prop, factor = LIMIT_PROPERTY[rule.kind]
+            if rule.kind in LIST_KINDS and rule.op == "<=":
+                prop, factor = MAX_COUNT
             expansions.append(
                 {
                     "target": f"rules[{rule.name}].{prop}",

@@ -17,16 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lobbysim.flexmatch.rule_types import RuleTypes
 from lobbysim.flexmatch.rules import (
     LIMIT_PROPERTY,
+    MAX_COUNT,
     MAX_PLAYERS,
     SMALL_MATCH,
     LongNumber,
-    RuleReader,
     quoted,
 )
 from lobbysim.registry import did_you_mean
-from lobbysim.scenario.rules import RATING, AttributeConfig
+from lobbysim.scenario.rules import RATING, AttributeConfig, limit_is_minimum
 from lobbysim.validation import ScenarioError, read_input_text
 
 MAX_BYTES = 1_000_000  # a rule set is a few kilobytes
@@ -53,6 +54,7 @@ _BINDING_EXAMPLE = {
     "number": "{source: rating, scale: 100, offset: 1500}",
     "string": "{values: {a: 0.5, b: 0.5}}",
     "string_list": "{values: {a: 0.6, b: 0.4}}",
+    "string_number_map": "{values: {KEY: mean, ...}, sd: 10}",
 }
 _TARGET = re.compile(r"(?P<where>rules|teams)\[(?P<name>[^\]]+)\]\.(?P<prop>\w+)")
 
@@ -175,7 +177,7 @@ def load_json(path: str | Path) -> Any:
 # --- FlexMatch -> lobbysim ------------------------------------------------------------------------
 
 
-class _Reader(RuleReader):
+class _Reader(RuleTypes):
     """Reads one rule set, collecting every problem (each naming its JSON path)."""
 
     # --- sections --------------------------------------------------------------------------
@@ -198,6 +200,8 @@ class _Reader(RuleReader):
             rules = []
         for i, raw in enumerate(rules):
             self.rules.append(self.read_rule(i, raw))
+            self.rules += self.pending  # a second rule the FlexMatch rule reads into
+            self.pending = []
         names = [r.get("name") for r in rules if isinstance(r, Mapping)]
         for i, name in enumerate(names):
             if name is not None and names.index(name) != i:
@@ -229,12 +233,6 @@ class _Reader(RuleReader):
                 continue
             if kind == "number" and "default" in raw:
                 self.number(raw["default"], f"{where}.default")
-            if kind == "string_number_map":
-                self.problem(
-                    f"{where}.type: 'string_number_map' is not supported by lobbysim (no "
-                    f"rule of lobbysim's reads a map of numbers) ({name!r})"
-                )
-                continue
             self.declared[name] = (i, kind)
 
     def read_teams(self, teams: Any) -> None:
@@ -255,6 +253,9 @@ class _Reader(RuleReader):
             )
             if low is None or high is None or quantity is None:
                 return
+            name = str(raw.get("name", f"team{i}"))
+            count = int(quantity)
+            self.team_names += [f"{name}_{k + 1}" for k in range(count)] if count > 1 else [name]
             if low != high:
                 self.problem(
                     f"{where}.minPlayers: {low:g} differs from maxPlayers {high:g}; lobbysim's "
@@ -387,12 +388,15 @@ class _Reader(RuleReader):
                     + did_you_mean(name, [str(n) for n in names])
                 )
                 continue
-            rule = by_name.get(name)
+            rule = by_name.get(self.aliases.get((name, match["prop"]), name))
             if rule is None:
                 continue  # the rule itself was reported
-            prop, factor = self.limit_property.get(
-                name, LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
-            )
+            own = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
+            if rule.get("op") == "<=" and rule["kind"] != "compare":
+                own = MAX_COUNT  # a maximum count
+            prop, factor = self.limit_property.get(name, own)
+            if rule["name"] != name:  # the maxCount of a rule with a minCount too
+                prop, factor = MAX_COUNT
             if match["prop"] != prop:
                 hint = f"only its {prop}" if prop else "none of its properties"
                 self.problem(
@@ -400,12 +404,13 @@ class _Reader(RuleReader):
                     f"a {rule['kind']} rule)"
                 )
                 continue
-            if name in seen:
+            if rule["name"] in seen:
                 self.problem(
-                    f"{where}.target: {target!r} is expanded twice (expansions[{seen[name]}])"
+                    f"{where}.target: {target!r} is expanded twice "
+                    f"(expansions[{seen[rule['name']]}])"
                 )
                 continue
-            seen[name] = k
+            seen[rule["name"]] = k
             rule["expansions"] = self.read_steps(raw.get("steps"), where, rule, factor)
 
     def read_steps(
@@ -415,7 +420,8 @@ class _Reader(RuleReader):
             self.problem(f"{where}.steps: expected a non-empty list of steps, got {quoted(steps)}")
             return []
         out: list[list[float]] = []
-        at_least = rule["kind"] == "overlap"
+        at_least = limit_is_minimum(rule["kind"], rule.get("op"))
+        counting = rule["kind"] in ("overlap", "contains", "reference_overlap")
         previous = (0.0, rule["limit"])
         for j, step in enumerate(steps):
             here = f"{where}.steps[{j}]"
@@ -425,7 +431,10 @@ class _Reader(RuleReader):
             self.keys(step, ("waitTimeSeconds", "value"), here, "an expansion step")
             seconds = self.number(step.get("waitTimeSeconds"), f"{here}.waitTimeSeconds")
             value = self.number(
-                step.get("value"), f"{here}.value", minimum=0, whole=rule["kind"] == "overlap"
+                step.get("value"),
+                f"{here}.value",
+                minimum=None if rule["kind"] == "compare" else 0,
+                whole=counting,
             )
             if seconds is None or value is None:
                 return []

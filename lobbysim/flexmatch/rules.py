@@ -34,14 +34,6 @@ RULE_TYPES = (
     "distanceSort",
     "compound",
 )
-_UNSUPPORTED_TYPES = {
-    "absoluteSort": "a sort rule orders the candidates around the seed ticket and constrains "
-    "nothing; lobbysim's search has no candidate order",
-    "distanceSort": "a sort rule orders the candidates around the seed ticket and constrains "
-    "nothing; lobbysim's search has no candidate order",
-    "compound": "its statement combines rules with and/or/not/xor; lobbysim's rules all hold "
-    "together and cannot be combined otherwise",
-}
 _COMMON = ("name", "type", "description")
 _PROPERTIES = {
     "batchDistance": ("batchAttribute", "maxDistance", "partyAggregation"),
@@ -75,15 +67,24 @@ LIMIT_PROPERTY = {
     "team_balance": ("maxDistance", 2.0),
     "latency": ("maxLatency", 1.0),
     "overlap": ("minCount", 1.0),
+    "contains": ("minCount", 1.0),
+    "reference_overlap": ("minCount", 1.0),
+    "compare": ("referenceValue", 1.0),
 }
+#: The counting kinds' property with ``op: <=`` (a maximum count).
+MAX_COUNT = ("maxCount", 1.0)
 
 # Property expressions, read with their spaces removed.
-_ATTR = r"teams\[\*\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]"
+_ATTR = (
+    r"teams\[\*\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]"
+    r"(?:\[['\"]?(?P<k>[^\]'\"]+)['\"]?\])?"
+)
 _TEAM_AVG = re.compile(rf"avg\({_ATTR}\)")
 _ALL_AVG = re.compile(rf"avg\(flatten\({_ATTR}\)\)")
 _ALL_MAX = re.compile(rf"max\(flatten\({_ATTR}\)\)")
 _ALL_MIN = re.compile(rf"min\(flatten\({_ATTR}\)\)")
 _FLAT = re.compile(rf"flatten\({_ATTR}\)")
+_PLAIN = re.compile(_ATTR)
 _TEAM_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 
 
@@ -210,20 +211,38 @@ class RuleReader:
             return None
         return name
 
-    def flat_attribute(self, raw: Mapping[str, Any], where: str) -> str | None:
-        """Return the attribute X of ``measurements: ["flatten(teams[*].players.attributes[X])"]``
-        (None, with the problem noted, for any other form)."""
+    def flat_attribute(self, raw: Mapping[str, Any], where: str) -> tuple[str, str | None] | None:
+        """Return the attribute X (and the map's key K, if any) of ``measurements:
+        ["flatten(teams[*].players.attributes[X])"]`` (or ``...[X][K]``, or without the
+        ``flatten``, every player's value the same), None, with the problem noted, for any
+        other form."""
         measured = self.expression(raw, "measurements", where)
         if measured is None:
             return None
-        flat = _FLAT.fullmatch(measured)
+        flat = _FLAT.fullmatch(measured) or _PLAIN.fullmatch(measured)
         if not flat:
+            named = re.match(r"(?:flatten\()?teams\[([^\]*]+)\]", measured)
+            why = (
+                f" (it names the team {named[1]!r}; lobbysim's teams are interchangeable, split "
+                "by the search, so a rule on one named team has no lobbysim form)"
+                if named
+                else ""
+            )
             self.problem(
                 f"{where}.measurements: {measured!r} is not a form lobbysim reads: "
-                "flatten(teams[*].players.attributes[X])"
+                f"flatten(teams[*].players.attributes[X]){why}"
             )
             return None
-        return str(flat["a"])
+        return str(flat["a"]), flat["k"]
+
+    def number_of(self, name: Any, key: Any, where: str) -> dict[str, Any] | None:
+        """Return the number column a rule reads: ``{attribute: X}`` of a number attribute, or
+        ``{attribute: X, key: K}`` of a string_number_map's key (None, the problem noted)."""
+        if key is None:
+            found = self.attribute(name, where, ("number",))
+            return None if found is None else {"attribute": found}
+        found = self.attribute(name, where, ("string_number_map",))
+        return None if found is None else {"attribute": found, "key": str(key)}
 
     def expression(self, raw: Mapping[str, Any], key: str, where: str) -> str | None:
         value = raw.get(key)
@@ -257,11 +276,6 @@ class RuleReader:
             self.problem(
                 f"{where}.type: {quoted(kind)} is not a FlexMatch rule type"
                 + did_you_mean(str(kind), list(RULE_TYPES))
-            )
-            return None
-        if kind in _UNSUPPORTED_TYPES:
-            self.problem(
-                f"{where}.type: {kind!r} is not supported by lobbysim ({_UNSUPPORTED_TYPES[kind]})"
             )
             return None
         self.keys(raw, _COMMON + _PROPERTIES[kind], where, f"a FlexMatch {kind} rule")
@@ -333,9 +347,9 @@ class RuleReader:
             return None
         distance = self.number(raw["maxDistance"], f"{where}.maxDistance", minimum=0)
         team, overall = _TEAM_AVG.fullmatch(measured), _ALL_AVG.fullmatch(reference)
-        if team and overall and team["a"] == overall["a"]:
-            name = self.attribute(team["a"], f"{where}.measurements", ("number",))
-            if name is None or distance is None:
+        if team and overall and (team["a"], team["k"]) == (overall["a"], overall["k"]):
+            column = self.number_of(team["a"], team["k"], f"{where}.measurements")
+            if column is None or distance is None:
                 return None
             if self.game.get("mode") == "1v1":
                 # two teams of one: each player within d of the pair's mean, |a - b| <= 2d
@@ -345,7 +359,7 @@ class RuleReader:
                 self.limit_property[str(raw.get("name"))] = ("maxDistance", 2.0)
                 return {
                     "kind": "skill_distance",
-                    "attribute": name,
+                    **column,
                     "limit": 2.0 * distance,
                     "party": party,
                 }
@@ -363,21 +377,21 @@ class RuleReader:
                 return None
             return {
                 "kind": "team_balance",
-                "attribute": name,
+                **column,
                 "limit": 2.0 * distance,
                 "team": "average",
             }
         spread = (_ALL_MAX.fullmatch(measured), _ALL_MIN.fullmatch(reference))
         spread_back = (_ALL_MIN.fullmatch(measured), _ALL_MAX.fullmatch(reference))
         for high, low in (spread, spread_back):
-            if high and low and high["a"] == low["a"]:
-                name = self.attribute(high["a"], f"{where}.measurements", ("number",))
+            if high and low and (high["a"], high["k"]) == (low["a"], low["k"]):
+                column = self.number_of(high["a"], high["k"], f"{where}.measurements")
                 party = self.party(raw, where)
-                if name is None or distance is None or party is None:
+                if column is None or distance is None or party is None:
                     return None
                 return {
                     "kind": "skill_distance",
-                    "attribute": name,
+                    **column,
                     "limit": distance,
                     "party": party,
                 }
@@ -388,110 +402,6 @@ class RuleReader:
             "max(flatten(...[X])) against min(flatten(...[X])) (skill_distance)"
         )
         return None
-
-    def rule_comparison(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
-        measured = raw.get("measurements")
-        texts = measured if isinstance(measured, list) else [measured]
-        texts = [*texts, raw.get("referenceValue")]
-        if any(isinstance(m, str) and _TEAM_COUNT.search("".join(m.split())) for m in texts):
-            # the EqualTeamSizes idiom: count(teams[a].players) = count(teams[b].players)
-            self.problem(
-                f"{where}.measurements: a comparison of team sizes (count(teams[...].players)) "
-                "is not supported by lobbysim: its teams have fixed sizes, where such a rule "
-                "always holds, and it does not model teams of a range of sizes yet"
-            )
-            return None
-        if self.unsupported(
-            raw,
-            where,
-            {
-                "referenceValue": "a comparison with a reference value bounds each player's "
-                "value by a constant, which no lobbysim rule does"
-            },
-        ):
-            return None
-        flat = self.flat_attribute(raw, where)
-        if flat is None:
-            return None
-        if self.declared.get(flat, (0, ""))[1] == "number":
-            return self.number_comparison(raw, where, flat)
-        name = self.attribute(flat, f"{where}.measurements", ("string",))
-        operation = raw.get("operation")
-        if operation not in ("=", "!="):
-            self.problem(
-                f"{where}.operation: without a referenceValue FlexMatch compares players with "
-                f"'=' or '!=', got {quoted(operation)}"
-            )
-            return None
-        if raw.get("partyAggregation", "avg") != "avg":
-            self.problem(
-                f"{where}.partyAggregation: a string attribute's values are not aggregated, got "
-                f"{quoted(raw['partyAggregation'])}"
-            )
-            return None
-        if name is None:
-            return None
-        return {"kind": "equal" if operation == "=" else "distinct", "attribute": name}
-
-    def number_comparison(
-        self, raw: Mapping[str, Any], where: str, flat: str
-    ) -> dict[str, Any] | None:
-        """``=`` on a number attribute: every ticket's value (aggregated by
-        ``partyAggregation``) the same, a ``skill_distance`` of limit 0, which no expansion
-        relaxes; ``!=`` (every value different) has no lobbysim kind."""
-        name = self.attribute(flat, f"{where}.measurements", ("number",))
-        operation = raw.get("operation")
-        if operation != "=":
-            reason = (
-                "every player's value different is no lobbysim rule on a number"
-                if operation == "!="
-                else "without a referenceValue FlexMatch compares players with '=' or '!='"
-            )
-            self.problem(f"{where}.operation: {quoted(operation)} on a number attribute: {reason}")
-            return None
-        party = self.party(raw, where)
-        if name is None or party is None:
-            return None
-        self.limit_property[str(raw.get("name"))] = (None, 1.0)
-        return {"kind": "skill_distance", "attribute": name, "limit": 0.0, "party": party}
-
-    def rule_collection(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
-        if self.unsupported(
-            raw,
-            where,
-            {
-                "referenceValue": "lobbysim intersects the players' lists with one another, "
-                "not with a reference list",
-                "maxCount": "lobbysim's overlap is a minimum of values in common",
-            },
-        ):
-            return None
-        operation = raw.get("operation")
-        if operation != "intersection":
-            self.problem(
-                f"{where}.operation: {quoted(operation)} is not supported by lobbysim (only "
-                "'intersection': the players' lists have at least minCount values in common)"
-            )
-            return None
-        flat = self.flat_attribute(raw, where)
-        if flat is None:
-            return None
-        name = self.attribute(flat, f"{where}.measurements", ("string_list",))
-        party = raw.get("partyAggregation", "union")
-        if party != "intersection":
-            self.problem(
-                f"{where}.partyAggregation: {quoted(party)} is not supported by lobbysim (a "
-                "union pools a party's lists before the intersection; lobbysim's overlap "
-                "intersects every player's list, which is FlexMatch's 'intersection': set it)"
-            )
-            return None
-        if "minCount" not in raw:
-            self.problem(f"{where}.minCount: an intersection rule needs one")
-            return None
-        count = self.number(raw["minCount"], f"{where}.minCount", whole=True, minimum=0)
-        if name is None or count is None:
-            return None
-        return {"kind": "overlap", "attribute": name, "limit": count}
 
     def rule_latency(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         if self.unsupported(

@@ -110,13 +110,18 @@ DIRECTIONS = ("ascending", "descending")
 MAP_KEYS = ("minValue", "maxValue")
 WORLD_KINDS = ("latency", "delta_ping")
 CLOCKS = ("oldest", "newest", "average", "own")
-AGGREGATIONS = ("average", "min", "max")
+#: A ticket's number (``average``, ``min``, ``max``), and a list kind's pooling of its
+#: members' lists (``LIST_PARTIES``): every ``party`` value.
+NUMBER_AGGREGATIONS = ("average", "min", "max")
+AGGREGATIONS = (*NUMBER_AGGREGATIONS, "union", "intersection")
 TEAM_AGGREGATIONS = ("average", "sum", "min", "max")
 ALGORITHMS = ("exact", "seed_greedy", "flexmatch")
 ATTRIBUTE_TYPES = ("number", "string", "string_list", "string_number_map")
 NUMBER_SOURCES = ("drawn", "rating", "skill")
 #: The number attribute every scenario has: the driving rater's mean.
 RATING = "rating"
+
+
 def limit_is_minimum(kind: str, op: str | None) -> bool:
     """Return whether a rule's limit is a minimum (else a maximum): ``compare`` by its ``op``
     (``>``/``>=``), a counting kind unless ``op`` is ``<=``, the others by kind."""
@@ -298,9 +303,20 @@ class RuleConfig:
         out += self._limit_problems(where)
         out += self._attribute_problems(where, attributes)
         out += self._field_problems(where, attributes)
-        parties = (*LIST_PARTIES, "average") if self.kind in LIST_KINDS else AGGREGATIONS
-        if self.party not in parties:
-            shown = LIST_PARTIES if self.kind in LIST_KINDS else AGGREGATIONS
+        lists = self.kind in LIST_KINDS
+        parties = (*LIST_PARTIES, "average") if lists else NUMBER_AGGREGATIONS
+        if self.party in AGGREGATIONS and self.party not in parties:
+            out.append(
+                f"{where}.party: {self.party!r} is for "
+                + (
+                    "numbers; a list kind pools a party's lists by union or intersection"
+                    if lists
+                    else f"list kinds; a rule of kind {self.kind} combines a party's numbers by "
+                    "average, min or max"
+                )
+            )
+        elif self.party not in parties:
+            shown = LIST_PARTIES if lists else NUMBER_AGGREGATIONS
             out.append(f"{where}.party: expected one of {', '.join(shown)}, got {self.party!r}")
         if self.team not in TEAM_AGGREGATIONS:
             out.append(
@@ -450,8 +466,10 @@ class RuleConfig:
         if self.key is not None or self.map_key is not None:
             field_name = "key" if self.key is not None else "map_key"
             return [f"{where}.{field_name}: {name!r} is a {found.type}, not a string_number_map"]
-        if kind in ("count", "contains", "compare") and (
-            self.value is None or self.value not in found.values
+        if (
+            wanted != "number"
+            and kind in ("count", "contains", "compare")
+            and (self.value is None or self.value not in found.values)
         ):
             return [
                 f"{where}.value: expected one of {name!r}'s values "
@@ -507,9 +525,7 @@ def rules_problems(
     return out
 
 
-def _statement_problems(
-    where: str, rule: RuleConfig, earlier: tuple[RuleConfig, ...]
-) -> list[str]:
+def _statement_problems(where: str, rule: RuleConfig, earlier: tuple[RuleConfig, ...]) -> list[str]:
     """Return what is wrong with a compound rule's statement: it reads, and names earlier
     rules that constrain (no sort rule)."""
     try:

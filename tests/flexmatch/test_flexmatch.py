@@ -471,20 +471,30 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
             "rules[1].type: 'xyz' is not a FlexMatch rule type",
         ),
         (
+            lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "or(S, S)"}),
+            "rules[1].statement: 'S' is a batchDistance rule, which FlexMatch does not allow",
+        ),
+        (
             lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "and(S)"}),
-            "rules[1].type: 'compound' is not supported by lobbysim (",
+            "rules[1].statement: 'and(S)': and(...) takes two or more arguments, got 1",
         ),
         (
             lambda d: d["rules"].append(
-                {"name": "D", "type": "distanceSort", "sortAttribute": "skill"}
+                {"name": "D", "type": "distanceSort", "sortAttribute": "platform"}
             ),
-            "rules[1].type: 'distanceSort' is not supported by lobbysim (",
+            "rules[1].sortAttribute: 'platform' is a string attribute; this rule reads a number",
         ),
         (
             lambda d: d["rules"].append(
-                {"name": "A", "type": "absoluteSort", "sortAttribute": "skill"}
+                {"name": "A", "type": "absoluteSort", "sortAttribute": "skill", "mapKey": "x"}
             ),
-            "rules[1].type: 'absoluteSort' is not supported by lobbysim (",
+            "rules[1].mapKey: only for a string_number_map attribute ('skill' is a number)",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {"name": "A", "type": "absoluteSort", "sortAttribute": "skill", "sortDirection": 1}
+            ),
+            "rules[1].sortDirection: expected ascending or descending, got 1",
         ),
         (
             lambda d: d["teams"][0].update(minPlayers=2),
@@ -571,10 +581,6 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
             "algorithm.expansionAgeSelection: expected newest or oldest",
         ),
         (
-            lambda d: d["playerAttributes"].append({"name": "m", "type": "string_number_map"}),
-            "playerAttributes[3].type: 'string_number_map' is not supported by lobbysim",
-        ),
-        (
             lambda d: d["playerAttributes"].append({"name": "m", "type": "float"}),
             "playerAttributes[3].type: expected one of number, string, string_list",
         ),
@@ -602,11 +608,51 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
                     "name": "Min",
                     "type": "comparison",
                     "measurements": ["flatten(teams[*].players.attributes[skill])"],
+                    "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+                    "operation": ">=",
+                }
+            ),
+            "rules[1].referenceValue: 'avg(flatten(teams[*].players.attributes[skill]))' is "
+            "computed from the match; lobbysim's compare rule holds each ticket's value against "
+            "a constant",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Min",
+                    "type": "comparison",
+                    "measurements": ["avg(flatten(teams[*].players.attributes[skill]))"],
                     "referenceValue": 10,
                     "operation": ">=",
                 }
             ),
-            "rules[1].referenceValue: not supported by lobbysim (a comparison with a reference",
+            "rules[1].measurements: 'avg(flatten(teams[*].players.attributes[skill]))' against a "
+            "constant bounds a figure of the whole match, which no lobbysim rule does",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Red",
+                    "type": "comparison",
+                    "measurements": ["teams[red].players.attributes[skill]"],
+                    "referenceValue": 10,
+                    "operation": ">=",
+                }
+            ),
+            "rules[1].measurements: 'teams[red].players.attributes[skill]' is not a form lobbysim "
+            "reads: flatten(teams[*].players.attributes[X]) (it names the team 'red'",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Pc",
+                    "type": "comparison",
+                    "measurements": ["flatten(teams[*].players.attributes[platform])"],
+                    "referenceValue": "pc",
+                    "operation": ">",
+                }
+            ),
+            "rules[1].operation: a string attribute compares with '=' or '!=', got '>'",
         ),
         (
             lambda d: d["rules"].append(
@@ -641,9 +687,35 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
                     "operation": "intersection",
                     "measurements": ["flatten(teams[*].players.attributes[maps])"],
                     "minCount": 1,
+                    "partyAggregation": "avg",
                 }
             ),
-            "rules[1].partyAggregation: 'union' is not supported by lobbysim",
+            "rules[1].partyAggregation: a collection pools a party's lists by union (the default) "
+            "or intersection, got 'avg'",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Maps",
+                    "type": "collection",
+                    "operation": "reference_intersection_count",
+                    "measurements": ["flatten(teams[*].players.attributes[maps])"],
+                    "referenceValue": "set_intersection(flatten(teams[*].players.attributes[maps]))",
+                    "minCount": 1,
+                }
+            ),
+            "rules[1].referenceValue: lobbysim reads a constant list of strings here",
+        ),
+        (
+            lambda d: d["rules"].append(
+                {
+                    "name": "Maps",
+                    "type": "collection",
+                    "operation": "intersection",
+                    "measurements": ["flatten(teams[*].players.attributes[maps])"],
+                }
+            ),
+            "rules[1].minCount: a collection rule needs a minCount or a maxCount",
         ),
         (
             lambda d: d["rules"].append(
@@ -652,11 +724,11 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
                     "type": "collection",
                     "operation": "contains",
                     "measurements": ["flatten(teams[*].players.attributes[maps])"],
-                    "referenceValue": "a",
+                    "referenceValue": ["a"],
                     "minCount": 1,
                 }
             ),
-            "rules[1].referenceValue: not supported by lobbysim",
+            'rules[1].referenceValue: contains looks for one constant value, got ["a"]',
         ),
         (
             lambda d: d["rules"].append(
@@ -902,7 +974,7 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
         ),
         (
             lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "x"}),
-            "rules[2].type: 'compound' is not supported by lobbysim",
+            "rules[2].statement: 'x' names no rule listed before it",
         ),
         (lambda d: d["teams"][0].update(minPlayers=4), "teams[0].minPlayers: 4 differs"),
         (
@@ -1053,15 +1125,16 @@ def test_team_averages_in_a_free_for_all_are_still_one_line_naming_the_teams() -
 @pytest.mark.parametrize(
     ("measurements", "reference"),
     [
-        (["count(teams[red].players)"], "count(teams[blue].players)"),
         (["count(teams[*].players)"], 4),
         (["avg(teams[*].players.attributes[skill])"], "count( teams[blue].players )"),
+        (["count(teams[red].players)"], "count(teams[red].players)"),
     ],
 )
-def test_a_comparison_of_team_sizes_is_refused_for_what_it_is(
+def test_a_comparison_of_team_sizes_other_than_the_idiom_is_refused_for_what_it_is(
     measurements: list[str], reference: object
 ) -> None:
-    """The EqualTeamSizes idiom was refused as 'bounds each player's value by a constant'."""
+    """Only count(teams[a].players) = count(teams[b].players) reads; others say so (they were
+    refused as 'bounds each player's value by a constant')."""
     rule = {
         "name": "EqualTeamSizes",
         "type": "comparison",
@@ -1070,24 +1143,10 @@ def test_a_comparison_of_team_sizes_is_refused_for_what_it_is(
         "operation": "=",
     }
     (line,) = problems(ruleset([rule]))
-    assert line == (
-        "flexmatch: rules[0].measurements: a comparison of team sizes (count(teams[...].players)) "
-        "is not supported by lobbysim: its teams have fixed sizes, where such a rule always "
-        "holds, and it does not model teams of a range of sizes yet"
+    assert line.startswith(
+        "flexmatch: rules[0].measurements: a comparison of team sizes reads only as "
+        "count(teams[a].players) = count(teams[b].players), two teams' sizes equal; got "
     )
-
-
-def test_a_comparison_with_a_constant_is_still_refused_as_a_bound_on_each_value() -> None:
-    rule = {
-        "name": "Veterans",
-        "type": "comparison",
-        "measurements": ["flatten(teams[*].players.attributes[skill])"],
-        "referenceValue": 1000,
-        "operation": ">=",
-    }
-    (line,) = problems(ruleset([rule]))
-    assert "rules[0].referenceValue: not supported by lobbysim" in line
-    assert "bounds each player's value by a constant" in line
 
 
 def test_equal_on_a_number_attribute_is_a_skill_distance_of_limit_zero() -> None:
