@@ -15,7 +15,6 @@ from typing import Any
 _STATEMENT = re.compile(r"\s*(and|or|xor|not)\s*\(|\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*|\s*([,)])")
 
 
-
 def parse_statement(text: str) -> tuple[Any, list[str]]:
     """Return a compound rule's statement as a tree (a rule's name, or ``(op, [children])``)
     and the names it uses, in order.
@@ -30,7 +29,7 @@ def parse_statement(text: str) -> tuple[Any, list[str]]:
             break
         match = _STATEMENT.match(text, at)
         if match is None:
-            raise ValueError(f"cannot read {text[at:at + 20]!r} at character {at}")
+            raise ValueError(f"cannot read {text[at : at + 20]!r} at character {at}")
         if match[1]:
             tokens.append(("op", match[1]))
         elif match[2]:
@@ -69,3 +68,11 @@ def parse_statement(text: str) -> tuple[Any, list[str]]:
     if position != len(tokens):
         raise ValueError(f"unexpected {tokens[position][1]!r} after the statement")
     return tree, names
+
+
+def format_statement(tree: Any) -> str:
+    """Return a statement tree written canonically: ``or(and(A, B), not(C))``."""
+    if isinstance(tree, str):
+        return tree
+    op, children = tree
+    return f"{op}({', '.join(format_statement(c) for c in children)})"
