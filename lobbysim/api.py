@@ -53,14 +53,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lobbysim.commands.run import AUTO, auto_rule
+from lobbysim.commands.run import AUTO, auto_rule, run_in_memory
 from lobbysim.commands.run import run as run_command
 from lobbysim.commands.run_folder import RunFolder, load_run
-from lobbysim.commands.run_scenario import RunError, check_scenario, compare_policies
+from lobbysim.commands.run_scenario import RunError, api_rule_variants, compare_policies
 from lobbysim.commands.sweep import build_sweep, default_folder, run_sweep
 from lobbysim.experiments.costs import run_cost
-from lobbysim.experiments.replications import run_experiment
-from lobbysim.experiments.sequential import Rule, run_until_precise
+from lobbysim.experiments.sequential import Rule
 from lobbysim.experiments.simulation import simulate as simulate_one
 from lobbysim.experiments.sweeps import SweepOutcome
 from lobbysim.reporting.notebook import (
@@ -261,8 +260,10 @@ def compare(
     overrides: Overrides = None,
     precision: float | None = None,
     max_replications: int | None = None,
+    rules: str | Sequence[str | os.PathLike[str]] | None = None,
 ) -> NotebookExperimentResult:
-    """Compare policies on common random numbers, as ``lobbysim compare`` does.
+    """Compare policies, or FlexMatch rule sets, on common random numbers, as ``lobbysim
+    compare`` does.
 
     Args:
         scenario: see :func:`load_scenario`.
@@ -289,6 +290,11 @@ def compare(
             folder under ``outputs/`` as the command does; False without ``out``: nothing.
         progress: as in :func:`simulate`: the runs, counted with their fractions.
         overrides: see :func:`load_scenario`.
+        rules: FlexMatch rule-set files (or one comma-separated text) to compare instead of
+            policies, as ``lobbysim compare --rules`` does: the scenario (a file's path or a
+            bundled name) read with each as its rule set, in place of its rules, with its own
+            policy; each goes by its file's stem, the first is the reference, the result's
+            ``kind`` is ``"rule set"``. Not with ``policies``.
 
     Returns:
         An :class:`~lobbysim.experiments.ExperimentResult`: ``summary`` (per policy and
@@ -322,7 +328,11 @@ def compare(
         ...  draw_chance  2
         ...         fifo  2
     """
-    chosen = load_scenario(scenario, overrides=overrides)
+    variants = api_rule_variants(scenario, rules, policies, overrides, seed)
+    if variants is not None:
+        chosen = next(iter(variants.scenarios.values()))
+    else:
+        chosen = load_scenario(scenario, overrides=overrides)
     auto = replications == AUTO
     if not auto:
         _whole("replications", replications, 1, MAX_REPLICATIONS)
@@ -344,9 +354,11 @@ def compare(
         except RunError as exc:
             raise ValueError(str(exc)) from None
     given = _policy_list(policies)
-    specs, why = compare_policies(chosen, given, "policies")
-    if not given:
-        display.note(why)
+    specs: list[PluginSpec] = []
+    if variants is None:
+        specs, why = compare_policies(chosen, given, "policies")
+        if not given:
+            display.note(why)
     if out is not None or report:
         folder, result = run_command(
             chosen,
@@ -354,6 +366,7 @@ def compare(
             precision=precision,
             max_replications=max_replications,
             policies=specs,
+            variants=variants,
             out=None if out is None else Path(out),
             jobs=jobs,
             progress=display,
@@ -367,30 +380,10 @@ def compare(
             "out: the scenario streams its records (records.stream: true); give out, the "
             "folder to write them to"
         )
-    if rule is not None:
-        check_scenario(chosen, specs, held_runs=rule.max_replications * len(specs))
-        try:
-            result, _ = run_until_precise(
-                chosen, specs, rule, headline, jobs=jobs, progress=display, note=display.note
-            )
-        except ValueError as exc:
-            raise ValueError(f"replications auto: {exc}") from None
-        return NotebookExperimentResult.of(result)
-    check_scenario(chosen, specs)
     count = None if isinstance(replications, str) else replications
-    estimate = RemainingTime() if display.fine else None
-    left = None if estimate is None else estimate.left
-    decimals = 1 if display.fine else 0
-    with display.stage("compare", "runs", decimals=decimals, estimate=left) as update:
-        result = run_experiment(
-            chosen,
-            specs,
-            count,
-            jobs=jobs,
-            progress=update,
-            partial=display.fine,
-            estimate=estimate,
-        )
+    result = run_in_memory(
+        chosen, specs, variants, count, rule, headline, jobs=jobs, progress=display
+    )
     return NotebookExperimentResult.of(result)
 
 

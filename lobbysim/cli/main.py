@@ -21,9 +21,11 @@ from lobbysim import __version__
 from lobbysim.cli.options import (
     UserError,
     auto_options,
+    check_input_file,
     display,
     policy_names,
     print_wrapped,
+    rule_files,
     run_replications,
     say_which_file,
     scenario_options,
@@ -79,15 +81,16 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
             "(new or empty; default: outputs/<scenario name>-<UTC time>)."
         ),
     )
-    run.set_defaults(handler=_run, policies=None)
+    run.set_defaults(handler=_run, policies=None, rules=None)
     compare = subparsers.add_parser(
         "compare",
         parents=[common],
-        help="compare policies on common random numbers, with confidence intervals",
+        help="compare policies (or FlexMatch rule sets) on common random numbers, with "
+        "confidence intervals",
         description=(
-            "Run the scenario once per policy on the same replication seeds (common random "
-            "numbers) and report each metric's mean with a 95%% interval and the paired "
-            "differences from the first policy."
+            "Run the scenario once per policy, or once per FlexMatch rule set (--rules), on the "
+            "same replication seeds (common random numbers) and report each metric's mean with "
+            "a 95%% interval and the paired differences from the first."
         ),
     )
     compare.add_argument(
@@ -97,6 +100,15 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "'draw_chance,knowledge_gradient(gamma=0.95)'; the first is the reference of the paired "
         "differences (default: the scenario's compare: section, else its own policy and the "
         "baselines uniform_random and oracle)",
+    )
+    compare.add_argument(
+        "--rules",
+        default=None,
+        metavar="A.json,B.json,...",
+        help="comma-separated FlexMatch rule-set files: run the scenario under each in place of "
+        "its rules (as --set matchmaker.rules.flexmatch=FILE does), with its own policy; each "
+        "goes by its file's stem, and the first is the reference of the paired differences "
+        "(not with --policies)",
     )
     compare.set_defaults(handler=_run)
     validate = subparsers.add_parser(
@@ -143,6 +155,14 @@ def _run(args: argparse.Namespace) -> int:
     from lobbysim.scenario import ScenarioError
 
     policies = policy_names(args.policies)
+    rules = rule_files(args.rules)
+    if rules and policies:
+        raise UserError(
+            "--rules and --policies together: compare rule sets (each with the scenario's "
+            "policy) or policies, not both"
+        )
+    for file in rules:
+        check_input_file("--rules", Path(file))
     replications = run_replications(args.replications)
     precision, cap = auto_options(args)
     jobs = args.jobs if args.jobs is not None else default_jobs()
@@ -163,6 +183,7 @@ def _run(args: argparse.Namespace) -> int:
             command=command,
             compare=args.command == "compare",
             note=print_wrapped,
+            rules=rules,
         )
     except (RunError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None

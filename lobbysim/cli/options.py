@@ -1,6 +1,6 @@
 """The options and argument helpers the ``lobbysim`` subcommands share (lobbysim/cli/main.py and
 lobbysim/cli/studies.py): a scenario command's options, ``--quiet`` and the progress display,
-``--replications`` and ``--policies`` parsed with one-line errors (:class:`UserError`).
+``--replications``, ``--policies`` and ``--rules`` parsed with one-line errors (:class:`UserError`).
 """
 
 from __future__ import annotations
@@ -216,6 +216,19 @@ def policy_names(option: str | None) -> list[str]:
             f"got {option!r}"
         )
     return names
+
+
+def rule_files(option: str | None) -> list[str]:
+    """Return the files of a ``--rules a.json,b.json`` option (empty if it was not given)."""
+    if option is None:
+        return []
+    files = [part.strip() for part in option.split(",")]
+    if not all(files):
+        raise UserError(
+            f"--rules: expected comma-separated FlexMatch rule-set files, e.g. a.json,b.json, "
+            f"got {option!r}"
+        )
+    return files
 
 
 def say_which_file(scenario: Path) -> None:

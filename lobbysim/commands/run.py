@@ -22,19 +22,35 @@ Policies are names or specs with parameters, ``knowledge_gradient(gamma=0.95)``
 folder is that label made a safe folder name (``records/knowledge_gradient-gamma=0.95/``).
 :func:`~lobbysim.commands.run_scenario.compare_policies` says what ``compare`` runs without
 ``--policies``.
+
+A comparison of FlexMatch rule sets (``compare --rules a.json,b.json``, ``run(rules=...)``, or a
+``compare: {rules: [...]}`` section) compares *variants* of another kind: the scenario read
+with each file as its rule set (:func:`~lobbysim.commands.run_scenario.rule_variants`), its own
+policy for all, each labelled by the file's stem; the tables, records and report are a policy
+comparison's, the labels the rule sets'. Its folder keeps a copy of each file,
+``rules/<label>.json``, and its ``scenario.yaml`` names the first copy as its rule set
+(``matchmaker.rules: {flexmatch: rules/<first>.json, attributes: ...}``) and every copy in a
+``compare: {rules: [...]}`` section, so that ``lobbysim run scenario.yaml`` runs the baseline and
+``lobbysim compare scenario.yaml`` repeats the comparison: :func:`write_run_folder` says why
+copies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from lobbysim.commands.run_folder import rule_copy
 from lobbysim.commands.run_scenario import (
     RunError,
     check_scenario,
     compare_policies,
+    rule_variants,
 )
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.experiments.sequential import (
@@ -45,15 +61,18 @@ from lobbysim.experiments.sequential import (
     first_batch,
     run_until_precise,
 )
+from lobbysim.experiments.variants import RULE_SET, Variants
 from lobbysim.records.files import write_frames
 from lobbysim.records.outputs import out_folder_problem, timestamped, write_atomically
 from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.registry import PluginError
-from lobbysim.running.progress import ProgressLike, as_progress
+from lobbysim.running.progress import Progress, ProgressLike, as_progress
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
+from lobbysim.scenario.bundled import find_scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.loading import load_run_scenario
+from lobbysim.scenario.rules import RATING
 from lobbysim.scenario.specs import policy_spec, record_folders
 from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import check_run_options
@@ -111,6 +130,8 @@ def run(
     compare: bool = False,
     report: bool = True,
     note: Callable[[str], None] | None = None,
+    rules: Sequence[str | Path] = (),
+    variants: Variants | None = None,
 ) -> tuple[Path, ExperimentResult]:
     """Run (or, with ``policies`` or ``compare``, compare) a scenario and write its folder;
     return both.
@@ -139,6 +160,18 @@ def run(
         report: write the report (``report.md``, ``report.html``, figures) too.
         note: called with one line saying which policies a comparison without ``policies``
             runs, and why, and with ``"auto"`` with the lines of the procedure.
+        rules: compare these FlexMatch rule-set files (the first is the baseline) on common
+            random numbers, each in place of the scenario's rules with its own policy, as
+            ``--set matchmaker.rules.flexmatch=FILE`` runs it (see the module docstring); not
+            with ``policies``. Without ``rules`` or ``policies``, a comparison runs the
+            scenario's ``compare: {rules: [...]}`` section if it has one.
+        variants: compare these, already read (:func:`lobbysim.commands.run_scenario.
+            rule_variants`: the Python API's, with its overrides), instead of ``rules`` or
+            ``policies``; ``path`` is then their first scenario.
+
+    Raises:
+        RunError, ScenarioError, PluginError: a problem with the arguments, the scenario or a
+            rule-set file (one line each, naming it); nothing is written then.
     """
     auto = replications == AUTO
     if not auto and (precision is not None or max_replications is not None):
@@ -149,15 +182,43 @@ def run(
             f"{given}: {value} is for --replications auto only (--replications: {asked})"
         )
     check_run_options(seed=seed, replications=None if auto else replications, jobs=jobs)
+    if rules and policies:
+        raise RunError(
+            "--rules and --policies together: compare rule sets (each with the scenario's "
+            "policy) or policies, not both"
+        )
+    if variants is not None and (rules or policies):
+        raise RunError("variants: not with rules or policies")
+    prebuilt = variants is not None
     if isinstance(path, Scenario):
+        if rules:
+            raise RunError(
+                "--rules: a comparison of rule sets reads the scenario's file with each (as --set "
+                "matchmaker.rules.flexmatch=FILE does): give its path, not a Scenario"
+            )
         scenario = as_scenario(path, list(sets)) if sets else path
         path = f"scenario {path.name!r}"
+    elif rules:
+        variants = rule_variants(path, [str(r) for r in rules], sets, seed=seed)
     else:
         scenario = load_run_scenario(path, sets)
+        listed = scenario.compare.rules if scenario.compare is not None else None
+        if listed:  # named from the scenario file's folder
+            files = [os.path.join(find_scenario(path).parent, f) for f in listed]
+            if compare and not policies:
+                variants = rule_variants(path, files, sets, seed=seed, where="compare.rules")
+            else:  # kept resolved, for the folder's scenario.yaml
+                scenario = scenario.replace(compare=CompareConfig(rules=tuple(files)))
+    if variants is not None:
+        scenario = next(iter(variants.scenarios.values()))
+        if note is not None:
+            source = "the scenario's compare: section"
+            source = "--rules" if rules else "rules" if prebuilt else source
+            note(_rules_note(variants, source))
     if seed is not None:
         scenario = scenario.replace(seed=seed)
     specs: list[PluginSpec] = []
-    if policies or compare:
+    if variants is None and (policies or compare):
         try:
             specs, why = compare_policies(scenario, policies)
         except ScenarioError as exc:
@@ -172,13 +233,20 @@ def run(
     try:
         # the record frames kept until the folder is written: the first replication's of each
         # policy (its records/<policy>/); the others keep their metrics and figure data only
-        held = len(specs or [1])
-        check_scenario(scenario, specs, held_runs=held)
+        held = len(variants.scenarios) if variants is not None else len(specs or [1])
+        check_scenario(
+            scenario,
+            specs,
+            variants=variants.scenarios if variants is not None else None,
+            held_runs=held,
+        )
     except PluginError as exc:
         raise PluginError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
     out_path = (
         Path(out) if out is not None else timestamped(Path("outputs"), folder_label(scenario.name))
     )
+    # the rule-set files as read now, copied into the folder (write_run_folder)
+    texts = _rule_texts(variants) if variants is not None else None
     problem = out_folder_problem(out_path)
     if problem is not None:
         raise RunError(f"--out: {problem}")
@@ -190,7 +258,8 @@ def run(
 
     def run_and_write(tmp: Path) -> None:
         # streamed records go straight into the temporary folder's records/
-        what = "compare" if len(specs) > 1 else "run"
+        compared = len(variants.scenarios) if variants is not None else len(specs)
+        what = "compare" if compared > 1 else "run"
         records_root = tmp / "records" if scenario.records.stream else None
         if rule is not None:
             try:
@@ -205,14 +274,17 @@ def run(
                     records_root=records_root,
                     note=note,
                     keep=keep,
+                    variants=variants,
                 )
             except ValueError as exc:
                 raise RunError(f"--replications auto: {exc}") from None
             holder.append(result)
-            write_run_folder(result, tmp, command, report=report, progress=display)
+            write_run_folder(
+                result, tmp, command, report=report, progress=display, rule_texts=texts
+            )
             reached.frame().to_csv(tmp / "precision.csv", index=False)
             return
-        total = max(len(specs), 1) * count
+        total = max(compared, 1) * count
         decimals = 1 if display.fine else 0
         estimate = RemainingTime() if display.fine else None
         left = None if estimate is None else estimate.left
@@ -227,9 +299,10 @@ def run(
                 partial=display.fine,
                 estimate=estimate,
                 keep=keep,
+                variants=variants,
             )
         holder.append(result)
-        write_run_folder(result, tmp, command, report=report, progress=display)
+        write_run_folder(result, tmp, command, report=report, progress=display, rule_texts=texts)
 
     try:
         write_atomically(out_path, run_and_write)
@@ -245,6 +318,7 @@ def write_run_folder(
     *,
     report: bool = True,
     progress: ProgressLike = None,
+    rule_texts: Mapping[str, bytes] | None = None,
 ) -> None:
     """Write a run's files into ``folder`` (see the module docstring); ``report=False`` leaves
     out the report, ``progress`` shows the records and the report being written.
@@ -253,18 +327,35 @@ def write_run_folder(
     (:func:`lobbysim.scenario.specs.record_folders`). A comparison's ``scenario.yaml`` lists
     its policies in a ``compare:`` section, so that ``lobbysim compare scenario.yaml`` repeats
     it.
+
+    A comparison of rule sets (``result.kind``) copies each rule-set file (``rule_texts``, its
+    bytes as read for the run, by label; default: read from ``result.sources`` now) to
+    ``rules/<label>.json`` and names the copies (:func:`_rule_set_data`). Copies rather than
+    absolute paths: the folder is then whole, as the rest of it is: it repeats the comparison
+    after it is moved, shared or archived, and with the rule sets as they were run, not as the
+    files read after a later edit (an absolute path would break on the first and silently
+    change on the second).
     """
     from lobbysim.reporting.run import write_report
 
     display = as_progress(progress)
     scenario = result.scenario.replace(replications=len(result.seeds))
-    if len(result.policies) > 1:
-        compared = tuple(policy_spec(label) for label in result.policies)
-        scenario = scenario.replace(compare=CompareConfig(compared))
+    if result.kind == RULE_SET:
+        data = _rule_set_data(result, folder, scenario, rule_texts)
+        head = (
+            "# The scenario of this comparison of FlexMatch rule sets, as run under the first, "
+            f"{result.baseline}:\n# lobbysim run scenario.yaml runs it; lobbysim compare "
+            "scenario.yaml repeats the comparison\n# (compare.rules: the rule sets, copied into "
+            "rules/).\n"
+        )
+    else:
+        if len(result.policies) > 1:
+            compared = tuple(policy_spec(label) for label in result.policies)
+            scenario = scenario.replace(compare=CompareConfig(compared))
+        data = scenario.to_dict()
+        head = "# The resolved scenario of this run: lobbysim run scenario.yaml repeats it.\n"
     (folder / "scenario.yaml").write_text(
-        "# The resolved scenario of this run: lobbysim run scenario.yaml repeats it.\n"
-        + yaml.safe_dump(scenario.to_dict(), sort_keys=False),
-        encoding="utf-8",
+        head + yaml.safe_dump(data, sort_keys=False), encoding="utf-8"
     )
     result.metrics.to_csv(folder / "replications.csv", index=False)
     result.summary.to_csv(folder / "summary.csv", index=False)
@@ -298,3 +389,122 @@ def run_summary(result: ExperimentResult, folder: Path) -> str:
     from lobbysim.reporting.headline import terminal_summary
 
     return terminal_summary(result, folder)
+
+
+def _rules_note(variants: Variants, source: str) -> str:
+    """Return the line saying which rule sets a comparison runs, from where, with which
+    policy."""
+    labels = list(variants.scenarios)
+    policy = next(iter(variants.scenarios.values())).matchmaker.policy.name
+    files = ", ".join(f"{label} ({variants.sources[label]})" for label in labels)
+    return (
+        f"compare: the FlexMatch rule sets {files} ({source}), each with the scenario's policy "
+        f"{policy}; the reference of the differences: {labels[0]}"
+    )
+
+
+def _rule_texts(variants: Variants) -> dict[str, bytes]:
+    """Return each rule set's file as it is now (just read for the run), by label."""
+    try:
+        return {label: Path(file).read_bytes() for label, file in variants.sources.items()}
+    except OSError as exc:
+        raise RunError(f"--rules: {exc.filename}: cannot read the file: {exc.strerror}") from None
+
+
+def _rule_set_data(
+    result: ExperimentResult,
+    folder: Path,
+    scenario: Scenario,
+    texts: Mapping[str, bytes] | None,
+) -> dict[str, Any]:
+    """Copy a comparison's rule sets into ``folder/rules/`` and return the data of its
+    ``scenario.yaml``: ``scenario`` (the first rule set's, as run) with its rules named as that
+    rule set's copy, ``matchmaker.rules: {flexmatch: rules/<first>.json, attributes: ...}``,
+    and every copy in ``compare.rules``.
+
+    The attributes the rule set declares move from the scenario's ``attributes`` into the
+    reference's bindings, and the game fields its teams give (equal to the scenario's) are left
+    to it, so that the file reads back into ``scenario`` and another rule set read with it
+    (``compare.rules``) binds its attributes and gives its teams as ``--set
+    matchmaker.rules.flexmatch=`` does.
+    """
+    from lobbysim.flexmatch import read_flexmatch
+
+    if texts is None:
+        texts = {label: Path(file).read_bytes() for label, file in result.sources.items()}
+    copies = {label: rule_copy(result.policies, label) for label in result.policies}
+    (folder / "rules").mkdir()
+    for label, copy in copies.items():
+        (folder / copy).write_bytes(texts[label])
+    first = copies[result.baseline]
+    imported = read_flexmatch(json.loads(texts[result.baseline]), None, label=first)
+    data = scenario.replace(compare=None).to_dict()
+    own = dict(data.get("attributes") or {})
+    bindings = {name: own.pop(name) for name in imported.declared if name in own}
+    if RATING in imported.declared:
+        bindings[RATING] = {"source": "rating"}
+    data.pop("attributes", None)
+    if own:
+        data["attributes"] = own
+    game = data["game"]
+    for key, value in imported.game.items():
+        if game.get(key) == value:
+            del game[key]
+    reference: dict[str, Any] = {"flexmatch": first}
+    if bindings:
+        reference["attributes"] = bindings
+    data["matchmaker"]["rules"] = reference
+    data["compare"] = {"rules": list(copies.values())}
+    return data
+
+
+def run_in_memory(
+    scenario: Scenario,
+    specs: Sequence[PluginSpec],
+    variants: Variants | None,
+    replications: int | None,
+    rule: Rule | None,
+    headline: Sequence[str],
+    *,
+    jobs: int,
+    progress: Progress,
+) -> ExperimentResult:
+    """Run a comparison without writing a folder (:func:`lobbysim.compare` without ``out``):
+    ``specs`` (the policies) or ``variants`` (rule sets, say), checked first; with ``rule``,
+    until the ``headline`` metrics are precise (:func:`run_until_precise`), else
+    ``replications`` (None: the scenario's)."""
+    compared = dict(variants.scenarios) if variants is not None else None
+    policies = None if variants is not None else specs
+    count = len(compared) if compared is not None else len(specs)
+    if rule is not None:
+        held = rule.max_replications * count
+        check_scenario(scenario, specs, variants=compared, held_runs=held)
+        try:
+            result, _ = run_until_precise(
+                scenario,
+                policies,
+                rule,
+                headline,
+                jobs=jobs,
+                progress=progress,
+                note=progress.note,
+                variants=variants,
+            )
+        except ValueError as exc:
+            raise ValueError(f"replications auto: {exc}") from None
+        return result
+    check_scenario(scenario, specs, variants=compared)
+    estimate = RemainingTime() if progress.fine else None
+    left = None if estimate is None else estimate.left
+    decimals = 1 if progress.fine else 0
+    with progress.stage("compare", "runs", decimals=decimals, estimate=left) as update:
+        return run_experiment(
+            scenario,
+            policies,
+            replications,
+            jobs=jobs,
+            progress=update,
+            partial=progress.fine,
+            estimate=estimate,
+            variants=variants,
+        )

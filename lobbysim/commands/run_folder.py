@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.experiments.variants import POLICY, RULE_SET
 from lobbysim.records.outputs import OutputFileError, decode_problem, read_manifest, verify_file
 from lobbysim.records.reader import read_records
 from lobbysim.records.rows import RECORD_COLUMNS
@@ -48,7 +49,10 @@ class RunFolder:
         summary: ``summary.csv``, per policy and metric the mean with a 95% interval.
         differences: ``differences.csv``, each policy minus the first, paired (None for a run
             of one policy).
-        policies: the policies' labels, the first being the reference.
+        policies: the policies' labels, the first being the reference; of a comparison of
+            FlexMatch rule sets, the rule sets' (``kind``).
+        kind: ``policy``, or ``rule set`` for a comparison of rule sets (its ``scenario.yaml``
+            names the copies of the files, ``rules/<label>.json``, in ``compare.rules``).
     """
 
     folder: Path
@@ -57,6 +61,7 @@ class RunFolder:
     summary: pd.DataFrame
     differences: pd.DataFrame | None
     policies: list[str]
+    kind: str = POLICY
     _cache: dict[tuple[str, int], dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
 
     @property
@@ -74,8 +79,17 @@ class RunFolder:
     def as_result(self) -> ExperimentResult:
         """Return the folder's tables as an :class:`~lobbysim.experiments.ExperimentResult`
         whose ``runs`` are empty (the records stay in the folder: :meth:`records`)."""
+        sources = {}
+        if self.kind == RULE_SET:
+            sources = {p: rule_copy(self.policies, p) for p in self.policies}
         return folder_result(
-            self.scenario, self.replications, self.summary, self.differences, self.policies
+            self.scenario,
+            self.replications,
+            self.summary,
+            self.differences,
+            self.policies,
+            self.kind,
+            sources,
         )
 
     @property
@@ -208,14 +222,25 @@ def load_run(folder: str | os.PathLike[str]) -> RunFolder:
     replications = table("replications.csv")
     differences = table("differences.csv") if (path / "differences.csv").is_file() else None
     verify_file(path / "scenario.yaml", manifest)
+    scenario = load_scenario_file(path / "scenario.yaml")
+    labels = [str(p) for p in dict.fromkeys(replications["policy"])]
+    compared = scenario.compare.rules if scenario.compare is not None else None
+    copies = [rule_copy(labels, label) for label in labels]
     return RunFolder(
         folder=path,
-        scenario=load_scenario_file(path / "scenario.yaml"),
+        scenario=scenario,
         replications=replications,
         summary=table("summary.csv"),
         differences=differences,
-        policies=[str(p) for p in dict.fromkeys(replications["policy"])],
+        policies=labels,
+        kind=RULE_SET if compared is not None and list(compared) == copies else POLICY,
     )
+
+
+def rule_copy(labels: Sequence[str], label: str) -> str:
+    """Return where a comparison of rule sets' folder keeps the copy of the rule set ``label``
+    (one of ``labels``), from the folder: ``rules/<its records folder's name>.json``."""
+    return f"rules/{record_folders(labels)[label]}.json"
 
 
 #: The columns of a run folder's tables that every row fills in: a missing one is a damaged file.

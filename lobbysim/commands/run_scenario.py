@@ -1,7 +1,9 @@
 """The scenario of a run checked before it runs, for ``lobbysim run``, ``compare``, ``sweep``,
 ``tune`` and the Python API: every problem of its plug-ins, its memory and its lobby reported at
 once (user classes checked by reference unless imported), the policies a comparison runs, and the
-settings that are valid but probably not what was meant. Loading the file is the scenario's
+settings that are valid but probably not what was meant; the scenarios of a comparison of
+FlexMatch rule sets (:func:`rule_variants`: ``lobbysim compare --rules a.json,b.json``, or a
+``compare: {rules: [...]}`` section). Loading the file is the scenario's
 (:func:`lobbysim.scenario.loading.load_run_scenario`); building the lobby is the engine's
 (:mod:`lobbysim.sim.components`), and the policies of a comparison the experiments'
 (:mod:`lobbysim.experiments.replications`), so this sits above both.
@@ -10,7 +12,9 @@ settings that are valid but probably not what was meant. Loading the file is the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +25,7 @@ from lobbysim.experiments.replications import (
     policy_scenarios,
     with_policy,
 )
+from lobbysim.experiments.variants import RULE_SET, Variants
 from lobbysim.players.population import Population
 from lobbysim.records.files import format_problem
 from lobbysim.registry import PluginError
@@ -29,7 +34,9 @@ from lobbysim.scenario import (
     Scenario,
     ScenarioError,
 )
-from lobbysim.scenario.loading import plugin_problems
+from lobbysim.scenario.inputs import as_scenario
+from lobbysim.scenario.loading import key_in, load_run_scenario, plugin_problems
+from lobbysim.scenario.parse import parse_override
 from lobbysim.scenario.plugin_fields import policy_problems, user_plugins
 from lobbysim.scenario.plugins import build_raters
 from lobbysim.scenario.specs import resolve_policies, spec_label
@@ -138,6 +145,11 @@ def compare_policies(
         if problems:
             raise RunError("\n".join(problems))
         return specs, f"compare: {', '.join(spec_label(s) for s in specs)} ({where})"
+    if scenario.compare is not None and scenario.compare.rules:
+        raise RunError(
+            "compare.rules: a comparison of rule sets reads the scenario's file with each rule "
+            "set: give the file (lobbysim compare FILE), or --policies to compare policies"
+        )
     if scenario.compare is not None:
         specs = resolve_policies(own, scenario.compare.policies, "compare.policies")
         problems = policy_problems(specs, "compare.policies")
@@ -202,3 +214,122 @@ def scenario_warnings(scenario: Scenario) -> list[str]:
     """Return one line per setting that is valid but probably not what was meant."""
     warnings = [newcomer_threshold_warning(scenario)]
     return [w for w in warnings if w is not None]
+
+
+RULE_FILE_KEY = "matchmaker.rules.flexmatch"
+"""The field a comparison of rule sets sets per variant, as ``--set`` of it does."""
+
+
+def rule_labels(files: Sequence[str | Path]) -> list[str]:
+    """Return the label of each rule-set file: its stem (``fair_teams_low_ping``), or where
+    stems collide, as many of the last parts of its absolute path as tell the colliding files
+    apart (``tight/rules`` and ``loose/rules``), without the extension."""
+    parts = [Path(os.path.abspath(f)).with_suffix("").parts for f in files]
+    depth = [1] * len(parts)
+
+    def label(i: int) -> str:
+        return "/".join(parts[i][-depth[i] :])
+
+    while True:
+        labels = [label(i) for i in range(len(parts))]
+        clashes = [i for i, text in enumerate(labels) if labels.count(text) > 1]
+        grown = [i for i in clashes if depth[i] < len(parts[i])]
+        if not grown:
+            return labels
+        for i in grown:
+            depth[i] += 1
+
+
+def rule_variants(
+    path: str | Path,
+    files: Sequence[str | Path],
+    sets: Sequence[str] = (),
+    *,
+    seed: int | None = None,
+    where: str = "--rules",
+    overrides: Any = None,
+) -> Variants:
+    """Return the variants of a comparison of FlexMatch rule sets: per file (labelled by
+    :func:`rule_labels`), the scenario file ``path`` read with ``sets`` and that file as its
+    ``matchmaker.rules.flexmatch`` (:func:`lobbysim.scenario.loading.load_run_scenario`'s
+    ``values``: exactly the scenario ``--set matchmaker.rules.flexmatch=FILE`` gives, the game's
+    team fields the file implies and its attribute bindings with it); ``overrides`` (the
+    Python API's, :func:`lobbysim.scenario.inputs.as_scenario`'s) apply to each after, and
+    ``seed`` replaces each one's. The policy is the scenario's own for all; the first file is
+    the baseline.
+
+    A scenario without a rule set of its own gets each file's in place of its rules, as ``--set``
+    gives it (its attributes then need bindings: ``--set
+    matchmaker.rules.attributes.NAME=...``).
+
+    Raises:
+        RunError: no file, a file given twice, or a ``--set`` of the rule-set file too.
+        ScenarioError: every file that cannot be read or that the rule-set reader or the
+            scenario refuses, one line per problem naming the file.
+    """
+    if not files:
+        raise RunError(f"{where}: expected one or more FlexMatch rule-set files (JSON)")
+    if any(key_in(parse_override(item)[0], (RULE_FILE_KEY,)) for item in sets):
+        raise RunError(
+            f"{where} and --set {RULE_FILE_KEY} both name the rule set: give the files to "
+            f"{where} only"
+        )
+    seen: dict[str, str] = {}
+    for file in files:
+        resolved = os.path.realpath(file)
+        if resolved in seen:
+            raise RunError(f"{where}: {file} is given twice (as {seen[resolved]} too)")
+        seen[resolved] = str(file)
+    labels = rule_labels(files)
+    scenarios: dict[str, Scenario] = {}
+    problems: list[str] = []
+    prefix = f"{path} (with --set): "
+    for label, file in zip(labels, files, strict=True):
+        try:
+            scenario = load_run_scenario(path, sets, values={RULE_FILE_KEY: str(file)})
+            if overrides:
+                scenario = as_scenario(scenario, overrides, source=f"{path} (with --set)")
+        except ScenarioError as exc:
+            for line in exc.problems:
+                text = line[len(prefix) :] if line.startswith(prefix) else line
+                named = text.startswith(f"{file}:")
+                problems.append(f"{where}: {text}" if named else f"{path} ({where} {file}): {text}")
+            continue
+        scenarios[label] = scenario if seed is None else scenario.replace(seed=seed)
+    if problems:
+        raise ScenarioError(problems)
+    sources = dict(zip(labels, map(str, files), strict=True))
+    return Variants(RULE_SET, scenarios, sources)
+
+
+def api_rule_variants(
+    scenario: Any, rules: Any, policies: Any, overrides: Any, seed: Any
+) -> Variants | None:
+    """Return the variants of :func:`lobbysim.compare`'s ``rules`` (files, or one
+    comma-separated text) read with ``scenario`` (a file's path or a bundled name) and the
+    ``overrides`` (:func:`rule_variants`), or None without ``rules``.
+
+    Raises:
+        TypeError: ``scenario`` is not a path, or a file is not one.
+        ValueError: ``rules`` with ``policies``, a file refused (:func:`rule_variants`).
+    """
+    if rules is None:
+        return None
+    items = rules.split(",") if isinstance(rules, str) else list(rules)
+    if not all(isinstance(f, str | os.PathLike) and str(f).strip() for f in items):
+        raise TypeError(
+            "rules: expected FlexMatch rule-set files (a list, or one comma-separated text), "
+            f"got {rules!r}"
+        )
+    if policies:
+        raise ValueError("rules, policies: compare rule sets or policies, not both")
+    if not isinstance(scenario, str | os.PathLike):
+        raise TypeError(
+            "scenario: a comparison of rule sets reads the scenario's file with each rule "
+            f"set: give its path or a bundled name, got {type(scenario).__name__}"
+        )
+    files = [str(f).strip() for f in items]
+    try:
+        return rule_variants(Path(scenario), files, overrides=overrides, seed=seed, where="rules")
+    except RunError as exc:
+        raise ValueError(str(exc)) from None

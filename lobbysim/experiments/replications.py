@@ -19,6 +19,14 @@ intervals, p-values and detectable differences are computed by :mod:`lobbysim.st
 a comparison holds both reference policies ``uniform_random`` and ``oracle``,
 :func:`oracle_shares` says how much of the oracle's gain over uniformly random matching each
 other policy captures.
+
+What is compared is a set of *variants*, a label and a scenario each, on the same seeds: policies
+(:func:`policy_scenarios`, the default: each the scenario with another policy), or FlexMatch rule
+sets (a :class:`~lobbysim.experiments.variants.Variants`, lobbysim/experiments/variants.py: each
+the scenario read with another rule-set file, its own policy for all). The
+tables are the same either way (the labels in their ``policy`` column); the result's ``kind``
+says what the labels are, and the report and headline say it
+(:meth:`ExperimentResult.noun`).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import pandas as pd
 from lobbysim.experiments.costs import experiment_costs
 from lobbysim.experiments.figure_data import FigureData, figure_data
 from lobbysim.experiments.simulation import SimulationResult, simulate
+from lobbysim.experiments.variants import PLURALS, POLICY, Variants
 from lobbysim.records.rows import RECORD_COLUMNS
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.running.workers import collecting, run_tasks, task_progress
@@ -88,8 +97,10 @@ class ExperimentResult:
     """What an experiment produced.
 
     Attributes:
-        scenario: the scenario as run (its policy is the first of ``policies``).
-        policies: the policies compared (one for a plain run); the first is the baseline.
+        scenario: the scenario as run (the first variant's: its policy is the first of
+            ``policies``, or its rules the first rule set's).
+        policies: the labels of the variants compared, the policies (one for a plain run) or,
+            with ``kind`` ``"rule set"``, the rule sets; the first is the baseline.
         seeds: the replication seeds, shared by every policy.
         runs: ``runs[policy][r]`` is the :class:`SimulationResult` of replication r: its
             metrics and, as :func:`run_experiment`'s ``keep`` says, its record frames (by
@@ -109,6 +120,9 @@ class ExperimentResult:
             ``figure_data[policy][r]``: what the run report's figures take of replication r
             (:class:`~lobbysim.experiments.figure_data.FigureData`), computed by the worker
             that ran it; empty otherwise (the report computes it from the frames).
+        kind: what ``policies`` are, :data:`~lobbysim.experiments.variants.POLICY` (the default) or
+            ``"rule set"``.
+        sources: of rule sets, each label's rule-set file; empty otherwise.
 
     Shown, it is a few lines: what was run and the tables it holds. :func:`lobbysim.compare`
     returns its notebook view, :class:`lobbysim.reporting.notebook.NotebookExperimentResult`,
@@ -126,6 +140,13 @@ class ExperimentResult:
     figure_data: dict[str, list[FigureData | None]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    kind: str = POLICY
+    sources: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def noun(self, plural: bool = False) -> str:
+        """Return what the variants are: ``policy`` (``policies``) or ``rule set`` (``rule
+        sets``)."""
+        return PLURALS[self.kind] if plural else self.kind
 
     @property
     def baseline(self) -> str:
@@ -145,7 +166,8 @@ class ExperimentResult:
         if len(self.policies) == 1:
             return f"{self.scenario.name}: {self.policies[0]}, {runs}"
         policies = ", ".join([f"{self.baseline} (baseline)", *self.policies[1:]])
-        return f"{self.scenario.name}: {len(self.policies)} policies x {runs}: {policies}"
+        what = f"{len(self.policies)} {self.noun(plural=True)}"
+        return f"{self.scenario.name}: {what} x {runs}: {policies}"
 
     def tables(self, records: str = ".runs") -> str:
         """Return the line that names the result's tables, with their sizes, and ``records``,
@@ -207,8 +229,9 @@ def run_experiment(
     estimate: RemainingTime | None = None,
     first: int = 0,
     keep: str = "frames",
+    variants: Variants | None = None,
 ) -> ExperimentResult:
-    """Run ``scenario`` for each policy on the same replication seeds.
+    """Run ``scenario`` for each policy (or each of ``variants``) on the same replication seeds.
 
     Args:
         scenario: the scenario, a YAML file's path, a bundled scenario's name or plain data
@@ -239,6 +262,10 @@ def run_experiment(
             metrics and the figure data of the run report (the result's ``figure_data``),
             computed in the worker that ran it, which drops its frames, so that memory does
             not grow with the replications; ``"metrics"``, its metrics alone.
+        variants: compare these instead of ``policies`` (which must then be None): each
+            label's scenario, a rule set's say
+            (:class:`~lobbysim.experiments.variants.Variants`); ``scenario`` gives the
+            replications, the seed and the records' streaming, which the variants share.
     """
     if keep not in KEEP:
         raise ValueError(f"keep: expected one of {', '.join(KEEP)}, got {keep!r}")
@@ -253,7 +280,9 @@ def run_experiment(
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if first < 0:
         raise ValueError(f"first must be >= 0, got {first}")
-    scenarios = policy_scenarios(scenario, policies)
+    if variants is not None and policies is not None:
+        raise ValueError("give policies or variants, not both")
+    scenarios = dict(variants.scenarios) if variants else policy_scenarios(scenario, policies)
     names = list(scenarios)
     folders = record_folders(names)
     seeds = replication_seeds(scenario.seed, first + replications)[first:]
@@ -284,7 +313,10 @@ def run_experiment(
     by_run = dict(zip(order, ran, strict=True))
     runs = {name: [by_run[(name, r)][0] for r in range(replications)] for name in names}
     data = {name: [by_run[(name, r)][1] for r in range(replications)] for name in names}
-    return _assemble(scenarios[names[0]], names, seeds, runs, first, data if figures else {})
+    result = _assemble(scenarios[names[0]], names, seeds, runs, first, data if figures else {})
+    if variants is not None:
+        result.kind, result.sources = variants.kind, dict(variants.sources)
+    return result
 
 
 def _assemble(
@@ -325,7 +357,9 @@ def combine(parts: Sequence[ExperimentResult]) -> ExperimentResult:
     data = {}
     if all(part.figure_data for part in parts):
         data = {name: [d for part in parts for d in part.figure_data[name]] for name in names}
-    return _assemble(parts[0].scenario, names, seeds, runs, 0, data)
+    result = _assemble(parts[0].scenario, names, seeds, runs, 0, data)
+    result.kind, result.sources = parts[0].kind, dict(parts[0].sources)
+    return result
 
 
 def metric_columns(metrics: pd.DataFrame) -> list[str]:

@@ -58,6 +58,7 @@ from lobbysim.experiments.replications import (
     policy_scenarios,
     run_experiment,
 )
+from lobbysim.experiments.variants import Variants
 from lobbysim.running.progress import Progress
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import PluginSpec, Scenario
@@ -142,25 +143,27 @@ class Rule:
     precision: float = DEFAULT_PRECISION
     max_replications: int = DEFAULT_MAX_REPLICATIONS
 
-    def describe(self) -> str:
-        """Say the rule in a line."""
+    def describe(self, noun: str = "policy") -> str:
+        """Say the rule in a line; ``noun``: what the variants compared are (``rule set``)."""
         points = f"{100 * self.precision:g}"
         return (
-            f"replications auto: {self.first} per policy first, then more until every headline "
+            f"replications auto: {self.first} per {noun} first, then more until every headline "
             f"metric's 95% interval is within ±{points}% of its mean and every captured share's "
-            f"within ±{points} points, at most {self.max_replications} per policy"
+            f"within ±{points} points, at most {self.max_replications} per {noun}"
         )
 
 
 @dataclass(frozen=True)
 class Precision:
     """Where the procedure stopped: the replications, the rule that stopped it, every
-    criterion's state then, and the replications of each step."""
+    criterion's state then, and the replications of each step (``noun``: what the variants
+    compared are, ``policy`` or ``rule set``)."""
 
     replications: int
     rule: str
     criteria: tuple[Criterion, ...]
     steps: tuple[int, ...]
+    noun: str = "policy"
 
     @property
     def reached(self) -> bool:
@@ -179,12 +182,12 @@ class Precision:
             widest = [(words, c) for kind, words in found if (c := self.widest(kind)) is not None]
             reached = "".join(f"; widest {words}: {c.text()}" for words, c in widest)
             return [
-                f"replications auto: stopped at {n} per policy, the precision reached "
+                f"replications auto: stopped at {n} per {self.noun}, the precision reached "
                 f"({len(self.criteria)} intervals within their targets){reached}"
             ]
         missed = sorted((c for c in self.criteria if not c.met), key=lambda c: -c.ratio)
         lines = [
-            f"replications auto: stopped at the cap, {n} per policy (--max-replications): the "
+            f"replications auto: stopped at the cap, {n} per {self.noun} (--max-replications): the "
             f"target was NOT reached for {len(missed)} of {len(self.criteria)} intervals:"
         ]
         lines += [f"  {c.text()}" for c in missed[:5]]
@@ -295,6 +298,7 @@ def run_until_precise(
     records_root: Path | None = None,
     note: Callable[[str], None] | None = None,
     keep: str = "frames",
+    variants: Variants | None = None,
 ) -> tuple[ExperimentResult, Precision]:
     """Run the procedure of the module docstring; return the result (as one experiment of all
     its replications) and where it stopped.
@@ -310,6 +314,8 @@ def run_until_precise(
             with :meth:`Precision.lines` at the end.
         keep: what each replication keeps, as
             :func:`~lobbysim.experiments.replications.run_experiment`'s.
+        variants: compare these instead of ``policies`` (None then), as
+            :func:`~lobbysim.experiments.replications.run_experiment`'s: rule sets, say.
 
     Raises:
         ValueError: no criterion can be checked after the first batch (no headline metric has
@@ -317,8 +323,9 @@ def run_until_precise(
     """
     display = progress if progress is not None else Progress(enabled=False)
     say = note if note is not None else (lambda line: None)
-    say(rule.describe())
-    count = len(policy_scenarios(scenario, policies))
+    noun = variants.kind if variants is not None else "policy"
+    say(rule.describe(noun))
+    count = len(variants.scenarios) if variants else len(policy_scenarios(scenario, policies))
     parts: list[ExperimentResult] = []
     n, target, steps = 0, rule.first, []
     while True:
@@ -342,6 +349,7 @@ def run_until_precise(
                     estimate=estimate,
                     first=n,
                     keep=keep,
+                    variants=variants,
                 )
             )
         n = target
@@ -361,11 +369,11 @@ def run_until_precise(
             target = next_count(n, criteria, rule.max_replications)
             widest = max(criteria, key=lambda c: c.ratio)
             say(
-                f"replications auto: after {n} per policy the widest interval is "
+                f"replications auto: after {n} per {noun} the widest interval is "
                 f"{widest.text()}: {target - n} more"
             )
             continue
-        precision = Precision(n, stop, tuple(criteria), tuple(steps))
+        precision = Precision(n, stop, tuple(criteria), tuple(steps), noun)
         for line in precision.lines():
             say(line)
         result.precision = precision

@@ -239,6 +239,10 @@ class Headline:
     answers: tuple[str, ...] = ()
     #: Warnings on the measures (a queue-time percentile on the pass grid for every policy).
     notes: tuple[str, ...] = ()
+    #: What the compared variants are (``policy``, or ``rule set`` for FlexMatch rule sets), and
+    #: their plural: the words of the lead and of each item.
+    noun: str = "policy"
+    plural: str = "policies"
 
 
 def headline_metrics(columns: Sequence[str], driver: str) -> list[str]:
@@ -346,12 +350,15 @@ def experiment_headline(result: ExperimentResult) -> Headline:
     # the significant differences among real policies first, each group in headline order
     significant = (BETTER, BASELINE_BEST)
     items = sorted(kept, key=lambda item: item.outcome not in significant)
-    headline = replace(headline, items=tuple(items))
+    headline = replace(
+        headline, items=tuple(items), noun=result.noun(), plural=result.noun(plural=True)
+    )
     said = []
     if len(result.seeds) >= 2:
         for answer in answers(result):
             said += [answer_sentence(answer), *detail_sentences(result, answer)]
-    notes = [*grid_notes(result), *(constant_note(m, v) for m, v in same.items())]
+    noun = result.noun()
+    notes = [*grid_notes(result), *(constant_note(m, v, noun) for m, v in same.items())]
     return replace(headline, answers=tuple(said), notes=tuple(notes))
 
 
@@ -374,12 +381,13 @@ def constant_metrics(runs: pd.DataFrame, metrics: Sequence[str]) -> dict[str, fl
     return out
 
 
-def constant_note(metric: str, value: float) -> str:
-    """Return the note for a headline measure left out because no policy moves it."""
+def constant_note(metric: str, value: float, noun: str = "policy") -> str:
+    """Return the note for a headline measure left out because no policy (``noun``: no rule
+    set) moves it."""
     shown = value_text(Estimate(value, math.nan, math.nan), metric)
     return (
-        f"{metric_label(metric)} is {shown} in every replication of every policy: "
-        "left out of the headline (no policy moves it here)"
+        f"{metric_label(metric)} is {shown} in every replication of every {noun}: "
+        f"left out of the headline (no {noun} moves it here)"
     )
 
 
@@ -411,16 +419,17 @@ def _levels_text(item: HeadlineItem) -> str:
     )
 
 
-def item_sentence(item: HeadlineItem, baseline: str) -> str:
-    """Return the headline on one metric as one sentence, numbers with units."""
+def item_sentence(item: HeadlineItem, baseline: str, noun: str = "policy") -> str:
+    """Return the headline on one metric as one sentence, numbers with units; ``noun``: what
+    the variants compared are (``policy``, ``rule set``)."""
     if item.outcome == BETTER and item.difference is not None:
         against = f" against {baseline}"
         return f"{item.best} is best: {_difference_text(item.difference, item.metric, against)}"
     if item.outcome == BASELINE_BEST:
         worse = "; ".join(f"{d.policy} {_difference_text(d, item.metric)}" for d in item.worse)
-        return f"no policy beats {baseline}; worse: {worse}"
+        return f"no {noun} beats {baseline}; worse: {worse}"
     if item.outcome == NO_DIFFERENCE:
-        text = f"no policy differs significantly from {baseline}"
+        text = f"no {noun} differs significantly from {baseline}"
         closest = item.difference
         if closest is None:
             return f"{text} (fewer than 2 replications with data: no test)"
@@ -450,17 +459,17 @@ def _detectable(difference: Difference, metric: str) -> str:
 def headline_lead(headline: Headline) -> str:
     """Return the sentence that says what the headline compares and by which rule."""
     n = headline.replications
-    runs = f"{n} replication{'s' if n != 1 else ''} per policy"
+    runs = f"{n} replication{'s' if n != 1 else ''} per {headline.noun}"
     if len(headline.policies) < 2:
         what = f"mean [{CONFIDENCE:.0%} CI] over {n} replications" if n > 1 else "1 replication"
         return f"Headline: {headline.baseline}, {what}" + (": no interval." if n < 2 else ".")
     if n < 2:
         return (
-            f"Headline: each policy against {headline.baseline}, 1 replication: no interval and "
-            "no verdict (run 2 or more replications)."
+            f"Headline: each {headline.noun} against {headline.baseline}, 1 replication: no "
+            "interval and no verdict (run 2 or more replications)."
         )
     return (
-        f"Headline: each policy minus {headline.baseline}, paired over {runs}, mean "
+        f"Headline: each {headline.noun} minus {headline.baseline}, paired over {runs}, mean "
         f"[{CONFIDENCE:.0%} CI]; significant: Benjamini-Hochberg adjusted p < {FDR_LEVEL:.2g} "
         f"over all {headline.tests} differences."
     )
@@ -469,7 +478,10 @@ def headline_lead(headline: Headline) -> str:
 def headline_blocks(headline: Headline) -> list[Block]:
     """Return the headline as report blocks: the answers, the lead sentence, one item per
     metric, the notes."""
-    items = [(item.label, item_sentence(item, headline.baseline)) for item in headline.items]
+    items = [
+        (item.label, item_sentence(item, headline.baseline, headline.noun))
+        for item in headline.items
+    ]
     blocks = [md_text(f"**{sentence}**") for sentence in headline.answers]
     if items:
         blocks += [md_text(headline_lead(headline)), md_items(items)]
@@ -530,7 +542,8 @@ def headline_text(headline: Headline) -> str:
         lines.append("")
     lines += wrap_terminal(headline_lead(headline), indent="  ")
     for item in headline.items:
-        lines += wrap_terminal(f"  {item.label}: {item_sentence(item, headline.baseline)}")
+        sentence = item_sentence(item, headline.baseline, headline.noun)
+        lines += wrap_terminal(f"  {item.label}: {sentence}")
     for note in headline.notes:
         lines += wrap_terminal(f"Note: {note}", indent="  ")
     return "\n".join(lines)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from lobbysim.experiments.replications import DIFFERENCE_COLUMNS, ExperimentResult
 from lobbysim.experiments.simulation import SimulationResult
+from lobbysim.experiments.variants import POLICY
 from lobbysim.reporting.document import (
     Block,
     format_number,
@@ -184,9 +185,12 @@ def folder_result(
     summary: pd.DataFrame,
     differences: pd.DataFrame | None,
     policies: list[str],
+    kind: str = POLICY,
+    sources: dict[str, str] | None = None,
 ) -> ExperimentResult:
     """Return a run folder's tables as an :class:`ExperimentResult` without runs (``runs``
-    empty; the records stay in the folder), for the headline and the views above."""
+    empty; the records stay in the folder), for the headline and the views above; ``kind``
+    and ``sources`` say what ``policies`` are (:class:`ExperimentResult`'s)."""
     first = replications[replications["policy"] == policies[0]].sort_values("replication")
     if differences is None:  # a run of one policy
         differences = pd.DataFrame(columns=DIFFERENCE_COLUMNS)
@@ -198,4 +202,6 @@ def folder_result(
         metrics=replications,
         summary=summary,
         differences=differences,
+        kind=kind,
+        sources=dict(sources or {}),
     )

@@ -48,6 +48,7 @@ from lobbysim.experiments.replications import (
     ExperimentResult,
     oracle_shares,
 )
+from lobbysim.experiments.variants import RULE_SET
 from lobbysim.reporting.answer import Cost, fairness_difference
 from lobbysim.reporting.document import (
     Block,
@@ -106,8 +107,11 @@ def metrics_table(result: ExperimentResult) -> tuple[list[str], list[list[str]]]
     return header, rows
 
 
-def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Return the header and rows of the "Which policy is better" table.
+def differences_table(
+    differences: pd.DataFrame, noun: str = "policy"
+) -> tuple[list[str], list[list[str]]]:
+    """Return the header and rows of the "Which policy is better" table (``noun``: what the
+    variants compared are, ``policy`` or ``rule set``, in its header).
 
     One row per non-baseline policy and metric, in the order of ``differences``: the paired
     difference ``policy - baseline`` with its 95% interval, the paired t-test's p-value, the
@@ -117,7 +121,7 @@ def differences_table(differences: pd.DataFrame) -> tuple[list[str], list[list[s
     and the replications that would detect half that
     (:func:`~lobbysim.reporting.verdicts.detectable_text`).
     """
-    header = ["metric", "policy vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
+    header = ["metric", f"{noun} vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
     rows = []
     for _, row in differences.iterrows():
         policy, baseline, metric = str(row["policy"]), str(row["baseline"]), str(row["metric"])
@@ -253,6 +257,20 @@ def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
     params = ", ".join(f"{k}={v}" for k, v in arrivals.params.items())
     shadows = ", ".join(s.name for s in scenario.raters.shadows) or "none"
     policies = [f"{p} (baseline)" if p == result.baseline else p for p in result.policies]
+    noun = result.noun()
+    if result.kind == RULE_SET:  # the files compared, each with the scenario's own policy
+        policies = [
+            f"{p}: {result.sources[p]}" + (" (baseline)" if p == result.baseline else "")
+            if p in result.sources
+            else shown
+            for p, shown in zip(result.policies, policies, strict=True)
+        ]
+        compared = [
+            ("Policy", f"{scenario.matchmaker.policy.name}, the scenario's, for every rule set"),
+            ("FlexMatch rule sets", ", ".join(policies)),
+        ]
+    else:
+        compared = [("Policies", ", ".join(policies))]
     seeds = ", ".join(str(s) for s in result.seeds)
     game = scenario.game
     mode = game.mode
@@ -269,11 +287,11 @@ def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
         ),
         (
             "Replications",
-            f"{len(result.seeds)} per policy, on common random numbers (the same seeds for "
-            "every policy)",
+            f"{len(result.seeds)} per {noun}, on common random numbers (the same seeds for "
+            f"every {noun})",
         ),
         ("Seeds", f"master seed {scenario.seed}; replication seeds {seeds}"),
-        ("Policies", ", ".join(policies)),
+        *compared,
         ("Games", f"{mode}, {game.length:g} minutes"),
         ("Arrivals", f"{arrivals.name} ({params})" if params else arrivals.name),
         ("Raters", f"driving: {scenario.raters.driver.name}; shadows: {shadows}"),
@@ -311,6 +329,7 @@ def report_blocks(
     """
     scenario = result.scenario
     comparison = len(result.policies) >= 2
+    noun, plural = result.noun(), result.noun(plural=True)
     blocks = _opening_blocks(result, figures)
     blocks += _oracle_blocks(result)
     blocks.append(md_heading("Set-up"))
@@ -322,7 +341,7 @@ def report_blocks(
         setup += [md_text("Reproduce with:"), md_code(command)]
     blocks.append(
         md_details(
-            "Horizon, warm-up, replications and seeds, policies, game, arrivals and raters"
+            f"Horizon, warm-up, replications and seeds, {plural}, game, arrivals and raters"
             + (", player base" if scenario.base is not None else "")
             + ("; the command that reproduces the run" if command else ""),
             setup,
@@ -335,11 +354,11 @@ def report_blocks(
         md_heading("Metrics"),
         md_details(
             f"The full metrics table: {len(rows)} metrics x {len(result.policies)} "
-            f"{'policy' if len(result.policies) == 1 else 'policies'}, mean [{CONFIDENCE:.0%} "
+            f"{noun if len(result.policies) == 1 else plural}, mean [{CONFIDENCE:.0%} "
             "interval] (also in summary.csv)",
             [
                 md_text(
-                    f"Per metric and policy: the mean over replications [{CONFIDENCE:.0%} "
+                    f"Per metric and {noun}: the mean over replications [{CONFIDENCE:.0%} "
                     "confidence interval, cut at the values the metric can take]; 'better' says "
                     "which way the metric is better. n/a: no data (for example the RMSE of a "
                     "rater that is not on the skill scale); [n/a]: no interval (fewer than 2 "
@@ -352,12 +371,12 @@ def report_blocks(
     ]
 
     if comparison:
-        header, rows = differences_table(result.differences)
+        header, rows = differences_table(result.differences, noun)
         text = md_text(
-            "Per metric, the paired difference policy - baseline (mean over replications "
+            f"Per metric, the paired difference {noun} - baseline (mean over replications "
             f"[{CONFIDENCE:.0%} confidence interval]), the p-value of the paired t-test, the "
             "p-value adjusted for false discoveries (Benjamini-Hochberg, over every row of "
-            "this table with a p-value) and the verdict: the better policy when the adjusted "
+            f"this table with a p-value) and the verdict: the better {noun} when the adjusted "
             "p-value is "
             f"below {FDR_LEVEL:.2g}, otherwise no significant difference, with the smallest "
             f"difference the comparison could detect ({POWER:.0%} power, a paired t-test at "
@@ -365,7 +384,7 @@ def report_blocks(
             "that. stronger_side_win_rate has no better direction, so it gets no verdict."
         )
         blocks += [
-            md_heading("Which policy is better"),
+            md_heading(f"Which {noun} is better"),
             md_details(
                 f"The paired differences from the baseline {result.baseline}: {len(rows)} rows, "
                 "each with its p-values and verdict (also in differences.csv)",
@@ -396,6 +415,13 @@ def _what_was_run(result: ExperimentResult) -> str:
     runs = f"{n} replication{'s' if n != 1 else ''} of {_minutes(float(result.scenario.horizon))}"
     if len(result.policies) < 2:
         return f"A run of the matchmaking policy {result.baseline}: {runs}."
+    if result.kind == RULE_SET:
+        return (
+            f"A comparison of {len(result.policies)} FlexMatch rule sets "
+            f"({', '.join(result.policies)}) against the baseline {result.baseline}, each with "
+            f"the matchmaking policy {result.scenario.matchmaker.policy.name}: {runs} per rule "
+            "set, on common random numbers."
+        )
     return (
         f"A comparison of {len(result.policies)} matchmaking policies "
         f"({', '.join(result.policies)}) against the baseline {result.baseline}: {runs} "

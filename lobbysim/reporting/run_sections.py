@@ -115,7 +115,8 @@ def world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
     if world is None:
         return []
     cell = summary_cell(result)
-    header = ["region", "policy", *(title for _, title in REGION_COLUMNS)]
+    noun = result.noun()
+    header = ["region", noun, *(title for _, title in REGION_COLUMNS)]
     rows = [
         [region, policy, *(cell(policy, f"{prefix}@{region}") for prefix, _ in REGION_COLUMNS)]
         for region in world.region_names
@@ -140,7 +141,7 @@ def world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
         ),
         md_details(
             f"Per-region table: {len(world.region_names)} regions x {len(result.policies)} "
-            f"{'policy' if len(result.policies) == 1 else 'policies'}",
+            f"{result.noun(plural=len(result.policies) != 1)}",
             [md_table(header, rows)],
         ),
         md_items([("latency", line) for line in latency]),
@@ -194,7 +195,8 @@ def rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> l
     if rules is None:
         return []
     cell = summary_cell(result)
-    header = ["rule", "policy", *(title for _, title in RULE_COLUMNS)]
+    noun = result.noun()
+    header = ["rule", noun, *(title for _, title in RULE_COLUMNS)]
     rows = [
         [
             rule.name,
@@ -204,18 +206,20 @@ def rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> l
         for rule in rules
         for policy in result.policies
     ]
+    # a comparison of rule sets lists the baseline's rules: the others' go by the same names
+    whose = f" The rules listed are the baseline {result.baseline}'s." if noun != "policy" else ""
     return [
         md_heading("Which rule holds your matches back"),
         md_text(
-            f"The matchmaker searches under a rule set ({result.scenario.matchmaker.algorithm}). "
-            "Per rule and policy, from the metrics' start: the share of the turned-down "
+            f"The matchmaker searches under a rule set ({result.scenario.matchmaker.algorithm})."
+            f"{whose} Per rule and {noun}, from the metrics' start: the share of the turned-down "
             "candidates this rule was the first to turn down, the share of games formed past its "
             "first limit, and the mean expansion step of its games; each the mean over "
             f"replications [{CONFIDENCE:.0%} confidence interval]."
         ),
         md_details(
             f"Per-rule table: {len(rules)} rules x {len(result.policies)} "
-            f"{'policy' if len(result.policies) == 1 else 'policies'}",
+            f"{result.noun(plural=len(result.policies) != 1)}",
             [md_table(header, rows)],
         ),
         md_items([(rule.name, _rule_text(rule)) for rule in rules]),
