@@ -1,0 +1,388 @@
+"""FlexMatch's comparison (with a referenceValue), collection, compound, sort rules and
+string_number_map attributes in and out (lobbysim/flexmatch/rule_types.py): each read against
+its documented meaning, refused where lobbysim has no form with a line saying why, written back
+(import -> export -> import equal), shown by ``lobbysim rules show``, and run: every game formed
+under an imported set keeps its rules, checked here from the players' values, apart from the
+engine."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lobbysim.commands.rules import show_lines
+from lobbysim.experiments.simulation import simulate
+from lobbysim.flexmatch.export import export_bindings, export_flexmatch
+from lobbysim.flexmatch.read import read_flexmatch
+from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.sim.games import Games
+from lobbysim.sim.group_games import GroupGames
+from lobbysim.sim.rule_pass import RulePass
+
+FLAT = "flatten(teams[*].players.attributes[{}])"
+ATTRIBUTES = [
+    {"name": "skill", "type": "number", "default": 1500},
+    {"name": "platform", "type": "string", "default": "pc"},
+    {"name": "roles", "type": "string_list", "default": ["dps"]},
+    {"name": "prefs", "type": "string_number_map", "default": {"desert": 50}},
+]
+MAPPING = {
+    "skill": {"source": "skill", "scale": 100, "offset": 1500},
+    "platform": {"values": {"pc": 0.7, "console": 0.3}},
+    "roles": {"values": {"medic": 0.3, "tank": 0.4, "dps": 0.5}},
+    "prefs": {"values": {"desert": 40, "city": 20}, "sd": 20},
+}
+RULES: list[dict[str, Any]] = [
+    {
+        "name": "Veterans",
+        "type": "comparison",
+        "measurements": [FLAT.format("skill")],
+        "referenceValue": 1300,
+        "operation": ">=",
+        "partyAggregation": "min",
+    },
+    {
+        "name": "PcOnly",
+        "type": "comparison",
+        "measurements": [FLAT.format("platform")],
+        "referenceValue": "pc",
+        "operation": "=",
+    },
+    {
+        "name": "Medics",
+        "type": "collection",
+        "operation": "contains",
+        "measurements": [FLAT.format("roles")],
+        "referenceValue": "medic",
+        "minCount": 1,
+        "maxCount": 2,
+    },
+    {
+        "name": "Fighters",
+        "type": "collection",
+        "operation": "reference_intersection_count",
+        "measurements": [FLAT.format("roles")],
+        "referenceValue": ["tank", "dps"],
+        "minCount": 1,
+        "partyAggregation": "intersection",
+    },
+    {
+        "name": "LikesDesert",
+        "type": "comparison",
+        "measurements": ["flatten(teams[*].players.attributes[prefs][desert])"],
+        "referenceValue": 30,
+        "operation": ">",
+    },
+    {"name": "Either", "type": "compound", "statement": "or(PcOnly, LikesDesert)"},
+    {
+        "name": "EqualTeamSizes",
+        "type": "comparison",
+        "measurements": ["count(teams[red].players)"],
+        "referenceValue": "count(teams[blue].players)",
+        "operation": "=",
+    },
+    {
+        "name": "FavouriteMap",
+        "type": "absoluteSort",
+        "sortDirection": "descending",
+        "sortAttribute": "prefs",
+        "mapKey": "maxValue",
+    },
+    {"name": "NearSkill", "type": "distanceSort", "sortAttribute": "skill"},
+]
+EXPANSIONS = [
+    {"target": "rules[Veterans].referenceValue", "steps": [{"waitTimeSeconds": 20, "value": 1000}]},
+    {"target": "rules[Medics].maxCount", "steps": [{"waitTimeSeconds": 30, "value": 3}]},
+]
+
+
+def _ruleset(size: int = 2, rules: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "name": "kinds",
+        "ruleLanguageVersion": "1.0",
+        "playerAttributes": copy.deepcopy(ATTRIBUTES),
+        "teams": [
+            {"name": "red", "minPlayers": size, "maxPlayers": size},
+            {"name": "blue", "minPlayers": size, "maxPlayers": size},
+        ],
+        "rules": copy.deepcopy(RULES if rules is None else rules),
+        "expansions": copy.deepcopy(EXPANSIONS) if rules is None else [],
+    }
+
+
+def test_each_rule_type_reads_into_its_kind() -> None:
+    rules = {r["name"]: r for r in read_flexmatch(_ruleset()).rules}
+    assert rules["Veterans"] == {
+        "name": "Veterans",
+        "kind": "compare",
+        "attribute": "skill",
+        "op": ">=",
+        "limit": 1300.0,
+        "party": "min",
+        "clock": "newest",
+        "expansions": [[1 / 3, 1000.0]],  # 20 s
+    }
+    assert rules["PcOnly"] == {
+        "name": "PcOnly",
+        "kind": "compare",
+        "attribute": "platform",
+        "op": "=",
+        "value": "pc",
+        "clock": "newest",
+    }
+    # minCount and maxCount: two rules, the maximum's expansion on the second
+    assert rules["Medics"] == {
+        "name": "Medics",
+        "kind": "contains",
+        "attribute": "roles",
+        "party": "union",  # FlexMatch's default
+        "value": "medic",
+        "limit": 1.0,
+        "clock": "newest",
+    }
+    assert rules["Medics.max"]["op"] == "<=" and rules["Medics.max"]["limit"] == 2.0
+    assert rules["Medics.max"]["expansions"] == [[0.5, 3.0]]
+    assert rules["Fighters"]["kind"] == "reference_overlap"
+    assert rules["Fighters"]["values"] == ["tank", "dps"] and "party" not in rules["Fighters"]
+    assert rules["LikesDesert"]["attribute"] == "prefs" and rules["LikesDesert"]["key"] == "desert"
+    assert rules["Either"]["statement"] == "or(PcOnly, LikesDesert)"
+    assert rules["EqualTeamSizes"] == {
+        "name": "EqualTeamSizes",
+        "kind": "team_sizes",
+        "limit": 0.0,
+        "clock": "newest",
+    }
+    assert rules["FavouriteMap"]["kind"] == "absolute_sort"
+    assert rules["FavouriteMap"]["direction"] == "descending"
+    assert rules["FavouriteMap"]["map_key"] == "maxValue"
+    assert rules["NearSkill"]["kind"] == "distance_sort"
+    assert rules["NearSkill"]["direction"] == "ascending" and "map_key" not in rules["NearSkill"]
+
+
+def test_a_compound_naming_a_rule_read_as_two_names_both() -> None:
+    data = _ruleset(
+        rules=[*RULES[:3], {"name": "C", "type": "compound", "statement": "not(Medics)"}]
+    )
+    (compound,) = [r for r in read_flexmatch(data).rules if r["kind"] == "compound"]
+    assert compound["statement"] == "not(and(Medics, Medics.max))"
+
+
+def _scenario(
+    mode: str = "team", algorithm: str = "exact", data: Any = None, horizon: float = 100
+) -> Scenario:
+    imported = read_flexmatch(data if data is not None else _ruleset(), MAPPING)
+    fragment = imported.fragment()
+    game = fragment["game"] | {"length": 6, "quit_rate": 0.0}
+    if mode == "team":
+        game["backfill"] = False
+    fragment["matchmaker"]["algorithm"] = algorithm
+    return Scenario.from_dict(
+        {
+            "horizon": horizon,
+            "warmup": 10,
+            "arrivals": {"name": "poisson", "rate": 8.0},
+            "population": {"session_games_mean": 4, "patience_mean": 6},
+            **fragment,
+            "game": game,
+        }
+    )
+
+
+def test_import_export_import_is_exact_and_export_again_the_same_json() -> None:
+    scenario = _scenario()
+    first = read_flexmatch(_ruleset(), MAPPING)
+    document = export_flexmatch(scenario)
+    mapping = export_bindings(scenario)
+    assert mapping["prefs"] == {"values": {"desert": 40.0, "city": 20.0}, "sd": 20.0}
+    second = read_flexmatch(copy.deepcopy(document), mapping)
+    assert second.rules == first.rules
+    assert second.attributes == first.attributes
+    data = scenario.to_dict()
+    data["matchmaker"]["rules"] = list(second.rules)
+    again = export_flexmatch(Scenario.from_dict(data))
+    assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
+    written = {r["name"]: r for r in document["rules"]}
+    assert written["EqualTeamSizes"]["measurements"] == ["count(teams[red].players)"]
+    assert written["Medics.max"]["maxCount"] == 2 and "minCount" not in written["Medics.max"]
+    assert written["Fighters"]["partyAggregation"] == "intersection"
+    assert {
+        "target": "rules[Veterans].referenceValue",
+        "steps": [{"waitTimeSeconds": 20, "value": 1000}],
+    } in document["expansions"]
+
+
+def test_rules_show_prints_each_kind_readably(tmp_path: Path) -> None:
+    path = tmp_path / "kinds.json"
+    path.write_text(json.dumps(_ruleset()), encoding="utf-8")
+    lines = {line.split(":")[0].strip(): line for line in show_lines(path)}
+    assert "Veterans: compare; attribute skill; each ticket >= 1300; party min" in lines["Veterans"]
+    assert "holds only through" not in lines["Veterans"]
+    assert "PcOnly: compare; attribute platform; each player = pc" in lines["PcOnly"]
+    assert "holds only through compound rule Either" in lines["PcOnly"]
+    assert (
+        "Medics.max: contains; attribute roles; value medic; limit <= 2; party union"
+        in lines["Medics.max"]
+    )
+    assert "reference [tank, dps]; limit >= 1; party intersection" in lines["Fighters"]
+    assert "attribute prefs[desert]; each ticket > 30" in lines["LikesDesert"]
+    assert "statement or(PcOnly, LikesDesert)" in lines["Either"]
+    assert "always holds: lobbysim's teams have one fixed size" in lines["EqualTeamSizes"]
+    assert "direction descending; map_key maxValue" in lines["FavouriteMap"]
+    assert "the exact and seed_greedy searches ignore it" in lines["NearSkill"]
+    assert "prefs: string_number_map, UNBOUND" in lines["prefs"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (
+            {
+                "name": "Sizes",
+                "type": "comparison",
+                "operation": "=",
+                "measurements": ["count(teams[red].players)"],
+                "referenceValue": "count(teams[green].players)",
+            },
+            "rules[0].measurements: 'green' names no team of the rule set (red, blue)",
+        ),
+        (
+            {"name": "S", "type": "absoluteSort", "sortAttribute": "prefs"},
+            "rules[0].mapKey: a sort on the string_number_map 'prefs' takes minValue or maxValue",
+        ),
+        (
+            {
+                "name": "K",
+                "type": "comparison",
+                "operation": ">",
+                "referenceValue": 3,
+                "measurements": ["flatten(teams[*].players.attributes[skill][x])"],
+            },
+            "rules[0].measurements: 'skill' is a number attribute; this rule reads a "
+            "string_number_map attribute",
+        ),
+        (
+            {
+                "name": "N",
+                "type": "comparison",
+                "operation": ">",
+                "referenceValue": "high",
+                "measurements": [FLAT.format("skill")],
+            },
+            "rules[0].referenceValue: expected a number, got the text 'high'",
+        ),
+        (
+            {"name": "C", "type": "compound", "statement": "or(Later, Later)"},
+            "rules[0].statement: 'Later' names no rule listed before it",
+        ),
+        (
+            {
+                "name": "C",
+                "type": "collection",
+                "operation": "contains",
+                "referenceValue": "medic",
+                "measurements": [FLAT.format("roles")],
+                "minCount": 1.5,
+            },
+            "rules[0].minCount: expected a whole number, got 1.5",
+        ),
+    ],
+)
+def test_a_construct_lobbysim_cannot_read_is_one_line_naming_its_path(
+    rule: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(_ruleset(rules=[rule]))
+    (line,) = info.value.problems
+    assert line == f"flexmatch: {expected}" or line.startswith(f"flexmatch: {expected}"), line
+
+
+def test_the_team_sizes_idiom_needs_two_teams() -> None:
+    data = _ruleset(rules=[RULES[6]])
+    data["teams"] = [{"name": "red", "minPlayers": 6, "maxPlayers": 6}]
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(data)
+    (line,) = info.value.problems
+    assert "names no team of the rule set (red)" in line
+
+
+def test_a_bad_binding_or_value_is_one_line_naming_its_field() -> None:
+    bad = copy.deepcopy(MAPPING)
+    bad["prefs"] = {"values": {"city": 20}, "sd": -1}
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(_ruleset(), bad)
+    assert "matchmaker.rules.attributes.prefs.sd: expected a number >= 0, got -1" in " ".join(
+        info.value.problems
+    )
+    data = _ruleset()
+    data["rules"][1]["referenceValue"] = "mac"  # not a value the mapping draws
+    with pytest.raises(ScenarioError) as info:
+        _scenario(data=data)
+    assert any(
+        p.startswith("matchmaker.rules[1].value: expected one of 'platform''s values (pc, console)")
+        for p in info.value.problems
+    ), info.value.problems
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, list[Any]]], list[Any]]:
+    started: list[tuple[float, list[Any]]] = []
+    passes: list[Any] = []
+    duels, group, init = Games.start_duels, GroupGames.start_group, RulePass.__init__
+
+    def keep_pass(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        passes.append(self)
+
+    def note_duels(self: Any, pairs: Any) -> None:
+        started.extend((self.env.now, [a, b]) for a, b, _ in pairs)
+        duels(self, pairs)
+
+    def note_group(self: Any, members: Any, *args: Any, **kwargs: Any) -> None:
+        started.append((self.env.now, list(members)))
+        group(self, members, *args, **kwargs)
+
+    monkeypatch.setattr(RulePass, "__init__", keep_pass)
+    monkeypatch.setattr(Games, "start_duels", note_duels)
+    monkeypatch.setattr(GroupGames, "start_group", note_group)
+    return started, passes
+
+
+@pytest.mark.parametrize(
+    ("size", "algorithm"),
+    [(1, "exact"), (2, "exact"), pytest.param(2, "seed_greedy", marks=pytest.mark.slow)],
+)
+def test_every_game_keeps_the_imported_rules(
+    size: int, algorithm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the players' own values, on FlexMatch's newest clock (the match's shortest wait):
+    each skill >= 1300 (1000 from 20 s), between one and two medics (three from 30 s), a tank or
+    a dps each, every player on pc or every player's desert above 30."""
+    started, passes = _started(monkeypatch)
+    mode = "1v1" if size == 1 else "team"
+    # seed_greedy tries every candidate (no pairwise prefilter of these kinds): a shorter run
+    horizon = 60 if algorithm == "seed_greedy" else 100
+    result = simulate(_scenario(mode, algorithm, _ruleset(size), horizon), 5)
+    attributes = passes[0].rule_set.attributes
+    assert len(started) > 20, len(started)
+    relaxed = either = 0
+    for now, members in started:
+        pids = np.array([w.pid for w in members])
+        newest = min(now - w.since for w in members) * 60.0  # seconds
+        skill = 1500 + 100 * np.array([w.player.skill for w in members])
+        assert (skill >= (1000 if newest >= 20 else 1300) - 1e-9).all()
+        relaxed += bool(newest >= 20 and skill.min() < 1300)
+        roles = attributes.column("roles", pids)
+        medics = int(((roles & 1) > 0).sum())
+        assert 1 <= medics <= (3 if newest >= 30 else 2)
+        assert ((roles & 6) > 0).all()
+        pc = (attributes.column("platform", pids) == 0).all()
+        desert = (attributes.column("prefs[desert]", pids) > 30).all()
+        assert pc or desert
+        either += bool(desert and not pc)
+        assert len(members) == 2 * size
+    assert relaxed > 0 and either > 0  # the expansion and the compound's other branch were used
+    assert result.metrics["rule_games_share@Veterans@step1"] > 0
