@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from lobbysim.records.outputs import OutputTargetError, output_file_problem, write_output_text
-from lobbysim.scenario.rules import RuleConfig, compound_children, list_party
+from lobbysim.scenario.compound import compound_children
+from lobbysim.scenario.rules import RuleConfig, list_party
 from lobbysim.validation import ScenarioError
 
 
@@ -128,6 +129,8 @@ def rule_line(rule: RuleConfig, held_by: str | None = None) -> str:
         parts.append(f"value {rule.value}")
     if rule.values:
         parts.append(f"reference [{', '.join(rule.values)}]")
+    if rule.reference is not None:
+        parts.append(f"reference: the values common to every player's {rule.reference}")
     if rule.limit is not None and rule.kind != "compare":
         sign = ">=" if rule.at_least else "<="
         unit = " ms" if rule.kind in ("latency", "delta_ping") else ""

@@ -215,7 +215,9 @@ def _export_more(rule: RuleConfig, attribute: str, limit: Any) -> dict[str, Any]
         out["measurements"] = [_expression(attribute, "flat")]
         if kind == "contains":
             out["referenceValue"] = rule.value
-        if kind == "reference_overlap":
+        if kind == "reference_overlap" and rule.reference is not None:
+            out["referenceValue"] = f"set_intersection({_expression(rule.reference, 'flat')})"
+        elif kind == "reference_overlap":
             out["referenceValue"] = list(rule.values)
         out["maxCount" if rule.op == "<=" else "minCount"] = limit
         out["partyAggregation"] = list_party(rule.party)

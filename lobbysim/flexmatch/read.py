@@ -462,7 +462,10 @@ class _Reader(RuleTypes):
         from lobbysim.scenario.parse import build
 
         read = {
-            r["attribute"] for r in self.rules if r is not None and r.get("attribute") is not None
+            r[key]
+            for r in self.rules
+            for key in ("attribute", "reference")
+            if r is not None and r.get(key) is not None
         }
         bindings = self.mapping if self.mapping is not None else {}
         if not isinstance(bindings, Mapping):

@@ -31,6 +31,9 @@ from typing import Any
 from lobbysim.flexmatch.rules import RuleReader, quoted
 from lobbysim.scenario.compound import format_statement, parse_statement
 
+_SET_INTERSECTION = re.compile(
+    r"set_intersection\(flatten\(teams\[\*\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]\)\)"
+)
 _TEAM_COUNT = re.compile(r"count\(teams\[(?P<t>[^\]*,]+)\]\.players\)")
 _ANY_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 _OPERATIONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -257,7 +260,27 @@ class RuleTypes(RuleReader):
                 )
                 return None
             rule["value"] = reference
-        if kind == "reference_overlap":
+        common = (
+            _SET_INTERSECTION.fullmatch("".join(reference.split()))
+            if isinstance(reference, str)
+            else None
+        )
+        if kind == "reference_overlap" and common:  # the values every player's list holds
+            other = self.attribute(common["a"], f"{where}.referenceValue", ("string_list",))
+            if other is None:
+                return None
+            rule["reference"] = other
+        elif (
+            kind == "reference_overlap"
+            and isinstance(reference, str)
+            and "players[playerId]" in reference
+        ):
+            self.problem(
+                f"{where}.referenceValue: {reference!r} lists the players' ids; lobbysim's players "
+                "have no ids a rule set names (a block list has no lobbysim form)"
+            )
+            return None
+        elif kind == "reference_overlap":
             if not (
                 isinstance(reference, list)
                 and reference
@@ -265,8 +288,8 @@ class RuleTypes(RuleReader):
             ):
                 self.problem(
                     f"{where}.referenceValue: lobbysim reads a constant list of strings here, "
-                    f"got {quoted(reference)} (a list computed from the match, such as "
-                    "set_intersection(...), has no lobbysim form)"
+                    f"got {quoted(reference)}, or the values common to every player's list of "
+                    "another attribute, set_intersection(flatten(teams[*].players.attributes[Y]))"
                 )
                 return None
             rule["values"] = list(reference)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lobbysim.registry import did_you_mean
+
 _STATEMENT = re.compile(r"\s*(and|or|xor|not)\s*\(|\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*|\s*([,)])")
 
 
@@ -76,3 +78,37 @@ def format_statement(tree: Any) -> str:
         return tree
     op, children = tree
     return f"{op}({', '.join(format_statement(c) for c in children)})"
+
+
+def statement_problems(
+    where: str, statement: str, earlier: dict[str, str], no_truth: tuple[str, ...]
+) -> list[str]:
+    """Return what is wrong with a compound rule's statement: it reads, and names earlier
+    rules (``earlier``: their kinds by name) that have a truth value (not of ``no_truth``)."""
+    try:
+        _, names = parse_statement(statement)
+    except ValueError as exc:
+        return [f"{where}.statement: {statement!r}: {exc}"]
+    out: list[str] = []
+    for name in names:
+        if name not in earlier:
+            out.append(
+                f"{where}.statement: {name!r} names no earlier rule (a compound combines rules "
+                "listed before it)" + did_you_mean(name, list(earlier))
+            )
+        elif earlier[name] in no_truth:
+            out.append(f"{where}.statement: {name!r} is a sort rule, which has no truth value")
+    return out
+
+
+def compound_children(rules: Any) -> set[str]:
+    """Return the names of the rules a compound rule of ``rules`` names (they hold only
+    through it)."""
+    out: set[str] = set()
+    for rule in rules:
+        if rule.kind == "compound" and rule.statement is not None:
+            try:
+                out.update(parse_statement(rule.statement)[1])
+            except ValueError:
+                continue
+    return out

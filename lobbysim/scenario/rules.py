@@ -70,7 +70,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lobbysim.registry import did_you_mean
-from lobbysim.scenario.compound import parse_statement
+from lobbysim.scenario.compound import statement_problems
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # a rule or attribute name
 
@@ -235,6 +235,9 @@ class RuleConfig:
         value: ``count``: the attribute's value counted; ``contains``: the value looked for;
             ``compare`` on a string: the value compared with.
         values: ``reference_overlap``: the reference list.
+        reference: ``reference_overlap``: instead of ``values``, a ``string_list`` attribute
+            whose values common to every player's list are the reference (FlexMatch's
+            ``set_intersection(flatten(teams[*].players.attributes[Y]))``).
         op: ``compare``: ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``; ``overlap``,
             ``contains``, ``reference_overlap``: ``>=`` (a minimum count, unset) or ``<=``.
         key: the key of a ``string_number_map`` attribute a number kind reads.
@@ -259,6 +262,7 @@ class RuleConfig:
     attribute: str | None = None
     value: str | None = None
     values: tuple[str, ...] = ()
+    reference: str | None = None
     op: str | None = None
     key: str | None = None
     statement: str | None = None
@@ -350,10 +354,25 @@ class RuleConfig:
             out.append(f"{where}.op: a compare rule needs one of {', '.join(COMPARE_OPS)}")
         if self.values and kind != "reference_overlap":
             out.append(f"{where}.values: only a reference_overlap rule has a reference list")
+        if self.reference is not None and kind != "reference_overlap":
+            out.append(f"{where}.reference: only a reference_overlap rule has a reference")
         if kind == "reference_overlap":
             known = attributes.get(self.attribute or "")
-            if not self.values:
-                out.append(f"{where}.values: a reference_overlap rule needs a reference list")
+            other = attributes.get(self.reference or "")
+            if self.reference is not None and (other is None or other.type != "string_list"):
+                out.append(
+                    f"{where}.reference: expected a string_list attribute of the scenario, got "
+                    f"{self.reference!r}"
+                    + did_you_mean(
+                        self.reference,
+                        [n for n, a in attributes.items() if a.type == "string_list"],
+                    )
+                )
+            if bool(self.values) == (self.reference is not None):
+                out.append(
+                    f"{where}.values: a reference_overlap rule needs a reference list (values) or "
+                    "a reference attribute, one of the two"
+                )
             elif known is not None and known.type == "string_list":
                 missing = [v for v in self.values if v not in known.values]
                 if missing:
@@ -516,44 +535,13 @@ def rules_problems(
         elif rule.kind in TEAM_KINDS and rule.kind != "team_sizes" and mode != "team":
             out.append(f"{where}.kind: a {rule.kind} rule needs team games; game.mode is {mode}")
         if rule.kind == "compound" and rule.statement is not None:
-            out += _statement_problems(where, rule, rules[:i])
+            earlier = {r.name: r.kind for r in rules[:i]}
+            out += statement_problems(where, rule.statement, earlier, SORT_KINDS)
         if rule.kind in WORLD_KINDS and not world:
             out.append(
                 f"{where}.kind: a {rule.kind} rule needs a world: section (data centres, regions "
                 "and latencies)"
             )
-    return out
-
-
-def _statement_problems(where: str, rule: RuleConfig, earlier: tuple[RuleConfig, ...]) -> list[str]:
-    """Return what is wrong with a compound rule's statement: it reads, and names earlier
-    rules that constrain (no sort rule)."""
-    try:
-        _, names = parse_statement(rule.statement or "")
-    except ValueError as exc:
-        return [f"{where}.statement: {rule.statement!r}: {exc}"]
-    kinds = {r.name: r.kind for r in earlier}
-    out: list[str] = []
-    for name in names:
-        if name not in kinds:
-            out.append(
-                f"{where}.statement: {name!r} names no earlier rule (a compound combines rules "
-                "listed before it)" + did_you_mean(name, list(kinds))
-            )
-        elif kinds[name] in SORT_KINDS:
-            out.append(f"{where}.statement: {name!r} is a sort rule, which has no truth value")
-    return out
-
-
-def compound_children(rules: tuple[RuleConfig, ...] | list[RuleConfig]) -> set[str]:
-    """Return the names of the rules a compound rule names (they hold only through it)."""
-    out: set[str] = set()
-    for rule in rules:
-        if rule.kind == "compound" and rule.statement is not None:
-            try:
-                out.update(parse_statement(rule.statement)[1])
-            except ValueError:
-                continue
     return out
 
 

@@ -57,6 +57,16 @@ def mask_of(values: Sequence[str], chosen: Sequence[str]) -> int:
     return out
 
 
+def translate(mask: int, source: Sequence[str], target: Sequence[str]) -> int:
+    """Return a mask of ``source``'s values as the same values' mask in ``target``'s order
+    (a value ``target`` lacks is dropped)."""
+    out = 0
+    for b, value in enumerate(source):
+        if mask >> b & 1:
+            out |= bit_of(target, value)
+    return out
+
+
 def ticket_masks(
     masks: NDArray[np.int64], tickets: Sequence[Sequence[int]], party: str
 ) -> list[int]:
@@ -159,6 +169,12 @@ def more_kind_holds(
         lists = ticket_masks(view.masks[rule.attribute], tickets, config.party)
         if kind == "contains":
             target = bit_of(values_of, config.value)
+        elif config.reference is not None:  # the values common to every player's list
+            players = [p for t in tickets for p in t]
+            common = int(np.bitwise_and.reduce(view.masks[config.reference][players]))
+            if partial and config.op == "<=":
+                return True  # the common values only shrink as players join
+            target = translate(common, rules.attributes.values[config.reference], values_of)
         else:
             target = mask_of(values_of, config.values)
         return counting_holds(kind, config.op, limits, lists, target, partial=partial)
@@ -226,5 +242,11 @@ def pair_ok_more(
     if kind == "contains":
         bit = bit_of(values, config.value)
         return count_keeps(((m[i] & bit) > 0).astype(int) + ((m[j] & bit) > 0), op, strict)
-    ref = mask_of(values, config.values)
+    if config.reference is None:
+        ref: Any = mask_of(values, config.values)
+    else:  # the values common to the pair's lists of the reference attribute, in m's order
+        common = view.masks[config.reference][i] & view.masks[config.reference][j]
+        ref = np.zeros(i.shape, dtype=np.int64)
+        for b, value in enumerate(rules.attributes.values[config.reference]):
+            ref |= ((common >> b) & 1) * bit_of(values, value)
     return count_keeps(popcount(m[i] & ref), op, li) & count_keeps(popcount(m[j] & ref), op, lj)

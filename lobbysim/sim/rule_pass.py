@@ -45,7 +45,8 @@ from lobbysim.policies.groups import group_qualities
 from lobbysim.policies.teams import best_split, seat_teams, split_quality
 from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
-from lobbysim.scenario.rules import RuleConfig, compound_children
+from lobbysim.scenario.compound import compound_children
+from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.flexmatch_builder import flexmatch_matches
 from lobbysim.sim.games import Games

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.scenario.compound import parse_statement
-from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig, compound_children
+from lobbysim.scenario.compound import compound_children, parse_statement
+from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray
 from lobbysim.sim.rule_kinds import MORE_KINDS, more_kind_holds
 

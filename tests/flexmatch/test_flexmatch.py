@@ -700,11 +700,12 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
                     "type": "collection",
                     "operation": "reference_intersection_count",
                     "measurements": ["flatten(teams[*].players.attributes[maps])"],
-                    "referenceValue": "set_intersection(flatten(teams[*].players.attributes[maps]))",
+                    "referenceValue": "flatten(teams[*].players[playerId])",
                     "minCount": 1,
                 }
             ),
-            "rules[1].referenceValue: lobbysim reads a constant list of strings here",
+            "rules[1].referenceValue: 'flatten(teams[*].players[playerId])' lists the players' "
+            "ids; lobbysim's players have no ids a rule set names",
         ),
         (
             lambda d: d["rules"].append(

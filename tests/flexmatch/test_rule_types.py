@@ -172,10 +172,40 @@ def test_a_compound_naming_a_rule_read_as_two_names_both() -> None:
     assert compound["statement"] == "not(and(Medics, Medics.max))"
 
 
+def test_the_values_common_to_every_players_list_are_a_reference() -> None:
+    """The developer guide's preferred-opponents example: each player's character among the
+    characters every player wants to meet."""
+    rule = {
+        "name": "OpponentMatch",
+        "type": "collection",
+        "operation": "reference_intersection_count",
+        "measurements": [FLAT.format("roles")],
+        "referenceValue": "set_intersection(flatten(teams[*].players.attributes[wants]))",
+        "minCount": 1,
+    }
+    data = _ruleset(rules=[rule])
+    data["playerAttributes"].append({"name": "wants", "type": "string_list"})
+    imported = read_flexmatch(data)
+    assert imported.rules[0]["reference"] == "wants" and "values" not in imported.rules[0]
+    assert imported.unbound == {"roles": "string_list", "wants": "string_list"}
+    mapping = {"roles": MAPPING["roles"], "wants": {"values": {"tank": 0.5, "dps": 0.5}}}
+    scenario = _scenario(data=data, mapping=mapping)
+    document = export_flexmatch(scenario)
+    assert document["rules"][0]["referenceValue"] == rule["referenceValue"]
+    assert (
+        read_flexmatch(document, export_bindings(scenario)).rules
+        == read_flexmatch(data, mapping).rules
+    )
+
+
 def _scenario(
-    mode: str = "team", algorithm: str = "exact", data: Any = None, horizon: float = 100
+    mode: str = "team",
+    algorithm: str = "exact",
+    data: Any = None,
+    horizon: float = 100,
+    mapping: dict[str, Any] | None = None,
 ) -> Scenario:
-    imported = read_flexmatch(data if data is not None else _ruleset(), MAPPING)
+    imported = read_flexmatch(data if data is not None else _ruleset(), mapping or MAPPING)
     fragment = imported.fragment()
     game = fragment["game"] | {"length": 6, "quit_rate": 0.0}
     if mode == "team":

@@ -17,6 +17,8 @@ from lobbysim.sim.rules import Attributes, RuleSet, View
 
 ROLES = AttributeConfig(type="string_list", values={"medic": 0.4, "tank": 0.4, "dps": 0.4})
 PLATFORM = AttributeConfig(type="string", values={"pc": 0.7, "console": 0.3})
+#: the roles a player wants to meet, its values in another order than ROLES'
+WANTS = AttributeConfig(type="string_list", values={"dps": 0.5, "medic": 0.5, "tank": 0.5})
 MEDIC, TANK, DPS = 1, 2, 4  # the bits of the roles, in the order declared
 
 
@@ -26,6 +28,7 @@ def _view(
     *,
     codes: list[int] | None = None,
     masks: list[int] | None = None,
+    wants: list[int] | None = None,
 ) -> View:
     r = np.array(rating, dtype=float)
     return View(
@@ -34,12 +37,15 @@ def _view(
         quality=lambda i, j: np.ones(np.shape(i)),
         numbers={"rating": r},
         codes={"platform": np.array(codes or [0] * len(r), dtype=np.int64)},
-        masks={"roles": np.array(masks or [0] * len(r), dtype=np.int64)},
+        masks={
+            "roles": np.array(masks or [0] * len(r), dtype=np.int64),
+            "wants": np.array(wants or [0] * len(r), dtype=np.int64),
+        },
     )
 
 
 def _rules(*rules: dict[str, Any]) -> RuleSet:
-    configs = {"roles": ROLES, "platform": PLATFORM}
+    configs = {"roles": ROLES, "platform": PLATFORM, "wants": WANTS}
     drawn = Attributes(configs, lambda name: np.random.default_rng(len(name)))
     return RuleSet([RuleConfig(**r) for r in rules], drawn, configs)
 
@@ -128,6 +134,19 @@ def test_reference_overlap_counts_each_lists_values_in_the_reference() -> None:
     assert _broken(_rules(rule | {"party": "union"}), view, [[1, 2]]) == -1  # {tank, dps}: 1
     assert _broken(_rules(rule | {"op": "<=", "limit": 0}), view, [[1]]) == -1
     assert _broken(_rules(rule | {"op": "<=", "limit": 0}), view, [[0]]) == 0
+
+
+def test_reference_overlap_on_the_values_every_players_other_list_holds() -> None:
+    """FlexMatch's preferred-opponents example: each player's role among the roles every player
+    wants to meet (wants' bits: dps 1, medic 2, tank 4)."""
+    view = _view([0.0] * 4, masks=[MEDIC, TANK, MEDIC, TANK], wants=[2 | 4, 2 | 4, 2, 2])
+    rule = {"name": "r", "kind": "reference_overlap", "attribute": "roles", "reference": "wants"}
+    rule |= {"limit": 1}
+    assert _broken(_rules(rule), view, [[0], [1]]) == -1  # both want medic and tank
+    assert _broken(_rules(rule), view, [[0], [1], [2]]) == 0  # only medic is wanted by all
+    assert _broken(_rules(rule), view, [[0], [2]]) == -1
+    assert _broken(_rules(rule | {"op": "<=", "limit": 0}), view, [[1], [3]]) == -1  # tanks
+    assert _broken(_rules(rule | {"op": "<=", "limit": 0}), view, [[0], [1]]) == 0
 
 
 def test_team_sizes_compares_the_two_teams_sizes() -> None:
@@ -235,6 +254,7 @@ def test_the_pair_checks_of_a_1v1_match_agree_with_the_whole_match_checks(
         list(rng.uniform(0.0, 2.0, n)),
         codes=list(rng.integers(0, 2, n)),
         masks=list(rng.integers(1, 8, n)),
+        wants=list(rng.integers(1, 8, n)),
     )
     configs = [dict(k) for k in KINDS]
     if extra is not None:
