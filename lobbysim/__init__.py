@@ -11,6 +11,7 @@ From Python or a notebook, the package itself is the API (:mod:`lobbysim.api`)::
 
     run = lobbysim.simulate("quickstart", seed=1, horizon=120)
     result = lobbysim.compare("quickstart", ["draw_chance", "knowledge_gradient(gamma=0.95)"])
+    rule_sets = lobbysim.compare("flexmatch_5v5", rules=["fair.json", "tight.json"])
 
 ``simulate``, ``compare``, ``sweep``, ``tune``, ``calibrate``, ``load_scenario``, ``load_run``
 and ``Scenario`` are loaded on first use, so that ``import lobbysim`` stays light.
