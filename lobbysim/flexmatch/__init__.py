@@ -44,9 +44,35 @@ string, no ``referenceValue``
 the same, ``=`` on a number                             ``skill_distance`` on X, ``limit 0``,
                                                         ``party`` = ``partyAggregation`` (no
                                                         expansion relaxes it)
-``collection`` ``intersection`` on                      ``overlap`` on X, ``limit n``
-``flatten(...[X])``, a string_list, ``minCount n``,
-``partyAggregation: intersection``
+``comparison`` on ``flatten(...[X])`` with a constant    ``compare`` on X, ``op``, ``limit c``
+``referenceValue c``, ``operation`` any, a number        (each ticket's value by ``party``);
+(or ``attributes[X][K]``, a string_number_map's key)    ``key K``; expansions of
+                                                        ``referenceValue`` relax ``c`` (not
+                                                        with ``=``/``!=``)
+the same, a string ``X``, ``=`` / ``!=`` a string       ``compare``, ``op``, ``value s`` (every
+``s``                                                   player's value)
+``count(teams[a].players) = count(teams[b].players)``   ``team_sizes``, ``limit 0`` (two teams
+(``EqualTeamSizes``)                                    of one size: it always holds); written
+                                                        back on the teams ``red`` and ``blue``
+``collection`` on ``flatten(...[X])``, a string_list:   ``overlap`` / ``contains`` (``value
+``intersection`` / ``contains`` (``referenceValue``     s``) / ``reference_overlap``
+``s``) / ``reference_intersection_count`` (a list, or   (``values``, or ``reference Y``), on
+``set_intersection(flatten(...[Y]))``)                  X
+``minCount n`` / ``maxCount m``                         ``limit n`` / ``limit m``, ``op: <=``
+                                                        (both: a second rule ``NAME.max``)
+``partyAggregation`` ``union`` (default) /              ``party: union`` / left out (lobbysim's
+``intersection``                                        default, every member's list)
+``compound`` ``statement``                              ``compound``, the statement written
+                                                        ``and(A, B)``; its rules hold only
+                                                        through it (a rule read as two, both)
+``absoluteSort`` / ``distanceSort``:                    ``absolute_sort`` / ``distance_sort``:
+``sortDirection``, ``sortAttribute``, ``mapKey``,       ``direction``, ``attribute``,
+``partyAggregation``                                    ``map_key``, ``party`` (constrain
+                                                        nothing; exact and seed_greedy ignore
+                                                        them)
+``string_number_map`` attribute                         ``attributes.X``, ``type:
+                                                        string_number_map``, bound ``{values:
+                                                        {KEY: mean}, sd}``
 ``latency`` ``maxLatency d``                            ``latency``, ``limit d`` ms, ``party`` =
                                                         ``partyAggregation`` (default ``avg``)
 ``expansions``: ``target rules[NAME].P``, steps         that rule's ``expansions``:
@@ -71,37 +97,38 @@ refused with two teams. A FlexMatch rule set of more than 40 players is a large 
 **The mapping** (``matchmaker.rules.attributes``, or ``mapping`` here) binds every attribute a
 rule reads: a number ``{source: rating|skill, scale, offset}`` (the value is ``offset + scale *
 x``, x the driving rater's mean or true skill) or ``{source: drawn, mean, sd}``; a string or
-string_list ``{values: {VALUE: share, ...}}`` (FlexMatch has no distributions). Limits stay in
+string_list ``{values: {VALUE: share, ...}}``, a string_number_map ``{values: {KEY: mean, ...},
+sd}`` (FlexMatch has no distributions). Limits stay in
 the FlexMatch attribute's units, so nothing is rescaled. An attribute named ``rating`` is
 lobbysim's built-in (the driving rater's mean, unscaled): bind it ``{source: rating}``. A
 latency rule reads the players' latencies to the data centres of the scenario's ``world``.
 FlexMatch's defaults are not used: every simulated player has every attribute.
 
-**Unsupported** (each an error naming its path): ``string_number_map`` attributes; teams whose
-``minPlayers`` differ from ``maxPlayers`` (lobbysim's games have fixed sizes), uneven teams,
-more than two teams with more than one player each; the sort rules ``absoluteSort`` and
-``distanceSort`` (they order candidates and constrain nothing; lobbysim's search has no such
-order); ``compound`` rules (lobbysim's rules all hold together; there is no or/not/xor);
-``distance`` rules of other forms (a constant ``referenceValue``, ``minDistance``);
-``comparison`` rules with a ``referenceValue`` (a bound on each player's value), ``!=`` on a
-number, and comparisons of team sizes (``count(teams[...].players)``: lobbysim's teams have fixed
-sizes, where they always hold);
-``collection`` operations ``contains`` and ``reference_intersection_count``, ``maxCount``, and
-``partyAggregation: union`` (FlexMatch's default: it pools a party's lists before intersecting,
-where lobbysim's ``overlap`` intersects every player's list); ``latency``'s ``maxDistance`` and
+**Unsupported** (each an error naming its path): teams whose ``minPlayers`` differ from
+``maxPlayers`` (lobbysim's games have fixed sizes), uneven teams, more than two teams with more
+than one player each; ``distance`` rules of other forms (a constant ``referenceValue``,
+``minDistance``); a ``comparison`` whose ``referenceValue`` is computed from the match (each
+player against the others' maximum: no lobbysim rule compares a player with a figure of the
+others), one that bounds a figure of the whole match (``avg(...)``) by a constant, one on a named
+team (``teams[red]``: lobbysim's teams are interchangeable, split by the search), ``!=`` between
+players on a number, comparisons of team sizes other than the idiom; a collection's reference of
+players' ids (a block list); a ``compound`` naming a ``batchDistance`` or sort rule, or a rule
+listed after it (as FlexMatch requires); ``latency``'s ``maxDistance`` and
 ``distanceReference`` (they bound a ticket's latency above the match's lowest or average one,
 where lobbysim's ``delta_ping`` bounds it above the player's own best data centre); expansions
-of team sizes or of a property no limit comes from; ``batchingPreference`` ``sorted`` or
-``fastestRegion``, ``sortByAttributes``, a ``backfillPriority`` other than ``normal``.
+of team sizes or of a property no limit comes from (a compound, a sort, ``=``/``!=``);
+``batchingPreference`` ``sorted`` or ``fastestRegion``, ``sortByAttributes``, a
+``backfillPriority`` other than ``normal``.
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds
 ``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``team_balance`` on a team
-sum, minimum or maximum, the clocks ``average`` and ``own``, two clocks in one rule set,
-``optional_after``, weights other than 1, infinite limits.
+sum, minimum or maximum, ``team_sizes`` of a limit other than 0, the clocks ``average`` and
+``own``, two clocks in one rule set, ``optional_after``, weights other than 1, infinite limits.
 
 **The modules**: the work is split by role into :mod:`lobbysim.flexmatch.rules` (the tables and
-limits the import and the export
-share, and the reading of one rule), :mod:`lobbysim.flexmatch.read` (the JSON file, the
+limits the import and the export share, the reading of one rule, the distance, batchDistance and
+latency types), :mod:`lobbysim.flexmatch.rule_types` (the comparison, collection, compound and
+sort types), :mod:`lobbysim.flexmatch.read` (the JSON file, the
 rule set's sections and the mapping: :func:`read_flexmatch`),
 :mod:`lobbysim.flexmatch.expand` (a scenario's reference to a rule set) and
 :mod:`lobbysim.flexmatch.export` (:func:`export_flexmatch`).
