@@ -46,7 +46,9 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
 def bit_of(values: Sequence[str], value: str | None) -> int:
     """Return the bit of ``value`` in a list attribute's masks (0 if it is not one of its
     values)."""
-    return 1 << list(values).index(value) if value in values else 0
+    if value is None or value not in values:
+        return 0
+    return 1 << list(values).index(value)
 
 
 def mask_of(values: Sequence[str], chosen: Sequence[str]) -> int:

@@ -277,8 +277,8 @@ class RuleSet:
             if config.type == "string_number_map":
                 assert self.attributes is not None
                 for key in config.values:
-                    column = f"{name}[{key}]"
-                    numbers[column] = self.attributes.column(column, pids).astype(float)
+                    keyed = f"{name}[{key}]"
+                    numbers[keyed] = self.attributes.column(keyed, pids).astype(float)
             elif config.type == "number":
                 if config.source == "drawn":
                     assert self.attributes is not None
