@@ -153,10 +153,11 @@ def load_json(path: str | Path) -> Any:
         text = read_input_text(path, MAX_BYTES, encoding="utf-8-sig")
     except ValueError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
+    from lobbysim.flexmatch.json_text import parse_json_text  # comments, a key twice located
+
     try:
-        data = json.loads(
+        data = parse_json_text(
             text,
-            object_pairs_hook=_no_duplicates,
             parse_constant=_no_constant,
             parse_int=_integer,
             parse_float=_real,
