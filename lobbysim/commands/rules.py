@@ -221,6 +221,11 @@ def show_lines(file: str | Path) -> list[str]:
                 )
             else:
                 lines.append(f"  {name}: {kind}, read by no rule (left out unless bound)")
+        from lobbysim.flexmatch.json_text import comment_lines
+
+        skipped = comment_lines(path.read_text(encoding="utf-8-sig"))
+        if skipped:
+            lines.append(f"{skipped} comment lines skipped (FlexMatch's service takes plain JSON)")
         return lines
     scenario = load_scenario(path)
     game: dict[str, Any] = {"mode": scenario.game.mode}
