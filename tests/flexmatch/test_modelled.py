@@ -1,0 +1,335 @@
+"""Our own FlexMatch rule sets modelled on published ones, as lobbysim reads each of them today.
+
+The folder ``tests/fixtures/flexmatch/modelled/`` holds rule sets we wrote, each exercising the
+FlexMatch constructs of one published set (the AWS GameLift guides' examples, AWS sample
+repositories, infrastructure-as-code examples) with our own names, values and layout; its README
+names every set each is modelled on. :data:`OUTCOMES` pins, file by file, what ``lobbysim rules
+show FILE`` does with it: it loads (then the import -> export -> import round trip is exact, and
+a short run under it forms games and repeats its bytes), or it is refused with these problem
+lines. Whoever widens the import flips the entries it changes, so a change of outcome always
+shows here first. Every refusal line starts with the file and names the JSON path it is about
+(the house rule for bad input).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lobbysim.cli.main import main
+from lobbysim.commands.rules import show_lines
+from lobbysim.experiments.simulation import SimulationResult, simulate
+from lobbysim.flexmatch.export import export_bindings, export_flexmatch
+from lobbysim.flexmatch.read import read_flexmatch
+from lobbysim.scenario import Scenario, ScenarioError
+
+FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "flexmatch" / "modelled"
+FILES = sorted(p.name for p in FOLDER.glob("*.json"))
+MIN_FILES = 12  # issue 42: at least 12 rule sets modelled on published ones
+
+LOADS = "loads"
+_SIZES = "lobbysim's games have fixed sizes"
+_FASTEST = "algorithm.batchingPreference: 'fastestRegion' is not supported by lobbysim"
+_TEAM_SIZE = "expanding a team's size is not supported by lobbysim"
+
+#: Today's outcome for each file: :data:`LOADS`, or the problem lines ``lobbysim rules show``
+#: prints for it, in order, each given by its start after ``FILE: ``.
+OUTCOMES: dict[str, str | tuple[str, ...]] = {
+    "cloudformation_one_ranged_team_no_rules.json": (
+        f"teams[0].minPlayers: 1 differs from maxPlayers 20; {_SIZES}",
+    ),
+    "gamelift_sample_duel_equal_sides_mean_gap.json": LOADS,
+    "gamelift_sample_duel_equal_value.json": LOADS,
+    "gamelift_sample_duel_ping_unread_attribute.json": LOADS,
+    "guide_cli_one_ranged_team_no_rules.json": (
+        f"teams[0].minPlayers: 4 differs from maxPlayers 8; {_SIZES}",
+    ),
+    "guide_ex1_two_ranged_crews_even_rank.json": (
+        f"teams[0].minPlayers: 4 differs from maxPlayers 8; {_SIZES}",
+        # the teams are read up to the first refused one, so the second is not known
+        "rules[1].measurements: 'marines' names no team of the rule set (corsairs)",
+    ),
+    "guide_ex2_five_raiders_one_dragon.json": (
+        "teams: uneven teams of 5 and 1 players; lobbysim's team games are two teams of one size",
+        "rules[0].measurements: 'teams[dragon].players.attributes[volunteersAsDragon]' is not a "
+        "form lobbysim reads",
+        "rules[1].measurements: 'teams[raiders].players.attributes[volunteersAsDragon]' is not a "
+        "form lobbysim reads",
+        "rules[2].referenceValue: 'max(teams[raiders].players.attributes[dragonPowerWanted])' is "
+        "computed from the match",
+        f"expansions[0].target: 'teams[raiders].minPlayers': {_TEAM_SIZE}",
+    ),
+    "guide_ex3_three_ranged_squads_engineers_ping.json": (
+        f"teams[0].minPlayers: 3 differs from maxPlayers 5; {_SIZES}",
+        "rules[1].measurements: 'max(count(teams[*].players))' against "
+        "'min(count(teams[*].players))' is not a form lobbysim reads",
+    ),
+    "guide_ex4_sorted_arena_and_ruleset.json": LOADS,
+    "guide_ex5_ffa_rival_factions.json": LOADS,
+    "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": (
+        "rules[2].operation: '!=' on a number attribute",
+    ),
+    "guide_ex7_large_ffa_key_twice.json": (
+        "expansions[0]: the key 'target' is given twice; remove one",
+    ),
+    "guide_ex8_large_dragons_and_ten_ranged_bands.json": (
+        f"teams[1].minPlayers: 12 differs from maxPlayers 15; {_SIZES}",
+        _FASTEST,
+        f"expansions[0].target: 'teams[Bands].minPlayers': {_TEAM_SIZE}",
+    ),
+    "guide_ex9_large_batch_distance_unnamed.json": (
+        "algorithm.strategy: 'balanced' with two teams is not supported by lobbysim",
+        _FASTEST,
+    ),
+    "guide_ex10_ranged_teams_compound_or.json": (
+        f"teams[0].minPlayers: 10 differs from maxPlayers 20; {_SIZES}",
+        _FASTEST,
+    ),
+    "guide_ex11_avoid_list_by_player_id.json": (
+        "rules[0].referenceValue: 'flatten(teams[*].players[playerId])' lists the players' ids",
+    ),
+    "serverless_one_ranged_team_player_gap_ping.json": (
+        f"teams[0].minPlayers: 1 differs from maxPlayers 5; {_SIZES}",
+        "rules[0].measurements: 'teams[crew].players.attributes[craft]' against "
+        "'avg(teams[crew].players.attributes[craft])' is not a form lobbysim reads",
+    ),
+    "terraform_one_ranged_team_mean_gap.json": (
+        f"teams[0].minPlayers: 3 differs from maxPlayers 5; {_SIZES}",
+    ),
+}
+
+LOADING = sorted(name for name, outcome in OUTCOMES.items() if outcome == LOADS)
+REFUSED = sorted(name for name, outcome in OUTCOMES.items() if outcome != LOADS)
+
+#: The files carrying ``//`` comments (as the sets they are modelled on do), with how many lines.
+COMMENTED = {
+    "guide_ex1_two_ranged_crews_even_rank.json": 4,
+    "guide_ex3_three_ranged_squads_engineers_ping.json": 5,
+    "guide_ex4_sorted_arena_and_ruleset.json": 6,
+    "serverless_one_ranged_team_player_gap_ping.json": 2,
+    "terraform_one_ranged_team_mean_gap.json": 3,
+}
+
+# A JSON path at the start of a problem (teams[0].minPlayers, algorithm.strategy, rules[4].type,
+# expansions[0].target, expansions[0], teams), or, for a file that is not JSON, the line and column.
+_JSON_PATH = re.compile(
+    r"^(?:name|ruleLanguageVersion|playerAttributes|teams|rules|expansions|algorithm)"
+    r"(?:\[\d+\])?(?:\.\w+(?:\[\d+\])?)*: "
+)
+_NOT_JSON = re.compile(r"^not JSON: .+ at line \d+, column \d+$")
+
+
+def _problems(path: Path) -> list[str]:
+    """Return the problem lines ``lobbysim rules show`` gives the file (none if it loads)."""
+    try:
+        show_lines(path)
+    except ScenarioError as exc:
+        return list(exc.problems)
+    return []
+
+
+def test_the_folder_holds_at_least_12_sets_each_with_an_outcome() -> None:
+    assert len(FILES) >= MIN_FILES, f"{len(FILES)} rule sets in {FOLDER}, issue 42 asks {MIN_FILES}"
+    assert sorted(OUTCOMES) == FILES  # a file without an entry, or an entry without its file
+    readme = (FOLDER / "README.md").read_text(encoding="utf-8")
+    for name in FILES:  # each file has its row: what it is modelled on, its constructs
+        assert f"| `{name}` |" in readme, name
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_rules_show_reads_each_set_as_today(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = FOLDER / name
+    expected = OUTCOMES[name]
+    status = main(["rules", "show", str(path)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    if expected == LOADS:
+        assert status == 0, f"{name} no longer loads: {captured.err}"
+        assert captured.err == ""
+        out = captured.out.splitlines()
+        assert out[0].startswith("FlexMatch rule set ")
+        assert out[0].endswith(", as lobbysim reads it:")
+        assert out[1].startswith("game: ") and out[3] == "rules:"
+        return
+    assert status == 2, f"{name} now loads: set its entry in OUTCOMES to LOADS\n{captured.out}"
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    prefix = f"lobbysim: error: {path}: "
+    assert all(line.startswith(prefix) for line in lines), lines
+    got = [line[len(prefix) :] for line in lines]
+    assert len(got) == len(expected), f"{name}: today's lines differ from OUTCOMES:\n" + "\n".join(
+        got
+    )
+    for line, start in zip(got, expected, strict=True):
+        assert line.startswith(start), f"{name}: {line!r} does not start with {start!r}"
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_every_refusal_line_names_the_file_and_a_json_path(name: str) -> None:
+    path = FOLDER / name
+    problems = _problems(path)
+    assert problems, f"{name} loads"
+    for line in problems:
+        assert "\n" not in line
+        assert line.startswith(f"{path}: "), line
+        rest = line[len(f"{path}: ") :]
+        assert _JSON_PATH.match(rest) or _NOT_JSON.match(rest), f"no JSON path: {line}"
+        assert not _NOT_JSON.match(rest), f"a comment or other text stops the reading: {line}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMENTED))
+def test_comments_are_skipped_and_counted(name: str) -> None:
+    """The commented sets read past their comments: refused for their constructs, or loaded
+    with the note of how many lines held a comment."""
+    text = (FOLDER / name).read_text(encoding="utf-8")
+    assert "//" in text
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)  # not plain JSON: the reader's comment skipping is what reads it
+    if OUTCOMES[name] == LOADS:
+        lines = show_lines(FOLDER / name)
+        note = f"{COMMENTED[name]} comment lines skipped (FlexMatch's service takes plain JSON)"
+        assert lines[-1] == note
+    else:
+        assert not any("not JSON" in p for p in _problems(FOLDER / name))
+
+
+def test_a_set_without_comments_gets_no_note() -> None:
+    for name in LOADING:
+        if name not in COMMENTED:
+            assert not any("comment lines" in line for line in show_lines(FOLDER / name)), name
+
+
+# --- the sets that load: import -> export -> import, and a short run ------------------------------
+
+_WORLD: dict[str, Any] = {
+    "data_centres": ["us_east", "eu_west"],
+    "regions": [
+        {"name": "na", "share": 0.6, "utc_offset_hours": -5},
+        {"name": "eu", "share": 0.4, "utc_offset_hours": 1},
+    ],
+    "latency": {"name": "matrix", "base_ms": {"na": [35, 95], "eu": [95, 25]}, "spread": 0.3},
+}
+
+#: The bindings of the attributes each loading set's rules read: numbers to the rating (on the
+#: set's own scale) or drawn, strings and lists by shares, a map by its keys' means.
+BINDINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "gamelift_sample_duel_equal_sides_mean_gap.json": {
+        "elo": {"source": "rating", "scale": 200, "offset": 1200},
+    },
+    # '=' on a number: every player of one tier, or no two players would ever be equal
+    "gamelift_sample_duel_equal_value.json": {"tier": {"source": "drawn", "mean": 4, "sd": 0}},
+    "gamelift_sample_duel_ping_unread_attribute.json": {},  # its rule reads no attribute
+    "guide_ex4_sorted_arena_and_ruleset.json": {
+        "veterancy": {"source": "rating", "scale": 10, "offset": 20},
+        "rulesets": {"values": {"classic": 0.9, "hardcore": 0.5}},
+        "arenaLove": {"values": {"quarry": 60, "docks": 40}, "sd": 15},
+        "arenasOk": {"values": {"quarry": 0.85, "docks": 0.5}},
+    },
+    "guide_ex5_ffa_rival_factions.json": {
+        "factions": {"values": {"reds": 0.5, "blues": 0.5}},
+        "rivalsWanted": {"values": {"reds": 0.7, "blues": 0.7}},
+    },
+}
+
+
+def _scenario_data(rules: Path, mapping: dict[str, Any], horizon: float = 30) -> dict[str, Any]:
+    return {
+        "name": "modelled_rule_set",
+        "horizon": horizon,
+        "warmup": 5,
+        "arrivals": {"name": "poisson", "rate": 5.0},
+        "world": _WORLD,
+        "matchmaker": {"rules": {"flexmatch": str(rules), "attributes": mapping}},
+    }
+
+
+def test_each_loading_set_has_its_bindings() -> None:
+    assert sorted(BINDINGS) == LOADING
+    for name in LOADING:  # every attribute the rules read is bound, and no other
+        assert sorted(read_flexmatch(FOLDER / name).unbound) == sorted(BINDINGS[name]), name
+
+
+@pytest.mark.parametrize("name", LOADING)
+def test_a_set_that_loads_round_trips_exactly(name: str, tmp_path: Path) -> None:
+    path = FOLDER / name
+    mapping = BINDINGS[name]
+    first = read_flexmatch(path, mapping)
+    scenario = Scenario.from_dict(_scenario_data(path, mapping))
+    document = export_flexmatch(scenario)
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    second = read_flexmatch(exported, export_bindings(scenario))
+    assert second.rules == first.rules
+    assert second.attributes == first.attributes
+    assert second.game == first.game
+    assert second.clock == first.clock
+    assert second.algorithm == first.algorithm
+    # and the exported file, named by a scenario, gives the same scenario; exporting it again
+    # gives the same JSON
+    again = Scenario.from_dict(_scenario_data(exported, export_bindings(scenario)))
+    assert again == scenario
+    assert export_flexmatch(again) == document
+
+
+def test_the_sets_that_load_read_as_their_rules_say() -> None:
+    """What the sets that load exercise, so that the round trip above checks something: a
+    latency rule relaxed by expansions (seconds to minutes), an '=' comparison on a number, the
+    equal-team-sizes idiom and a 1v1 distance between team averages (twice maxDistance), the two
+    sorts and two intersections, and a reference of the values common to every player's list."""
+    (latency,) = read_flexmatch(FOLDER / "gamelift_sample_duel_ping_unread_attribute.json").rules
+    assert latency["kind"] == "latency" and latency["limit"] == 120
+    assert latency["expansions"] == [[15 / 60, 250], [30 / 60, 500]]
+    same = read_flexmatch(FOLDER / "gamelift_sample_duel_equal_value.json")
+    assert same.game == {"mode": "1v1"}
+    (rule,) = same.rules
+    assert (rule["kind"], rule["attribute"], rule["limit"]) == ("skill_distance", "tier", 0)
+    sizes, fair = read_flexmatch(FOLDER / "gamelift_sample_duel_equal_sides_mean_gap.json").rules
+    assert sizes["kind"] == "team_sizes"
+    assert (fair["kind"], fair["attribute"], fair["limit"]) == ("skill_distance", "elo", 300)
+    assert fair["expansions"] == [[12 / 60, 500], [24 / 60, 800], [40 / 60, 1200]]
+    arena = read_flexmatch(FOLDER / "guide_ex4_sorted_arena_and_ruleset.json")
+    assert arena.game == {"mode": "team", "team_size": 3}
+    kinds = [(r["kind"], r.get("attribute")) for r in arena.rules]
+    assert kinds == [
+        ("absolute_sort", "arenaLove"),
+        ("distance_sort", "veterancy"),
+        ("overlap", "rulesets"),
+        ("overlap", "arenasOk"),
+    ]
+    (rivals,) = read_flexmatch(FOLDER / "guide_ex5_ffa_rival_factions.json").rules
+    assert (rivals["kind"], rivals["attribute"], rivals["reference"]) == (
+        "reference_overlap",
+        "factions",
+        "rivalsWanted",
+    )
+    assert rivals["expansions"] == [[20 / 60, 0]]
+
+
+def _bytes(result: SimulationResult) -> tuple[str, ...]:
+    """Return the run's record frames as CSV text and its metrics as JSON."""
+    frames = (result.games, result.participants, result.waits)
+    return (
+        *(frame.to_csv(index=False) for frame in frames if frame is not None),
+        json.dumps(result.metrics, sort_keys=True, default=str),
+    )
+
+
+@pytest.mark.parametrize("name", LOADING)
+def test_a_run_under_each_set_that_loads_forms_games_and_repeats_its_bytes(name: str) -> None:
+    """A short run (an hour of simulated time) under the set, its attributes bound as
+    :data:`BINDINGS` says: it forms games of the set's size, and the same seed gives the same
+    records and metrics. (That each game keeps the rules is the rule checker's to say.)"""
+    path = FOLDER / name
+    scenario = Scenario.from_dict(_scenario_data(path, BINDINGS[name], horizon=60))
+    first = simulate(scenario, 11)
+    assert first.games is not None and first.participants is not None
+    assert len(first.games) >= 20, f"{name}: {len(first.games)} games in an hour"
+    per_game = first.participants.groupby("game_id").size()
+    game = read_flexmatch(path).game
+    size = {"1v1": 2, "team": 2 * game.get("team_size", 0), "ffa": game.get("ffa_size", 0)}
+    assert set(per_game) == {size[game["mode"]]}
+    assert _bytes(simulate(scenario, 11)) == _bytes(first)
