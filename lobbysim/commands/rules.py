@@ -122,7 +122,12 @@ def rule_line(rule: RuleConfig, held_by: str | None = None) -> str:
         parts.append(f"attribute {rule.attribute or 'rating'}{key}")
     if rule.statement is not None:
         parts.append(f"statement {rule.statement}")
-    if rule.kind == "compare":
+    if rule.kind == "compare" and rule.center is not None:
+        sign = "<=" if rule.op == "within" else ">="
+        parts.append(
+            f"each ticket's distance from {_number(rule.center)} {sign} {_number(rule.limit)}"
+        )
+    elif rule.kind == "compare":
         shown = rule.value if rule.value is not None else _number(rule.limit)
         parts.append(f"each {'player' if rule.value is not None else 'ticket'} {rule.op} {shown}")
     elif rule.value is not None:

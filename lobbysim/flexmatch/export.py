@@ -187,7 +187,13 @@ def _export_more(rule: RuleConfig, attribute: str, limit: Any) -> dict[str, Any]
     """The kinds FlexMatch's comparison, collection, compound and sort rules read into."""
     kind = rule.kind
     out: dict[str, Any] = {"name": rule.name}
-    if kind == "compare":
+    if kind == "compare" and rule.center is not None:  # a distance from a constant
+        out["type"] = "distance"
+        out["measurements"] = [_expression(attribute, "flat", rule.key)]
+        out["referenceValue"] = int(rule.center) if rule.center.is_integer() else rule.center
+        out["maxDistance" if rule.op == "within" else "minDistance"] = limit
+        out["partyAggregation"] = PARTY_OUT[rule.party]
+    elif kind == "compare":
         out["type"] = "comparison"
         out["measurements"] = [_expression(attribute, "flat", rule.key)]
         out["referenceValue"] = rule.value if rule.value is not None else limit
@@ -311,6 +317,8 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
             prop, factor = LIMIT_PROPERTY[rule.kind]
             if rule.kind in LIST_KINDS and rule.op == "<=":
                 prop, factor = MAX_COUNT
+            if rule.kind == "compare" and rule.center is not None:
+                prop = "maxDistance" if rule.op == "within" else "minDistance"
             expansions.append(
                 {
                     "target": f"rules[{rule.name}].{prop}",

@@ -396,8 +396,8 @@ class _Reader(RuleTypes):
             if rule.get("op") == "<=" and rule["kind"] != "compare":
                 own = MAX_COUNT  # a maximum count
             prop, factor = self.limit_property.get(name, own)
-            if rule["name"] != name:  # the maxCount of a rule with a minCount too
-                prop, factor = MAX_COUNT
+            if rule["name"] != name:  # the second rule of two (maxCount, minDistance)
+                prop, factor = match["prop"], 1.0
             if match["prop"] != prop:
                 hint = f"only its {prop}" if prop else "none of its properties"
                 self.problem(

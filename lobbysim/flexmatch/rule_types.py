@@ -213,6 +213,59 @@ class RuleTypes(RuleReader):
         self.limit_property[str(raw.get("name"))] = (None, 1.0)
         return {"kind": "team_sizes", "limit": 0.0}
 
+    # --- distance from a constant ----------------------------------------------------------
+
+    def rule_distance(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+        reference = raw.get("referenceValue")
+        if isinstance(reference, str) or reference is None:
+            return super().rule_distance(raw, where)
+        return self.constant_distance(raw, where, reference)
+
+    def constant_distance(
+        self, raw: Mapping[str, Any], where: str, reference: Any
+    ) -> dict[str, Any] | None:
+        """A distance of each ticket's value from a constant ``referenceValue``: ``compare``
+        with op ``within`` (``maxDistance``) or ``beyond`` (``minDistance``; with both, a
+        second rule ``NAME.min``)."""
+        measured = self.expression(raw, "measurements", where)
+        if measured is None:
+            return None
+        if re.match(r"(avg|min|max|sum|median|stddev|count)\(", measured):
+            self.problem(
+                f"{where}.measurements: {measured!r} from a constant bounds a figure of the "
+                "whole match, which no lobbysim rule does (lobbysim bounds each ticket's "
+                "distance: flatten(teams[*].players.attributes[X]))"
+            )
+            return None
+        flat = self.flat_attribute(raw, where)
+        center = self.number(reference, f"{where}.referenceValue")
+        party = self.party(raw, where)
+        if flat is None or center is None or party is None:
+            return None
+        column = self.number_of(flat[0], flat[1], f"{where}.measurements")
+        bounds = [key for key in ("maxDistance", "minDistance") if key in raw]
+        if not bounds:
+            self.problem(
+                f"{where}.maxDistance: a distance rule needs a maxDistance or a minDistance"
+            )
+            return None
+        limits = [self.number(raw[k], f"{where}.{k}", minimum=0) for k in bounds]
+        if column is None or None in limits:
+            return None
+        name = str(raw.get("name"))
+        out = []
+        for key, limit in zip(bounds, limits, strict=True):
+            op = "within" if key == "maxDistance" else "beyond"
+            one = {"kind": "compare", **column, "op": op, "center": center, "limit": limit}
+            out.append(one | {"party": party})
+        self.limit_property[name] = (bounds[0], 1.0)
+        if len(out) == 2:
+            out[1]["name"] = f"{name}.min"
+            self.aliases[(name, "minDistance")] = out[1]["name"]
+            self.pending.append({**out[1], "clock": self.clock})
+            self.read_as[name] = [name, out[1]["name"]]
+        return out[0]
+
     # --- collection ------------------------------------------------------------------------
 
     def rule_collection(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:

@@ -326,7 +326,12 @@ class RuleReader:
 
     def rule_distance(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         if self.unsupported(
-            raw, where, {"minDistance": "lobbysim's limits are maxima between players"}
+            raw,
+            where,
+            {
+                "minDistance": "no lobbysim rule keeps team averages or players at least a "
+                "distance apart (a minimum distance from a constant referenceValue reads)"
+            },
         ):
             return None
         measured = self.expression(raw, "measurements", where)

@@ -34,7 +34,8 @@ otherwise, by default the driving rater's mean):
   ``string`` attribute is ``value``.
 * ``compare``: every ticket's value of a number attribute (its members' combined by ``party``)
   compared with the constant ``limit`` by ``op`` (``=``, ``!=``, ``<``, ``<=``, ``>``,
-  ``>=``); or every player's value of a ``string`` attribute compared with ``value`` by ``=``
+  ``>=``), or its distance from ``center`` at most (``within``) or at least (``beyond``)
+  ``limit``; or every player's value of a ``string`` attribute compared with ``value`` by ``=``
   or ``!=``. With ``>``/``>=`` the limit is a minimum, with ``<``/``<=`` a maximum; ``=`` and
   ``!=`` have no direction to relax and no expansions.
 * ``team_sizes``: the teams' sizes differ by at most ``limit`` players (FlexMatch's
@@ -103,7 +104,7 @@ NO_LIMIT_KINDS = ("equal", "distinct", "compound", *SORT_KINDS)
 AT_LEAST_KINDS = ("match_quality", "overlap", "count", "contains", "reference_overlap")
 TEAM_KINDS = ("team_balance", "party_parity", "team_sizes")
 #: ``compare``'s operations, and those of the counting kinds (a minimum or a maximum count).
-COMPARE_OPS = ("=", "!=", "<", "<=", ">", ">=")
+COMPARE_OPS = ("=", "!=", "<", "<=", ">", ">=", "within", "beyond")
 COUNT_OPS = (">=", "<=")
 LIST_PARTIES = ("intersection", "union")
 DIRECTIONS = ("ascending", "descending")
@@ -126,7 +127,7 @@ def limit_is_minimum(kind: str, op: str | None) -> bool:
     """Return whether a rule's limit is a minimum (else a maximum): ``compare`` by its ``op``
     (``>``/``>=``), a counting kind unless ``op`` is ``<=``, the others by kind."""
     if kind == "compare":
-        return op in (">", ">=")
+        return op in (">", ">=", "beyond")
     if kind in LIST_KINDS:
         return op != "<="
     return kind in AT_LEAST_KINDS
@@ -238,7 +239,10 @@ class RuleConfig:
         reference: ``reference_overlap``: instead of ``values``, a ``string_list`` attribute
             whose values common to every player's list are the reference (FlexMatch's
             ``set_intersection(flatten(teams[*].players.attributes[Y]))``).
-        op: ``compare``: ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``; ``overlap``,
+        center: ``compare`` with ``op`` ``within`` (``beyond``): each ticket's value at most
+            (at least) ``limit`` from this number (FlexMatch's distance from a constant).
+        op: ``compare``: ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``within``, ``beyond``;
+            ``overlap``,
             ``contains``, ``reference_overlap``: ``>=`` (a minimum count, unset) or ``<=``.
         key: the key of a ``string_number_map`` attribute a number kind reads.
         statement: ``compound``: its statement over earlier rules' names.
@@ -263,6 +267,7 @@ class RuleConfig:
     value: str | None = None
     values: tuple[str, ...] = ()
     reference: str | None = None
+    center: float | None = None
     op: str | None = None
     key: str | None = None
     statement: str | None = None
@@ -352,6 +357,14 @@ class RuleConfig:
                 out.append(f"{where}.op: a rule of kind {kind} has no op")
         if kind == "compare" and self.op is None:
             out.append(f"{where}.op: a compare rule needs one of {', '.join(COMPARE_OPS)}")
+        distance = kind == "compare" and self.op in ("within", "beyond")
+        if distance != (self.center is not None) or (distance and self.value is not None):
+            out.append(
+                f"{where}.center: a compare rule with op within or beyond needs a number center "
+                f"(and no value), and only it has one, got {self.center!r}"
+            )
+        elif self.center is not None and not math.isfinite(self.center):
+            out.append(f"{where}.center: expected a finite number, got {self.center!r}")
         if self.values and kind != "reference_overlap":
             out.append(f"{where}.values: only a reference_overlap rule has a reference list")
         if self.reference is not None and kind != "reference_overlap":
@@ -430,7 +443,10 @@ class RuleConfig:
             float(v).is_integer() for v in values if math.isfinite(v)
         ):
             return [f"{where}: a count is a whole number, got {values}"]
-        if self.kind not in ("match_quality", "compare") and any(v < 0 for v in values):
+        distance = self.kind == "compare" and self.op in ("within", "beyond")
+        if (self.kind not in ("match_quality", "compare") or distance) and any(
+            v < 0 for v in values
+        ):
             return [f"{where}: a limit of kind {self.kind} is >= 0, got {values}"]
         relaxes = (lambda a, b: b <= a) if self.at_least else (lambda a, b: b >= a)
         if not all(relaxes(a, b) for a, b in itertools.pairwise(values)):

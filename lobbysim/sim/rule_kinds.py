@@ -113,9 +113,21 @@ def counting_holds(
     return bool(count_keeps(sum(1 for m in lists if m & target), op, strict))
 
 
-def compare_holds(values: Sequence[float], op: str, limits: Sequence[float]) -> bool:
-    """Whether every ticket's value keeps ``value op limit`` (each ticket's own limit)."""
-    return bool(np.all(OPS[op](np.asarray(values, dtype=float), np.asarray(limits, dtype=float))))
+def compare_keeps(values: Any, op: str, limits: Any, center: float | None = None) -> Any:
+    """Whether each value keeps ``value op limit`` (elementwise); ``within`` (``beyond``):
+    its distance from ``center`` at most (at least) the limit."""
+    if op in ("within", "beyond"):
+        assert center is not None
+        gap = np.abs(np.asarray(values, dtype=float) - center)
+        return gap <= limits if op == "within" else gap >= limits
+    return OPS[op](np.asarray(values, dtype=float), np.asarray(limits, dtype=float))
+
+
+def compare_holds(
+    values: Sequence[float], op: str, limits: Sequence[float], center: float | None = None
+) -> bool:
+    """Whether every ticket's value keeps its comparison (each ticket's own limit)."""
+    return bool(np.all(compare_keeps(values, op, np.asarray(limits, dtype=float), center)))
 
 
 def team_sizes_hold(sides: NDArray[np.intp], limit: float) -> bool:
@@ -165,7 +177,7 @@ def more_kind_holds(
     if kind == "compare":
         x = view.numbers[rule.attribute]
         values = [float(_COMBINE[config.party](x[list(t)])) for t in tickets]
-        return compare_holds(values, config.op, limits)
+        return compare_holds(values, config.op, limits, config.center)
     if kind in LIST_KINDS:
         values_of = rules.attributes.values[rule.attribute]
         lists = ticket_masks(view.masks[rule.attribute], tickets, config.party)
@@ -235,7 +247,8 @@ def pair_ok_more(
         return OPS[config.op](c[i], target) & OPS[config.op](c[j], target)
     if kind == "compare":
         x = view.numbers[rule.attribute]
-        return OPS[config.op](x[i], li) & OPS[config.op](x[j], lj)
+        op, center = config.op, config.center
+        return compare_keeps(x[i], op, li, center) & compare_keeps(x[j], op, lj, center)
     values = rules.attributes.values[rule.attribute]
     m, op = view.masks[rule.attribute], config.op
     strict = np.minimum(li, lj) if op == "<=" else np.maximum(li, lj)

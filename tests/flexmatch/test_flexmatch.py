@@ -659,12 +659,13 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
                 {
                     "name": "Near",
                     "type": "distance",
-                    "measurements": ["flatten(teams[*].players.attributes[skill])"],
+                    "measurements": ["avg(flatten(teams[*].players.attributes[skill]))"],
                     "referenceValue": 30,
                     "maxDistance": 5,
                 }
             ),
-            "rules[1].referenceValue: a distance from a constant (30) is not supported",
+            "rules[1].measurements: 'avg(flatten(teams[*].players.attributes[skill]))' from a "
+            "constant bounds a figure of the whole match, which no lobbysim rule does",
         ),
         (
             lambda d: d["rules"].append(

@@ -198,6 +198,56 @@ def test_the_values_common_to_every_players_list_are_a_reference() -> None:
     )
 
 
+def test_a_distance_from_a_constant_is_compare_within_or_beyond() -> None:
+    rule = {
+        "name": "Near",
+        "type": "distance",
+        "measurements": [FLAT.format("skill")],
+        "referenceValue": 1500,
+        "maxDistance": 200,
+        "minDistance": 10,
+        "partyAggregation": "max",
+    }
+    steps = [{"waitTimeSeconds": 30, "value": 400}]
+    data = _ruleset(rules=[rule])
+    data["expansions"] = [
+        {"target": "rules[Near].maxDistance", "steps": steps},
+        {"target": "rules[Near].minDistance", "steps": [{"waitTimeSeconds": 30, "value": 0}]},
+    ]
+    near, far = read_flexmatch(data).rules
+    assert near == {
+        "name": "Near",
+        "kind": "compare",
+        "attribute": "skill",
+        "op": "within",
+        "center": 1500.0,
+        "limit": 200.0,
+        "party": "max",
+        "clock": "newest",
+        "expansions": [[0.5, 400.0]],
+    }
+    assert far["name"] == "Near.min" and far["op"] == "beyond" and far["limit"] == 10.0
+    assert far["expansions"] == [[0.5, 0.0]]
+    scenario = _scenario(data=data)
+    document = export_flexmatch(scenario)
+    assert document["rules"][0]["maxDistance"] == 200 and "minDistance" not in document["rules"][0]
+    assert document["rules"][0]["referenceValue"] == 1500
+    back = read_flexmatch(document, export_bindings(scenario))
+    assert back.rules == read_flexmatch(data, MAPPING).rules
+    # a minimum distance between team averages has no lobbysim form, and says so
+    averages = rule | {
+        "measurements": ["avg(teams[*].players.attributes[skill])"],
+        "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+    }
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(_ruleset(rules=[averages]))
+    (line,) = info.value.problems
+    assert line.startswith(
+        "flexmatch: rules[0].minDistance: not supported by lobbysim (no lobbysim rule keeps team "
+        "averages or players at least a distance apart"
+    )
+
+
 def _scenario(
     mode: str = "team",
     algorithm: str = "exact",

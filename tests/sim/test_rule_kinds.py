@@ -80,6 +80,17 @@ def test_compares_expansion_relaxes_the_constant_on_its_clock() -> None:
     assert _broken(_rules(rule | {"clock": "own"}), view, [[0], [1]]) == -1
 
 
+def test_compare_within_or_beyond_holds_each_tickets_distance_from_the_center() -> None:
+    view = _view([0.0, 2.0, 5.0, 9.0])
+    within = {"name": "w", "kind": "compare", "op": "within", "center": 4.0, "limit": 2.0}
+    assert _broken(_rules(within), view, [[1], [2]]) == -1  # 2 and 1 from 4
+    assert _broken(_rules(within), view, [[0], [2]]) == 0  # 4 from 4
+    assert _broken(_rules(within | {"party": "average"}), view, [[0, 3]]) == -1  # 4.5
+    beyond = within | {"op": "beyond"}
+    assert _broken(_rules(beyond), view, [[0], [3]]) == -1  # 4 and 5 from 4
+    assert _broken(_rules(beyond), view, [[0], [2]]) == 0  # 1 from 4
+
+
 def test_compare_on_a_string_holds_every_players_value() -> None:
     view = _view([0.0] * 3, codes=[0, 1, 0])  # pc, console, pc
     same = {"name": "p", "kind": "compare", "attribute": "platform", "op": "=", "value": "pc"}
@@ -221,6 +232,8 @@ def test_a_string_number_map_draws_each_key_and_rules_read_one() -> None:
 
 KINDS = [
     A,
+    {"name": "w", "kind": "compare", "op": "within", "center": 2.0, "limit": 1.5},
+    {"name": "b", "kind": "compare", "op": "beyond", "center": 2.0, "limit": 1.0},
     {"name": "p", "kind": "compare", "attribute": "platform", "op": "!=", "value": "console"},
     {"name": "o", "kind": "overlap", "attribute": "roles", "limit": 1},
     {"name": "o2", "kind": "overlap", "attribute": "roles", "limit": 1, "op": "<="},
