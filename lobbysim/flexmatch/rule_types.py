@@ -34,6 +34,7 @@ from lobbysim.scenario.compound import format_statement, parse_statement
 _SET_INTERSECTION = re.compile(
     r"set_intersection\(flatten\(teams\[\*\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]\)\)"
 )
+_TEAM_AVERAGE = re.compile(r"avg\(teams\[\*\]\.players\.attributes\[[^\]]+\](\[[^\]]+\])?\)")
 _TEAM_COUNT = re.compile(r"count\(teams\[(?P<t>[^\]*,]+)\]\.players\)")
 _ANY_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 _OPERATIONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -217,9 +218,35 @@ class RuleTypes(RuleReader):
 
     def rule_distance(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         reference = raw.get("referenceValue")
+        measured = raw.get("measurements")
+        measured = measured[0] if isinstance(measured, list) and len(measured) == 1 else measured
+        if (
+            isinstance(reference, str)
+            and isinstance(measured, str)
+            and _TEAM_AVERAGE.fullmatch("".join(measured.split()))
+            and self.game.get("mode") == "ffa"
+        ):
+            return self.ffa_team_averages(where)
         if isinstance(reference, str) or reference is None:
             return super().rule_distance(raw, where)
         return self.constant_distance(raw, where, reference)
+
+    def ffa_team_averages(self, where: str) -> None:
+        """Team averages against the match's in a free-for-all: refused, saying what it is."""
+        if len(self.team_names) == 1:
+            what = (
+                "with one team its average is the match's, so the rule always holds and "
+                "constrains nothing; remove it"
+            )
+        else:
+            what = (
+                "with teams of one player it holds each player within maxDistance of the "
+                "match's average, which no lobbysim rule bounds"
+            )
+        self.problem(
+            f"{where}.measurements: team averages need two teams of several players, or two of "
+            f"one player; the rule set's teams make a ffa game: {what}"
+        )
 
     def constant_distance(
         self, raw: Mapping[str, Any], where: str, reference: Any

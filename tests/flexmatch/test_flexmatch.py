@@ -1121,7 +1121,13 @@ def test_team_averages_in_a_free_for_all_are_still_one_line_naming_the_teams() -
     teams = [{"name": "all", "minPlayers": 8, "maxPlayers": 8}]
     (line,) = problems(ruleset([TEAM_AVERAGES], teams=teams))
     assert line.startswith("flexmatch: rules[0].measurements: team averages need two teams of")
-    assert "the rule set's teams make a ffa game" in line
+    assert "the rule set's teams make a ffa game: with one team its average is the match's" in line
+    singles = [{"name": "p", "minPlayers": 1, "maxPlayers": 1, "quantity": 6}]
+    (line,) = problems(ruleset([TEAM_AVERAGES], teams=singles))
+    assert line.endswith(
+        "make a ffa game: with teams of one player it holds each player within maxDistance of "
+        "the match's average, which no lobbysim rule bounds"
+    )
 
 
 @pytest.mark.parametrize(
