@@ -54,6 +54,8 @@ the same, a string ``X``, ``=`` / ``!=`` a string       ``compare``, ``op``, ``v
 ``count(teams[a].players) = count(teams[b].players)``   ``team_sizes``, ``limit 0`` (two teams
 (``EqualTeamSizes``)                                    of one size: it always holds); written
                                                         back on the teams ``red`` and ``blue``
+``distance`` ``max(count(teams[*].players))`` against   ``team_sizes``, ``limit d``
+``min(count(teams[*].players))``, ``maxDistance d``
 ``collection`` on ``flatten(...[X])``, a string_list:   ``overlap`` / ``contains`` (``value
 ``intersection`` / ``contains`` (``referenceValue``     s``) / ``reference_overlap``
 ``s``) / ``reference_intersection_count`` (a list, or   (``values``, or ``reference Y``), on
@@ -122,8 +124,8 @@ of team sizes or of a property no limit comes from (a compound, a sort, ``=``/``
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds
 ``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``team_balance`` on a team
-sum, minimum or maximum, ``team_sizes`` of a limit other than 0, the clocks ``average`` and
-``own``, two clocks in one rule set, ``optional_after``, weights other than 1, infinite limits.
+sum, minimum or maximum, the clocks ``average`` and ``own``, two clocks in one rule set,
+``optional_after``, weights other than 1, infinite limits.
 
 **The modules**: the work is split by role into :mod:`lobbysim.flexmatch.rules` (the tables and
 limits the import and the export share, the reading of one rule, the distance, batchDistance and

@@ -106,12 +106,14 @@ def _export_rule(
     kind, name = rule.kind, rule.name
     attribute = rule.attribute if rule.attribute is not None else RATING
     limit = _number(rule.limit, f"{where}.limit", problems) if rule.limit is not None else None
-    if kind == "team_sizes" and rule.limit != 0:
-        problems.append(
-            f"{where}.limit: FlexMatch's comparison of team sizes says equal sizes (limit 0), "
-            f"got {rule.limit!r}"
-        )
-        return None
+    if kind == "team_sizes" and rule.limit:  # the sizes within d of each other
+        return {
+            "name": name,
+            "type": "distance",
+            "measurements": ["max(count(teams[*].players))"],
+            "referenceValue": "min(count(teams[*].players))",
+            "maxDistance": limit,
+        }
     if kind in _MORE:
         return _export_more(rule, attribute, limit)
     if kind == "skill_distance" and rule.key is not None:  # a map's key: no batchAttribute

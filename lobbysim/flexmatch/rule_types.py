@@ -35,6 +35,7 @@ _SET_INTERSECTION = re.compile(
     r"set_intersection\(flatten\(teams\[\*\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]\)\)"
 )
 _TEAM_AVERAGE = re.compile(r"avg\(teams\[\*\]\.players\.attributes\[[^\]]+\](\[[^\]]+\])?\)")
+_COUNTS = {f: f"{f}(count(teams[*].players))" for f in ("max", "min")}
 _TEAM_COUNT = re.compile(r"count\(teams\[(?P<t>[^\]*,]+)\]\.players\)")
 _ANY_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 _OPERATIONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -227,9 +228,43 @@ class RuleTypes(RuleReader):
             and self.game.get("mode") == "ffa"
         ):
             return self.ffa_team_averages(where)
+        sizes = (_COUNTS["max"], _COUNTS["min"])
+        if isinstance(reference, str) and isinstance(measured, str):
+            pair = ("".join(measured.split()), "".join(reference.split()))
+            if pair in (sizes, sizes[::-1]):
+                return self.team_size_distance(raw, where)
         if isinstance(reference, str) or reference is None:
             return super().rule_distance(raw, where)
         return self.constant_distance(raw, where, reference)
+
+    def team_size_distance(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+        """``max(count(teams[*].players))`` within ``maxDistance`` of ``min(...)``: the teams'
+        sizes differ by at most d, ``team_sizes`` of limit d (two teams of one size: it always
+        holds)."""
+        if self.unsupported(
+            raw,
+            where,
+            {
+                "minDistance": "teams' sizes at least a distance apart "
+                "never hold for lobbysim's teams of one size",
+                "partyAggregation": "team sizes are not aggregated",
+            },
+        ):
+            return None
+        if "maxDistance" not in raw:
+            self.problem(f"{where}.maxDistance: a distance rule needs one")
+            return None
+        limit = self.number(raw["maxDistance"], f"{where}.maxDistance", minimum=0)
+        if limit is None:
+            return None
+        if self.game and self.game.get("mode") not in ("team", "1v1"):
+            self.problem(
+                f"{where}.measurements: team sizes need two teams; the rule set's teams make a "
+                f"{self.game.get('mode')} game"
+            )
+            return None
+        self.limit_property[str(raw.get("name"))] = (None, 1.0)
+        return {"kind": "team_sizes", "limit": limit}
 
     def ffa_team_averages(self, where: str) -> None:
         """Team averages against the match's in a free-for-all: refused, saying what it is."""

@@ -248,6 +248,24 @@ def test_a_distance_from_a_constant_is_compare_within_or_beyond() -> None:
     )
 
 
+def test_team_sizes_within_a_distance_read_and_write_back() -> None:
+    """The guide's close-team-sizes rule: the largest team's size within d of the smallest's."""
+    rule = {
+        "name": "CloseSizes",
+        "type": "distance",
+        "measurements": ["max(count(teams[*].players))"],
+        "referenceValue": "min(count(teams[*].players))",
+        "maxDistance": 1,
+    }
+    data = _ruleset(rules=[rule])
+    (read,) = read_flexmatch(data).rules
+    assert read == {"name": "CloseSizes", "kind": "team_sizes", "limit": 1.0, "clock": "newest"}
+    scenario = _scenario(data=data)
+    document = export_flexmatch(scenario)
+    assert document["rules"] == [rule]
+    assert read_flexmatch(document).rules == (read,)
+
+
 def _scenario(
     mode: str = "team",
     algorithm: str = "exact",
