@@ -28,6 +28,7 @@ from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.metrics import FAIR_BAND
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
+from lobbysim.sim.seat_rules import scenario_rule_attributes
 from lobbysim.stats.metrics import (
     compute_metrics,
     team_metrics,
@@ -188,6 +189,7 @@ def schema_of(scenario: Scenario) -> dict[str, dict[str, str]]:
         world=scenario.world is not None,
         parties=scenario.parties is not None,
         teams=scenario.game.mode == "team",
+        rules=scenario_rule_attributes(scenario),
     )
 
 

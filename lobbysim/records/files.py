@@ -54,9 +54,11 @@ import pandas as pd
 from lobbysim.records.outputs import OutputFileError, remove_manifest, write_manifest
 from lobbysim.records.rows import (
     ALL_RECORD_COLUMNS,
+    ATTRIBUTE_PREFIX,
     DEFAULT_RECORD_FORMAT,
     RECORD_COLUMNS,
     RECORD_FORMATS,
+    column_dtype,
 )
 
 FORMATS = RECORD_FORMATS
@@ -177,9 +179,18 @@ def record_path(folder: str | Path, kind: str, fmt: str) -> Path:
 
 
 def with_dtypes(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Return ``frame`` with the schema's dtype for each of its columns of record kind ``kind``."""
+    """Return ``frame`` with the schema's dtype for each of its columns of record kind ``kind``
+    (an attribute column of a run under a rule set: ``float64`` or ``str``,
+    :func:`lobbysim.records.rows.column_dtype`)."""
     schema = ALL_RECORD_COLUMNS[kind]
-    return frame.astype({c: schema[c] for c in frame.columns if c in schema})
+    dtypes = {
+        c: schema[c]
+        if c in schema
+        else column_dtype(kind, c, pd.api.types.is_numeric_dtype(frame[c]))
+        for c in frame.columns
+        if c in schema or c.startswith(ATTRIBUTE_PREFIX)
+    }
+    return frame.astype(dtypes)
 
 
 def record_frame(
@@ -446,8 +457,10 @@ def arrow_table(kind: str, frame: pd.DataFrame) -> Any:
     the frame's columns)."""
     import pyarrow as pa
 
-    every = ALL_RECORD_COLUMNS[kind]
-    schema = arrow_schema(kind, {c: every[c] for c in frame.columns})
+    numeric = pd.api.types.is_numeric_dtype
+    schema = arrow_schema(
+        kind, {c: column_dtype(kind, c, numeric(frame[c])) for c in frame.columns}
+    )
     return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 

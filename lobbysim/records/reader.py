@@ -32,7 +32,12 @@ from lobbysim.records.files import (
     with_dtypes,
 )
 from lobbysim.records.outputs import OutputFileError, decode_problem, read_manifest, verify_file
-from lobbysim.records.rows import ALL_RECORD_COLUMNS, RECORD_COLUMNS
+from lobbysim.records.rows import (
+    ALL_RECORD_COLUMNS,
+    ATTRIBUTE_PREFIX,
+    RECORD_COLUMNS,
+    RULE_COLUMNS,
+)
 
 # pandas 3.1 reads every float exactly (and deprecates the option); before it, only the
 # round-trip parser does (pandas 2.1's default one may be off in the last digit)
@@ -75,8 +80,9 @@ def read_records(
     for kind in RECORD_COLUMNS if kinds is None else kinds:
         schema = ALL_RECORD_COLUMNS[kind]
         wanted = None if columns is None or kind not in columns else set(columns[kind])
-        if wanted is not None and not wanted <= schema.keys():
-            raise KeyError(f"{kind} records have no column {sorted(wanted - schema.keys())[0]!r}")
+        unknown = set() if wanted is None else {c for c in wanted - schema.keys() if not _attr(c)}
+        if unknown:
+            raise KeyError(f"{kind} records have no column {sorted(unknown)[0]!r}")
         formats = FORMATS if fmt is None else (fmt,)
         path = next(
             (p for p in (record_path(folder, kind, f) for f in formats) if p.exists()), None
@@ -98,6 +104,12 @@ def read_records(
         names = [
             c for c in schema if (c in base or c in present) and (wanted is None or c in wanted)
         ]
+        # a run under a rule set: its attribute columns (after the parties', before the rules')
+        attrs = [c for c in present if _attr(c) and (wanted is None or c in wanted)]
+        if attrs:
+            rules = RULE_COLUMNS.get(kind, {})
+            at = next((k for k, c in enumerate(names) if c in rules), len(names))
+            names[at:at] = attrs
         frame = _read_file(path, kind, names)
         entry = (manifest or {}).get(path.name)
         if entry is not None and entry.get("rows") is not None and len(frame) != entry["rows"]:
@@ -119,19 +131,24 @@ def read_records(
     return out
 
 
-def _file_columns(path: Path) -> set[str]:
-    """Return the names of the columns of a record file (none if they cannot be read: reading
-    the file then says why)."""
+def _file_columns(path: Path) -> list[str]:
+    """Return the names of the columns of a record file, in its order (none if they cannot be
+    read: reading the file then says why)."""
     try:
         if path.suffix == ".csv":
             with open(path, encoding="utf-8", newline="") as fh:
-                return set(next(csv.reader(fh), []))
+                return list(next(csv.reader(fh), []))
         require_format("parquet")
         import pyarrow.parquet as pq
 
-        return set(pq.read_schema(path).names)
+        return list(pq.read_schema(path).names)
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
-        return set()
+        return []
+
+
+def _attr(column: str) -> bool:
+    """Whether ``column`` is an attribute column of a run under a rule set (``attr_<name>``)."""
+    return column.startswith(ATTRIBUTE_PREFIX)
 
 
 def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
@@ -150,9 +167,10 @@ def _read_file(path: Path, kind: str, names: list[str]) -> pd.DataFrame:
         return pd.read_csv(
             path,
             usecols=names,
-            dtype={c: schema[c] for c in names},
+            # an attribute column's dtype is read from its values (float64 or text)
+            dtype={c: schema[c] for c in names if c in schema},
             keep_default_na=False,  # only the empty field is missing, and not in text
-            na_values={c: [""] for c in names if schema[c] != "str"},
+            na_values={c: [""] for c in names if c in schema and schema[c] != "str"},
             **_EXACT_FLOATS,  # every float exactly as written
         )
     except UnicodeDecodeError as exc:

@@ -8,7 +8,7 @@ Records are frozen slotted dataclasses (cheap to make on the hot path) that turn
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, overload
 
@@ -346,19 +346,71 @@ TEAM_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
+#: The prefix of a participants column holding a seat's value of an attribute the rules read
+#: (``attr_<name>``; :func:`rule_columns`): no other column starts with it.
+ATTRIBUTE_PREFIX = "attr_"
+
+#: The participants columns a run under a rule set (``matchmaker.rules``, team and free-for-all
+#: games) adds after its attribute columns (:func:`rule_columns`): with a world, the player's
+#: best latency over the data centres (ms, the delta-ping rules' reference); and the minute the
+#: seat a back-fill filled was opened by a quit (empty: a seat taken when the game formed).
+RULE_COLUMNS: dict[str, dict[str, str]] = {
+    "participants": {"best_latency_ms": "float64", "seat_opened": "float64"},
+}
+
+
+def rule_columns(attributes: Mapping[str, str], world: bool) -> dict[str, str]:
+    """Return the participants columns of a run under a rule set, after the parties' columns.
+
+    One column per attribute the rules read, ``attr_<name>`` (``attributes``: each name with
+    its dtype, ``float64`` or ``str``), holding the seat's value when the rules were checked
+    (the game's formation, or its back-fill): a number as a float (an attribute bound to the
+    rating or true skill: the value the rules used then); a ``string`` as its text; a
+    ``string_list`` as the JSON text of its values in declared order (``["a","b"]``), as a
+    value may be any non-empty text and no separator character is safe; then
+    :data:`RULE_COLUMNS`' (``best_latency_ms`` only with a world).
+    """
+    columns = {f"{ATTRIBUTE_PREFIX}{name}": dtype for name, dtype in attributes.items()}
+    for column, dtype in RULE_COLUMNS["participants"].items():
+        if world or column != "best_latency_ms":
+            columns[column] = dtype
+    return columns
+
+
 def record_schema(
-    world: bool = False, parties: bool = False, teams: bool = False
+    world: bool = False,
+    parties: bool = False,
+    teams: bool = False,
+    rules: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Return the columns (and dtypes) of every record kind of a run: :data:`RECORD_COLUMNS`,
-    then :data:`WORLD_COLUMNS` with a world, :data:`PARTY_COLUMNS` with parties and
-    :data:`TEAM_COLUMNS` in team games."""
+    then :data:`WORLD_COLUMNS` with a world, :data:`PARTY_COLUMNS` with parties,
+    :data:`TEAM_COLUMNS` in team games and, under a rule set in team or free-for-all games
+    (``rules``: the attributes its rules read, each with its dtype), :func:`rule_columns`."""
     schema = {kind: dict(columns) for kind, columns in RECORD_COLUMNS.items()}
     for extra, on in ((WORLD_COLUMNS, world), (PARTY_COLUMNS, parties), (TEAM_COLUMNS, teams)):
         if on:
             for kind, columns in extra.items():
                 schema[kind].update(columns)
+    if rules is not None:
+        schema["participants"].update(rule_columns(rules, world))
     return schema
 
 
-#: Every column a record kind may have (a run's files hold those of :func:`record_schema`).
-ALL_RECORD_COLUMNS: dict[str, dict[str, str]] = record_schema(world=True, parties=True, teams=True)
+def column_dtype(kind: str, column: str, numeric: bool) -> str:
+    """Return the dtype of a column of record kind ``kind``: the schema's, or for an attribute
+    column (``attr_<name>``, which no fixed schema lists) ``float64`` if its values are
+    ``numeric``, else ``str``."""
+    dtype = ALL_RECORD_COLUMNS[kind].get(column)
+    if dtype is not None:
+        return dtype
+    if not column.startswith(ATTRIBUTE_PREFIX):
+        raise KeyError(f"{kind} records have no column {column!r}")
+    return "float64" if numeric else "str"
+
+
+#: Every column a record kind may have (a run's files hold those of :func:`record_schema`), but
+#: the attribute columns of a run under a rule set (``attr_<name>``, :data:`ATTRIBUTE_PREFIX`).
+ALL_RECORD_COLUMNS: dict[str, dict[str, str]] = record_schema(
+    world=True, parties=True, teams=True, rules={}
+)

@@ -39,6 +39,7 @@ from lobbysim.sim.player_base import PlayerBase
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.rule_pass import RulePass, rules_threshold
 from lobbysim.sim.rules import Rule
+from lobbysim.sim.seat_rules import SeatRules
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.world import LatencyLimit, World
 from lobbysim.streams import Streams
@@ -199,10 +200,15 @@ class Components:
         parties: Parties | None,
         rematch: RematchRule | None,
     ) -> RulePass | None:
-        """Return the run's rule set at work (None: the scenario has no ``matchmaker.rules``)."""
+        """Return the run's rule set at work (None: the scenario has no ``matchmaker.rules``);
+        team and free-for-all games are told of it once (their seats keep it too:
+        :meth:`GroupGames.follow_rules <lobbysim.sim.group_games.GroupGames.follow_rules>`)."""
         if scenario.matchmaker.rules is None:
             return None
-        return RulePass(scenario, streams, games, world, parties, rematch)
+        rule_pass = RulePass(scenario, streams, games, world, parties, rematch)
+        if games.groups is not None:
+            games.groups.follow_rules(SeatRules(rule_pass, scenario, world, parties))
+        return rule_pass
 
     def plan(self, scenario: Scenario, allowed: FastPlan | None = None) -> FastPlan:
         """Return the run's fast plan (only kernels ``allowed`` allows, if given)."""

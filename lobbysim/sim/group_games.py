@@ -12,7 +12,9 @@ quit opens the seat and rings the back-fill doorbell, whose pass fills it from t
 later pass does; so minutes in the game differ between players. A player is *behind* when
 seated (their quit hazard is then multiplied by ``quit_behind_multiplier``): in a team game,
 their team's mean performance is below the other's; in a free-for-all, their performance is
-below the median of the others seated. A team game is won by the higher total score.
+below the median of the others seated. A team game is won by the higher total score. Under a
+rule set (:meth:`GroupGames.follow_rules`) each seat's record carries the values its rules read
+and a back-fill keeps them (:mod:`lobbysim.sim.seat_rules`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from lobbysim.sim.world import World
 from lobbysim.skill.truth import game_truth, truth_ffa
 
 if TYPE_CHECKING:
+    from lobbysim.sim.seat_rules import SeatRules
     from lobbysim.sim.sessions import Lobby
 
 
@@ -127,6 +130,13 @@ class GroupGames:
         self._premade: dict[int, tuple[int, int]] = {}  # team games' players in parties
         # team games' predicted win chance of the stronger team and true gap, at the start
         self._team_start: dict[int, tuple[float, float]] = {}
+        #: The run's rule set at the seats (None: no rules).
+        self.seat_rules: SeatRules | None = None
+
+    def follow_rules(self, seat_rules: SeatRules) -> None:
+        """Play under a rule set: seats' records carry its values, back-fills keep its rules."""
+        self.seat_rules = seat_rules
+        self.open_seats.seat_rules = seat_rules
 
     def start_group(
         self,
@@ -162,6 +172,10 @@ class GroupGames:
                 in_party = [p.party >= 0 for p in players]
                 team_a = sum(k for k, t in zip(in_party, seated, strict=True) if t == 0)
                 self._premade[game.game_id] = (team_a, sum(in_party) - team_a)
+        seat_rules = self.seat_rules
+        if seat_rules is not None:  # the ratings the pass's rules read
+            for member, rating in zip(members, np.asarray(mu).tolist(), strict=True):
+                seat_rules.note(game.game_id, member, rating, math.nan)
         for member, team in zip(members, seated, strict=True):
             self._seat(game, member, team)
         if rules.mode == "team":
@@ -319,8 +333,13 @@ class GroupGames:
             k += n
             party_ids = [st.party for st in g.stints] if self._parties is not None else None
             team_start = self._team_start.pop(g.game_id, None)
+            seat_rules = self.seat_rules
+            rule_values = None
+            if seat_rules is not None:  # each seat's note is forgotten, recorded or not
+                rule_values = [seat_rules.record(g.game_id, st.player.pid) for st in g.stints]
+                rule_values = rule_values if seat_rules.recorded else None
             self._recorder.game(
-                result, g.quality, truth, players, g.data_centre, party_ids, team_start
+                result, g.quality, truth, players, g.data_centre, party_ids, team_start, rule_values
             )
             results.append(result)
         return results

@@ -6,7 +6,12 @@ games with open seats, oldest first, and fills them from the queue: with the fre
 nearest in mean to the one who left (nearest in true skill for a policy that sees the truth; at
 random for one that pairs at random), never somebody who has already played in that game, only
 solo players when parties queue, and only within a world's latency limits at the game's data
-centre. The seats of a game too near its end are closed instead.
+centre. The seats of a game too near its end are closed instead. Under a rule set
+(:attr:`OpenSeats.seat_rules`, a :class:`~lobbysim.sim.seat_rules.SeatRules`) a seat is filled only
+by a ticket with which the game's seated players keep every rule, on the clock
+:mod:`lobbysim.sim.seat_rules` describes (the back-fill ticket's age from the quit that opened
+the seat, as FlexMatch's back-fill ticket); a back-fill counts in the rules' telemetry as a
+match. Without one, nothing changes.
 
 :class:`~lobbysim.sim.group_games.GroupGames` owns one (``GroupGames.open_seats``) and seats the
 players it picks; the matchmaker's passes (a full pass's back-fill, a back-fill pass) and the rule
@@ -16,6 +21,7 @@ pass call :meth:`OpenSeats.backfill` and :meth:`OpenSeats.backfill_queue`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -27,6 +33,9 @@ from lobbysim.sim.fast.backfill import seat_from_queue
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import World
+
+if TYPE_CHECKING:
+    from lobbysim.sim.seat_rules import SeatRules
 
 #: Seats a waiting player into a running game, on a team (None: a free-for-all).
 Seat = Callable[[GroupGame, Waiting, int | None], None]
@@ -61,6 +70,10 @@ class OpenSeats:
         self._world = world
         self._parties = parties
         self._games: dict[int, GroupGame] = {}  # running games with open seats, oldest first
+        #: The run's rule set at the seats (None: no rules; set by ``GroupGames.follow_rules``).
+        self.seat_rules: SeatRules | None = None
+        # under a rule set: the minute each open seat of a game was opened, as its open_seats
+        self._opened: dict[int, list[float]] = {}
 
     @property
     def any(self) -> bool:
@@ -71,10 +84,13 @@ class OpenSeats:
         """Note that ``game`` has an open seat (a quit opened it; its ``open_seats`` say whom
         the seat is to be filled for)."""
         self._games[game.game_id] = game
+        if self.seat_rules is not None:
+            self._opened.setdefault(game.game_id, []).append(self.env.now)
 
     def close(self, game_id: int) -> None:
         """Forget the open seats of a game that has ended."""
         self._games.pop(game_id, None)
+        self._opened.pop(game_id, None)
 
     def backfill(
         self,
@@ -101,6 +117,9 @@ class OpenSeats:
             rng: pick among the eligible uniformly with it (the pass's tie-break stream).
         """
         seat = self._seat if seat is None else seat
+        if self.seat_rules is not None:
+            self._backfill_ruled(waiting, mu, free, seat, truth=truth, rng=rng)
+            return
         n = len(waiting)
         solo = open_ = None  # who may take a seat at all, and at each data centre: once a pass
         if self._parties is not None:  # a party is back-filled only whole: solos only
@@ -148,7 +167,7 @@ class OpenSeats:
         bit for bit); otherwise, and for a random pick (``rng``), :meth:`backfill` does, on
         arrays.
         """
-        if self.plan.backfill_lists and rng is None:
+        if self.plan.backfill_lists and rng is None and self.seat_rules is None:
             world = self._world
             limited = world is not None and world.limits
             allowed = self._may_sit if limited or self._parties is not None else None
@@ -169,6 +188,81 @@ class OpenSeats:
         taken = np.zeros(len(waiting), dtype=bool)
         self.backfill(waiting, np.array(mu, dtype=np.float64), free, seat, truth=truth, rng=rng)
         return order
+
+    def _backfill_ruled(
+        self,
+        waiting: list[Waiting],
+        mu: FloatArray,
+        free: NDArray[np.bool_],
+        seat: Seat,
+        *,
+        truth: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        """:meth:`backfill` under a rule set: each open seat (oldest first, a seat no ticket
+        can take left open) takes the eligible player nearest the leaver (``rng``: one at
+        random) among those whose ticket keeps every rule with the players seated."""
+        rules = self.seat_rules
+        assert rules is not None
+        n, now = len(waiting), self.env.now
+        able = np.ones(n, dtype=bool)  # who may take a seat at all: solos with parties
+        if self._parties is not None:
+            able = np.fromiter((w.player.party < 0 for w in waiting), dtype=bool, count=n)
+        open_ = None
+        world = self._world
+        if world is not None and world.limits:  # the world's own limits at the game's host
+            pids = np.fromiter((w.pid for w in waiting), dtype=np.int64, count=n)
+            waited = now - np.fromiter((w.since for w in waiting), dtype=float, count=n)
+            open_ = world.open_matrix(pids, waited)
+        for game in self._fillable():
+            opened = self._opened.setdefault(game.game_id, [])
+            opened[:] = (opened + [now] * len(game.open_seats))[: len(game.open_seats)]
+            k = 0
+            while k < len(game.open_seats) and free.any():
+                been = game.been
+                eligible = free & able
+                eligible &= np.fromiter((w.pid not in been for w in waiting), dtype=bool, count=n)
+                if open_ is not None:
+                    eligible &= open_[:, game.data_centre]
+                positions = np.flatnonzero(eligible)
+                team, mean, true_skill = game.open_seats[k]
+                target = true_skill if truth else mean
+                pick = self._ruled_pick(game, waiting, mu, positions, team, opened[k], target, rng)
+                if pick < 0:  # no ticket keeps the rules: the seat stays open
+                    k += 1
+                    continue
+                del game.open_seats[k]
+                at = opened.pop(k)
+                free[pick] = False
+                member = waiting[pick]
+                rules.formed(game, member, float(mu[pick]), team, at, now)
+                rules.note(game.game_id, member, float(mu[pick]), at)
+                seat(game, member, team)
+
+    def _ruled_pick(
+        self,
+        game: GroupGame,
+        waiting: list[Waiting],
+        mu: FloatArray,
+        positions: NDArray[np.intp],
+        team: int | None,
+        opened: float,
+        target: float,
+        rng: np.random.Generator | None,
+    ) -> int:
+        """Return the position of the player to seat (-1: none keeps the rules)."""
+        rules = self.seat_rules
+        assert rules is not None
+        now = self.env.now
+        if positions.size == 0:
+            return -1
+        if rng is not None:
+            ok = rules.candidates(game, waiting, mu, positions.tolist(), team, opened, now)
+            keep = positions[np.array(ok, dtype=bool)]
+            return int(keep[rng.integers(keep.size)]) if keep.size else -1
+        order = positions[np.argsort(np.abs(mu[positions] - target), kind="stable")].tolist()
+        ok = rules.candidates(game, waiting, mu, order, team, opened, now, first=True)
+        return int(order[len(ok) - 1]) if ok and ok[-1] else -1
 
     def _may_sit(self, game: GroupGame, member: Waiting) -> bool:
         """Whether a waiting player may take a seat of ``game`` (a back-fill): a solo player
@@ -193,3 +287,4 @@ class OpenSeats:
                 yield game
             if not game.open_seats:
                 del self._games[game_id]
+                self._opened.pop(game_id, None)

@@ -9,8 +9,9 @@ lobby forgets them. It decides nothing about the model and does no file I/O: the
 With a world and with parties the rows carry the columns they add
 (:func:`lobbysim.records.rows.record_schema`): a game's data centre, a seat's region, latency and
 party, a queueing spell's region and party, a player's region; a team game's row carries its
-predicted win chance and true gap at the start. A run without them writes the rows it always
-wrote.
+predicted win chance and true gap at the start; under a rule set, a team or free-for-all
+seat's row carries the rules' columns its game gives (:mod:`lobbysim.sim.seat_rules`). A run
+without them writes the rows it always wrote.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class Recorder:
         data_centre: int = -1,
         party_ids: Sequence[int] | None = None,
         team_start: tuple[float, float] | None = None,
+        rule_values: Sequence[tuple[Any, ...]] | None = None,
     ) -> None:
         """Record a scored game: its participants, the players' tallies, and the game's row.
 
@@ -111,12 +113,14 @@ class Recorder:
             party_ids: each seat's party when the player sat down (-1: solo; None: no parties).
             team_start: a team game's predicted win chance of its stronger team and true gap
                 between its teams at the start (:data:`lobbysim.records.rows.TEAM_COLUMNS`).
+            rule_values: under a rule set, each seat's rule columns, in seat order
+                (:func:`lobbysim.records.rows.rule_columns`; None: no rule set).
         """
         winner, game_id = result.winner, result.game_id
         awaiting = self._awaiting
         add = self.records.participants.append
-        if self._extras:  # the rows of a run with a world or parties get their columns
-            add = self._seat_adder(data_centre, party_ids)
+        if self._extras or rule_values is not None:  # a world's, parties', rules' columns
+            add = self._seat_adder(data_centre, party_ids, rule_values)
         for seat, player in zip(result.seats, players, strict=True):
             player.unscored -= 1
             if not player.unscored and player.pid in awaiting:
@@ -156,11 +160,14 @@ class Recorder:
         self.records.games.append(row)
 
     def _seat_adder(
-        self, data_centre: int, party_ids: Sequence[int] | None
+        self,
+        data_centre: int,
+        party_ids: Sequence[int] | None,
+        rule_values: Sequence[tuple[Any, ...]] | None = None,
     ) -> Callable[[tuple[Any, ...]], None]:
-        """Return what appends a game's participant rows with the world's and the parties'
-        columns (a seat's region and latency at ``data_centre``, its party of ``party_ids``, in
-        seat order)."""
+        """Return what appends a game's participant rows with the world's, the parties' and the
+        rules' columns (a seat's region and latency at ``data_centre``, its party of
+        ``party_ids``, its ``rule_values``, in seat order)."""
         append = self.records.participants.append
         world, parties = self._world, self._parties
         seats = iter(range(1 << 62))
@@ -174,6 +181,8 @@ class Recorder:
             if parties:
                 party = -1 if party_ids is None else party_ids[k]
                 extra += (party if party >= 0 else None,)
+            if rule_values is not None:
+                extra += rule_values[k]
             append((*row, *extra))
 
         return add

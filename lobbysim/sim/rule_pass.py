@@ -399,6 +399,11 @@ class RulePass:
             self._waits[k][step] += wait
             self._players[k][step] += len(players)
 
+    @property
+    def matches_noted(self) -> int:
+        """The matches :meth:`formed` has noted since the metrics' start (back-fills too)."""
+        return int(self._steps[0].sum()) if self._steps else 0
+
     def formed_pairs(self, waited: FloatArray, pairs: Sequence[Sequence[int]], now: float) -> None:
         """:meth:`formed` of 1v1 games (pool positions of their two players)."""
         for a, b in pairs:
