@@ -16,6 +16,8 @@ maximum of lists holding a value, and the per-ticket checks (``compare``,
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,7 +77,7 @@ def ticket_masks(
     """Return each ticket's list (a bit mask): its members' pooled by ``party`` (``union``, or
     ``intersection``: see :func:`lobbysim.scenario.rules.list_party`)."""
     how = np.bitwise_or if list_party(party) == "union" else np.bitwise_and
-    return [int(how.reduce(masks[list(t)])) for t in tickets]
+    return [int(masks[t[0]]) if len(t) == 1 else int(how.reduce(masks[list(t)])) for t in tickets]
 
 
 def count_keeps(count: Any, op: str | None, limit: Any) -> Any:
@@ -105,7 +107,7 @@ def counting_holds(
     if kind == "overlap":
         if partial and at_most:
             return True  # the common values only shrink as tickets join
-        common = int(np.bitwise_and.reduce(np.asarray(lists, dtype=np.int64)))
+        common = functools.reduce(operator.and_, lists)
         return bool(count_keeps(common.bit_count(), op, strict))
     assert kind == "contains"
     if partial and not at_most:
@@ -123,11 +125,28 @@ def compare_keeps(values: Any, op: str, limits: Any, center: float | None = None
     return OPS[op](np.asarray(values, dtype=float), np.asarray(limits, dtype=float))
 
 
+#: ``compare``'s operations on two floats (the per-match check, faster than arrays).
+_SCALAR: dict[str, Callable[[float, float], bool]] = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
 def compare_holds(
     values: Sequence[float], op: str, limits: Sequence[float], center: float | None = None
 ) -> bool:
     """Whether every ticket's value keeps its comparison (each ticket's own limit)."""
-    return bool(np.all(compare_keeps(values, op, np.asarray(limits, dtype=float), center)))
+    if op in ("within", "beyond"):
+        assert center is not None
+        if op == "within":
+            return all(abs(v - center) <= lim for v, lim in zip(values, limits, strict=True))
+        return all(abs(v - center) >= lim for v, lim in zip(values, limits, strict=True))
+    keeps = _SCALAR[op]
+    return all(keeps(v, lim) for v, lim in zip(values, limits, strict=True))
 
 
 def team_sizes_hold(sides: NDArray[np.intp], limit: float) -> bool:
@@ -176,7 +195,8 @@ def more_kind_holds(
         return bool(same.all() if config.op == "=" else (~same).all())
     if kind == "compare":
         x = view.numbers[rule.attribute]
-        values = [float(_COMBINE[config.party](x[list(t)])) for t in tickets]
+        how = _COMBINE[config.party]
+        values = [float(x[t[0]]) if len(t) == 1 else float(how(x[list(t)])) for t in tickets]
         return compare_holds(values, config.op, limits, config.center)
     if kind in LIST_KINDS:
         values_of = rules.attributes.values[rule.attribute]
