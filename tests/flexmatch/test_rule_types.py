@@ -484,3 +484,48 @@ def test_every_game_keeps_the_imported_rules(
         assert len(members) == 2 * size
     assert relaxed > 0 and either > 0  # the expansion and the compound's other branch were used
     assert result.metrics["rule_games_share@Veterans@step1"] > 0
+
+
+def test_a_bad_rule_of_each_new_kind_is_one_line_naming_its_field() -> None:
+    rules = [
+        {"name": "a", "kind": "compare", "limit": 3},
+        {"name": "b", "kind": "contains", "attribute": "roles", "value": "mage", "limit": 1},
+        {"name": "c", "kind": "compound", "statement": "or(a, zz"},
+        {"name": "d", "kind": "compare", "attribute": "prefs", "op": ">", "limit": 3},
+        {"name": "e", "kind": "overlap", "attribute": "roles", "limit": 1, "party": "max"},
+        {"name": "f", "kind": "distance_sort", "direction": "sideways"},
+        {"name": "g", "kind": "reference_overlap", "attribute": "roles", "limit": 1},
+        {"name": "h", "kind": "compare", "op": "=", "limit": 1, "expansions": [[1, 2]]},
+        {"name": "i", "kind": "compare", "op": "within", "limit": 1},
+        {"name": "j", "kind": "compound", "statement": "and(f, a)"},
+    ]
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_dict(
+            {
+                "horizon": 60,
+                "warmup": 10,
+                "game": {"mode": "team", "team_size": 2},
+                "attributes": {
+                    "roles": {"type": "string_list", "values": {"medic": 0.5, "tank": 0.5}},
+                    "prefs": {"type": "string_number_map", "values": {"desert": 40}, "sd": 5},
+                },
+                "matchmaker": {"rules": rules},
+            }
+        )
+    assert info.value.problems == [
+        "matchmaker.rules[0].op: a compare rule needs one of =, !=, <, <=, >, >=, within, beyond",
+        "matchmaker.rules[1].value: expected one of 'roles''s values (medic, tank), got 'mage'",
+        "matchmaker.rules[2].statement: 'or(a, zz': or( is not closed",
+        "matchmaker.rules[3].key: 'prefs' is a string_number_map; expected one of its keys "
+        "(desert), got None",
+        "matchmaker.rules[4].party: 'max' is for numbers; a list kind pools a party's lists by "
+        "union or intersection",
+        "matchmaker.rules[5].direction: expected one of ascending, descending, got 'sideways'",
+        "matchmaker.rules[6].values: a reference_overlap rule needs a reference list (values) or "
+        "a reference attribute, one of the two",
+        "matchmaker.rules[7].expansions: a compare rule with = has no direction to relax (only <, "
+        "<=, >, >= take expansions)",
+        "matchmaker.rules[8].center: a compare rule with op within or beyond needs a number "
+        "center (and no value), and only it has one, got None",
+        "matchmaker.rules[9].statement: 'f' is a sort rule, which has no truth value",
+    ]
