@@ -138,7 +138,7 @@ def read_rule_set(source: str | Path | Mapping[str, Any]) -> tuple[list[_Rule], 
     if isinstance(source, Mapping):
         data = source
     else:
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
+        data = json.loads(_without_comments(Path(source).read_text(encoding="utf-8")))
     algorithm = data.get("algorithm") or {}
     age = algorithm.get("expansionAgeSelection", "newest")
     if age not in ("newest", "oldest"):
@@ -164,6 +164,38 @@ def read_rule_set(source: str | Path | Mapping[str, Any]) -> tuple[list[_Rule], 
     if unused:
         raise NotUnderstood(f"expansion target {unused[0]!r}")
     return rules, age, teams
+
+
+def _without_comments(text: str) -> str:
+    """Return JSON text with its ``//`` and ``/* */`` comments (outside strings) blanked."""
+    out: list[str] = []
+    k, n = 0, len(text)
+    in_string = False
+    while k < n:
+        c = text[k]
+        if in_string:
+            out.append(c)
+            if c == "\\":
+                out.append(text[k + 1 : k + 2])
+                k += 2
+                continue
+            in_string = c != '"'
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", k):
+            end = text.find("\n", k)
+            k = n if end < 0 else end
+            continue
+        elif text.startswith("/*", k):
+            end = text.find("*/", k + 2)
+            out.append(" ")
+            k = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(c)
+        k += 1
+    return "".join(out)
 
 
 def _read_rule(rule: Mapping[str, Any], expansions: dict[str, list[tuple[float, float]]]) -> _Rule:

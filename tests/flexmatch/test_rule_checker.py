@@ -87,8 +87,34 @@ def _five_v_five_oldest_rating(d: dict[str, Any]) -> None:
     del d["parties"]
 
 
-#: name -> (scenario file, FlexMatch rule set, horizon in minutes, edit of the scenario).
-CASES: dict[str, tuple[Path, Path, float, Edit]] = {
+MODELLED = FIXTURES / "modelled" / "guide_ex4_sorted_arena_and_ruleset.json"
+
+
+def _arena(d: dict[str, Any]) -> None:
+    # a set modelled on a published one (its README names it), with comments in its JSON
+    d["name"] = "arena_rotation"
+    d["arrivals"] = {"name": "poisson", "rate": 20.0}
+    d["world"] = {
+        "data_centres": ["us_east", "eu_west"],
+        "regions": [
+            {"name": "na", "share": 0.6, "utc_offset_hours": -5},
+            {"name": "eu", "share": 0.4, "utc_offset_hours": 1},
+        ],
+        "latency": {"name": "matrix", "base_ms": {"na": [35, 95], "eu": [95, 25]}, "spread": 0.3},
+    }
+    attributes = {
+        "veterancy": {"source": "rating", "scale": 10, "offset": 20},
+        "rulesets": {"values": {"classic": 0.6, "hardcore": 0.5}},
+        "arenaLove": {"values": {"quarry": 60, "docks": 40}, "sd": 15},
+        "arenasOk": {"values": {"quarry": 0.7, "docks": 0.5}},
+    }
+    d["matchmaker"] = {"rules": {"flexmatch": str(MODELLED), "attributes": attributes}}
+    d["game"] = {"length": 5.0, "quit_rate": 0.1}
+
+
+#: name -> (scenario file, FlexMatch rule set, horizon in minutes, edit of the scenario); the
+#: modelled set has no scenario file: its edit writes the scenario.
+CASES: dict[str, tuple[Path | None, Path, float, Edit]] = {
     "two_teams_skill": (
         FIXTURES / "two_teams_skill.yaml",
         FIXTURES / "two_teams_skill.json",
@@ -113,6 +139,7 @@ CASES: dict[str, tuple[Path, Path, float, Edit]] = {
         12,
         _forty,
     ),
+    "guide_ex4_sorted_arena": (None, MODELLED, 20, _arena),
     "flexmatch_5v5": (
         BUNDLED / "flexmatch_5v5.yaml",
         BUNDLED / "flexmatch" / "fair_teams_low_ping.json",
@@ -130,7 +157,7 @@ CASES: dict[str, tuple[Path, Path, float, Edit]] = {
 
 def _scenario(name: str) -> Scenario:
     path, _, horizon, edit = CASES[name]
-    data = read_scenario_data(path)
+    data = {} if path is None else read_scenario_data(path)
     data["horizon"], data["warmup"] = horizon, 0
     edit(data)
     return Scenario.from_dict(data)
@@ -166,6 +193,32 @@ def test_every_game_keeps_every_rule_when_formed_and_backfilled(name: str) -> No
     assert report.games >= 5, f"{name}: only {report.games} games"
     assert report.rules_checked >= report.games
     assert report.backfills > 0, f"{name}: no back-filled seat was checked"
+
+
+def _battle_royale(d: dict[str, Any]) -> None:
+    # the 60-player large match, on FlexMatch's builder (the exact search is slow at this size)
+    d["matchmaker"]["rules"]["attributes"]["mode"] = {"values": {"solo": 0.97, "duo": 0.03}}
+    d["matchmaker"]["algorithm"] = "flexmatch"
+    d["arrivals"]["rate"] = 90.0
+    d["game"] = {"length": 4.0, "quit_rate": 0.1}
+
+
+@pytest.mark.slow
+def test_the_large_battle_royale_keeps_its_rules() -> None:
+    """The sixth fixture set, a 60-player free-for-all with batchDistance and latency rules:
+    minutes to run, so in the slow stage."""
+    CASES["large_battle_royale"] = (
+        FIXTURES / "large_battle_royale.yaml",
+        FIXTURES / "large_battle_royale.json",
+        8,
+        _battle_royale,
+    )
+    try:
+        report = _check("large_battle_royale")
+    finally:
+        del CASES["large_battle_royale"]
+    assert report.violations == []
+    assert report.games >= 3 and report.backfills > 0
 
 
 def test_the_checker_catches_a_changed_value_of_a_formed_game() -> None:
