@@ -294,6 +294,14 @@ class RuleSet:
         return View(waited, rating, quality, numbers, codes, masks, latency, best, premade)
 
     @property
+    def sorts(self) -> list[Rule]:
+        """The sort rules (``absolute_sort``, ``distance_sort``) in the order listed: how a
+        builder orders its candidates, each by its ``config``'s ``direction`` (unset:
+        ascending), ``attribute`` (a ``string_number_map``'s key by ``map_key``) and
+        ``party``. They constrain nothing: :meth:`first_broken` passes them."""
+        return [r for r in self.rules if r.kind in ("absolute_sort", "distance_sort")]
+
+    @property
     def needs_skill(self) -> bool:
         """Whether a number attribute is bound to true skill (the pass must give it)."""
         return any(c.type == "number" and c.source == "skill" for c in self.configs.values())

@@ -210,6 +210,7 @@ def test_the_sorts_constrain_nothing() -> None:
     sort = {"name": "s", "kind": "distance_sort", "direction": "descending"}
     rules = _rules(sort, {"name": "a", "kind": "absolute_sort"})
     assert _broken(rules, _view([0.0, 100.0]), [[0], [1]]) == -1
+    assert [r.name for r in rules.sorts] == ["s", "a"]  # for a builder, in the order listed
 
 
 def test_a_string_number_map_draws_each_key_and_rules_read_one() -> None:
