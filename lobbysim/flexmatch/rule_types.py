@@ -199,7 +199,7 @@ class RuleTypes(RuleReader):
             return None
         assert a is not None and b is not None
         unknown = [t for t in (a["t"], b["t"]) if t not in self.team_names]
-        if self.team_names and unknown:
+        if self.game and unknown:  # (teams refused: their names are not all known)
             self.problem(
                 f"{where}.measurements: {unknown[0]!r} names no team of the rule set "
                 f"({', '.join(self.team_names)})"

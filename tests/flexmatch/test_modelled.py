@@ -50,8 +50,6 @@ OUTCOMES: dict[str, str | tuple[str, ...]] = {
     ),
     "guide_ex1_two_ranged_crews_even_rank.json": (
         f"teams[0].minPlayers: 4 differs from maxPlayers 8; {_SIZES}",
-        # the teams are read up to the first refused one, so the second is not known
-        "rules[1].measurements: 'marines' names no team of the rule set (corsairs)",
     ),
     "guide_ex2_five_raiders_one_dragon.json": (
         "teams: uneven teams of 5 and 1 players; lobbysim's team games are two teams of one size",
