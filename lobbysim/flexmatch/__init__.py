@@ -56,6 +56,10 @@ the same, a string ``X``, ``=`` / ``!=`` a string       ``compare``, ``op``, ``v
                                                         back on the teams ``red`` and ``blue``
 ``distance`` ``max(count(teams[*].players))`` against   ``team_sizes``, ``limit d``
 ``min(count(teams[*].players))``, ``maxDistance d``
+``distance`` of ``flatten(...[X])`` from a constant     ``compare`` on X, ``op: within``
+``referenceValue c``, ``maxDistance d`` /               (``beyond``), ``center c``, ``limit d``
+``minDistance m``                                       (``m``); both: a second rule
+                                                        ``NAME.min``
 ``collection`` on ``flatten(...[X])``, a string_list:   ``overlap`` / ``contains`` (``value
 ``intersection`` / ``contains`` (``referenceValue``     s``) / ``reference_overlap``
 ``s``) / ``reference_intersection_count`` (a list, or   (``values``, or ``reference Y``), on
@@ -108,8 +112,9 @@ FlexMatch's defaults are not used: every simulated player has every attribute.
 
 **Unsupported** (each an error naming its path): teams whose ``minPlayers`` differ from
 ``maxPlayers`` (lobbysim's games have fixed sizes), uneven teams, more than two teams with more
-than one player each; ``distance`` rules of other forms (a constant ``referenceValue``,
-``minDistance``); a ``comparison`` whose ``referenceValue`` is computed from the match (each
+than one player each; ``distance`` rules of other forms (``minDistance`` between team
+averages or players, a figure of the whole match from a constant, team averages in a
+free-for-all); a ``comparison`` whose ``referenceValue`` is computed from the match (each
 player against the others' maximum: no lobbysim rule compares a player with a figure of the
 others), one that bounds a figure of the whole match (``avg(...)``) by a constant, one on a named
 team (``teams[red]``: lobbysim's teams are interchangeable, split by the search), ``!=`` between
