@@ -43,7 +43,7 @@ from lobbysim.sim.entities import (
 )
 from lobbysim.sim.fast.events import Doorbell, Moment
 from lobbysim.sim.fast.plan import FastPlan
-from lobbysim.sim.open_seats import OpenSeats
+from lobbysim.sim.open_seats import OpenSeats, SeatRules
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
 from lobbysim.sim.skill_dynamics import SkillDynamics
@@ -51,7 +51,6 @@ from lobbysim.sim.world import World
 from lobbysim.skill.truth import game_truth, truth_ffa
 
 if TYPE_CHECKING:
-    from lobbysim.sim.seat_rules import SeatRules
     from lobbysim.sim.sessions import Lobby
 
 

@@ -7,7 +7,7 @@ nearest in mean to the one who left (nearest in true skill for a policy that see
 random for one that pairs at random), never somebody who has already played in that game, only
 solo players when parties queue, and only within a world's latency limits at the game's data
 centre. The seats of a game too near its end are closed instead. Under a rule set
-(:attr:`OpenSeats.seat_rules`, a :class:`~lobbysim.sim.seat_rules.SeatRules`) a seat is filled only
+(:attr:`OpenSeats.seat_rules`, a :class:`lobbysim.sim.seat_rules.SeatRules`) a seat is filled only
 by a ticket with which the game's seated players keep every rule, on the clock
 :mod:`lobbysim.sim.seat_rules` describes (the back-fill ticket's age from the quit that opened
 the seat, as FlexMatch's back-fill ticket); a back-fill counts in the rules' telemetry as a
@@ -20,8 +20,8 @@ pass call :meth:`OpenSeats.backfill` and :meth:`OpenSeats.backfill_queue`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import simpy
@@ -34,8 +34,46 @@ from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.world import World
 
-if TYPE_CHECKING:
-    from lobbysim.sim.seat_rules import SeatRules
+
+class SeatRules(Protocol):
+    """A rule set at the seats, as the back-fill and the seats' records use it
+    (:class:`lobbysim.sim.seat_rules.SeatRules`; a protocol here, so that the games do not
+    import the rule pass, which imports them)."""
+
+    #: Whether seats' records carry the rule columns.
+    recorded: bool
+
+    def note(self, game_id: int, player: Waiting, rating: float, opened: float) -> None:
+        """Note a seat about to be taken: the rating the rules read, when it was opened."""
+
+    def record(self, game_id: int, pid: int) -> tuple[Any, ...]:
+        """Return a seat's rule columns (and forget its note)."""
+
+    def candidates(
+        self,
+        game: GroupGame,
+        waiting: Sequence[Waiting],
+        rating: FloatArray,
+        positions: Sequence[int],
+        team: int | None,
+        opened: float,
+        now: float,
+        *,
+        first: bool = False,
+    ) -> list[bool]:
+        """Return whether each waiting player's ticket keeps every rule with those seated."""
+
+    def formed(
+        self,
+        game: GroupGame,
+        member: Waiting,
+        rating: float,
+        team: int | None,
+        opened: float,
+        now: float,
+    ) -> None:
+        """Count a back-fill in the rules' telemetry."""
+
 
 #: Seats a waiting player into a running game, on a team (None: a free-for-all).
 Seat = Callable[[GroupGame, Waiting, int | None], None]
