@@ -227,7 +227,8 @@ class RuleTypes(RuleReader):
             and _TEAM_AVERAGE.fullmatch("".join(measured.split()))
             and self.game.get("mode") == "ffa"
         ):
-            return self.ffa_team_averages(where)
+            self.ffa_team_averages(where)
+            return None
         sizes = (_COUNTS["max"], _COUNTS["min"])
         if isinstance(reference, str) and isinstance(measured, str):
             pair = ("".join(measured.split()), "".join(reference.split()))
