@@ -529,3 +529,68 @@ def test_a_bad_rule_of_each_new_kind_is_one_line_naming_its_field() -> None:
         "center (and no value), and only it has one, got None",
         "matchmaker.rules[9].statement: 'f' is a sort rule, which has no truth value",
     ]
+
+
+MORE_RULES: list[dict[str, Any]] = [
+    {
+        "name": "SharedRole",
+        "type": "collection",
+        "operation": "intersection",
+        "measurements": [FLAT.format("roles")],
+        "minCount": 1,
+    },
+    {
+        "name": "WantedRole",
+        "type": "collection",
+        "operation": "reference_intersection_count",
+        "measurements": [FLAT.format("roles")],
+        "referenceValue": "set_intersection(flatten(teams[*].players.attributes[wants]))",
+        "minCount": 1,
+    },
+    {
+        "name": "NearTarget",
+        "type": "distance",
+        "measurements": [FLAT.format("skill")],
+        "referenceValue": 1500,
+        "maxDistance": 150,
+    },
+]
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_every_game_keeps_overlap_a_reference_attribute_and_a_distance_from_a_constant(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the players' own values: a role in common, each player's roles among the roles
+    every player wants, each skill within 150 of 1500 (300 from 20 s, on the newest clock)."""
+    started, passes = _started(monkeypatch)
+    data = _ruleset(size, MORE_RULES)
+    data["playerAttributes"].append({"name": "wants", "type": "string_list"})
+    data["expansions"] = [
+        {
+            "target": "rules[NearTarget].maxDistance",
+            "steps": [{"waitTimeSeconds": 20, "value": 300}],
+        }
+    ]
+    mapping = {
+        "skill": MAPPING["skill"],
+        "roles": MAPPING["roles"],
+        "wants": {"values": {"dps": 0.8, "tank": 0.8, "medic": 0.8}},
+    }
+    simulate(_scenario("1v1" if size == 1 else "team", "exact", data, 100, mapping), 6)
+    attributes = passes[0].rule_set.attributes
+    assert len(started) > 20, len(started)
+    relaxed = 0
+    for now, members in started:
+        pids = np.array([w.pid for w in members])
+        newest = min(now - w.since for w in members) * 60.0
+        roles = attributes.column("roles", pids)  # bits: medic, tank, dps
+        assert int(np.bitwise_and.reduce(roles)) > 0
+        wants = int(np.bitwise_and.reduce(attributes.column("wants", pids)))  # dps, tank, medic
+        common = (wants >> 2 & 1) | (wants >> 1 & 1) << 1 | (wants & 1) << 2
+        assert all(int(r) & common for r in roles)
+        skill = 1500 + 100 * np.array([w.player.skill for w in members])
+        limit = 300 if newest >= 20 else 150
+        assert (np.abs(skill - 1500) <= limit + 1e-9).all()
+        relaxed += bool((np.abs(skill - 1500) > 150).any())
+    assert relaxed > 0  # the expansion was used
