@@ -368,11 +368,19 @@ def test_the_rule_columns_come_only_with_rules() -> None:
     assert math.isnan(result.participants["seat_opened"].iloc[0])
 
 
-def test_streamed_records_carry_the_rule_columns_and_check_the_same(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_streamed_records_carry_the_rule_columns_and_check_the_same(
+    fmt: str, tmp_path: Path
+) -> None:
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
     scenario = _scenario("latency_platform")
-    streamed = Scenario.from_dict(scenario.to_dict() | {"records": {"stream": True}})
+    records = {"stream": True, "format": fmt}
+    streamed = Scenario.from_dict(scenario.to_dict() | {"records": records})
     simulate(streamed, records_dir=tmp_path)
     frames = read_records(tmp_path)
+    assert frames["participants"]["attr_hero"].map(type).eq(str).all()
+    assert frames["participants"]["attr_skill"].dtype == np.float64
     memory, _ = _run("latency_platform")
     assert memory.participants is not None
     assert list(frames["participants"].columns) == list(memory.participants.columns)
