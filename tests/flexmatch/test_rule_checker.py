@@ -27,6 +27,7 @@ from lobbysim.records.rows import RECORD_COLUMNS, record_schema
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.files import read_scenario_data
 from lobbysim.sim.lobby import LobbySimulation
+from lobbysim.sim.seat_rules import SeatRules
 from lobbysim.streams import Streams
 from tests.flexmatch.rule_checker import NotUnderstood, Report, check_run
 
@@ -324,6 +325,23 @@ def test_what_the_checker_does_not_read_is_refused() -> None:
         check_run(reference, games, participants, waits)
     with pytest.raises(NotUnderstood, match="attr_skill"):
         check_run(document, games, participants.drop(columns="attr_skill"), waits)
+
+
+def test_a_backfill_that_ignores_the_rules_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every waiting ticket taken to keep the rules (the back-fill of before), the same
+    run's back-fills break them, and only its back-fills."""
+
+    def anyone(
+        self: SeatRules, game: Any, waiting: Any, rating: Any, positions: Any, *a: Any, **k: Any
+    ) -> list[bool]:
+        return [True] * len(positions)
+
+    monkeypatch.setattr(SeatRules, "candidates", anyone)
+    result = simulate(_scenario("two_teams_skill"))
+    assert result.games is not None and result.participants is not None
+    assert result.waits is not None
+    report = check_run(CASES["two_teams_skill"][1], result.games, result.participants, result.waits)
+    assert report.violations and {v.when for v in report.violations} == {"backfill"}
 
 
 def test_backfills_count_in_the_rules_telemetry_as_matches() -> None:
