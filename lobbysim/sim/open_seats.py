@@ -253,8 +253,9 @@ class OpenSeats:
             waited = now - np.fromiter((w.since for w in waiting), dtype=float, count=n)
             open_ = world.open_matrix(pids, waited)
         for game in self._fillable():
+            # when each open seat was opened (noted by open(); one per seat, in the same order)
             opened = self._opened.setdefault(game.game_id, [])
-            opened[:] = (opened + [now] * len(game.open_seats))[: len(game.open_seats)]
+            assert len(opened) == len(game.open_seats), "a seat opened without its time"
             k = 0
             while k < len(game.open_seats) and free.any():
                 been = game.been
