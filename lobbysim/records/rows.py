@@ -353,7 +353,9 @@ ATTRIBUTE_PREFIX = "attr_"
 #: The participants columns a run under a rule set (``matchmaker.rules``, team and free-for-all
 #: games) adds after its attribute columns (:func:`rule_columns`): with a world, the player's
 #: best latency over the data centres (ms, the delta-ping rules' reference); and the minute the
-#: seat a back-fill filled was opened by a quit (empty: a seat taken when the game formed).
+#: seat a back-fill filled was opened by a quit (empty: a seat taken when the game formed). A
+#: seat's wait needs no column: it is the waits record of its player whose ``left_queue`` is
+#: the seat's ``joined`` (every seat has one; tests/flexmatch/rule_checker.py reads it so).
 RULE_COLUMNS: dict[str, dict[str, str]] = {
     "participants": {"best_latency_ms": "float64", "seat_opened": "float64"},
 }
