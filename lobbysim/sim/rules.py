@@ -226,6 +226,14 @@ def combine(values: FloatArray, how: str) -> float:
     return float(values.mean())
 
 
+def solo_players(tickets: Tickets) -> list[int] | None:
+    """Return the tickets' players if every ticket is one player (their values are then the
+    players' own, whatever the aggregation), else None."""
+    if all(len(t) == 1 for t in tickets):
+        return [t[0] for t in tickets]
+    return None
+
+
 class RuleSet:
     """A scenario's rules, compiled, and the tallies of their telemetry.
 
@@ -322,7 +330,12 @@ class RuleSet:
         ``partial``: the match is not full yet (the rules on a whole match wait: team balance,
         party parity, counts); ``count``: tally a broken rule in :attr:`rejections`.
         """
-        waits = [float(view.waited[list(t)].max()) for t in tickets]
+        solo = solo_players(tickets)
+        waits = (
+            view.waited[solo].tolist()
+            if solo is not None
+            else [float(view.waited[list(t)].max()) for t in tickets]
+        )
         for index, rule in enumerate(self.rules):
             if index in self.children:  # it holds through its compound rule
                 continue
@@ -370,7 +383,14 @@ class RuleSet:
             return bool(np.mean(view.quality(players[i], players[j])) >= strict)
         if kind == "skill_distance":
             x = view.numbers[rule.attribute]
-            values = [combine(x[list(t)], rule.config.party) for t in tickets]
+            solo = solo_players(tickets)
+            values = (
+                x[solo].tolist()
+                if solo is not None
+                else [combine(x[list(t)], rule.config.party) for t in tickets]
+            )
+            if rule.config.clock != "own":  # one limit: the values' range is their widest gap
+                return max(values) - min(values) <= limits[0]
             return all(
                 abs(values[a] - values[b]) <= min(limits[a], limits[b])
                 for a in range(len(values))
@@ -382,7 +402,12 @@ class RuleSet:
             if kind == "delta_ping":
                 lat = lat - view.best[:, None]
             # a ticket's latency to each data centre: its members' combined by ``party``
-            each = np.array([ticket_latency(lat[list(t)], rule.config.party) for t in tickets])
+            solo = solo_players(tickets)
+            each = (
+                lat[solo]
+                if solo is not None
+                else np.array([ticket_latency(lat[list(t)], rule.config.party) for t in tickets])
+            )
             return bool((each <= np.asarray(limits)[:, None]).all(axis=0).any())
         if kind == "equal":
             return len(set(view.codes[rule.attribute][players].tolist())) <= 1
