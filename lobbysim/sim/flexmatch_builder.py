@@ -59,6 +59,42 @@ class SortKey:
     distance: bool = False
     descending: bool = False
     party: str = "average"
+    keys: tuple[str, ...] = ()
+    map_key: str | None = None
+
+    def values(self, view: View) -> NDArray[np.float64]:
+        """Return each player's value sorted on: the attribute's, or of a
+        ``string_number_map`` (``keys``) the smallest or largest of its values (``map_key``
+        ``minValue``, ``maxValue``)."""
+        if self.map_key is None:
+            return view.numbers[self.attribute]
+        stacked = np.stack([view.numbers[f"{self.attribute}[{k}]"] for k in self.keys])
+        out: NDArray[np.float64] = (
+            stacked.min(axis=0) if self.map_key == "minValue" else stacked.max(axis=0)
+        )
+        return out
+
+
+def sort_keys(rules: RuleSet) -> list[SortKey]:
+    """Return the rule set's sort rules (``absolute_sort``, ``distance_sort``) as the builder's
+    sort keys, in the order listed."""
+    out = []
+    for rule in rules.sorts:
+        config = rule.config
+        name = config.attribute or "rating"
+        attribute = rules.configs.get(name)
+        keys = tuple(attribute.values) if attribute is not None and config.map_key else ()
+        out.append(
+            SortKey(
+                attribute=rule.attribute if config.map_key is None else name,
+                distance=rule.kind == "distance_sort",
+                descending=config.direction == "descending",
+                party=config.party,
+                keys=keys,
+                map_key=config.map_key,
+            )
+        )
+    return out
 
 
 def fastest_region_batches(view: View, tickets: Sequence[Sequence[int]]) -> list[NDArray[np.intp]]:
@@ -104,10 +140,10 @@ def flexmatch_matches(
         return []
     table = TicketTable(view, rules, tickets)
     waits = table.waits
-    values = {
-        k: np.array([combine(view.numbers[s.attribute][list(t)], s.party) for t in tickets])
-        for k, s in enumerate(sorts)
-    }
+    values = {}
+    for k, sort in enumerate(sorts):
+        x = sort.values(view)
+        values[k] = np.array([combine(x[list(t)], sort.party) for t in tickets])
 
     def rank(anchor: int, others: NDArray[np.intp]) -> list[int]:
         keys: list[NDArray[np.float64] | NDArray[np.intp]] = [others, -waits[others]]

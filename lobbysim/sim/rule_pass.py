@@ -48,7 +48,7 @@ from lobbysim.scenario import Scenario
 from lobbysim.scenario.compound import compound_children
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
-from lobbysim.sim.flexmatch_builder import flexmatch_matches
+from lobbysim.sim.flexmatch_builder import flexmatch_matches, sort_keys
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
@@ -304,7 +304,14 @@ class RulePass:
             split = self._splitter(view)
         if self._algorithm == "flexmatch":
             matches = flexmatch_matches(
-                view, self.rule_set, tickets, game.seats, team_size, split, batching=self._batching
+                view,
+                self.rule_set,
+                tickets,
+                game.seats,
+                team_size,
+                split,
+                sorts=sort_keys(self.rule_set),
+                batching=self._batching,
             )
         else:
             matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
