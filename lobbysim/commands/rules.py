@@ -104,10 +104,10 @@ def _number(value: float | None) -> str:
 
 _NOTES = {
     "team_sizes": "always holds: lobbysim's teams have one fixed size",
-    "absolute_sort": "orders candidates, constrains nothing: the exact and seed_greedy "
-    "searches ignore it",
-    "distance_sort": "orders candidates by distance from the first ticket, constrains "
-    "nothing: the exact and seed_greedy searches ignore it",
+    "absolute_sort": "orders the flexmatch builder's candidates, constrains nothing: the exact "
+    "and seed_greedy searches ignore it",
+    "distance_sort": "orders the flexmatch builder's candidates by distance from the anchor "
+    "ticket, constrains nothing: the exact and seed_greedy searches ignore it",
     "compound": "the rules it names hold only through it",
 }
 
@@ -212,7 +212,8 @@ def show_lines(file: str | Path) -> list[str]:
         lines = [
             f"FlexMatch rule set{title} ({path}), as lobbysim reads it:",
             _game_line(imported.game),
-            f"matchmaker.algorithm: {imported.algorithm}",
+            f"matchmaker.algorithm: {imported.algorithm}"
+            + (f" (batching {imported.batching})" if imported.batching != "none" else ""),
             "rules:",
             *rule_lines(rules),
         ]
@@ -243,7 +244,8 @@ def show_lines(file: str | Path) -> list[str]:
     if mm.rules is None:
         steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
         return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]
-    lines += [f"matchmaker.algorithm: {mm.algorithm}", "rules:", *rule_lines(mm.rules)]
+    batching = f" (batching {mm.batching})" if mm.batching != "none" else ""
+    lines += [f"matchmaker.algorithm: {mm.algorithm}{batching}", "rules:", *rule_lines(mm.rules)]
     if scenario.attributes:
         lines.append("attributes:")
         lines += [f"  {name}: {_binding(a)}" for name, a in scenario.attributes.items()]

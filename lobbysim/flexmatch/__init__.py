@@ -88,17 +88,26 @@ the same, a string ``X``, ``=`` / ``!=`` a string       ``compare``, ``op``, ``v
                                                         ``maxLatency``, ``minCount``)
 ``algorithm.expansionAgeSelection`` ``newest``          every rule's ``clock: newest`` (``oldest``)
 (FlexMatch's default) / ``oldest``
-``algorithm.strategy`` ``exhaustiveSearch``             ``matchmaker.algorithm: exact`` (unless
-(``balanced``: a free-for-all of 41-200 only)           the scenario sets its own)
+``algorithm.strategy`` ``exhaustiveSearch``             ``matchmaker.algorithm: flexmatch``,
+(``balanced``: a match of 41-200 players)               FlexMatch's builder (unless the
+                                                        scenario sets its own)
+``algorithm.batchingPreference`` ``fastestRegion``      ``matchmaker.batching: fastest_region``
+                                                        (with ``algorithm: flexmatch``)
 ======================================================  ==========================================
 
-lobbysim's ``exact`` search is its own matchmaker's search with every rule a hard constraint;
-FlexMatch's batching (``batchingPreference``) decides which tickets are tried together, not
-which matches are allowed, so only its defaults are read (``random``; ``largestPopulation``
-with ``balanced``). ``balanced`` spreads players over teams to even out ``balancedAttribute``
-with no limit: with one team (a free-for-all) it has nothing to spread, so it is read there and
-refused with two teams. A FlexMatch rule set of more than 40 players is a large match: strategy
-``balanced`` and only ``batchDistance`` and ``latency`` rules, as FlexMatch requires.
+An imported rule set runs FlexMatch's builder (:mod:`lobbysim.sim.flexmatch_builder`: the
+oldest ticket of a batch anchors a match, its batch-mates join oldest first, or in the order of
+the sort rules, while every rule holds); a scenario may choose lobbysim's ``exact`` search or
+``seed_greedy`` instead (docs/model.md, section 10, compares them). FlexMatch's batching
+(``batchingPreference``) decides which tickets are tried together, not which matches are
+allowed: ``fastestRegion`` batches by each ticket's lowest-latency data centre (it needs the
+scenario's world), and the defaults (``random``; ``largestPopulation`` with ``balanced``) are
+one batch of every ticket (FlexMatch forms more only past a batch size it does not publish).
+``balanced`` spreads players over teams to even out ``balancedAttribute``: with one team (a
+free-for-all) it has nothing to spread; with two, lobbysim's split of every team game evens out
+the teams' driving-rater means, the same when the attribute is bound to the rating. A FlexMatch
+rule set of more than 40 players is a large match: strategy ``balanced`` and only
+``batchDistance`` and ``latency`` rules, as FlexMatch requires.
 
 **The mapping** (``matchmaker.rules.attributes``, or ``mapping`` here) binds every attribute a
 rule reads: a number ``{source: rating|skill, scale, offset}`` (the value is ``offset + scale *
@@ -124,7 +133,7 @@ listed after it (as FlexMatch requires); ``latency``'s ``maxDistance`` and
 ``distanceReference`` (they bound a ticket's latency above the match's lowest or average one,
 where lobbysim's ``delta_ping`` bounds it above the player's own best data centre); expansions
 of team sizes or of a property no limit comes from (a compound, a sort, ``=``/``!=``);
-``batchingPreference`` ``sorted`` or ``fastestRegion``, ``sortByAttributes``, a
+``batchingPreference`` ``sorted``, ``sortByAttributes``, a
 ``backfillPriority`` other than ``normal``.
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds

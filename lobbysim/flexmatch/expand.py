@@ -36,7 +36,9 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
 
     The game section the teams give fills in the scenario's, and must agree with what it sets;
     the attributes join the scenario's own ``attributes:`` (a name bound twice is an error);
-    ``matchmaker.algorithm`` is ``exact`` unless the scenario sets one.
+    ``matchmaker.algorithm`` is ``flexmatch`` (FlexMatch's builder) unless the scenario sets
+    one, with the rule set's ``batching`` (``fastestRegion``: ``fastest_region``) when the
+    algorithm is ``flexmatch`` and the scenario sets none.
 
     Raises:
         ScenarioError: the rule set's problems, or a disagreement with the scenario's fields.
@@ -62,11 +64,10 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
         raise ScenarioError(problems)
     imported = read_flexmatch(Path(file), rules.get("attributes") or {}, label=file)
     out = dict(data)
-    out["matchmaker"] = {
-        **mm,
-        "rules": [dict(r) for r in imported.rules],
-        "algorithm": mm.get("algorithm", imported.algorithm),
-    }
+    algorithm = mm.get("algorithm", imported.algorithm)
+    out["matchmaker"] = {**mm, "rules": [dict(r) for r in imported.rules], "algorithm": algorithm}
+    if algorithm == "flexmatch" and imported.batching != "none" and "batching" not in mm:
+        out["matchmaker"]["batching"] = imported.batching
     game = data.get("game", {})
     if isinstance(game, Mapping):
         merged = dict(game)

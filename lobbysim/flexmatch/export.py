@@ -270,12 +270,6 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
     large = players > SMALL_MATCH
     if players > MAX_PLAYERS:
         problems.append(f"game: {players} players; a FlexMatch match holds at most 200")
-    if large and game.mode != "ffa":
-        problems.append(
-            f"game.mode: a FlexMatch match of more than {SMALL_MATCH} players balances its teams "
-            "(strategy balanced) with no limit, which lobbysim cannot read back; only a "
-            "free-for-all exports as a large match"
-        )
     clocks = [r.clock for r in rules if r.clock in ("newest", "oldest")]
     clock = clocks[0] if clocks else "newest"
     first = next((i for i, r in enumerate(rules) if r.clock == clock), 0)
@@ -348,6 +342,8 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
             "balancedAttribute": balanced,
             "batchingPreference": "largestPopulation",
         }
+    if scenario.matchmaker.batching == "fastest_region":
+        algorithm["batchingPreference"] = "fastestRegion"
     algorithm["expansionAgeSelection"] = clock
     document: dict[str, Any] = {
         "name": scenario.name,

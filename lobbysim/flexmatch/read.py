@@ -71,7 +71,9 @@ class FlexMatchImport:
         attributes: the bound attributes, by name, as plain ``attributes`` data.
         unbound: the attributes a rule reads that the mapping does not bind, by name, with
             their type (only when read without a mapping, e.g. ``lobbysim rules show``).
-        algorithm: the ``matchmaker.algorithm``.
+        algorithm: the ``matchmaker.algorithm``: ``flexmatch``, FlexMatch's builder.
+        batching: the ``matchmaker.batching``: ``fastest_region`` for a
+            ``batchingPreference`` of ``fastestRegion``, else ``none``.
         clock: every rule's clock (``algorithm.expansionAgeSelection``).
         declared: every declared player attribute, by name, with its type (one no rule reads
             and the mapping does not bind is left out of :attr:`attributes`).
@@ -83,17 +85,21 @@ class FlexMatchImport:
     rules: tuple[dict[str, Any], ...]
     attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
     unbound: dict[str, str] = field(default_factory=dict)
-    algorithm: str = "exact"
+    algorithm: str = "flexmatch"
+    batching: str = "none"
     clock: str = "newest"
     declared: dict[str, str] = field(default_factory=dict)
 
     def fragment(self) -> dict[str, Any]:
         """Return the scenario data the rule set gives: ``matchmaker.rules`` and
-        ``algorithm``, ``game`` and (when any) ``attributes``."""
+        ``algorithm`` (and ``batching`` if not ``none``), ``game`` and (when any)
+        ``attributes``."""
         data: dict[str, Any] = {
             "matchmaker": {"rules": [dict(r) for r in self.rules], "algorithm": self.algorithm},
             "game": dict(self.game),
         }
+        if self.batching != "none":
+            data["matchmaker"]["batching"] = self.batching
         if self.attributes:
             data["attributes"] = {k: dict(v) for k, v in self.attributes.items()}
         return data
@@ -306,14 +312,11 @@ class _Reader(RuleTypes):
         strategy = algorithm.get("strategy", "exhaustiveSearch")
         large = self.players > SMALL_MATCH
         if strategy == "balanced":
+            # with two teams, FlexMatch spreads the players to even out balancedAttribute;
+            # lobbysim's split evens out the teams' driving-rater means (the same thing when
+            # the attribute is bound to the rating)
             self.balanced = True
-            if self.game and self.game.get("mode") != "ffa":
-                self.problem(
-                    "algorithm.strategy: 'balanced' with two teams is not supported by lobbysim "
-                    "(it spreads the players over the teams to even out balancedAttribute with "
-                    "no limit, which no lobbysim rule states)"
-                )
-            elif self.game and not large:
+            if self.game and not large:
                 self.problem(
                     f"algorithm.strategy: FlexMatch's 'balanced' is for matches of 41 to 200 "
                     f"players; this one has {self.players} (use exhaustiveSearch)"
@@ -338,7 +341,9 @@ class _Reader(RuleTypes):
             )
         default = "largestPopulation" if strategy == "balanced" else "random"
         batching = algorithm.get("batchingPreference", default)
-        if batching != default:
+        if batching == "fastestRegion":  # FlexMatch's builder batches by the fastest region
+            self.batching = "fastest_region"
+        elif batching != default:
             self.problem(
                 f"algorithm.batchingPreference: {quoted(batching)} is not supported by lobbysim "
                 f"(only {default!r}, the default: how FlexMatch batches tickets decides which are "
@@ -570,7 +575,7 @@ def read_flexmatch(
         rules=tuple(rules),
         attributes=bound,
         unbound=unbound,
-        algorithm="exact",
+        batching=reader.batching,
         clock=reader.clock,
         declared={name: kind for name, (_, kind) in reader.declared.items()},
     )

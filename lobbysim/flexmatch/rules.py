@@ -150,6 +150,7 @@ class RuleReader:
         self.rules: list[dict[str, Any] | None] = []
         self.balanced = False
         self.clock = "newest"
+        self.batching = "none"  # matchmaker.batching (fastestRegion: fastest_region)
         #: the FlexMatch property a rule's limit comes from and its factor, where they are not
         #: its kind's (:data:`LIMIT_PROPERTY`), by rule name (None: no property expands it)
         self.limit_property: dict[str, tuple[str | None, float]] = {}

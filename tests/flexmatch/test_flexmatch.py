@@ -333,7 +333,8 @@ def test_expansion_age_selection_is_every_rules_clock(age: str | None, clock: st
     imported = read_flexmatch(ruleset(rules, algorithm=algorithm))
     assert imported.clock == clock
     assert [r["clock"] for r in imported.rules] == [clock, clock]
-    assert imported.algorithm == "exact"
+    assert imported.algorithm == "flexmatch"  # FlexMatch's builder
+    assert imported.batching == "none"
 
 
 @pytest.mark.parametrize(
@@ -562,15 +563,15 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
         ),
         (
             lambda d: d.update(algorithm={"strategy": "balanced", "balancedAttribute": "skill"}),
-            "algorithm.strategy: 'balanced' with two teams is not supported by lobbysim",
+            "algorithm.strategy: FlexMatch's 'balanced' is for matches of 41 to 200 players",
         ),
         (
             lambda d: d.update(algorithm={"strategy": "fastest"}),
             "algorithm.strategy: expected exhaustiveSearch or balanced, got 'fastest'",
         ),
         (
-            lambda d: d.update(algorithm={"batchingPreference": "fastestRegion"}),
-            "algorithm.batchingPreference: 'fastestRegion' is not supported by lobbysim",
+            lambda d: d.update(algorithm={"batchingPreference": "sorted"}),
+            "algorithm.batchingPreference: 'sorted' is not supported by lobbysim",
         ),
         (
             lambda d: d.update(algorithm={"backfillPriority": "high"}),
@@ -918,7 +919,7 @@ def test_rules_show_a_flexmatch_file_marks_unbound_attributes(
     assert main(["rules", "show", str(FIXTURES / "two_teams_skill.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("FlexMatch rule set 'five_a_side_fair_teams' (")
-    assert out[1:4] == ["game: team, two teams of 5", "matchmaker.algorithm: exact", "rules:"]
+    assert out[1:4] == ["game: team, two teams of 5", "matchmaker.algorithm: flexmatch", "rules:"]
     assert out[4] == (
         "  SimilarSkill: skill_distance; attribute skill; limit <= 200; party average; "
         "expansions [0.25 min: 300, 0.75 min: 500]; clock newest; optional_after none"
@@ -1191,3 +1192,41 @@ def test_equal_on_a_number_attribute_is_a_skill_distance_of_limit_zero() -> None
         "flexmatch: rules[0].operation: '!=' on a number attribute: every player's value "
         "different is no lobbysim rule on a number"
     )
+
+
+def test_fastest_region_batching_reads_into_the_builders_batching_and_writes_back(
+    tmp_path: Path,
+) -> None:
+    rules = [{"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDistance": 2}]
+    data = ruleset(rules, algorithm={"batchingPreference": "fastestRegion"})
+    imported = read_flexmatch(data)
+    assert (imported.algorithm, imported.batching) == ("flexmatch", "fastest_region")
+    assert imported.fragment()["matchmaker"]["batching"] == "fastest_region"
+    path = tmp_path / "fastest.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    world = {
+        "data_centres": ["us_east", "eu_west"],
+        "regions": [{"name": "na", "share": 1.0, "utc_offset_hours": -5}],
+        "latency": {"name": "matrix", "base_ms": {"na": [35, 95]}},
+    }
+    scenario_data = {
+        "name": "fastest",
+        "world": world,
+        "matchmaker": {
+            "rules": {"flexmatch": str(path), "attributes": {"skill": {"source": "rating"}}}
+        },
+    }
+    scenario = Scenario.from_dict(scenario_data)
+    assert (scenario.matchmaker.algorithm, scenario.matchmaker.batching) == (
+        "flexmatch",
+        "fastest_region",
+    )
+    assert export_flexmatch(scenario)["algorithm"]["batchingPreference"] == "fastestRegion"
+    # a scenario that chooses another search leaves the builder's batching out
+    exact = Scenario.from_dict(
+        {**scenario_data, "matchmaker": {**scenario_data["matchmaker"], "algorithm": "exact"}}
+    )
+    assert (exact.matchmaker.algorithm, exact.matchmaker.batching) == ("exact", "none")
+    # without a world there is no region to batch by: one line says so
+    with pytest.raises(ScenarioError, match=r"fastest_region batches .* give a world"):
+        Scenario.from_dict({k: v for k, v in scenario_data.items() if k != "world"})

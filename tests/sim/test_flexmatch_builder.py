@@ -11,7 +11,12 @@ import pytest
 from lobbysim.api import load_scenario
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario.rules import AttributeConfig, RuleConfig
-from lobbysim.sim.flexmatch_builder import SortKey, fastest_region_batches, flexmatch_matches
+from lobbysim.sim.flexmatch_builder import (
+    SortKey,
+    fastest_region_batches,
+    flexmatch_matches,
+    sort_keys,
+)
 from lobbysim.sim.rules import RuleSet, View
 from lobbysim.sim.seed_greedy import RunningCheck, seed_greedy
 from lobbysim.validation import ScenarioError
@@ -191,3 +196,20 @@ def test_the_running_check_forms_what_the_whole_match_check_forms(
             out[fast] = (flex, greedy, list(rules.rejections))
         assert out[True] == out[False], trial
         assert out[True][0] or out[True][1] or trial  # most pools form something
+
+
+def test_a_rule_sets_sort_rules_are_the_builders_sort_keys() -> None:
+    configs = [
+        SKILL,
+        RuleConfig(name="high", kind="absolute_sort", direction="descending"),
+        RuleConfig(name="near", kind="distance_sort"),
+    ]
+    rules = RuleSet(configs, None)
+    keys = sort_keys(rules)
+    assert keys == [
+        SortKey("rating", distance=False, descending=True),
+        SortKey("rating", distance=True, descending=False),
+    ]
+    view = _view([5.0, 4.0, 6.5, 7.9, 3.0], [9.0, 1.0, 2.0, 3.0, 4.0])
+    matches = flexmatch_matches(view, rules, [[k] for k in range(5)], seats=2, sorts=keys)
+    assert _pairs(matches)[0] == [0, 3]  # the highest first
