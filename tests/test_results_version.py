@@ -33,6 +33,9 @@ FINGERPRINTS = {
     # group is admitted on its policy's score of that split (TrueSkill's two-team quality, not
     # the mean quality of its pairs), and team runs add fair_band_share and team_gap_true_mean
     6: "cf0d68a1923e2c0937c81cf07c3933e3e4feeee3342acd54beabbb389b9d2ed0",
+    # runs under a rule set change: a back-filled seat keeps the rules, and an imported FlexMatch
+    # rule set runs FlexMatch's builder; these runs have no rules: the same fingerprint
+    7: "cf0d68a1923e2c0937c81cf07c3933e3e4feeee3342acd54beabbb389b9d2ed0",
 }
 
 BASE = {
