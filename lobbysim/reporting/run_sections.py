@@ -152,22 +152,26 @@ def world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
 #: The per-rule columns of the "Which rule holds your matches back" table: quantity, title.
 RULE_COLUMNS = (
     ("rejected_share", "rejected share"),
-    ("relaxed_share", "relaxed share"),
+    ("relaxed_share", "past first step"),
+    ("needed_share", "needed relaxing"),
     ("step_mean", "mean step"),
 )
 
 RULES_TEXT = (
-    "How to read it: the rejected share says which rule turns candidates down first (the "
-    "shares of the rules sum to 1), so the rule with the largest share is the one the "
-    "matchmaker most often cannot get past. The relaxed share is the share of games formed "
-    "only after the rule had expanded past its first limit (by the rule's clock), and the mean "
-    "step is the step they were formed at on average (0: the first limit, 1: the first "
-    "expansion, ...). A rule that rejects much and whose games mostly form after an expansion "
-    "holds matches back: its first limit is tighter than the population lets it keep, and the "
-    "players wait for its expansions, as the queue times by step in the figure show. A rule "
-    "that rejects much but is rarely relaxed is strict yet cheap: other candidates keep it. "
-    "The rules are checked in the order listed, so a rule listed after a stricter one can look "
-    "harmless only because the stricter one turned its candidates down first."
+    "How to read it: the rejected share says which rule turns candidates down first (the shares"
+    " of the rules sum to 1), so the rule with the largest share is the one the matchmaker most"
+    ' often cannot get past. "Past first step" is the share of games formed after the rule\'s '
+    'clock had passed its first expansion (a later limit was in force); "needed relaxing" is '
+    "the share of games that would have broken the first limit, the ones the expansion actually"
+    " let through (a clock can pass a step for games that never needed it: then the first is "
+    "high and the second low). The mean step is the step they were formed at on average (0: the"
+    " first limit, 1: the first expansion, ...). A rule that rejects much and whose games "
+    "mostly need its expansions holds matches back: its first limit is tighter than the "
+    "population lets it keep, and the players wait for its expansions, as the queue times by "
+    "step in the figure show. A rule that rejects much but is rarely relaxed is strict yet "
+    "cheap: other candidates keep it. The rules are checked in the order listed, so a rule "
+    "listed after a stricter one can look harmless only because the stricter one turned its "
+    "candidates down first."
 )
 
 
@@ -189,8 +193,9 @@ def _rule_text(rule: RuleConfig) -> str:
 
 def rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
     """Return the section on the rule set (only with one): per rule and policy, the rejected
-    share, the relaxed share and the mean step, each the mean [95% interval] over replications,
-    the rules' steps, a reading guide and the figure of which rule holds the matches back."""
+    share, the shares of games past the first step and that needed relaxing, and the mean
+    step, each the mean [95% interval] over replications, the rules' steps, a reading guide
+    and the figure of which rule holds the matches back."""
     rules = result.scenario.matchmaker.rules
     if rules is None:
         return []

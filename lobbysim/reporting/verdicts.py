@@ -114,7 +114,10 @@ METRIC_MEANINGS = {
 }
 RULE_METRIC_MEANINGS = {
     "rule_rejected_share": "share of the turned-down candidates that rule {rule} turned down first",
-    "rule_relaxed_share": "share of games formed with rule {rule} past its first limit",
+    "rule_relaxed_share": "share of games formed with rule {rule}'s clock past its first step",
+    "rule_needed_share": (
+        "share of games that needed rule {rule} relaxed (they break its first limit)"
+    ),
     "rule_step_mean": "mean expansion step of rule {rule} at which games formed (0: the first)",
     "rule_games_share": "share of games formed with rule {rule} at its step {step} (0: the first)",
     "rule_queue_time": "mean wait of the players of games formed with rule {rule} at step {step}",

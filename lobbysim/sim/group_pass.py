@@ -194,7 +194,7 @@ class GroupPass:
             if rematch is not None:
                 rematch.met(seated)
             if rule_pass is not None and tickets_of is not None:
-                rule_pass.formed(pool.waited, tickets_of, now)
+                rule_pass.formed_group(pool.waited, tickets_of, now)
 
     def _groups_by_data_centre(
         self,

@@ -22,13 +22,8 @@ latency rules for every player (the world is built with the rules, ``World(host_
 latency (``party: average`` or ``min``) may have none, and is then hosted by the world's rule
 alone.
 
-**Telemetry** (from the metrics' start), per rule: ``rule_rejected_share@<rule>``, the share of
-the candidates turned down (pairs in the exact 1v1 search, groups in the exact group search,
-candidate tickets with seed-and-greedy) that this rule was the first to turn down;
-``rule_relaxed_share@<rule>``, the share of games formed with the rule past its first step (by
-its clock); ``rule_step_mean@<rule>``; and per step k, ``rule_games_share@<rule>@step<k>`` and
-``rule_queue_time@<rule>@step<k>``, the share of games formed at that step and the mean wait of
-their players (the report's figure "which rule holds your matches back").
+**Telemetry**: :class:`~lobbysim.sim.rule_telemetry.RuleTelemetry` (:attr:`RulePass.telemetry`)
+notes each game formed and gives the rules' metrics.
 """
 
 from __future__ import annotations
@@ -54,6 +49,7 @@ from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.rule_kinds import pair_ok_more
+from lobbysim.sim.rule_telemetry import RuleTelemetry
 from lobbysim.sim.rules import LATENCY_KINDS, Attributes, RuleSet, View
 from lobbysim.sim.seed_greedy import seed_greedy
 from lobbysim.sim.world import World
@@ -115,12 +111,10 @@ class RulePass:
         self._world, self._parties = world, parties
         self._start = scenario.metrics_start
         rules = self.rule_set.rules
-        self._steps = [np.zeros(r.steps) for r in rules]  # games formed at each step
-        self._waits = [np.zeros(r.steps) for r in rules]  # their players' waits, summed
-        self._players = [np.zeros(r.steps) for r in rules]
-        self._counted = [0] * len(rules)  # rejections at the metrics' start
+        self.telemetry = RuleTelemetry(self.rule_set, scenario.metrics_start)
         self._pass_view: View | None = None  # the exact group search's view of its pass
-        self._started = False
+        self._sides: list[int] | None = None  # the teams of the group it last admitted
+        self._pair_view: View | None = None  # the exact 1v1 search's view of its pass
         #: Whether a rule constrains latency (the exact group search then forms groups data
         #: centre by data centre, :meth:`open_matrix`).
         self.latency = any(r.kind in LATENCY_KINDS for r in rules)
@@ -158,7 +152,7 @@ class RulePass:
     ) -> QualityFn:
         """Return ``quality`` with ``-inf`` for a pair that breaks a rule (1v1, exact search;
         the threshold's rule is the threshold's; ``waited`` and ``mu`` in pool order)."""
-        view = self.view(waiting, ids, waited, mu, quality)
+        view = self._pair_view = self.view(waiting, ids, waited, mu, quality)
         children = self.rule_set.children  # they hold through their compound rule
         rules = [
             (k, r)
@@ -249,7 +243,8 @@ class RulePass:
                 seen[party] = tickets[-1]
             if teams is not None:
                 sides.append(int(teams[k]))
-        return tickets if self.admits(view, tickets, sides if teams is not None else None) else None
+        self._sides = sides if teams is not None else None
+        return tickets if self.admits(view, tickets, self._sides) else None
 
     def admits(self, view: View, tickets: list[list[int]], teams: list[int] | None) -> bool:
         """Whether a group the exact search formed keeps every rule (the threshold's aside)."""
@@ -334,7 +329,7 @@ class RulePass:
                 games.start_duels([(seated[0], seated[1], q)])
                 if rematch is not None:
                     rematch.met_pair(seated[0], seated[1])
-                self.formed(view.waited, match, now)
+                self.formed(view.waited, match, now, view)
                 continue
             host = -1
             if self._world is not None:
@@ -346,7 +341,7 @@ class RulePass:
             group_games.start_group(seated, pool.mu[members], q, host, by_seat)
             if rematch is not None:
                 rematch.met(seated)
-            self.formed(view.waited, match, now)
+            self.formed(view.waited, match, now, view, teams)
 
     def _tickets(self, waiting: list[Waiting], left: IntArray) -> list[list[int]]:
         """Return the tickets among the free players (pool positions): a solo player, or a
@@ -391,52 +386,34 @@ class RulePass:
                 ok &= x <= rule.limits_at(np.asarray(waited))[:, None]
         return ok
 
-    def formed(self, waited: FloatArray, tickets: Sequence[Sequence[int]], now: float) -> None:
-        """Note a game formed of ``tickets`` now (``waited``: the pool's waits): each rule's
-        step, its players' waits."""
-        if now < self._start:
-            return
-        if not self._started:  # rejections count from the metrics' start
-            self._started = True
-            self._counted = list(self.rule_set.rejections)
-        players = [p for t in tickets for p in t]
-        wait = float(waited[players].sum())
-        for k, step in enumerate(self.rule_set.steps(waited, tickets)):
-            self._steps[k][step] += 1
-            self._waits[k][step] += wait
-            self._players[k][step] += len(players)
+    def formed(
+        self,
+        waited: FloatArray,
+        tickets: Sequence[Sequence[int]],
+        now: float,
+        view: View | None = None,
+        teams: Sequence[int] | None = None,
+    ) -> None:
+        """Note a game formed of ``tickets`` now in the telemetry (:meth:`RuleTelemetry.formed
+        <lobbysim.sim.rule_telemetry.RuleTelemetry.formed>`)."""
+        self.telemetry.formed(waited, tickets, now, view, teams)
 
-    @property
-    def matches_noted(self) -> int:
-        """The matches :meth:`formed` has noted since the metrics' start (back-fills too)."""
-        return int(self._steps[0].sum()) if self._steps else 0
+    def formed_group(
+        self, waited: FloatArray, tickets: Sequence[Sequence[int]], now: float
+    ) -> None:
+        """:meth:`formed` of the group the exact search last admitted (its view and teams)."""
+        self.telemetry.formed(waited, tickets, now, self._pass_view, self._sides)
 
     def formed_pairs(self, waited: FloatArray, pairs: Sequence[Sequence[int]], now: float) -> None:
         """:meth:`formed` of 1v1 games (pool positions of their two players)."""
+        view = (
+            self._pair_view
+            if self._pair_view is not None and self._pair_view.waited is waited
+            else None
+        )
         for a, b in pairs:
-            self.formed(waited, [[a], [b]], now)
+            self.telemetry.formed(waited, [[a], [b]], now, view)
 
     def metrics(self) -> dict[str, float]:
-        """Return the rules' telemetry (see the module docstring)."""
-        out: dict[str, float] = {}
-        rules = self.rule_set.rules
-        rejected = [r - c for r, c in zip(self.rule_set.rejections, self._counted, strict=True)]
-        total = sum(rejected) if self._started else 0
-        for k, rule in enumerate(rules):
-            name = rule.name
-            games = self._steps[k]
-            n = games.sum()
-            out[f"rule_rejected_share@{name}"] = rejected[k] / total if total else math.nan
-            out[f"rule_relaxed_share@{name}"] = float(games[1:].sum() / n) if n else math.nan
-            out[f"rule_step_mean@{name}"] = (
-                float((games * np.arange(games.size)).sum() / n) if n else math.nan
-            )
-            for step in range(games.size):
-                out[f"rule_games_share@{name}@step{step}"] = (
-                    float(games[step] / n) if n else math.nan
-                )
-                players = self._players[k][step]
-                out[f"rule_queue_time@{name}@step{step}"] = (
-                    float(self._waits[k][step] / players) if players else math.nan
-                )
-        return out
+        """Return the rules' telemetry (:mod:`lobbysim.sim.rule_telemetry`)."""
+        return self.telemetry.metrics()

@@ -234,9 +234,11 @@ class SeatRules:
     ) -> None:
         """Count a back-fill of ``member`` (pass rating ``rating``) in the rules' telemetry as
         a match formed (before the player is seated)."""
-        view, tickets, _ = self._view(game, [member], np.array([rating]), [0], team, opened, now)
+        view, tickets, teams = self._view(
+            game, [member], np.array([rating]), [0], team, opened, now
+        )
         self.backfills += 1
-        self.rule_pass.formed(view.waited, tickets, now)
+        self.rule_pass.formed(view.waited, tickets, now, view, teams)
 
     def _view(
         self,

@@ -421,6 +421,7 @@ UNIT_INTERVAL_METRICS = frozenset(
         "premade_share",
         "rule_rejected_share",
         "rule_relaxed_share",
+        "rule_needed_share",
         "rule_games_share",
         "fair_band_share",
     }

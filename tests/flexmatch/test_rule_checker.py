@@ -351,7 +351,7 @@ def test_backfills_count_in_the_rules_telemetry_as_matches() -> None:
     backfills = groups.seat_rules.backfills
     recorded = int(result.participants["seat_opened"].notna().sum())  # type: ignore[index]
     assert backfills >= recorded > 0
-    assert rule_pass.matches_noted == groups.n_games + backfills
+    assert rule_pass.telemetry.matches_noted == groups.n_games + backfills
 
 
 def test_best_latency_is_each_players_least_over_the_data_centres() -> None:

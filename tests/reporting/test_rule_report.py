@@ -96,7 +96,9 @@ def test_section_table_equals_the_summary(with_rules: Run) -> None:
     assert markdown.count(HEADING) == 1
     section = _section(markdown)
     header = section.splitlines()[4]
-    assert header == "| rule | policy | rejected share | relaxed share | mean step |"
+    assert header == (
+        "| rule | policy | rejected share | past first step | needed relaxing | mean step |"
+    )
     summary = result.summary.set_index(["policy", "metric"])
 
     def cell(policy: str, metric: str) -> str:
