@@ -111,6 +111,7 @@ def test_section_table_equals_the_summary(with_rules: Run) -> None:
             policy,
             cell(policy, f"rule_rejected_share@{rule}"),
             cell(policy, f"rule_relaxed_share@{rule}"),
+            cell(policy, f"rule_needed_share@{rule}"),
             cell(policy, f"rule_step_mean@{rule}"),
         ]
         for rule in ("skill", "platform")
