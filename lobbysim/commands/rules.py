@@ -2,9 +2,10 @@
 
 * ``lobbysim rules show FILE``: FILE a FlexMatch rule set (``.json``) or a scenario (a YAML file
   or a bundled scenario's name); prints the game, the search, one line per rule (kind,
-  attribute, limit, expansions in minutes, clock, optional_after) and the attributes with their
-  bindings. A FlexMatch rule set read alone has no bindings: the attributes its rules read are
-  marked unbound.
+  attribute, limit, expansions in minutes, clock, optional_after; for a FlexMatch file, then the
+  rule's limit and expansions in the file's own units: ``in the file: maxDistance 25, expansions
+  [10 s: 50, 30 s: 100]``) and the attributes with their bindings. A FlexMatch rule set read
+  alone has no bindings: the attributes its rules read are marked unbound.
 * ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
   FlexMatch rule set (:func:`lobbysim.flexmatch.export.export_flexmatch`), to FILE or standard
   output. FILE is written as every output file is
@@ -198,6 +199,19 @@ def _game_line(game: Mapping[str, Any]) -> str:
     return f"game: {mode}"
 
 
+def _in_the_file(rule: RuleConfig, units: tuple[str | None, float]) -> str:
+    """Return a rule's limit and expansions in the FlexMatch file's own units (its property's
+    value, waits in seconds), to follow its lobbysim line; empty if no property gives it."""
+    prop, factor = units
+    if prop is None or rule.limit is None:
+        return ""
+    text = f"; in the file: {prop} {_number(rule.limit / factor)}"
+    if rule.expansions:
+        steps = ", ".join(f"{_number(w * 60)} s: {_number(v / factor)}" for w, v in rule.expansions)
+        text += f", expansions [{steps}]"
+    return text
+
+
 def show_lines(file: str | Path) -> list[str]:
     """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
     from lobbysim.flexmatch.read import read_flexmatch
@@ -215,7 +229,10 @@ def show_lines(file: str | Path) -> list[str]:
             f"matchmaker.algorithm: {imported.algorithm}"
             + (f" (batching {imported.batching})" if imported.batching != "none" else ""),
             "rules:",
-            *rule_lines(rules),
+            *(
+                line + _in_the_file(rule, imported.units.get(rule.name, (None, 1.0)))
+                for line, rule in zip(rule_lines(rules), rules, strict=True)
+            ),
         ]
         if imported.declared:
             lines.append("attributes:")

@@ -77,6 +77,9 @@ class FlexMatchImport:
         clock: every rule's clock (``algorithm.expansionAgeSelection``).
         declared: every declared player attribute, by name, with its type (one no rule reads
             and the mapping does not bind is left out of :attr:`attributes`).
+        units: by rule name, the FlexMatch property its limit comes from and the factor from
+            the file's value to lobbysim's limit (``maxDistance`` and 2 for a team balance;
+            None: no property), so that the file's own numbers can be shown.
     """
 
     source: str
@@ -89,6 +92,7 @@ class FlexMatchImport:
     batching: str = "none"
     clock: str = "newest"
     declared: dict[str, str] = field(default_factory=dict)
+    units: dict[str, tuple[str | None, float]] = field(default_factory=dict)
 
     def fragment(self) -> dict[str, Any]:
         """Return the scenario data the rule set gives: ``matchmaker.rules`` and
@@ -296,6 +300,20 @@ class _Reader(RuleTypes):
                 "plays 1v1, two teams of one size, or a free-for-all (one team)"
             )
 
+    def units(self, rule: Mapping[str, Any]) -> tuple[str | None, float]:
+        """Return the FlexMatch property a rule's limit comes from and the factor from its
+        value to lobbysim's limit (None: no property; the second rule of two, ``NAME.max`` or
+        ``NAME.min``, has ``maxCount`` or ``minDistance``)."""
+        name = str(rule["name"])
+        if name.endswith(".max") and name[:-4] in self.read_as:
+            return MAX_COUNT
+        if name.endswith(".min") and (name[:-4], "minDistance") in self.aliases:
+            return ("minDistance", 1.0)
+        own = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
+        if rule.get("op") == "<=" and rule["kind"] != "compare":
+            own = MAX_COUNT  # a maximum count
+        return self.limit_property.get(name, own)
+
     def read_algorithm(self, algorithm: Any) -> None:
         self.clock = "newest"
         if not isinstance(algorithm, Mapping):
@@ -397,12 +415,7 @@ class _Reader(RuleTypes):
             rule = by_name.get(self.aliases.get((name, match["prop"]), name))
             if rule is None:
                 continue  # the rule itself was reported
-            own = LIMIT_PROPERTY.get(rule["kind"], (None, 1.0))
-            if rule.get("op") == "<=" and rule["kind"] != "compare":
-                own = MAX_COUNT  # a maximum count
-            prop, factor = self.limit_property.get(name, own)
-            if rule["name"] != name:  # the second rule of two (maxCount, minDistance)
-                prop, factor = match["prop"], 1.0
+            prop, factor = self.units(rule)
             if match["prop"] != prop:
                 hint = f"only its {prop}" if prop else "none of its properties"
                 self.problem(
@@ -578,4 +591,5 @@ def read_flexmatch(
         batching=reader.batching,
         clock=reader.clock,
         declared={name: kind for name, (_, kind) in reader.declared.items()},
+        units={str(r["name"]): reader.units(r) for r in rules},
     )

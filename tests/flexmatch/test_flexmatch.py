@@ -922,11 +922,14 @@ def test_rules_show_a_flexmatch_file_marks_unbound_attributes(
     assert out[1:4] == ["game: team, two teams of 5", "matchmaker.algorithm: flexmatch", "rules:"]
     assert out[4] == (
         "  SimilarSkill: skill_distance; attribute skill; limit <= 200; party average; "
-        "expansions [0.25 min: 300, 0.75 min: 500]; clock newest; optional_after none"
+        "expansions [0.25 min: 300, 0.75 min: 500]; clock newest; optional_after none; "
+        "in the file: maxDistance 200, expansions [15 s: 300, 45 s: 500]"
     )
+    # lobbysim's team balance is twice FlexMatch's maxDistance; the file's own numbers follow
     assert out[5] == (
         "  FairTeams: team_balance; attribute skill; limit <= 50; team average; "
-        "expansions [0.166667 min: 100, 0.5 min: 200]; clock newest; optional_after none"
+        "expansions [0.166667 min: 100, 0.5 min: 200]; clock newest; optional_after none; "
+        "in the file: maxDistance 25, expansions [10 s: 50, 30 s: 100]"
     )
     assert out[6:] == [
         "attributes:",

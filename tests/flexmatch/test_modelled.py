@@ -24,6 +24,7 @@ from lobbysim.cli.main import main
 from lobbysim.commands.rules import show_lines
 from lobbysim.experiments.simulation import SimulationResult, simulate
 from lobbysim.flexmatch.export import export_bindings, export_flexmatch
+from lobbysim.flexmatch.json_text import parse_json_text
 from lobbysim.flexmatch.read import read_flexmatch
 from lobbysim.scenario import Scenario, ScenarioError
 
@@ -336,3 +337,42 @@ def test_a_run_under_each_set_that_loads_forms_games_and_repeats_its_bytes(name:
     size = {"1v1": 2, "team": 2 * game.get("team_size", 0), "ffa": game.get("ffa_size", 0)}
     assert set(per_game) == {size[game["mode"]]}
     assert _bytes(simulate(scenario, 11)) == _bytes(first)
+
+
+_IN_FILE = re.compile(
+    r"^  (?P<name>[^:]+): .*; in the file: (?P<prop>\w+) (?P<value>[-\d.e+]+)"
+    r"(?:, expansions \[(?P<steps>[^\]]*)\])?$"
+)
+
+
+@pytest.mark.parametrize("name", LOADING)
+def test_rules_show_gives_each_limit_in_the_files_own_units(name: str) -> None:
+    """Beside lobbysim's limit (a team balance twice maxDistance, a 1v1 distance twice too,
+    waits in minutes), each rule's line gives the file's own numbers: the property and its
+    value, the expansions in seconds; each equals what the JSON says."""
+    data = parse_json_text((FOLDER / name).read_text(encoding="utf-8"))
+    raw = {r["name"]: r for r in data["rules"]}
+    steps_of = {e["target"]: e["steps"] for e in data.get("expansions", [])}
+    shown = 0
+    for line in show_lines(FOLDER / name):
+        match = _IN_FILE.match(line)
+        if match is None:
+            continue
+        shown += 1
+        rule = match["name"].removesuffix(".max").removesuffix(".min")
+        prop = match["prop"]
+        assert float(match["value"]) == pytest.approx(float(raw[rule][prop])), line
+        target = f"rules[{rule}].{prop}"
+        if match["steps"] is None:
+            assert target not in steps_of, line
+            continue
+        got = [float(x) for step in match["steps"].split(", ") for x in step.split(" s: ")]
+        want = [float(s[k]) for s in steps_of[target] for k in ("waitTimeSeconds", "value")]
+        assert got == pytest.approx(want), line
+    imported = read_flexmatch(FOLDER / name)
+    with_units = [
+        r
+        for r in imported.rules
+        if r.get("limit") is not None and imported.units[r["name"]][0] is not None
+    ]
+    assert shown == len(with_units), name  # every rule a property limits, and no other
