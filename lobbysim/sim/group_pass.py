@@ -47,6 +47,22 @@ from lobbysim.sim.rule_pass import RulePass
 from lobbysim.sim.world import World
 
 
+def _by_class(
+    former: Callable[[IntArray], list[tuple[IntArray, list[int] | None]]], classes: IntArray
+) -> Callable[[IntArray], list[tuple[IntArray, list[int] | None]]]:
+    """Return ``former`` run class by class (``classes``: each candidate's, by index into the
+    pass's free players): no group mixes classes."""
+
+    def by_class(cand: IntArray) -> list[tuple[IntArray, list[int] | None]]:
+        out: list[tuple[IntArray, list[int] | None]] = []
+        of = classes[cand]
+        for c in np.unique(of).tolist():
+            out += former(cand[of == c])
+        return out
+
+    return by_class
+
+
 class GroupPass:
     """The matchmaker's pass for team and free-for-all games (see the module docstring): back-fill
     open seats, then form new games of players adjacent in rating.
@@ -163,11 +179,15 @@ class GroupPass:
                 return [(cand[g], None) for g in found]
             return [(cand[g], best_split(solo, mu_left[cand[g]].tolist(), half)) for g in found]
 
+        classes = None  # equal rules: groups form class by class (solo players only)
+        if rule_pass is not None and parties is None and not policy.uniform:
+            classes = rule_pass.classes(waiting, ids, pool)
+        form = former if classes is None else _by_class(former, classes[left])
         everyone = np.arange(left.size)
         if world is not None and limited:
-            formed = self._groups_by_data_centre(world, left, ids, pool, former)
+            formed = self._groups_by_data_centre(world, left, ids, pool, form)
         else:
-            formed = former(everyone)
+            formed = form(everyone)
         groups = [g for g, _ in formed]
         if team:  # the two-team quality of the split each plays, from the pass's beliefs
             var_left = pool.var[left]

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lobbysim.policies.assignment import Pool, QualityFn
 from lobbysim.policies.base import IntArray
@@ -141,6 +142,25 @@ class RulePass:
         if self.rule_set.needs_skill:  # an attribute bound to true skill
             skill = np.array([w.player.skill for w in waiting], dtype=float)
         return self.rule_set.view(ids, waited, mu, quality, skill, latency, best, premade)
+
+    def classes(
+        self, waiting: Sequence[Waiting], ids: IdArray, pool: Pool
+    ) -> NDArray[np.int64] | None:
+        """Return each pool position's class under the ``equal`` rules that hold at every
+        wait (no ``optional_after``, not a compound's): players of different classes can never
+        share a game, so the exact group search forms groups class by class (None: no such
+        rule). The pass's view is made here and kept for :meth:`admitted`."""
+        rules = self.rule_set
+        kept = [
+            r.attribute
+            for k, r in enumerate(rules.rules)
+            if r.kind == "equal" and k not in rules.children and math.isinf(r.optional_after)
+        ]
+        if not kept:
+            return None
+        view = self._pass_view = self.view(waiting, ids, pool.waited, pool.mu, pool.quality_fn)
+        codes = np.stack([view.codes[a] for a in kept], axis=1)
+        return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
     def mask(
         self,

@@ -165,3 +165,31 @@ def test_newest_and_oldest_clocks_relax_differently_in_a_run() -> None:
         out[clock] = simulate(_scenario("1v1", "seed_greedy", data), 2).metrics
     assert out["oldest"]["rule_relaxed_share@skill"] > out["newest"]["rule_relaxed_share@skill"]
     assert out["oldest"]["queue_time_mean"] < out["newest"]["queue_time_mean"]
+
+
+def test_the_exact_group_search_forms_groups_within_each_equal_rules_class() -> None:
+    """A free-for-all of 8 under an equal rule on a 50/50 attribute: groups of adjacent ratings
+    almost never share one value, so the exact search forms them class by class; every game
+    is of one value, and games form at the rate the arrivals allow."""
+    from lobbysim.experiments.simulation import simulate
+
+    data = {
+        "name": "equal_ffa",
+        "horizon": 90,
+        "warmup": 10,
+        "arrivals": {"name": "poisson", "rate": 6.0},
+        "game": {"mode": "ffa", "ffa_size": 8, "length": 8.0},
+        "attributes": {"mode": {"type": "string", "values": {"solo": 0.5, "duo": 0.5}}},
+        "matchmaker": {
+            "algorithm": "exact",
+            "rules": [
+                {"name": "same_mode", "kind": "equal", "attribute": "mode"},
+                {"name": "skill", "kind": "skill_distance", "limit": 3.0},
+            ],
+        },
+    }
+    result = simulate(Scenario.from_dict(data), 5)
+    assert result.participants is not None
+    per_game = result.participants.groupby("game_id")["attr_mode"].nunique()
+    assert len(per_game) >= 40  # ~6 a minute arrive: about 60 games of 8 in 80 minutes
+    assert set(per_game) == {1}
