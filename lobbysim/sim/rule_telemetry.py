@@ -42,7 +42,7 @@ class RuleTelemetry:
         self._waits = [np.zeros(r.steps) for r in rules]  # their players' waits, summed
         self._players = [np.zeros(r.steps) for r in rules]
         self._needed = np.zeros(len(rules))  # games that needed a relaxed limit
-        self._seen = np.zeros(len(rules))  # games whose need was checked
+        self._seen = 0  # games whose need was checked (every rule's, at once)
         self._counted = [0] * len(rules)  # rejections at the metrics' start
         self._started = False
 
@@ -98,8 +98,9 @@ class RuleTelemetry:
             n = games.sum()
             out[f"rule_rejected_share@{name}"] = rejected[k] / total if total else math.nan
             out[f"rule_relaxed_share@{name}"] = float(games[1:].sum() / n) if n else math.nan
-            seen = self._seen[k]
-            out[f"rule_needed_share@{name}"] = float(self._needed[k] / seen) if seen else math.nan
+            out[f"rule_needed_share@{name}"] = (
+                float(self._needed[k] / self._seen) if self._seen else math.nan
+            )
             out[f"rule_step_mean@{name}"] = (
                 float((games * np.arange(games.size)).sum() / n) if n else math.nan
             )
