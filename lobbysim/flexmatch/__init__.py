@@ -44,6 +44,10 @@ string, no ``referenceValue``
 the same, ``=`` on a number                             ``skill_distance`` on X, ``limit 0``,
                                                         ``party`` = ``partyAggregation`` (no
                                                         expansion relaxes it)
+the same, ``!=`` on a number (or ``attributes[X][K]``)  ``distinct`` on X (``key K``): every
+                                                        player's own value, a party's members'
+                                                        too (``partyAggregation`` only ``avg``,
+                                                        the default); nothing relaxes it
 ``comparison`` on ``flatten(...[X])`` with a constant    ``compare`` on X, ``op``, ``limit c``
 ``referenceValue c``, ``operation`` any, a number        (each ticket's value by ``party``);
 (or ``attributes[X][K]``, a string_number_map's key)    ``key K``; expansions of
@@ -127,7 +131,8 @@ free-for-all); a ``comparison`` whose ``referenceValue`` is computed from the ma
 player against the others' maximum: no lobbysim rule compares a player with a figure of the
 others), one that bounds a figure of the whole match (``avg(...)``) by a constant, one on a named
 team (``teams[red]``: lobbysim's teams are interchangeable, split by the search), ``!=`` between
-players on a number, comparisons of team sizes other than the idiom; a collection's reference of
+players on a number with a ``partyAggregation`` of ``min`` or ``max``, comparisons of team sizes
+other than the idiom; a collection's reference of
 players' ids (a block list); a ``compound`` naming a ``batchDistance`` or sort rule, or a rule
 listed after it (as FlexMatch requires); ``latency``'s ``maxDistance`` and
 ``distanceReference`` (they bound a ticket's latency above the match's lowest or average one,
@@ -137,7 +142,8 @@ of team sizes or of a property no limit comes from (a compound, a sort, ``=``/``
 ``backfillPriority`` other than ``normal``.
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds
-``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``team_balance`` on a team
+``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``equal`` on a number
+(FlexMatch's ``=`` on a number reads as ``skill_distance`` of limit 0), ``team_balance`` on a team
 sum, minimum or maximum, the clocks ``average`` and ``own``, two clocks in one rule set,
 ``optional_after``, weights other than 1, infinite limits.
 

@@ -52,6 +52,8 @@ def _seconds(minutes: float) -> float | int:
 def _reads_rating(rule: RuleConfig) -> bool:
     numbers = ("skill_distance", "team_balance", *SORT_KINDS)
     number_compare = rule.kind == "compare" and rule.value is None
+    if rule.kind == "distinct":  # a string attribute is never named rating
+        return rule.attribute == RATING
     return (rule.kind in numbers or number_compare) and rule.attribute in (None, RATING)
 
 
@@ -133,6 +135,17 @@ def _export_rule(
             "maxDistance": limit,
             "partyAggregation": PARTY_OUT[rule.party],
         }
+    number = rule.attribute == RATING or (
+        attributes.get(attribute) is not None
+        and attributes[attribute].type in ("number", "string_number_map")
+    )
+    if kind == "equal" and number:
+        problems.append(
+            f"{where}.kind: an equal rule on a number has no FlexMatch form of its own "
+            "(FlexMatch's '=' between players on a number reads as skill_distance with limit "
+            "0, each ticket's value by party; write that instead)"
+        )
+        return None
     if kind == "equal":
         return {"name": name, "type": "batchDistance", "batchAttribute": attribute}
     if kind == "team_balance":
@@ -150,11 +163,11 @@ def _export_rule(
             "referenceValue": _expression(attribute, "all_avg", rule.key),
             "maxDistance": _number(rule.limit / 2.0, f"{where}.limit", problems),
         }
-    if kind == "distinct":
+    if kind == "distinct":  # a string, or a number (each player's own value either way)
         return {
             "name": name,
             "type": "comparison",
-            "measurements": [_expression(attribute, "flat")],
+            "measurements": [_expression(attribute, "flat", rule.key)],
             "operation": "!=",
         }
     if kind == "latency":

@@ -7,7 +7,9 @@ reads a whole rule set with it. The mapping is in the package docstring
 (:mod:`lobbysim.flexmatch`):
 
 * ``comparison`` without ``referenceValue``: ``=``/``!=`` on a string, ``equal``/``distinct``;
-  ``=`` on a number, ``skill_distance`` of limit 0. With a constant ``referenceValue``:
+  ``=`` on a number, ``skill_distance`` of limit 0; ``!=`` on a number (or a string_number_map's
+  key), ``distinct`` (every player's own value, ``partyAggregation`` left at ``avg`` as on a
+  string). With a constant ``referenceValue``:
   ``compare`` (each ticket's number by ``partyAggregation``, or each player's string, against
   it; ``referenceValue`` is what expansions relax). The ``EqualTeamSizes`` idiom,
   ``count(teams[a].players) = count(teams[b].players)``, is ``team_sizes`` of limit 0 where the
@@ -107,16 +109,28 @@ class RuleTypes(RuleReader):
     ) -> dict[str, Any] | None:
         """``=`` between players on a number: every ticket's value (aggregated by
         ``partyAggregation``) the same, a ``skill_distance`` of limit 0, which no expansion
-        relaxes; ``!=`` (every value different) has no lobbysim kind."""
+        relaxes. ``!=``: every value different, ``distinct`` on the number (as on a string,
+        each player's own value counts, a party's members' with the whole match, so
+        ``partyAggregation`` may only be ``avg``, FlexMatch's default); nothing relaxes it."""
         column = self.number_of(flat[0], flat[1], f"{where}.measurements")
         operation = raw.get("operation")
+        if operation == "!=":
+            if raw.get("partyAggregation", "avg") != "avg":
+                self.problem(
+                    f"{where}.partyAggregation: lobbysim's distinct compares every player's own "
+                    "value (a party's members' too), aggregating none; expected avg (the "
+                    f"default) or none, got {quoted(raw['partyAggregation'])}"
+                )
+                return None
+            if column is None:
+                return None
+            self.limit_property[str(raw.get("name"))] = (None, 1.0)
+            return {"kind": "distinct", **column}
         if operation != "=":
-            reason = (
-                "every player's value different is no lobbysim rule on a number"
-                if operation == "!="
-                else "without a referenceValue FlexMatch compares players with '=' or '!='"
+            self.problem(
+                f"{where}.operation: {quoted(operation)} on a number attribute: without a "
+                "referenceValue FlexMatch compares players with '=' or '!='"
             )
-            self.problem(f"{where}.operation: {quoted(operation)} on a number attribute: {reason}")
             return None
         party = self.party(raw, where)
         if column is None or party is None:

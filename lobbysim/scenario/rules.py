@@ -26,8 +26,10 @@ otherwise, by default the driving rater's mean):
   ``delta_ping``: at most ``limit`` ms above the players' best data centres (with a ``world``).
 * ``party_parity``: the teams' counts of players in parties of two or more differ by at most
   ``limit`` (team games).
-* ``equal``: every player has the same value of a ``string`` attribute (no limit);
-  ``distinct``: no two players have the same value.
+* ``equal``: every player has the same value of a ``string`` or ``number`` attribute (or a
+  ``string_number_map``'s ``key``; no limit); ``distinct``: no two players have the same value
+  (FlexMatch's ``!=`` between players). Each player's own value counts, a party's members' with
+  the whole match, so neither takes ``party``.
 * ``overlap``: the players' ``string_list`` attribute values have at least ``limit`` values in
   common.
 * ``count``: every team (every game in a free-for-all) has at least ``limit`` players whose
@@ -97,6 +99,9 @@ RULE_KINDS = (
 )
 NUMBER_KINDS = ("skill_distance", "team_balance")
 STRING_KINDS = ("equal", "distinct", "count")
+#: The kinds on every player's own value: a ``string`` attribute's, or a number's (a number
+#: attribute, ``rating``, a ``string_number_map``'s key), each value its own class.
+EACH_PLAYER_KINDS = ("equal", "distinct")
 LIST_KINDS = ("overlap", "contains", "reference_overlap")
 SORT_KINDS = ("absolute_sort", "distance_sort")
 NO_LIMIT_KINDS = ("equal", "distinct", "compound", *SORT_KINDS)
@@ -349,6 +354,12 @@ class RuleConfig:
     def _field_problems(self, where: str, attributes: Mapping[str, AttributeConfig]) -> list[str]:
         """The fields only some kinds have: op, values, key, statement, direction, map_key."""
         kind, out = self.kind, []
+        if kind in EACH_PLAYER_KINDS and self.party != "average":
+            out.append(
+                f"{where}.party: a rule of kind {kind} compares every player's own value (a "
+                f"party's members' with the whole match) and combines none; remove party, got "
+                f"{self.party!r}"
+            )
         ops = COMPARE_OPS if kind == "compare" else COUNT_OPS if kind in LIST_KINDS else ()
         if self.op is not None and self.op not in ops:
             if ops:
@@ -463,6 +474,18 @@ class RuleConfig:
         number = kind in NUMBER_KINDS or kind in SORT_KINDS
         if kind == "compare":  # a number (default: rating) or, with a value, a string
             number = self.value is None
+        if kind in EACH_PLAYER_KINDS:  # a string, or a number named explicitly
+            declared = attributes.get(name or "")
+            number = name == RATING or (
+                declared is not None and declared.type in ("number", "string_number_map")
+            )
+            if name is None or (declared is not None and declared.type == "string_list"):
+                what = "needs" if name is None else "reads"
+                got = "" if name is None else f"; {name!r} is a string_list"
+                return [
+                    f"{where}.attribute: a rule of kind {kind} {what} a string or number "
+                    f"attribute (or a string_number_map's key){got}"
+                ]
         wanted = (
             "number"
             if number

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lobbysim.scenario.compound import compound_children, parse_statement
-from lobbysim.scenario.rules import RATING, AttributeConfig, RuleConfig
+from lobbysim.scenario.rules import EACH_PLAYER_KINDS, RATING, AttributeConfig, RuleConfig
 from lobbysim.sim.entities import FloatArray, IdArray
 from lobbysim.sim.rule_kinds import MORE_KINDS, more_kind_holds
 
@@ -125,7 +125,9 @@ class View:
         rating: each player's driving-rater mean; skill: their true skill (None: not asked).
         quality: the match quality of pool positions (the driving rater's).
         numbers, codes, masks: each attribute's values (number attributes bound to the rating
-            or true skill included), by name.
+            or true skill included), by name; a number column an ``equal`` or ``distinct`` rule
+            reads has codes too, the index of each player's value among the pool's distinct
+            values (equal numbers, one code; codes compare within one view only).
         latency, best: each player's latency to every data centre and to their best (None: no
             world).
         premade: whether each player is in a party of two or more.
@@ -264,6 +266,17 @@ class RuleSet:
             for k, r in enumerate(rules)
             if r.kind == "compound" and r.statement is not None
         }
+        #: The number columns an ``equal`` or ``distinct`` rule reads: the view gives them
+        #: codes too (see :meth:`view`).
+        numbers = ("number", "string_number_map")
+        numeric = {n for n, c in self.configs.items() if c.type in numbers} | {RATING}
+        self.coded_numbers = sorted(
+            {
+                r.attribute
+                for r in self.rules
+                if r.kind in EACH_PLAYER_KINDS and (r.config.attribute or "") in numeric
+            }
+        )
 
     # ------------------------------------------------------------------ the pool's view
     def view(
@@ -299,6 +312,9 @@ class RuleSet:
                 assert self.attributes is not None
                 column = self.attributes.column(name, pids).astype(np.int64)
                 (codes if config.type == "string" else masks)[name] = column
+        for name in self.coded_numbers:  # equal numbers share a code, valid in this view
+            inverse = np.unique(numbers[name], return_inverse=True)[1]
+            codes[name] = inverse.reshape(-1).astype(np.int64)
         return View(waited, rating, quality, numbers, codes, masks, latency, best, premade)
 
     @property

@@ -66,9 +66,7 @@ OUTCOMES: dict[str, str | tuple[str, ...]] = {
     ),
     "guide_ex4_sorted_arena_and_ruleset.json": LOADS,
     "guide_ex5_ffa_rival_factions.json": LOADS,
-    "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": (
-        "rules[2].operation: '!=' on a number attribute",
-    ),
+    "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": LOADS,
     "guide_ex7_large_ffa_key_twice.json": (
         "expansions[0]: the key 'target' is given twice; remove one",
     ),
@@ -219,6 +217,12 @@ BINDINGS: dict[str, dict[str, dict[str, Any]]] = {
         "rulesets": {"values": {"classic": 0.9, "hardcore": 0.5}},
         "arenaLove": {"values": {"quarry": 60, "docks": 40}, "sd": 15},
         "arenasOk": {"values": {"quarry": 0.85, "docks": 0.5}},
+    },
+    # '=' on the arena: every player in one; '!=' on the deck: drawn, so two decks differ
+    "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": {
+        "pace": {"values": {"blitz": 0.6, "classic": 0.4}},
+        "arena": {"source": "drawn", "mean": 3, "sd": 0},
+        "deck": {"source": "drawn", "mean": 20, "sd": 6},
     },
     "guide_ex9_large_batch_distance_unnamed.json": {
         "division": {"source": "rating", "scale": 0.5, "offset": 5},

@@ -594,3 +594,190 @@ def test_every_game_keeps_overlap_a_reference_attribute_and_a_distance_from_a_co
         assert (np.abs(skill - 1500) <= limit + 1e-9).all()
         relaxed += bool((np.abs(skill - 1500) > 150).any())
     assert relaxed > 0  # the expansion was used
+
+
+# --- '!=' between players on a number: distinct -------------------------------------------------
+
+DECKS = {
+    "name": "OtherDeck",
+    "type": "comparison",
+    "operation": "!=",
+    "measurements": [FLAT.format("deck")],
+}
+
+
+def _duel(rule: dict[str, Any], expansions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A 1v1 rule set (a team of one, twice) of one rule, on a number ``deck`` and ATTRIBUTES."""
+    return {
+        "name": "decks",
+        "ruleLanguageVersion": "1.0",
+        "playerAttributes": [*copy.deepcopy(ATTRIBUTES), {"name": "deck", "type": "number"}],
+        "teams": [{"name": "duellist", "minPlayers": 1, "maxPlayers": 1, "quantity": 2}],
+        "rules": [copy.deepcopy(rule)],
+        "expansions": expansions or [],
+    }
+
+
+def test_not_equal_between_players_on_a_number_reads_as_distinct() -> None:
+    """Every player's value different (FlexMatch's '!=' without a referenceValue): distinct on
+    the number, or on a string_number_map's key; partyAggregation only its default, avg, as on
+    a string (each member's own value counts); nothing expands it."""
+    read = {"name": "OtherDeck", "kind": "distinct", "attribute": "deck", "clock": "newest"}
+    assert read_flexmatch(_duel(DECKS)).rules == (read,)
+    assert read_flexmatch(_duel(DECKS | {"partyAggregation": "avg"})).rules == (read,)
+    keyed = DECKS | {"measurements": ["flatten(teams[*].players.attributes[prefs][desert])"]}
+    assert read_flexmatch(_duel(keyed)).rules == (read | {"attribute": "prefs", "key": "desert"},)
+    with pytest.raises(ScenarioError) as info:
+        read_flexmatch(_duel(DECKS | {"partyAggregation": "max"}))
+    assert info.value.problems == [
+        "flexmatch: rules[0].partyAggregation: lobbysim's distinct compares every player's own "
+        "value (a party's members' too), aggregating none; expected avg (the default) or none, "
+        "got 'max'"
+    ]
+    steps = [{"waitTimeSeconds": 10, "value": 1}]
+    for prop in ("referenceValue", "maxDistance"):
+        target = [{"target": f"rules[OtherDeck].{prop}", "steps": steps}]
+        with pytest.raises(ScenarioError) as info:
+            read_flexmatch(_duel(DECKS, target))
+        (line,) = info.value.problems
+        assert "lobbysim expands none of its properties" in line
+        assert "read as a distinct rule" in line
+
+
+@pytest.mark.parametrize("key", [None, "desert"])
+def test_distinct_on_a_number_round_trips_exactly(key: str | None) -> None:
+    rule = DECKS
+    if key is not None:
+        rule = DECKS | {"measurements": [f"flatten(teams[*].players.attributes[prefs][{key}])"]}
+    mapping = {"deck": {"source": "drawn", "mean": 5, "sd": 2}, "prefs": MAPPING["prefs"]}
+    first = read_flexmatch(_duel(rule), mapping)
+    scenario = _scenario("1v1", "exact", _duel(rule), 30, mapping)
+    document = export_flexmatch(scenario)
+    (written,) = document["rules"]
+    assert written == {"name": "OtherDeck", "type": "comparison", **rule}
+    second = read_flexmatch(copy.deepcopy(document), export_bindings(scenario))
+    assert second.rules == first.rules
+    assert export_flexmatch(_scenario("1v1", "exact", document, 30, mapping)) == document
+
+
+def _number_rule_data(rule: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "horizon": 30,
+        "warmup": 5,
+        "game": {"mode": "1v1"},
+        "attributes": {
+            "deck": {"type": "number", "mean": 5, "sd": 2},
+            "roles": {"type": "string_list", "values": {"tank": 0.5, "dps": 0.5}},
+        },
+        "matchmaker": {"rules": [rule]},
+    }
+
+
+def test_equal_and_distinct_take_a_number_but_no_list_and_no_party() -> None:
+    for kind in ("equal", "distinct"):
+        for attribute in ("deck", "rating"):  # a number attribute, or the rating itself
+            rule = {"name": "r", "kind": kind, "attribute": attribute}
+            assert Scenario.from_dict(_number_rule_data(rule)).matchmaker.rules
+        cases = {
+            "roles": "matchmaker.rules[0].attribute: a rule of kind "
+            f"{kind} reads a string or number attribute (or a string_number_map's key); 'roles' "
+            "is a string_list",
+            None: f"matchmaker.rules[0].attribute: a rule of kind {kind} needs a string or number "
+            "attribute (or a string_number_map's key)",
+        }
+        for attribute, line in cases.items():
+            rule = {"name": "r", "kind": kind}
+            if attribute is not None:
+                rule["attribute"] = attribute
+            with pytest.raises(ScenarioError) as info:
+                Scenario.from_dict(_number_rule_data(rule))
+            assert line in info.value.problems, info.value.problems
+        rule = {"name": "r", "kind": kind, "attribute": "deck", "party": "max"}
+        with pytest.raises(ScenarioError) as info:
+            Scenario.from_dict(_number_rule_data(rule))
+        assert (
+            f"matchmaker.rules[0].party: a rule of kind {kind} compares every player's own value "
+            "(a party's members' with the whole match) and combines none; remove party, got "
+            "'max'"
+        ) in info.value.problems
+
+
+def test_equal_on_a_number_is_not_exported() -> None:
+    """FlexMatch's '=' between players on a number reads as skill_distance of limit 0, so an
+    equal rule on a number has no form of its own: the export says so."""
+    scenario = Scenario.from_dict(
+        _number_rule_data({"name": "SameDeck", "kind": "equal", "attribute": "deck"})
+    )
+    with pytest.raises(ScenarioError) as info:
+        export_flexmatch(scenario)
+    (line,) = info.value.problems
+    assert line.startswith("matchmaker.rules[0].kind: an equal rule on a number has no FlexMatch")
+
+
+def _values_seen(monkeypatch: pytest.MonkeyPatch, column: str) -> dict[int, float]:
+    """Record each player's value of ``column`` as the last view of the rules gave it (the
+    value a pass checked the player's game against), by player id."""
+    from lobbysim.sim.rules import RuleSet
+
+    seen: dict[int, float] = {}
+    view = RuleSet.view
+
+    def noting(self: Any, pids: Any, *args: Any, **kwargs: Any) -> Any:
+        out = view(self, pids, *args, **kwargs)
+        seen.update(zip(np.asarray(pids).tolist(), out.numbers[column].tolist(), strict=True))
+        return out
+
+    monkeypatch.setattr(RuleSet, "view", noting)
+    return seen
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "flexmatch"])
+def test_every_duel_under_distinct_on_a_number_has_two_values(
+    algorithm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drawn number: every game's two values differ (as they almost surely do)."""
+    started, _ = _started(monkeypatch)
+    seen = _values_seen(monkeypatch, "deck")
+    mapping = {"deck": {"source": "drawn", "mean": 5, "sd": 2}}
+    result = simulate(_scenario("1v1", algorithm, _duel(DECKS), 20, mapping), 3)
+    assert result.games is not None and len(result.games) >= 1
+    assert len(started) >= 1
+    for _, members in started:
+        a, b = (seen[w.pid] for w in members)
+        assert a != b
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "flexmatch"])
+def test_distinct_on_a_number_of_few_values_bites(
+    algorithm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The number bound to the rating: every newcomer has the prior mean, so two newcomers'
+    values are equal and distinct turns their pair down until the rule turns optional (half a
+    minute on FlexMatch's newest clock, the pair's shorter wait); then they play, and the
+    ratings part. Every game formed before that has two values; without the rule (optional at
+    once) such games pair equal values, so the check can fail."""
+    mapping = {"deck": {"source": "rating", "scale": 1, "offset": 0}}
+
+    def run(optional_after: float) -> tuple[int, float, int]:
+        started, _ = _started(monkeypatch)
+        seen = _values_seen(monkeypatch, "deck")
+        scenario = _scenario("1v1", algorithm, _duel(DECKS), 30, mapping)
+        data = scenario.to_dict()
+        data["matchmaker"]["rules"][0]["optional_after"] = optional_after
+        result = simulate(Scenario.from_dict(data), 4)
+        assert result.games is not None
+        held = same = 0  # games the rule held (the shorter wait under half a minute)
+        for now, members in started:
+            newest = min(now - w.since for w in members)
+            a, b = (seen[w.pid] for w in members)
+            if newest < 0.5 - 1e-9:
+                held += 1
+                same += a == b
+        return held, result.metrics["rule_rejected_share@OtherDeck"], same
+
+    held, rejected, same = run(0.5)
+    assert held >= 1 and same == 0
+    assert rejected == 1.0  # pairs turned down, all by this rule (the only one)
+    monkeypatch.undo()
+    held, rejected, same = run(0.0)  # the rule holds nothing back: equal values pair at once
+    assert held >= 1 and same >= 1
