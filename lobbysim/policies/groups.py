@@ -81,12 +81,23 @@ def group_qualities(groups: list[IntArray], quality: QualityFn) -> list[float]:
     its own contiguous row of the values, in pair order, as over that group's array (tested in
     tests/sim/test_fast_paths.py).
 
+    Groups of different sizes (games of a range of players) are taken size by size; a group of
+    one player has no pair and the quality 1.
+
     Args:
-        groups: the groups, each an array of pool indices, all of one size.
+        groups: the groups, each an array of pool indices.
         quality: match quality of index pairs.
     """
     if not groups:
         return []
+    sizes = {len(g) for g in groups}
+    if len(sizes) > 1 or sizes == {1}:
+        out = [1.0] * len(groups)
+        for size in sizes - {1}:
+            at = [k for k, g in enumerate(groups) if len(g) == size]
+            for k, value in zip(at, group_qualities([groups[k] for k in at], quality), strict=True):
+                out[k] = value
+        return out
     stacked = np.array(groups)
     i, j = _pair_indices(stacked.shape[1])
     values = quality(stacked[:, i].ravel(), stacked[:, j].ravel()).reshape(len(groups), -1)

@@ -10,6 +10,7 @@ validated against their own declared parameters when the simulation is built.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ from lobbysim.scenario.metrics import MetricsConfig
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.rules import AttributeConfig, rule_set_problems
+from lobbysim.scenario.teams import TeamConfig, TeamShape, team_shape, teams_problems
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.validation import (
     MAX_SKILL_VARIANCE,
@@ -65,6 +67,9 @@ class GameRules:
         backfill: in team and free-for-all games, seats left open by a quitter are filled from
             the lobby mid-match.
         backfill_min_remaining: minutes a game must still have to run for a seat to be filled.
+        teams: the teams one by one, as a FlexMatch rule set gives them (instead of
+            ``team_size`` or ``ffa_size``): ranges of players, uneven teams, more than two
+            teams, expansions of a team's minimum (:mod:`lobbysim.scenario.teams`).
     """
 
     mode: str = "1v1"
@@ -78,6 +83,9 @@ class GameRules:
     score_gain: float = 0.5
     backfill: bool = True
     backfill_min_remaining: float = 2.0
+    teams: tuple[TeamConfig, ...] = field(
+        default=(), metadata={"expected": "a list of teams (name, min_players, max_players, ...)"}
+    )
 
     def __post_init__(self) -> None:
         modes = ["1v1", "team", "ffa"]
@@ -89,6 +97,11 @@ class GameRules:
             None if self.team_size is None else whole("game.team_size", self.team_size, 1),
             None if self.ffa_size is None else whole("game.ffa_size", self.ffa_size, 2),
             self._size_problem(),
+            *(
+                teams_problems(self.mode, self.team_size, self.ffa_size, self.teams)
+                if self.mode in modes
+                else []
+            ),
             non_negative("game.backfill_min_remaining", self.backfill_min_remaining),
             positive("game.length", self.length),
             positive("game.beta2", self.beta2)
@@ -103,6 +116,8 @@ class GameRules:
             non_negative("game.score_rate", self.score_rate),
             finite("game.score_gain", self.score_gain),
         )
+        if self.teams:
+            return  # the teams give the sizes
         if self.mode == "team" and self.team_size is None:
             object.__setattr__(self, "team_size", 2)
         if self.mode == "ffa" and self.ffa_size is None:
@@ -129,12 +144,37 @@ class GameRules:
 
     @property
     def seats(self) -> int:
-        """Return the players a game of this mode holds."""
-        if self.mode == "team":
-            return 2 * (self.team_size or 2)
+        """Return the most players a game of this mode holds."""
+        shape = self.shape
+        return 2 if shape is None else shape.seats
+
+    @functools.cached_property
+    def shape(self) -> TeamShape | None:
+        """Return the game's teams one by one (None: 1v1; :func:`~lobbysim.scenario.teams
+        .team_shape`)."""
+        return team_shape(self.mode, self.team_size, self.ffa_size, self.teams)
+
+    def describe(self) -> str:
+        """Return the game's mode and teams in words (``team (5 vs 5)``, ``free-for-all (4-8
+        players)``, ``team (5 vs 1)``, ``team (3 teams of 3-5)``)."""
+        shape = self.shape
+        if shape is None:
+            return "1v1"
+
+        def size(k: int) -> str:
+            low, high = shape.lows[k], shape.highs[k]
+            steps = shape.steps[k]
+            least = steps[-1][1] if steps else low
+            return str(high) if least == high else f"{least}-{high}"
+
+        sizes = [size(k) for k in range(shape.teams)]
         if self.mode == "ffa":
-            return self.ffa_size or 8
-        return 2
+            return f"free-for-all ({sizes[0]} players)"
+        if len(sizes) == 2:
+            return f"team ({sizes[0]} vs {sizes[1]})"
+        if len(set(sizes)) == 1:
+            return f"team ({len(sizes)} teams of {sizes[0]})"
+        return f"team ({len(sizes)} teams: {', '.join(sizes)})"
 
 
 @dataclass(frozen=True)
@@ -377,6 +417,13 @@ class Scenario:
             f"matchmaker.algorithm: {mm.algorithm} searches a rule set: give matchmaker.rules"
             if mm.algorithm in ("seed_greedy", "flexmatch") and mm.rules is None
             else None,
+            f"game.teams: {self.game.describe()} is formed by the rule matchmaker's builders: "
+            "set matchmaker.algorithm: flexmatch (or seed_greedy) with matchmaker.rules "
+            f"(got algorithm {mm.algorithm}" + (")" if mm.rules is not None else ", no rules)")
+            if self.game.shape is not None
+            and not self.game.shape.fixed
+            and (mm.algorithm not in ("seed_greedy", "flexmatch") or mm.rules is None)
+            else None,
             "matchmaker.batching: fastest_region batches tickets by the data centre of their "
             "lowest latency: give a world"
             if mm.batching == "fastest_region" and self.world is None
@@ -419,7 +466,9 @@ class Scenario:
         if game.mode == "1v1":
             return ["parties: parties play team or free-for-all games; game.mode is 1v1"]
         problems = []
-        room = game.seats // 2 if game.mode == "team" else game.seats
+        shape = game.shape
+        assert shape is not None
+        room = max(shape.highs)
         if parties.largest > room:
             what = "a team" if game.mode == "team" else "a game"
             problems.append(
@@ -516,6 +565,7 @@ OMITTED_AT_DEFAULT = (
     ("matchmaker", "max_delta_ping_ms"),
     ("matchmaker", "rules"),
     ("matchmaker", "algorithm"),
+    ("game", "teams"),
 )
 
 
@@ -540,7 +590,7 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
             result.pop(optional, None)
     for section, name in OMITTED_AT_DEFAULT:
         fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
-        if result[section].get(name) == fields[name].default:
+        if result[section].get(name) == plain(fields[name].default):
             del result[section][name]
     compare = result.get("compare")
     if isinstance(compare, dict):  # of policies and rules, only the list given

@@ -64,6 +64,8 @@ from lobbysim.scenario.rules import (
     AttributeConfig,
     RuleConfig,
 )
+from lobbysim.scenario.teams import CLOCKS as TEAM_CLOCKS
+from lobbysim.scenario.teams import TeamConfig
 from lobbysim.scenario.world import HOST_RULES, WorldConfig
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -83,6 +85,7 @@ ENUMS: dict[tuple[type, str], tuple[str, ...]] = {
     (PartiesConfig, "skill"): SKILL_RULES,
     (RuleConfig, "kind"): RULE_KINDS,
     (RuleConfig, "clock"): CLOCKS,
+    (TeamConfig, "clock"): TEAM_CLOCKS,
     (RuleConfig, "party"): AGGREGATIONS,
     (RuleConfig, "team"): TEAM_AGGREGATIONS,
     (AttributeConfig, "type"): ATTRIBUTE_TYPES,

@@ -23,6 +23,12 @@ whole party):
   age breaking the last. A candidate joins while the match still keeps every rule a match short
   of players can be held to, until the match is full; a full match is split into teams (team
   games) and starts if it keeps every rule.
+* **Teams of ranges** (``game.teams``; FlexMatch fills teams towards their ``maxPlayers`` but
+  makes matches with fewer): when the candidates run out first, the match starts with the
+  players it has if every team gets its minimum (after the team-size expansions the match's
+  clock has reached) and the rules hold; else the longest of its first tickets that can does
+  (:func:`~lobbysim.sim.seed_greedy.grow_matches`). Its teams are filled in FlexMatch's order
+  and balanced on the ratings (:func:`~lobbysim.policies.team_shapes.spread_split`).
 
 It differs from ``seed_greedy`` only in the candidates' order: ``seed_greedy`` ranks them by
 their weighted rule distance from the seed (the closest first), FlexMatch by age (the oldest
@@ -39,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lobbysim.scenario.matchmaker import BATCHINGS
+from lobbysim.scenario.teams import TeamShape
 from lobbysim.sim.rules import RuleSet, View, combine, ticket_latency
 from lobbysim.sim.seed_greedy import Match, Split, TicketTable, grow_matches
 
@@ -119,6 +126,7 @@ def flexmatch_matches(
     *,
     sorts: Sequence[SortKey] = (),
     batching: str = "none",
+    shape: TeamShape | None = None,
 ) -> list[Match]:
     """Build matches of ``seats`` players from ``tickets`` as FlexMatch does (see the module
     docstring).
@@ -133,6 +141,8 @@ def flexmatch_matches(
         sorts: the sort rules, in the rule set's order.
         batching: ``none`` (one batch) or ``fastest_region`` (by the data centre of each
             ticket's lowest latency; needs the view's latencies).
+        shape: the game's teams, if of ranges, uneven or more than two (``seats``: its most
+            players; :func:`~lobbysim.sim.seed_greedy.grow_matches`).
     """
     if batching not in BATCHINGS:
         raise ValueError(f"batching: expected one of {', '.join(BATCHINGS)}, got {batching!r}")
@@ -155,10 +165,12 @@ def flexmatch_matches(
         return list(others[np.lexsort(tuple(keys))].tolist())
 
     if batching == "none":
-        return grow_matches(view, rules, table, seats, team_size, split, rank)
+        return grow_matches(view, rules, table, seats, team_size, split, rank, shape=shape)
     batches = fastest_region_batches(view, tickets)
     batches.sort(key=lambda b: (-float(waits[b].max()), int(b[0])))
     matches: list[Match] = []
     for batch in batches:
-        matches += grow_matches(view, rules, table, seats, team_size, split, rank, batch)
+        matches += grow_matches(
+            view, rules, table, seats, team_size, split, rank, batch, shape=shape
+        )
     return matches

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import simpy
 
+from lobbysim.policies.team_shapes import teams_start
 from lobbysim.policies.teams import team_start
 from lobbysim.raters import Rater
 from lobbysim.raters.base import mean_lists, rater_plugin
@@ -119,6 +120,8 @@ class GroupGames:
         self._dynamics = dynamics
         self._world = world
         self._parties = parties
+        # whether the teams are a fixed shape (two of one size, or a free-for-all of one size)
+        self._fixed = rules.shape is None or rules.shape.fixed
         #: Group games started so far (a game's id is the count before it).
         self.n_games = 0
         #: The open seats of the running games, and their back-fill.
@@ -167,7 +170,7 @@ class GroupGames:
         if parties is not None:
             players = [m.player for m in members]
             parties.started(players, seated, env.now)
-            if rules.mode == "team":
+            if rules.mode == "team" and self._fixed:
                 in_party = [p.party >= 0 for p in players]
                 team_a = sum(k for k, t in zip(in_party, seated, strict=True) if t == 0)
                 self._premade[game.game_id] = (team_a, sum(in_party) - team_a)
@@ -184,12 +187,17 @@ class GroupGames:
         self, members: list[Waiting], seated: Sequence[int | None], game: GroupGame
     ) -> tuple[float, float]:
         """Return :func:`~lobbysim.policies.teams.team_start` of a team game starting now, on
-        the driving rater's beliefs."""
+        the driving rater's beliefs (teams of ranges, uneven or more than two:
+        :func:`~lobbysim.policies.team_shapes.teams_start`)."""
         ids = np.fromiter((m.pid for m in members), dtype=np.int64, count=len(members))
         means = self._driver_plugin.call("means(ids)", self._driver.means, ids)
         variances = self._driver_plugin.call("variances(ids)", self._driver.variances, ids)
         beta2 = float(self._driver.beta2)
-        return team_start(means, variances, self._truths[game.game_id], seated, beta2)
+        truths = self._truths[game.game_id]
+        if not self._fixed:
+            teams = [int(t) for t in seated if t is not None]
+            return teams_start(means, variances, truths, teams, beta2)
+        return team_start(means, variances, truths, seated, beta2)
 
     def _seat(self, game: GroupGame, member: Waiting, team: int | None) -> None:
         """Put a waiting player into ``game`` now, on ``team``, until the end or a quit."""
@@ -319,7 +327,7 @@ class GroupGames:
                     for st, score in zip(g.stints, scores[k : k + n], strict=True)
                 ]
             )
-            result = self._result(g, seats)
+            result = self._result(g, seats, self._fixed)
             premade = self._premade.pop(g.game_id, None)
             if premade is not None and self._parties is not None:
                 self._parties.scored(premade, result.winner, g.start)
@@ -344,12 +352,24 @@ class GroupGames:
         return results
 
     @staticmethod
-    def _result(g: FinishedGame, seats: tuple[Seat, ...]) -> GameResult:
-        """Return a scored game as the raters get it; a team game is won on total score."""
+    def _result(g: FinishedGame, seats: tuple[Seat, ...], fixed: bool = True) -> GameResult:
+        """Return a scored game as the raters get it: a team game of two teams of one fixed
+        size is won on total score; one of other teams (``fixed`` False) by the highest score
+        per minute played (a team's total over its players' minutes), a tie by none."""
         winner = g.winner
-        if g.mode == "team":
+        if g.mode == "team" and fixed:
             totals = [sum(st.score for st in seats if st.team == team) for team in (0, 1)]
             winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
+        elif g.mode == "team":
+            teams = sorted({int(st.team) for st in seats if st.team is not None})
+            rates = []
+            for team in teams:
+                mine = [st for st in seats if st.team == team]
+                minutes = math.fsum(st.minutes for st in mine)
+                score = math.fsum(st.score for st in mine)
+                rates.append(score / minutes if minutes > 0 else 0.0)
+            best = max(rates)
+            winner = teams[rates.index(best)] if rates.count(best) == 1 else None
         return make_result(g.game_id, g.mode, g.start, g.end, seats, winner)
 
 

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from lobbysim.policies.assignment import Pool, QualityFn
 from lobbysim.policies.base import IntArray
 from lobbysim.policies.groups import group_qualities
+from lobbysim.policies.team_shapes import spread_split, teams_quality
 from lobbysim.policies.teams import best_split, seat_teams, split_quality
 from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
@@ -314,8 +315,11 @@ class RulePass:
         tickets = self._tickets(waiting, left)
         split = None
         team_size = None
+        shape = game.shape
+        ranged = shape if shape is not None and not shape.fixed else None
         if game.mode == "team":
-            team_size = game.seats // 2
+            if ranged is None:
+                team_size = game.seats // 2
             split = self._splitter(view)
         if self._algorithm == "flexmatch":
             matches = flexmatch_matches(
@@ -327,14 +331,18 @@ class RulePass:
                 split,
                 sorts=sort_keys(self.rule_set),
                 batching=self._batching,
+                shape=ranged,
             )
         else:
-            matches = seed_greedy(view, self.rule_set, tickets, game.seats, team_size, split)
+            matches = seed_greedy(
+                view, self.rule_set, tickets, game.seats, team_size, split, shape=ranged
+            )
         groups = [np.array([p for t in m for p in t], dtype=np.intp) for m, _ in matches]
         barred = group_qualities(groups, pool.quality_fn)  # -inf: a pair may not meet
-        if game.mode == "team":  # the two-team quality of the split each plays
+        if game.mode == "team":  # the quality of the split each plays
+            quality_of = split_quality if ranged is None else teams_quality
             qualities = [
-                split_quality(pool.mu, pool.var, g, seat_teams(m, t or ()), pool.beta2)
+                quality_of(pool.mu, pool.var, g, seat_teams(m, t or ()), pool.beta2)
                 for g, (m, t) in zip(groups, matches, strict=True)
             ]
         else:
@@ -376,12 +384,20 @@ class RulePass:
     def _splitter(self, view: View) -> Any:
         """Return the team split of a full match: whole tickets, the best split
         (:func:`~lobbysim.policies.teams.best_split`, each ticket rated by its members' mean
-        rating; within the parties' parity limit, if any, of the match's longest wait)."""
+        rating; within the parties' parity limit, if any, of the match's longest wait); teams
+        of ranges, uneven or more than two: :func:`~lobbysim.policies.team_shapes
+        .spread_split` with the minimums at the match's waits."""
         parties, game = self._parties, self._game
+        shape = game.shape
+        assert shape is not None
 
         def split(match: Sequence[Sequence[int]]) -> list[int] | None:
             sizes = [len(t) for t in match]
             ratings = [float(view.rating[list(t)].mean()) for t in match]
+            if not shape.fixed:  # teams of ranges, uneven, or more than two
+                waits = [float(view.waited[list(t)].max()) for t in match]
+                lows = shape.lows_at(min(waits), max(waits))
+                return spread_split(sizes, ratings, lows, shape.highs)
             gap = math.inf
             if parties is not None and parties.config.parity is not None:
                 longest = max(float(view.waited[list(t)].max()) for t in match)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from lobbysim.scenario.teams import TeamShape
 from lobbysim.sim.rules import Rule, RuleSet, View, combine, ticket_latency
 
 #: Splits a full team match's tickets into teams: each ticket's team, or None.
@@ -93,6 +94,7 @@ def seed_greedy(
     seats: int,
     team_size: int | None = None,
     split: Split | None = None,
+    shape: TeamShape | None = None,
 ) -> list[Match]:
     """Form matches of ``seats`` players from ``tickets`` (see the module docstring).
 
@@ -103,6 +105,8 @@ def seed_greedy(
         seats: players per match.
         team_size: players per team (team games).
         split: splits a full team match into teams (team games).
+        shape: the game's teams, if of ranges, uneven or more than two (``seats``: its most
+            players; :func:`grow_matches`).
     """
     if not tickets:
         return []
@@ -112,7 +116,7 @@ def seed_greedy(
         cost = distances(view, rules, table, seed, others)
         return list(others[np.lexsort((others, -table.waits[others], cost))].tolist())
 
-    return grow_matches(view, rules, table, seats, team_size, split, rank)
+    return grow_matches(view, rules, table, seats, team_size, split, rank, shape=shape)
 
 
 #: Ranks the candidates a seed's match may take (ticket indices), best first.
@@ -128,13 +132,17 @@ def grow_matches(
     split: Split | None,
     rank: Rank,
     batch: NDArray[np.intp] | None = None,
+    shape: TeamShape | None = None,
 ) -> list[Match]:
     """Grow matches from seeds, the longest-waiting free ticket first (ties to the earlier in
     the queue): the candidates that can keep every pairwise rule with the seed, taken one by
     one in ``rank``'s order while the match keeps every rule a match short of players can be
     held to, until it is full; a full match is split into teams and starts if it keeps every
     rule (see the module docstring). ``batch``: the tickets (indices in ``table``) seeds and
-    candidates are drawn from (None: all)."""
+    candidates are drawn from (None: all). ``shape``: a game's teams of ranges, uneven sizes
+    or more than two (not :attr:`~lobbysim.scenario.teams.TeamShape.fixed`; ``seats`` is then
+    its most players): the match grows towards its most players and starts, if it has at
+    least the teams' minimums at its tickets' waits, with what it has (:func:`_settle`)."""
     n = len(table.tickets)
     sizes, waits = table.sizes, table.waits
     order = np.lexsort((np.arange(n), -waits))  # longest wait first, then queue order
@@ -143,6 +151,12 @@ def grow_matches(
         free[batch] = True
     if team_size is not None:
         free &= sizes <= team_size
+    ranged = shape is not None and not shape.fixed
+    least = seats
+    if ranged:
+        assert shape is not None
+        free &= sizes <= max(shape.highs)
+        least = shape.least_ever
     # the loosest clock a match could reach: the longest wait among the tickets it may hold
     loosest = float(waits.max() if batch is None else waits[batch].max())
     matches: list[Match] = []
@@ -153,7 +167,7 @@ def grow_matches(
         others = np.flatnonzero(free)
         others = others[others != seed]
         others = pairwise_fit(rules, table, seed, others, loosest)
-        if sizes[seed] + sizes[others].sum() < seats:
+        if sizes[seed] + sizes[others].sum() < least:
             continue
         chosen, filled = [seed], int(sizes[seed])
         growing = RunningCheck(rules, table, seed) if fast else None
@@ -172,6 +186,13 @@ def grow_matches(
             filled += int(sizes[t])
             if filled == seats:
                 break
+        if ranged:
+            assert shape is not None
+            settled = _settle(view, rules, table, chosen, shape, split)
+            if settled is not None:
+                matches.append(settled[0])
+                free[settled[1]] = False
+            continue
         if filled < seats:
             continue
         match = [table.tickets[k] for k in chosen]
@@ -185,6 +206,41 @@ def grow_matches(
         matches.append((match, teams))
         free[chosen] = False
     return matches
+
+
+#: The most shorter matches :func:`_settle` tries after the grown one.
+SETTLE_TRIES = 8
+
+
+def _settle(
+    view: View,
+    rules: RuleSet,
+    table: TicketTable,
+    chosen: list[int],
+    shape: TeamShape,
+    split: Split | None,
+) -> tuple[Match, list[int]] | None:
+    """Return the match a grown match of a ranged shape starts (and its tickets), or None: the
+    tickets as grown, or, if they cannot be split or break a rule of the whole match (teams of
+    one size, say), the longest of their first ones (the seed and those taken first; at most
+    :data:`SETTLE_TRIES` shorter) that can, each holding at least the teams' minimums at its
+    tickets' waits."""
+    sizes, waits = table.sizes, table.waits
+    for end in range(len(chosen), max(len(chosen) - SETTLE_TRIES - 1, 0), -1):
+        part = chosen[:end]
+        at = waits[part]
+        if int(sizes[part].sum()) < shape.least(float(at.min()), float(at.max())):
+            continue  # (without its youngest ticket a match's clock may pass a step)
+        match = [table.tickets[k] for k in part]
+        teams = None
+        if split is not None:
+            teams = split(match)
+            if teams is None:
+                continue
+        if rules.first_broken(view, match, teams) >= 0:
+            continue
+        return (match, teams), part
+    return None
 
 
 class RunningCheck:

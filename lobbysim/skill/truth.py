@@ -22,7 +22,8 @@ def game_truth(
 
     1v1 and team: between the two sides' mean true skills (a team's mean is weighted by each
     stint's minutes); free-for-all: the means over every pair of stints, and whether the most
-    skilled player had the highest score per hour. The draw density of a skill gap d is
+    skilled player had the highest score per hour; more than two teams: the means over every
+    two teams, and whether the team of highest mean skill won. The draw density of a skill gap d is
     ``exp(-d^2 / (4 beta2)) / sqrt(4 pi beta2)``.
 
     Args:
@@ -44,6 +45,17 @@ def game_truth(
         best_skill = max(timed, key=lambda k: skill[k], default=None)
         won = None if best_sph is None else best_sph == best_skill
         return draw * draw_norm, sum(gaps) / len(gaps), won
+    sides = (0, 1) if mode == "1v1" else sorted({int(s.team) for s in seats if s.team is not None})
+    if len(sides) > 2:  # more than two teams: the means over every two teams
+        means = [_side_skill(seats, skill, team) for team in sides]
+        pairs = list(itertools.combinations(range(len(means)), 2))
+        gaps = [abs(means[i] - means[j]) for i, j in pairs]
+        draw = sum(math.exp(-(d * d) / (4.0 * beta2)) for d in gaps) / len(gaps)
+        strongest = max(means)
+        won = None
+        if winner is not None and means.count(strongest) == 1:
+            won = winner == sides[means.index(strongest)]
+        return draw * draw_norm, sum(gaps) / len(gaps), won
     side_skill = []
     for team in (0, 1):
         weights = [seat.minutes for seat in seats if seat.team == team]
@@ -58,6 +70,17 @@ def game_truth(
     draw = math.exp(-((s_a - s_b) ** 2) / (4.0 * beta2)) * draw_norm
     stronger_won = None if s_a == s_b or winner is None else winner == (0 if s_a > s_b else 1)
     return draw, abs(s_a - s_b), stronger_won
+
+
+def _side_skill(seats: Sequence[Seat], skill: Sequence[float], team: int) -> float:
+    """Return a team's mean true skill, each stint weighted by its minutes (a team of no
+    minutes: the plain mean)."""
+    weights = [seat.minutes for seat in seats if seat.team == team]
+    values = [sk for sk, seat in zip(skill, seats, strict=True) if seat.team == team]
+    total = sum(weights)
+    if total > 0:
+        return sum(w * v for w, v in zip(weights, values, strict=True)) / total
+    return sum(values) / len(values)
 
 
 def truth_1v1(

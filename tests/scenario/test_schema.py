@@ -44,6 +44,7 @@ from lobbysim.scenario.schema import (
     scenario_schema,
     schema_text,
 )
+from lobbysim.scenario.teams import TeamConfig
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.yaml_input import load_yaml, read_yaml_file
 
@@ -203,7 +204,7 @@ def test_population_mistakes_are_the_schemas_and_validates(population: dict[str,
 
 #: A scenario with every section the tables reach, valid as it is.
 FULL: dict[str, Any] = {
-    "game": {"mode": "team", "team_size": 2},
+    "game": {"mode": "team", "teams": [{"name": "a", "max_players": 2, "quantity": 2}]},
     "world": copy.deepcopy(WORLD),
     "parties": {"sizes": [[1, 0.5], [2, 0.5]]},
     "attributes": {"a": {"type": "number", "source": "drawn", "mean": 0.0, "sd": 1.0}},
@@ -220,6 +221,7 @@ SECTIONS: dict[type, list[str]] = {
     CompareConfig: ["compare"],
     RuleConfig: ["matchmaker", "rules", 0],  # type: ignore[list-item]
     AttributeConfig: ["attributes", "a"],
+    TeamConfig: ["game", "teams", 0],  # type: ignore[list-item]
 }
 
 
