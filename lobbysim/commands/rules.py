@@ -244,6 +244,12 @@ def show_lines(file: str | Path) -> list[str]:
                 )
             else:
                 lines.append(f"  {name}: {kind}, read by no rule (left out unless bound)")
+        for origin, count in imported.split_expansions:
+            lines.append(
+                f"expansions[{origin}]: {count} expansions written in one object (target and "
+                f"steps given {count} times), read in the order written; a JSON reader keeping "
+                "a key's last value would read only the last"
+            )
         from lobbysim.flexmatch.json_text import comment_lines
 
         skipped = comment_lines(path.read_text(encoding="utf-8-sig"))

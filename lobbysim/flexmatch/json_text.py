@@ -5,13 +5,18 @@ The GameLift guide's own example rule sets carry ``//`` comments, which strict J
 (every character of a comment becomes a space, its line breaks stay, so a later JSON error keeps
 its line and column). :func:`parse_json_text` parses the result with :mod:`json`, recording each
 object that gives a key twice, and refuses the first such object by its JSON path
-(``expansions[0]: the key 'target' is given twice; remove one``). :func:`comment_lines` counts the
-lines holding a comment, for ``lobbysim rules show`` to note them (FlexMatch's service takes plain
-JSON). :func:`lobbysim.flexmatch.read.load_json` reads a rule set's file through it.
+(``expansions[0]: the key 'target' is given twice; remove one``), with one exception: an element
+of the rule set's ``expansions`` that gives exactly the keys ``target`` and ``steps``, each ``k``
+times, alternately (``k`` expansions written into one object, as one of the guide's examples
+does), is read as ``k`` expansions in the order written, each a :class:`SplitExpansion` that
+remembers the object it came from. :func:`comment_lines` counts the lines holding a comment, for
+``lobbysim rules show`` to note them (FlexMatch's service takes plain JSON).
+:func:`lobbysim.flexmatch.read.load_json` reads a rule set's file through it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -22,9 +27,21 @@ _LINE_BREAKS = "\r\n"
 
 
 class _Twice(dict[str, Any]):
-    """A JSON object that gives one or more keys twice (:attr:`twice`, in the order given)."""
+    """A JSON object that gives one or more keys twice (:attr:`twice`, in the order given;
+    :attr:`pairs`, every key and value as written)."""
 
     twice: list[str]
+    pairs: list[tuple[str, Any]]
+
+
+class SplitExpansion(dict[str, Any]):
+    """One of the ``of`` expansions written into one object of the rule set's ``expansions``
+    (its ``target`` and ``steps`` given ``of`` times, alternately): the ``part``-th (from 1) in
+    the order written; ``origin`` is the object's index in the file's ``expansions`` list."""
+
+    origin: int
+    part: int
+    of: int
 
 
 def _blank(text: str) -> str:
@@ -112,7 +129,40 @@ def _record_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return out
     marked = _Twice(out)
     marked.twice = twice
+    marked.pairs = list(pairs)
     return marked
+
+
+def _written_twice(pairs: list[tuple[str, Any]]) -> bool:
+    """Whether an object's keys are ``target`` and ``steps``, each given two or more times,
+    alternately (several expansions written into one object)."""
+    keys = [key for key, _ in pairs]
+    return (
+        len(keys) >= 4
+        and len(keys) % 2 == 0
+        and set(keys) == {"target", "steps"}
+        and all(a != b for a, b in itertools.pairwise(keys))
+    )
+
+
+def _split_expansions(data: Any) -> None:
+    """Replace, in the rule set's ``expansions`` list, each object that writes several
+    expansions into one (:func:`_written_twice`) by those expansions, in the order written."""
+    expansions = data.get("expansions") if isinstance(data, dict) else None
+    if not isinstance(expansions, list):
+        return
+    out: list[Any] = []
+    for origin, item in enumerate(expansions):
+        if not (isinstance(item, _Twice) and _written_twice(item.pairs)):
+            out.append(item)
+            continue
+        of = len(item.pairs) // 2
+        for part in range(of):
+            given = dict(item.pairs[2 * part : 2 * part + 2])
+            one = SplitExpansion(target=given["target"], steps=given["steps"])
+            one.origin, one.part, one.of = origin, part + 1, of
+            out.append(one)
+    data["expansions"] = out
 
 
 def _first_twice(data: Any) -> tuple[str, str] | None:
@@ -126,7 +176,10 @@ def _first_twice(data: Any) -> tuple[str, str] | None:
         if isinstance(value, dict):
             children = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
         elif isinstance(value, list):
-            children = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+            children = [  # an expansion split from an object: that object's index
+                (f"{path}[{v.origin if isinstance(v, SplitExpansion) else i}]", v)
+                for i, v in enumerate(value)
+            ]
         else:
             continue
         stack.extend(reversed(children))
@@ -140,7 +193,9 @@ def parse_json_text(
     parse_float: Callable[[str], Any] | None = None,
     parse_constant: Callable[[str], Any] | None = None,
 ) -> Any:
-    """Return the data of a JSON text that may carry comments, refusing a key given twice.
+    """Return the data of a JSON text that may carry comments, refusing a key given twice
+    (but for several expansions written into one object of ``expansions``, read as those
+    expansions: see the module docstring).
 
     Args:
         text: the JSON text; ``//`` and ``/* */`` comments outside strings are skipped.
@@ -149,8 +204,9 @@ def parse_json_text(
     Raises:
         json.JSONDecodeError: the text is not JSON once its comments are skipped (its line and
             column are the original text's), or a ``/*`` comment is never closed.
-        ValueError: an object gives a key twice: one line naming the object's JSON path and
-            the key (``expansions[0]: the key 'target' is given twice; remove one``).
+        ValueError: an object gives a key twice (other than several expansions written into
+            one): one line naming the object's JSON path and the key (``expansions[0]: the key
+            'target' is given twice; remove one``).
     """
     data = json.loads(
         strip_comments(text),
@@ -159,6 +215,7 @@ def parse_json_text(
         parse_float=parse_float,
         parse_constant=parse_constant,
     )
+    _split_expansions(data)
     found = _first_twice(data)
     if found is not None:
         path, key = found

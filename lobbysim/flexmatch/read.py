@@ -80,6 +80,10 @@ class FlexMatchImport:
         units: by rule name, the FlexMatch property its limit comes from and the factor from
             the file's value to lobbysim's limit (``maxDistance`` and 2 for a team balance;
             None: no property), so that the file's own numbers can be shown.
+        split_expansions: the objects of ``expansions`` that wrote several expansions into
+            one (``target`` and ``steps`` given k times, alternately), each as its index in
+            the file's list and k; they were read as k expansions in the order written
+            (:mod:`lobbysim.flexmatch.json_text`), and ``lobbysim rules show`` notes them.
     """
 
     source: str
@@ -93,6 +97,7 @@ class FlexMatchImport:
     clock: str = "newest"
     declared: dict[str, str] = field(default_factory=dict)
     units: dict[str, tuple[str | None, float]] = field(default_factory=dict)
+    split_expansions: tuple[tuple[int, int], ...] = ()
 
     def fragment(self) -> dict[str, Any]:
         """Return the scenario data the rule set gives: ``matchmaker.rules`` and
@@ -157,7 +162,9 @@ def load_json(path: str | Path) -> Any:
     Raises:
         ScenarioError: one line naming the file: it cannot be read, is not a regular file, is
             larger than :data:`MAX_BYTES`, is not UTF-8, is not JSON (with the line and column),
-            gives a key twice, nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
+            gives a key twice (but for several expansions written into one object of
+            ``expansions``, read as those expansions: :mod:`lobbysim.flexmatch.json_text`),
+            nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
     """
     try:
         text = read_input_text(path, MAX_BYTES, encoding="utf-8-sig")
@@ -382,14 +389,24 @@ class _Reader(RuleTypes):
     # --- expansions ------------------------------------------------------------------------
 
     def read_expansions(self, expansions: Any) -> None:
+        from lobbysim.flexmatch.json_text import SplitExpansion
+
+        #: the objects that wrote several expansions into one: their index in the file's
+        #: expansions list, and how many (each read as an expansion of its own)
+        self.split: dict[int, int] = {}
         if not isinstance(expansions, list):
             self.problem(f"expansions: expected a list, got {quoted(expansions)}")
             return
         by_name = {r["name"]: r for r in self.rules if r is not None}
         names = [r.get("name") for r in self.data.get("rules", []) if isinstance(r, Mapping)]
-        seen: dict[str, int] = {}
-        for k, raw in enumerate(expansions):
-            where = f"expansions[{k}]"
+        seen: dict[str, str] = {}
+        index = -1  # the object's index in the file (a split object's expansions share it)
+        for raw in expansions:
+            split = isinstance(raw, SplitExpansion)
+            index += 0 if split and raw.part > 1 else 1
+            where = f"expansions[{index}]"  # a split object's: its target says which part
+            if split:
+                self.split[index] = raw.of
             if not isinstance(raw, Mapping):
                 self.problem(f"{where}: expected an object, got {quoted(raw)}")
                 continue
@@ -424,12 +441,9 @@ class _Reader(RuleTypes):
                 )
                 continue
             if rule["name"] in seen:
-                self.problem(
-                    f"{where}.target: {target!r} is expanded twice "
-                    f"(expansions[{seen[rule['name']]}])"
-                )
+                self.problem(f"{where}.target: {target!r} is expanded twice ({seen[rule['name']]})")
                 continue
-            seen[rule["name"]] = k
+            seen[rule["name"]] = where
             rule["expansions"] = self.read_steps(raw.get("steps"), where, rule, factor)
 
     def read_steps(
@@ -592,4 +606,5 @@ def read_flexmatch(
         clock=reader.clock,
         declared={name: kind for name, (_, kind) in reader.declared.items()},
         units={str(r["name"]): reader.units(r) for r in rules},
+        split_expansions=tuple(sorted(reader.split.items())),
     )

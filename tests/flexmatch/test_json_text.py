@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 from lobbysim.cli.main import main
-from lobbysim.flexmatch.json_text import comment_lines, parse_json_text, strip_comments
-from lobbysim.flexmatch.read import load_json
+from lobbysim.flexmatch.json_text import (
+    SplitExpansion,
+    comment_lines,
+    parse_json_text,
+    strip_comments,
+)
+from lobbysim.flexmatch.read import load_json, read_flexmatch
 from lobbysim.scenario import ScenarioError
 
 COMMENTED = """{
@@ -174,3 +179,140 @@ def test_rules_show_refuses_a_key_given_twice_in_one_line(
     assert captured.err == (
         f"lobbysim: error: {path}: rules[0]: the key 'type' is given twice; remove one\n"
     )
+
+
+# --- several expansions written into one object ---------------------------------------------------
+
+_A = '"target": "rules[Near].maxDistance", "steps": [{"waitTimeSeconds": 10, "value": 150}]'
+_B = '"target": "rules[Ping].maxLatency", "steps": [{"waitTimeSeconds": 20, "value": 200}]'
+_C = '"target": "rules[Near].minDistance", "steps": [{"waitTimeSeconds": 30, "value": 1}]'
+
+
+def _expansions(text: str) -> list[dict[str, object]]:
+    return list(parse_json_text(text)["expansions"])
+
+
+def test_an_expansion_object_giving_target_and_steps_k_times_is_k_expansions() -> None:
+    near = {"target": "rules[Near].maxDistance", "steps": [{"waitTimeSeconds": 10, "value": 150}]}
+    ping = {"target": "rules[Ping].maxLatency", "steps": [{"waitTimeSeconds": 20, "value": 200}]}
+    third = {"target": "rules[Near].minDistance", "steps": [{"waitTimeSeconds": 30, "value": 1}]}
+    got = _expansions(f'{{"expansions": [{{{_A}, {_B}}}, {{{_C}}}]}}')
+    assert got == [near, ping, third]  # in the order written, the next object after them
+    split = [e for e in got if isinstance(e, SplitExpansion)]
+    assert [(e.origin, e.part, e.of) for e in split] == [(0, 1, 2), (0, 2, 2)]
+    assert type(got[2]) is dict  # an object written once is left as it is
+    assert _expansions(f'{{"expansions": [{{{_A}, {_B}, {_C}}}]}}') == [near, ping, third]
+    # steps first, then target, alternately: each steps goes with the target after it
+    steps_first = (
+        '{"expansions": [{"steps": [{"waitTimeSeconds": 10, "value": 150}], '
+        '"target": "rules[Near].maxDistance", "steps": [{"waitTimeSeconds": 20, "value": 200}], '
+        '"target": "rules[Ping].maxLatency"}]}'
+    )
+    assert _expansions(steps_first) == [near, ping]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (  # target twice, steps once
+            '{"expansions": [{"target": "a", "steps": [], "target": "b"}]}',
+            "expansions[0]: the key 'target' is given twice",
+        ),
+        (  # target twice, no steps
+            '{"expansions": [{"target": "a", "target": "b"}]}',
+            "expansions[0]: the key 'target' is given twice",
+        ),
+        (  # not alternately: the two targets side by side
+            '{"expansions": [{"target": "a", "target": "b", "steps": [], "steps": []}]}',
+            "expansions[0]: the key 'target' is given twice",
+        ),
+        (  # a key besides target and steps
+            '{"expansions": [{"target": "a", "steps": [], "target": "b", "steps": [], "x": 1}]}',
+            "expansions[0]: the key 'target' is given twice",
+        ),
+        (  # the same object outside the rule set's expansions
+            '{"rules": [{"target": "a", "steps": [], "target": "b", "steps": []}]}',
+            "rules[0]: the key 'target' is given twice",
+        ),
+        (
+            '{"a": {"expansions": [{"target": "a", "steps": [], "target": "b", "steps": []}]}}',
+            "a.expansions[0]: the key 'target' is given twice",
+        ),
+        (  # a key twice inside a split expansion: named by the file's object
+            '{"expansions": [{}, {"target": "a", "steps": [], "target": "b", '
+            '"steps": [{"value": 1, "value": 2}]}]}',
+            "expansions[1].steps[0]: the key 'value' is given twice",
+        ),
+    ],
+)
+def test_every_other_key_given_twice_is_still_refused(text: str, line: str) -> None:
+    with pytest.raises(ValueError, match=r"given twice") as caught:
+        parse_json_text(text)
+    assert str(caught.value) == f"{line}; remove one"
+
+
+_TWO_RULES = """{
+  "name": "duel",
+  "ruleLanguageVersion": "1.0",
+  "playerAttributes": [{"name": "elo", "type": "number"}],
+  "teams": [{"name": "one", "minPlayers": 1, "maxPlayers": 1, "quantity": 2}],
+  "rules": [
+    {"name": "Near", "type": "batchDistance", "batchAttribute": "elo", "maxDistance": 100},
+    {"name": "Ping", "type": "latency", "maxLatency": 150}
+  ],
+  "expansions": [
+    {"target": "rules[Near].maxDistance", "steps": [{"waitTimeSeconds": 10, "value": 150}],
+     "target": "rules[Ping].maxLatency", "steps": [{"waitTimeSeconds": 20, "value": 200},
+                                                   {"waitTimeSeconds": 40, "value": 300}]}
+  ]
+}
+"""
+
+
+def test_rules_show_reads_the_expansions_of_one_object_and_notes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "duel.json"
+    path.write_text(_TWO_RULES, encoding="utf-8")
+    imported = read_flexmatch(path)
+    near, ping = imported.rules
+    assert near["expansions"] == [[10 / 60, 150]]
+    assert ping["expansions"] == [[20 / 60, 200], [40 / 60, 300]]
+    assert imported.split_expansions == ((0, 2),)
+    assert main(["rules", "show", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (
+        "expansions[0]: 2 expansions written in one object (target and steps given 2 times), "
+        "read in the order written; a JSON reader keeping a key's last value would read only "
+        "the last"
+    )
+    # written as two objects: the same rules, and no note
+    plain = json.loads(_TWO_RULES)  # (json keeps each key's last value)
+    plain["expansions"] = [
+        {"target": "rules[Near].maxDistance", "steps": [{"waitTimeSeconds": 10, "value": 150}]},
+        {
+            "target": "rules[Ping].maxLatency",
+            "steps": [{"waitTimeSeconds": 20, "value": 200}, {"waitTimeSeconds": 40, "value": 300}],
+        },
+    ]
+    path.write_text(json.dumps(plain), encoding="utf-8")
+    again = read_flexmatch(path)
+    assert again.rules == imported.rules and again.split_expansions == ()
+    assert main(["rules", "show", str(path)]) == 0
+    assert "written in one object" not in capsys.readouterr().out
+
+
+def test_a_split_expansions_problem_names_the_files_object(tmp_path: Path) -> None:
+    """Each problem of an expansion read from a shared object names that object's index in the
+    file (its target says which), and the objects after it keep their own indices."""
+    path = tmp_path / "duel.json"
+    text = _TWO_RULES.replace("rules[Ping].maxLatency", "rules[Pong].maxLatency").replace(
+        "300}]}\n  ]", '300}]},\n    {"target": "teams[one].minPlayers", "steps": []}\n  ]'
+    )
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        read_flexmatch(path)
+    lines = [p.removeprefix(f"{path}: ") for p in caught.value.problems]
+    assert lines[0].startswith("expansions[0].target: 'rules[Pong].maxLatency' names no rule")
+    assert lines[1].startswith("expansions[1].target: 'teams[one].minPlayers': expanding a team")
+    assert len(lines) == 2

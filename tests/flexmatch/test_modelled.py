@@ -67,8 +67,9 @@ OUTCOMES: dict[str, str | tuple[str, ...]] = {
     "guide_ex4_sorted_arena_and_ruleset.json": LOADS,
     "guide_ex5_ffa_rival_factions.json": LOADS,
     "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": LOADS,
-    "guide_ex7_large_ffa_key_twice.json": (
-        "expansions[0]: the key 'target' is given twice; remove one",
+    "guide_ex7_large_ffa_key_twice.json": (  # its one object of two expansions is read as two
+        f"teams[0].minPlayers: 175 differs from maxPlayers 200; {_SIZES}",
+        f"expansions[0].target: 'teams[Castaways].minPlayers': {_TEAM_SIZE}",
     ),
     "guide_ex8_large_dragons_and_ten_ranged_bands.json": (
         f"teams[1].minPlayers: 12 differs from maxPlayers 15; {_SIZES}",
