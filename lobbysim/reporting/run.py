@@ -273,11 +273,7 @@ def _setup_items(result: ExperimentResult) -> list[tuple[str, str]]:
         compared = [("Policies", ", ".join(policies))]
     seeds = ", ".join(str(s) for s in result.seeds)
     game = scenario.game
-    mode = game.mode
-    if mode == "team":
-        mode = f"team ({game.team_size} vs {game.team_size})"
-    elif mode == "ffa":
-        mode = f"free-for-all ({game.ffa_size} players)"
+    mode = game.describe()
     return [
         ("Horizon", _minutes(float(scenario.horizon))),
         (

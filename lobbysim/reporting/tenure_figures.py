@@ -80,11 +80,14 @@ def trueskill_games_needed(teams: int, players_per_team: int) -> int:
 def reference_games(result: ExperimentResult) -> tuple[int, str]:
     """Return TrueSkill's published games needed for the scenario's game mode, and the mode."""
     game = result.scenario.game
-    if game.mode == "team":
-        size = game.team_size or 2
-        return trueskill_games_needed(2, size), f"{size} vs {size}"
-    if game.mode == "ffa":
-        size = game.ffa_size or 8
+    shape = game.shape
+    if game.mode == "team" and shape is not None:  # (of teams of ranges: their most players)
+        size = max(shape.highs)
+        if shape.teams == 2 and shape.equal:
+            return trueskill_games_needed(2, size), f"{size} vs {size}"
+        return trueskill_games_needed(shape.teams, size), game.describe()
+    if game.mode == "ffa" and shape is not None:
+        size = shape.seats
         return trueskill_games_needed(size, 1), f"{size}-player free-for-all"
     return trueskill_games_needed(2, 1), "1 vs 1"
 

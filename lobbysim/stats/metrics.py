@@ -118,7 +118,8 @@ def team_metrics(
 
     * ``fair_band_share``: the share of games whose predicted chance that the stronger team
       wins, at the start, is within ``fair_band`` (inclusive): the games a designer would call
-      fair by the rater's own prediction;
+      fair by the rater's own prediction (of the games that have one: games of more than two
+      teams have none, :func:`lobbysim.policies.team_shapes.teams_start`);
     * ``team_gap_true_mean``: the mean true gap between the teams' mean skills at the start
       (``skill_gap_true_mean`` weighs each stint by its minutes, back-fills included).
     """
@@ -126,9 +127,12 @@ def team_metrics(
     if not len(g):
         return dict.fromkeys(TEAM_METRICS, math.nan)
     chance = g.win_chance_predicted.to_numpy(dtype=np.float64)
+    chance = chance[~np.isnan(chance)]
     low, high = fair_band
     return {
-        "fair_band_share": float(((chance >= low) & (chance <= high)).mean()),
+        "fair_band_share": (
+            float(((chance >= low) & (chance <= high)).mean()) if chance.size else math.nan
+        ),
         "team_gap_true_mean": float(g.team_gap_true.mean()),
     }
 
