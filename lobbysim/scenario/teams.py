@@ -79,7 +79,7 @@ class TeamConfig:
             )
         if self.clock not in CLOCKS:
             out.append(f"{where}.clock: expected newest or oldest, got {self.clock!r}")
-        previous = (0.0, self.low)
+        previous: tuple[float, float] = (0.0, float(self.low))
         for k, step in enumerate(self.expansions):
             here = f"{where}.expansions[{k}]"
             if len(step) != 2:
@@ -97,7 +97,7 @@ class TeamConfig:
             if minutes <= previous[0] or low >= previous[1]:
                 out.append(
                     f"{here}: the minutes increase from step to step (above 0) and the minimum "
-                    f"falls (below {previous[1]}), got [{minutes:g}, {low}]"
+                    f"falls (below {previous[1]:g}), got [{minutes:g}, {low:g}]"
                 )
                 break
             previous = (minutes, low)

@@ -1163,7 +1163,8 @@ def test_a_comparison_of_team_sizes_other_than_the_idiom_is_refused_for_what_it_
 
 def test_equal_on_a_number_attribute_is_a_skill_distance_of_limit_zero() -> None:
     """Every ticket's value the same (aggregated over a party) is max - min <= 0; no expansion
-    relaxes it, and '!=' on a number is refused saying why."""
+    relaxes it; '!=' on a number is distinct, whose every player's own value is compared, so
+    a party aggregation other than avg is refused saying why."""
     rule = {
         "name": "SameLevel",
         "type": "comparison",
@@ -1192,9 +1193,12 @@ def test_equal_on_a_number_attribute_is_a_skill_distance_of_limit_zero() -> None
     assert "lobbysim expands none of its properties" in line
     (line,) = problems(ruleset([{**rule, "operation": "!="}]))
     assert line == (
-        "flexmatch: rules[0].operation: '!=' on a number attribute: every player's value "
-        "different is no lobbysim rule on a number"
+        "flexmatch: rules[0].partyAggregation: lobbysim's distinct compares every player's own "
+        "value (a party's members' too), aggregating none; expected avg (the default) or none, "
+        "got 'max'"
     )
+    distinct = {k: v for k, v in rule.items() if k != "partyAggregation"}
+    assert only_rule(ruleset([{**distinct, "operation": "!="}]))["kind"] == "distinct"
 
 
 def test_fastest_region_batching_reads_into_the_builders_batching_and_writes_back(
