@@ -20,12 +20,15 @@ otherwise, by default the driving rater's mean):
 * ``skill_distance``: the largest minus the smallest ticket value (a ticket's members combined
   by ``party``) is at most ``limit``.
 * ``team_balance``: the two teams' values (members combined by ``team``) differ by at most
-  ``limit`` (team games).
+  ``limit`` (team games). Teams of different sizes or more than two (``game.teams``): with
+  ``team: average`` each team's average is within half the limit of the match's (every
+  player's), FlexMatch's ``distance`` of team averages, which for two teams of one size is the
+  same rule; with another ``team``, the largest team value less the smallest.
 * ``latency``: some data centre has every ticket's latency to it at most ``limit`` ms (a
   party's members' latencies combined by ``party``; ``max``: every player's); and
   ``delta_ping``: at most ``limit`` ms above the players' best data centres (with a ``world``).
 * ``party_parity``: the teams' counts of players in parties of two or more differ by at most
-  ``limit`` (team games).
+  ``limit`` (team games; more teams: the largest count less the smallest).
 * ``equal``: every player has the same value of a ``string`` or ``number`` attribute (or a
   ``string_number_map``'s ``key``; no limit); ``distinct``: no two players have the same value
   (FlexMatch's ``!=`` between players). Each player's own value counts, a party's members' with
@@ -40,9 +43,9 @@ otherwise, by default the driving rater's mean):
   ``limit``; or every player's value of a ``string`` attribute compared with ``value`` by ``=``
   or ``!=``. With ``>``/``>=`` the limit is a minimum, with ``<``/``<=`` a maximum; ``=`` and
   ``!=`` have no direction to relax and no expansions.
-* ``team_sizes``: the teams' sizes differ by at most ``limit`` players (FlexMatch's
-  ``EqualTeamSizes`` idiom, ``limit`` 0). lobbysim's teams are of one fixed size, so it always
-  holds; it is kept so that a rule set reads and writes back whole.
+* ``team_sizes``: the teams' sizes differ by at most ``limit`` players, the largest less the
+  smallest (FlexMatch's ``EqualTeamSizes`` idiom, ``limit`` 0). Teams of one fixed size always
+  keep it; teams of ranges (``game.teams``) may not.
 * ``overlap``, ``contains``, ``reference_overlap`` (FlexMatch's ``collection`` rules, on a
   ``string_list``; a ticket's list is its members' pooled by ``party``: ``union``, or
   ``intersection``, the default): the number of values common to every ticket's list; the

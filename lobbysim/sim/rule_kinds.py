@@ -150,9 +150,10 @@ def compare_holds(
 
 
 def team_sizes_hold(sides: NDArray[np.intp], limit: float) -> bool:
-    """Whether the two teams' sizes (``sides``: each player's team) differ by at most
-    ``limit``."""
-    return abs(int((sides == 0).sum()) - int((sides == 1).sum())) <= limit
+    """Whether the teams' sizes (``sides``: each player's team) differ by at most ``limit``
+    (the largest less the smallest)."""
+    counts = np.unique(sides, return_counts=True)[1]
+    return int(counts.max() - counts.min()) <= limit if counts.size else True
 
 
 def evaluate(tree: Any, truth: Callable[[str], Any]) -> Any:

@@ -440,16 +440,24 @@ class RuleSet:
             if teams is None:
                 return bool(hits.sum() >= strict)
             side = np.repeat(np.asarray(teams), [len(t) for t in tickets])
-            return all(hits[side == s].sum() >= strict for s in (0, 1))
+            return all(hits[side == s].sum() >= strict for s in np.unique(side).tolist())
         if teams is None:
             return True
         side = np.repeat(np.asarray(teams), [len(t) for t in tickets])
+        present = np.unique(side).tolist()
         if kind == "team_balance":
             x = view.numbers[rule.attribute][players]
             how = rule.config.team
-            return abs(combine(x[side == 0], how) - combine(x[side == 1], how)) <= strict
+            if present == [0, 1] and (side == 0).sum() * 2 == side.size:
+                return abs(combine(x[side == 0], how) - combine(x[side == 1], how)) <= strict
+            if how == "average":  # each team's average within half the limit of the match's
+                overall = float(x.mean())
+                return all(abs(float(x[side == s].mean()) - overall) <= strict / 2 for s in present)
+            values = [combine(x[side == s], how) for s in present]
+            return max(values) - min(values) <= strict
         assert kind == "party_parity"
         premade = (
             np.zeros(len(players), dtype=bool) if view.premade is None else view.premade[players]
         )
-        return abs(int(premade[side == 0].sum()) - int(premade[side == 1].sum())) <= strict
+        counts = [int(premade[side == s].sum()) for s in present]
+        return max(counts) - min(counts) <= strict
