@@ -350,10 +350,11 @@ TEAM_COLUMNS: dict[str, dict[str, str]] = {
 #: (``attr_<name>``; :func:`rule_columns`): no other column starts with it.
 ATTRIBUTE_PREFIX = "attr_"
 
-#: The participants columns a run under a rule set (``matchmaker.rules``, team and free-for-all
-#: games) adds after its attribute columns (:func:`rule_columns`): with a world, the player's
-#: best latency over the data centres (ms, the delta-ping rules' reference); and the minute the
-#: seat a back-fill filled was opened by a quit (empty: a seat taken when the game formed). A
+#: The participants columns a run under a rule set (``matchmaker.rules``, games of every mode)
+#: adds after its attribute columns (:func:`rule_columns`): with a world, the player's best
+#: latency over the data centres (ms, the delta-ping rules' reference); and the minute the seat
+#: a back-fill filled was opened by a quit (empty: a seat taken when the game formed, and every
+#: seat of a 1v1 game, which has no back-fill). A
 #: seat's wait needs no column: it is the waits record of its player whose ``left_queue`` is
 #: the seat's ``joined`` (every seat has one; tests/flexmatch/rule_checker.py reads it so).
 RULE_COLUMNS: dict[str, dict[str, str]] = {
@@ -387,8 +388,8 @@ def record_schema(
 ) -> dict[str, dict[str, str]]:
     """Return the columns (and dtypes) of every record kind of a run: :data:`RECORD_COLUMNS`,
     then :data:`WORLD_COLUMNS` with a world, :data:`PARTY_COLUMNS` with parties,
-    :data:`TEAM_COLUMNS` in team games and, under a rule set in team or free-for-all games
-    (``rules``: the attributes its rules read, each with its dtype), :func:`rule_columns`."""
+    :data:`TEAM_COLUMNS` in team games and, under a rule set (``rules``: the attributes its
+    rules read, each with its dtype), :func:`rule_columns`."""
     schema = {kind: dict(columns) for kind, columns in RECORD_COLUMNS.items()}
     for extra, on in ((WORLD_COLUMNS, world), (PARTY_COLUMNS, parties), (TEAM_COLUMNS, teams)):
         if on:

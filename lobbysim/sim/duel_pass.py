@@ -11,6 +11,12 @@ failure names the plug-in). Each game's predicted quality must lie in [0, 1], an
 rematch rule, the latency limits or a rule set bars may meet; the games then start
 (:meth:`~lobbysim.sim.games.Games.start_duels`), and the rule pass and the rematch rule note who
 met.
+
+Under a rule set whose records carry rule columns (:mod:`lobbysim.sim.seat_rules`), the pass
+gives the run's games a :class:`~lobbysim.sim.seat_rules.DuelRules` when it is built, and hands
+each game's ratings (the pool's, which the rules read) to the games as they start: every 1v1
+game's seats then record the values the rules read. Without one the games are started as
+always.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from lobbysim.sim.pairing import (
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.retention import Retention
 from lobbysim.sim.rule_pass import RulePass
+from lobbysim.sim.seat_rules import DuelRules
 from lobbysim.sim.world import World
 
 
@@ -87,6 +94,10 @@ class DuelPass:
         self._engagement = engagement
         self._world = world
         self._rule_pass = rule_pass
+        if rule_pass is not None:  # the seats' rule columns (the schema's, schema_of)
+            duel_rules = DuelRules(rule_pass.rule_set, world)
+            if duel_rules.recorded:
+                games.follow_rules(duel_rules)
 
     def run(
         self,
@@ -129,8 +140,14 @@ class DuelPass:
             limits = self._world is not None and self._world.limits
             check_not_barred(self._settings.assignment.name, pairs, pool.quality_fn, limits)
         pairs_list = pairs.tolist()
-        self._games.start_duels(
-            [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)]
+        games = self._games
+        ratings = None
+        if games.duel_rules is not None:  # the ratings the rules read: the pool's
+            mu = pool.mu
+            ratings = [(float(mu[a]), float(mu[b])) for a, b in pairs_list]
+        games.start_duels(
+            [(waiting[a], waiting[b], q) for (a, b), q in zip(pairs_list, values, strict=True)],
+            ratings,
         )
         if rules is not None:
             rules.formed_pairs(pool.waited, pairs_list, self.env.now)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -65,6 +65,9 @@ from lobbysim.sim.skill_dynamics import SkillDynamics
 from lobbysim.sim.world import World
 from lobbysim.skill.truth import truth_1v1
 from lobbysim.streams import Streams
+
+if TYPE_CHECKING:  # seat_rules imports the rule pass, which imports this module
+    from lobbysim.sim.seat_rules import DuelRules
 
 #: Batches of at most this many finished 1v1 games are scored on floats with the plan's
 #: ``float_scoring`` (the array path's steps one by one, numpy's own exp and Poisson draws).
@@ -149,6 +152,11 @@ class Games:
         #: yet: ``(end, game)``, in the order they finished (a list kept for the run).
         self.held: list[Any] = []
         self._rate_duel = rate_duel
+        #: Under a rule set whose records carry rule columns, the 1v1 seats' columns
+        #: (:meth:`follow_rules`; None: none, and a 1v1 game's rows are those of a run
+        #: without rules).
+        self.duel_rules: DuelRules | None = None
+        self._driver = driver
         # what start_duels reads on every call, read at its first (the lobby's hand_over, the
         # clock and its enqueue_at, timed_only, beta, the performance normals, the ends' kit)
         self._duel_kit: tuple[Any, ...] | None = None
@@ -187,6 +195,12 @@ class Games:
                 parties=parties,
             )
 
+    def follow_rules(self, duel_rules: DuelRules) -> None:
+        """Record the rule columns of every 1v1 game's seats from now on (a 1v1 run under a
+        rule set whose records carry them: the run's 1v1 pass calls this once, before any
+        game starts)."""
+        self.duel_rules = duel_rules
+
     @property
     def n_games(self) -> int:
         """Games started so far: the 1v1 games, or in a run of team or free-for-all games the
@@ -221,9 +235,17 @@ class Games:
             dynamics.finish(self._lobby.players, now)
 
     # ------------------------------------------------------------------------------- 1v1
-    def start_duels(self, duels: Sequence[tuple[Waiting, Waiting, float]]) -> None:
+    def start_duels(
+        self,
+        duels: Sequence[tuple[Waiting, Waiting, float]],
+        ratings: Sequence[tuple[float, float]] | None = None,
+    ) -> None:
         """Start the 1v1 games of a pass, each of two waiting players (side 0, side 1) with its
         predicted match quality, one after another.
+
+        Under :attr:`duel_rules` each game's seats are noted as it starts, with the ratings
+        the pass's rules read (``ratings``, per game side 0's then side 1's; None: the
+        driving rater's means now, which are the pool's but for a policy that sees the truth).
 
         The games that end at one moment (with timed passes only, all those without a quit)
         are noted as finished by one callback, :class:`_FinishDuels`, which does for each game
@@ -253,6 +275,8 @@ class Games:
                 ends,
             )
         hand_over, clock, enqueue_at, timed_only, beta, normal, ends = kit
+        if self.duel_rules is not None:  # before the loop changes n_duels
+            self._note_duels(duels, ratings)
         rules, dynamics = self.rules, self.dynamics
         start = self.env.now
         full_end = clock.snap_to_tick(start + rules.length) if timed_only else start + rules.length
@@ -316,6 +340,22 @@ class Games:
             hand_over(wa, end_event)
             hand_over(wb, end_event)
 
+    def _note_duels(
+        self,
+        duels: Sequence[tuple[Waiting, Waiting, float]],
+        ratings: Sequence[tuple[float, float]] | None,
+    ) -> None:
+        """Note the seats of the 1v1 games :meth:`start_duels` is about to start (their ids
+        are the next ones) with :attr:`duel_rules`."""
+        assert self.duel_rules is not None
+        if ratings is None:
+            ids = np.array([w.pid for wa, wb, _ in duels for w in (wa, wb)], dtype=np.int64)
+            means = self._driver.means(ids).tolist()
+            ratings = list(zip(means[0::2], means[1::2], strict=True))
+        note = self.duel_rules.note
+        for k, ((wa, wb, _), (ra, rb)) in enumerate(zip(duels, ratings, strict=True)):
+            note(self.n_duels + k, wa, wb, ra, rb)
+
     @staticmethod
     def _place_duel(world: World, wa: Waiting, wb: Waiting, now: float, game_id: int) -> None:
         """Host a 1v1 game of ``wa`` and ``wb`` starting now, and note its seats."""
@@ -377,7 +417,15 @@ class Games:
         if fast and len(finished) == 1:
             end, game = finished[0]
             batch, minute, truth = score_one(self._score_model, end, game, self._score_rng.poisson)
-            self._recorder.duels(batch, (game[2],), (game[3],), (minute,), (game[8],), (truth,))
+            self._recorder.duels(
+                batch,
+                (game[2],),
+                (game[3],),
+                (minute,),
+                (game[8],),
+                (truth,),
+                None if self.duel_rules is None else self._duel_rule_values(batch),
+            )
             return batch
         ends = [end for end, _ in finished]
         game_id, start, pa, pb, perf_a, perf_b, quit_side, winner, quality, ta, tb = zip(
@@ -413,5 +461,15 @@ class Games:
             quit_side,
             winner,
         )
-        self._recorder.duels(batch, pa, pb, minutes, quality, truths)
+        rule_values = None if self.duel_rules is None else self._duel_rule_values(batch)
+        self._recorder.duels(batch, pa, pb, minutes, quality, truths, rule_values)
         return batch
+
+    def _duel_rule_values(self, batch: DuelBatch) -> list[tuple[tuple[Any, ...], ...]]:
+        """Return the rule columns of each game's two seats (:attr:`duel_rules`')."""
+        duel_rules = self.duel_rules
+        assert duel_rules is not None
+        return [
+            duel_rules.record(game_id, a, b)
+            for game_id, a, b in zip(batch.game_id, batch.player_a, batch.player_b, strict=True)
+        ]

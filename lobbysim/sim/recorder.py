@@ -9,9 +9,9 @@ lobby forgets them. It decides nothing about the model and does no file I/O: the
 With a world and with parties the rows carry the columns they add
 (:func:`lobbysim.records.rows.record_schema`): a game's data centre, a seat's region, latency and
 party, a queueing spell's region and party, a player's region; a team game's row carries its
-predicted win chance and true gap at the start; under a rule set, a team or free-for-all
-seat's row carries the rules' columns its game gives (:mod:`lobbysim.sim.seat_rules`). A run
-without them writes the rows it always wrote.
+predicted win chance and true gap at the start; under a rule set, a seat's row carries the
+rules' columns its game gives (:mod:`lobbysim.sim.seat_rules`; a 1v1 game's through
+:meth:`Recorder.duels`' ``rule_values``). A run without them writes the rows it always wrote.
 """
 
 from __future__ import annotations
@@ -195,6 +195,7 @@ class Recorder:
         minutes: Sequence[float],
         quality: Sequence[float],
         truths: Sequence[tuple[float, float, bool | None]],
+        rule_values: Sequence[Sequence[tuple[Any, ...]]] | None = None,
     ) -> None:
         """Record scored 1v1 games as :meth:`game` records each of them, in order.
 
@@ -204,6 +205,8 @@ class Recorder:
             minutes: each game's length (both stints last the whole game).
             quality: the match quality the matchmaker predicted for each game.
             truths: each game's true draw density, true skill gap and whether the stronger won.
+            rule_values: under a rule set, each game's two seats' rule columns, side 0's then
+                side 1's (:class:`lobbysim.sim.seat_rules.DuelRules`; None: no rule columns).
 
         The rows and tallies are :meth:`game`'s, made column by column: the participants of a
         game in seat order, a game after another.
@@ -222,8 +225,8 @@ class Recorder:
             pb.wins += winner == 1
         ids, start, end = batch.game_id, batch.start, batch.end
         records = self.records
-        if self._extras:
-            self._duels_placed(batch, minutes, quality, truths)
+        if self._extras or rule_values is not None:
+            self._duels_placed(batch, minutes, quality, truths, rule_values)
             return
         if len(ids) == 1:  # one game (a pass on every arrival): its rows as tuples
             quit_side, winner = batch.quit_side[0], batch.winner[0]
@@ -291,14 +294,16 @@ class Recorder:
         minutes: Sequence[float],
         quality: Sequence[float],
         truths: Sequence[tuple[float, float, bool | None]],
+        rule_values: Sequence[Sequence[tuple[Any, ...]]] | None = None,
     ) -> None:
-        """The rows of :meth:`duels` with the world's columns (a 1v1 game's data centre is
-        the world's :meth:`~lobbysim.sim.world.World.duel_host`; 1v1 games have no parties)."""
+        """The rows of :meth:`duels` with the world's, the parties' and the rules' columns (a
+        1v1 game's data centre is the world's :meth:`~lobbysim.sim.world.World.duel_host`;
+        1v1 games have no parties; ``rule_values``: each game's seats' rule columns)."""
         world = self._world
         for k, game_id in enumerate(batch.game_id):
             begun, ended, length = batch.start[k], batch.end[k], minutes[k]
             host = -1 if world is None else world.duel_host(game_id)
-            add = self._seat_adder(host, None)
+            add = self._seat_adder(host, None, None if rule_values is None else rule_values[k])
             quit_side = batch.quit_side[k]
             for side, pid, score, registered in (
                 (0, batch.player_a[k], batch.score_a[k], batch.registered_a[k]),

@@ -18,9 +18,32 @@ by default):
   ``min(flatten(...[X]))``: the largest ticket value within ``maxDistance`` of the smallest.
 * ``comparison`` with no ``referenceValue``, on ``flatten(teams[*].players.attributes[X])``:
   ``=`` every value the same (a number: every ticket's), ``!=`` every player's different.
-* ``collection`` ``intersection`` on ``flatten(teams[*].players.attributes[X])``: the values
-  common to every ticket's list (a ticket's list its players' ``union``, the default, or
-  ``intersection``) number at least ``minCount`` and at most ``maxCount``.
+* ``comparison`` with a constant ``referenceValue``, on ``teams[T].players.attributes[X]``
+  (``T`` a team's name, or ``*`` for every team; in ``flatten(...)`` or not): every ticket's
+  value (a number: its players' combined by ``partyAggregation``; a string: each player's)
+  stands in ``operation`` (``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``; a string only ``=``
+  and ``!=``) to the reference. ``count(teams[A].players)`` against ``count(teams[B].players)``:
+  the two teams' numbers of players stand in ``operation``.
+* ``collection`` (a ticket's list is its players' lists combined by ``partyAggregation``:
+  ``union``, the default, or ``intersection``), each count at least ``minCount`` and at most
+  ``maxCount``: ``intersection`` on ``flatten(teams[*].players.attributes[X])``, the number of
+  values common to every ticket's list; ``contains`` (``referenceValue`` a string) on
+  ``flatten(teams[T].players.attributes[X])``, the number of lists holding the reference (the
+  guide does not say whether a party counts once or per player: records with a party ticket
+  are refused); ``reference_intersection_count`` on ``flatten(teams[T]...[X])``, for each
+  ticket's list, the number of its values in the reference, which is a list of strings or
+  ``set_intersection(flatten(teams[*].players.attributes[Y]))``, the values common to every
+  ticket's list of ``Y``.
+* ``compound``: its ``statement`` combines rules defined before it with ``and``, ``or`` (each
+  of two or more arguments), ``xor`` (exactly one argument true) and ``not`` (one argument),
+  each rule read as holding or not at the match's age; a rule a compound statement names is
+  checked only through it (else an ``or`` could never let a match break one of its parts). A
+  ``batchDistance``, sort or compound rule may not be named in one, and a compound rule has
+  no expansions (the guide).
+* a team named in a property expression: the teams of the records are the rule set's team
+  definitions in order, one with ``quantity`` q > 1 giving q teams named ``<name>_1`` ...
+  ``<name>_q``; a game of one team definition has every seat in it (a free-for-all's records
+  have no team).
 * ``latency``: every ticket's latency to the match's location (its players' combined by
   ``partyAggregation``) at most ``maxLatency``; with ``maxDistance`` (``distanceReference:
   min``) each ticket's latency there exceeds its best by at most that.
@@ -64,6 +87,12 @@ SLACK = 1e-9
 
 _FLAT = r"flatten\(teams\[\*\]\.players\.attributes\[(\w[\w.-]*)\]\)"
 _TEAMS = r"teams\[\*\]\.players\.attributes\[(\w[\w.-]*)\]"
+#: ``teams[T].players.attributes[X]`` in ``flatten(...)`` or not: T (a name or ``*``) and X.
+_TEAM_ATTR = re.compile(
+    r"(?:flatten\()?teams\[(\*|[^\[\]*]+)\]\.players\.attributes\[(\w[\w.-]*)\]\)?"
+)
+_COUNT = re.compile(r"count\(teams\[([^\[\]*]+)\]\.players\)")
+_COMMON = re.compile(rf"set_intersection\({_FLAT}\)")
 _SORTS = ("absoluteSort", "distanceSort")
 _KNOWN = {
     "batchDistance": {"batchAttribute", "maxDistance", "partyAggregation"},
@@ -74,10 +103,26 @@ _KNOWN = {
         "minDistance",
         "partyAggregation",
     },
-    "comparison": {"measurements", "operation", "partyAggregation"},
-    "collection": {"measurements", "operation", "minCount", "maxCount", "partyAggregation"},
+    "comparison": {"measurements", "referenceValue", "operation", "partyAggregation"},
+    "collection": {
+        "measurements",
+        "referenceValue",
+        "operation",
+        "minCount",
+        "maxCount",
+        "partyAggregation",
+    },
     "latency": {"maxLatency", "maxDistance", "distanceReference", "partyAggregation"},
+    "compound": {"statement"},
 }
+#: The properties of each rule type whose value is a limit (an expansion may target them).
+_LIMITS = {
+    "batchDistance": ("maxDistance",),
+    "distance": ("maxDistance", "minDistance"),
+    "collection": ("minCount", "maxCount"),
+    "latency": ("maxLatency", "maxDistance"),
+}
+_OPERATIONS = ("=", "!=", "<", "<=", ">", ">=")
 _LABELS = {"name", "type", "description"}
 
 
@@ -118,14 +163,43 @@ class _Rule:
     data: Mapping[str, Any]
     prop: str | None  # the property whose value is the limit
     steps: tuple[tuple[float, float], ...]  # (waitTimeSeconds, value), the first at 0
+    #: Every limit property the rule gives, with its steps (``steps`` is ``prop``'s).
+    limits: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    #: The team a comparison or collection measures (None: every team).
+    team: str | None = None
+    #: A comparison's or collection's reference: ``("value", v)`` a constant, ``("count",
+    #: B)`` the players of team B, ``("list", values)``, ``("common", Y)`` the values common
+    #: to every ticket's list of Y; None: none.
+    reference: tuple[str, Any] | None = None
+    #: A compound rule's statement as a tree: a rule's name, or ``(operator, [trees])``.
+    statement: Any = None
 
     def limit(self, age_seconds: float) -> float:
         """Return the limit in force for a match ``age_seconds`` old."""
-        value = self.steps[0][1]
-        for wait, step in self.steps[1:]:
-            if age_seconds >= wait * (1 - SLACK) - SLACK:
-                value = step
-        return value
+        return _stepped(self.steps, age_seconds)
+
+    def limit_of(self, prop: str, age_seconds: float) -> float | None:
+        """Return the value of limit property ``prop`` in force at ``age_seconds`` (None: the
+        rule does not give it)."""
+        steps = self.limits.get(prop)
+        return None if steps is None else _stepped(steps, age_seconds)
+
+    @property
+    def columns(self) -> list[str]:
+        """The attributes whose record columns the rule reads."""
+        out = [] if self.attribute is None else [self.attribute.split("#")[0]]
+        if self.reference is not None and self.reference[0] == "common":
+            out.append(str(self.reference[1]))
+        return out
+
+
+def _stepped(steps: Sequence[tuple[float, float]], age_seconds: float) -> float:
+    """Return the value of the last step whose wait ``age_seconds`` has reached."""
+    value = steps[0][1]
+    for wait, step in steps[1:]:
+        if age_seconds >= wait * (1 - SLACK) - SLACK:
+            value = step
+    return value
 
 
 def read_rule_set(source: str | Path | Mapping[str, Any]) -> tuple[list[_Rule], str, list[Any]]:
@@ -151,7 +225,9 @@ def read_rule_set(source: str | Path | Mapping[str, Any]) -> tuple[list[_Rule], 
             raise NotUnderstood(f"expansions[{k}].target {target!r}")
         steps = [(float(s["waitTimeSeconds"]), float(s["value"])) for s in expansion["steps"]]
         expansions[target] = sorted(steps)
-    rules = [_read_rule(r, expansions) for r in data.get("rules") or []]
+    rules: list[_Rule] = []
+    for entry in data.get("rules") or []:
+        rules.append(_read_rule(entry, expansions, {r.name: r for r in rules}))
     teams = [dict(team) for team in data.get("teams") or []]
     for team in teams:
         for prop in ("minPlayers", "maxPlayers"):
@@ -198,7 +274,12 @@ def _without_comments(text: str) -> str:
     return "".join(out)
 
 
-def _read_rule(rule: Mapping[str, Any], expansions: dict[str, list[tuple[float, float]]]) -> _Rule:
+def _read_rule(
+    rule: Mapping[str, Any],
+    expansions: dict[str, list[tuple[float, float]]],
+    before: Mapping[str, _Rule],
+) -> _Rule:
+    """Read one rule (``before``: the rules defined before it, by name)."""
     name, kind = str(rule.get("name")), str(rule.get("type"))
     if kind in _SORTS:
         return _Rule(name, kind, None, rule, None, ((0.0, math.nan),))
@@ -208,8 +289,16 @@ def _read_rule(rule: Mapping[str, Any], expansions: dict[str, list[tuple[float, 
     extra = set(rule) - known - _LABELS
     if extra:
         raise NotUnderstood(f"rule {name!r}: property {sorted(extra)[0]!r} is not read")
+    if kind == "compound":
+        for target in expansions:
+            if target.startswith(f"rules[{name}]."):
+                raise NotUnderstood(f"expansion target {target!r}: a compound rule has none")
+        tree = _statement(name, str(rule.get("statement", "")), before)
+        return _Rule(name, kind, None, rule, None, ((0.0, math.nan),), statement=tree)
     attribute = None
     prop: str | None = None
+    team: str | None = None
+    reference: tuple[str, Any] | None = None
     if kind == "batchDistance":
         attribute = str(rule["batchAttribute"])
         prop = "maxDistance" if "maxDistance" in rule else None
@@ -217,16 +306,11 @@ def _read_rule(rule: Mapping[str, Any], expansions: dict[str, list[tuple[float, 
         attribute = _distance_attribute(name, rule)
         prop = "maxDistance" if "maxDistance" in rule else "minDistance"
     elif kind == "comparison":
-        if rule.get("operation") not in ("=", "!="):
-            raise NotUnderstood(f"rule {name!r}: operation {rule.get('operation')!r}")
-        attribute = _flat_attribute(name, rule["measurements"])
+        attribute, team, reference = _comparison(name, rule)
     elif kind == "collection":
-        if rule.get("operation") != "intersection":
-            raise NotUnderstood(f"rule {name!r}: collection operation {rule.get('operation')!r}")
-        attribute = _flat_attribute(name, rule["measurements"])
+        attribute, team, reference = _collection(name, rule)
         if rule.get("partyAggregation", "union") not in ("union", "intersection"):
             raise NotUnderstood(f"rule {name!r}: partyAggregation {rule['partyAggregation']!r}")
-        # with both, both are checked; only minCount's expansions are read
         prop = "minCount" if "minCount" in rule else "maxCount" if "maxCount" in rule else None
     else:  # latency
         if "maxDistance" in rule and rule.get("distanceReference", "min") != "min":
@@ -240,12 +324,124 @@ def _read_rule(rule: Mapping[str, Any], expansions: dict[str, list[tuple[float, 
         "intersection",
     ):
         raise NotUnderstood(f"rule {name!r}: partyAggregation {rule['partyAggregation']!r}")
-    base = math.nan if prop is None else float(rule[prop])
-    steps = ((0.0, base), *expansions.pop(f"rules[{name}].{prop}", []))
+    limits: dict[str, tuple[tuple[float, float], ...]] = {}
+    for each in _LIMITS.get(kind, ()):
+        if each in rule:
+            limits[each] = ((0.0, float(rule[each])), *expansions.pop(f"rules[{name}].{each}", []))
     for target in list(expansions):
         if target.startswith(f"rules[{name}]."):
             raise NotUnderstood(f"expansion target {target!r}")
-    return _Rule(name, kind, attribute, rule, prop, steps)
+    steps = ((0.0, math.nan),) if prop is None else limits[prop]
+    return _Rule(name, kind, attribute, rule, prop, steps, limits, team, reference)
+
+
+def _comparison(name: str, rule: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+    """Read a comparison rule: its attribute, the team it measures, its reference."""
+    operation = rule.get("operation")
+    if operation not in _OPERATIONS:
+        raise NotUnderstood(f"rule {name!r}: operation {operation!r}")
+    if "referenceValue" not in rule:  # across players: every value the same, or each other
+        if operation not in ("=", "!="):
+            raise NotUnderstood(f"rule {name!r}: operation {operation!r} with no referenceValue")
+        return _flat_attribute(name, rule["measurements"]), None, None
+    measured = _one(rule["measurements"]).replace(" ", "")
+    value = rule["referenceValue"]
+    count = _COUNT.fullmatch(measured)
+    if count is not None:
+        other = _COUNT.fullmatch(value.replace(" ", "")) if isinstance(value, str) else None
+        if other is None:
+            raise NotUnderstood(f"rule {name!r}: {measured!r} against referenceValue {value!r}")
+        return None, count[1], ("count", other[1])
+    match = _TEAM_ATTR.fullmatch(measured)
+    if match is None:
+        raise NotUnderstood(f"rule {name!r}: measurements {rule['measurements']!r}")
+    team = None if match[1] == "*" else match[1]
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise NotUnderstood(f"rule {name!r}: referenceValue {value!r}")
+    if isinstance(value, str) and re.search(r"[(\[]", value):
+        raise NotUnderstood(f"rule {name!r}: referenceValue {value!r} (an expression)")
+    if isinstance(value, str) and operation not in ("=", "!="):
+        raise NotUnderstood(f"rule {name!r}: operation {operation!r} on the string {value!r}")
+    return match[2], team, ("value", value)
+
+
+def _collection(name: str, rule: Mapping[str, Any]) -> tuple[str, str | None, Any]:
+    """Read a collection rule: its attribute, the team it measures, its reference."""
+    operation = rule.get("operation")
+    value = rule.get("referenceValue")
+    if operation == "intersection":
+        if "referenceValue" in rule:
+            raise NotUnderstood(f"rule {name!r}: referenceValue of an intersection")
+        return _flat_attribute(name, rule["measurements"]), None, None
+    if operation not in ("contains", "reference_intersection_count"):
+        raise NotUnderstood(f"rule {name!r}: collection operation {operation!r}")
+    if "minCount" not in rule and "maxCount" not in rule:
+        raise NotUnderstood(f"rule {name!r}: {operation} with neither minCount nor maxCount")
+    measured = _one(rule["measurements"]).replace(" ", "")
+    match = _TEAM_ATTR.fullmatch(measured)
+    if match is None or not measured.startswith("flatten("):
+        raise NotUnderstood(f"rule {name!r}: measurements {rule['measurements']!r}")
+    team = None if match[1] == "*" else match[1]
+    if operation == "contains":
+        if not isinstance(value, str) or re.search(r"[(\[]", value):
+            raise NotUnderstood(f"rule {name!r}: contains referenceValue {value!r}")
+        return match[2], team, ("value", value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return match[2], team, ("list", frozenset(value))
+    common = _COMMON.fullmatch(value.replace(" ", "")) if isinstance(value, str) else None
+    if common is None:
+        raise NotUnderstood(f"rule {name!r}: reference_intersection_count of {value!r}")
+    return match[2], team, ("common", common[1])
+
+
+def _statement(name: str, text: str, before: Mapping[str, _Rule]) -> Any:
+    """Parse a compound rule's statement into a tree of rule names (each defined before it,
+    not a batchDistance, sort or compound rule) and operators."""
+    tokens = re.findall(r"[A-Za-z_][\w.-]*|[(),]|\S", text)
+    k = 0
+
+    def expression() -> Any:
+        nonlocal k
+        if k >= len(tokens):
+            raise NotUnderstood(f"rule {name!r}: compound statement {text!r} ends too soon")
+        token = tokens[k]
+        k += 1
+        if k < len(tokens) and tokens[k] == "(":
+            if token not in ("and", "or", "xor", "not"):
+                raise NotUnderstood(f"rule {name!r}: compound operator {token!r}")
+            k += 1
+            args = [expression()]
+            while k < len(tokens) and tokens[k] == ",":
+                k += 1
+                args.append(expression())
+            if k >= len(tokens) or tokens[k] != ")":
+                raise NotUnderstood(f"rule {name!r}: compound statement {text!r}")
+            k += 1
+            if (token == "not") != (len(args) == 1):
+                raise NotUnderstood(f"rule {name!r}: {token} of {len(args)} arguments")
+            return (token, args)
+        rule = before.get(token)
+        if rule is None:
+            raise NotUnderstood(
+                f"rule {name!r}: compound statement names {token!r}, no rule defined before it"
+            )
+        if rule.kind in ("batchDistance", "compound", *_SORTS):
+            raise NotUnderstood(
+                f"rule {name!r}: compound statement names the {rule.kind} {token!r}"
+            )
+        return token
+
+    tree = expression()
+    if k != len(tokens):
+        raise NotUnderstood(f"rule {name!r}: compound statement {text!r}")
+    return tree
+
+
+def _named(tree: Any) -> set[str]:
+    """The rule names a compound statement's tree holds."""
+    if isinstance(tree, str):
+        return {tree}
+    return set().union(*(_named(t) for t in tree[1]))
 
 
 def _one(measurements: Any) -> str:
@@ -296,9 +492,11 @@ def check_run(
             was taken.
     """
     rules, age_selection, teams = read_rule_set(rule_set)
+    by_name = {rule.name: rule for rule in rules}
+    parts = set().union(*(_named(r.statement) for r in rules if r.kind == "compound"))
     for rule in rules:
-        if rule.attribute is not None:
-            column = ATTR.format(rule.attribute.split("#")[0])
+        for attribute in rule.columns:
+            column = ATTR.format(attribute)
             if column not in participants.columns:
                 raise NotUnderstood(f"rule {rule.name!r}: the records have no column {column!r}")
         if rule.kind == "latency" and "latency_ms" not in participants.columns:
@@ -331,7 +529,8 @@ def check_run(
         age = (min(ages) if age_selection == "newest" else max(ages)) * 60.0
         _check_teams(formed, teams, age, game_id, start, report)
         for rule in rules:
-            _check(rule, formed, age, game_id, "formed", start, report)
+            if rule.name not in parts:  # a compound rule's parts hold only through it
+                _check(rule, by_name, teams, formed, age, game_id, "formed", start, report)
         for k, seat in enumerate(rows):
             t = float(seat["joined"])
             if t == start:
@@ -363,7 +562,8 @@ def check_run(
                         Violation(game_id, f"team {team_def['name']}", size, high, "backfill", t)
                     )
             for rule in rules:
-                _check(rule, match, chosen, game_id, "backfill", t, report)
+                if rule.name not in parts:
+                    _check(rule, by_name, teams, match, chosen, game_id, "backfill", t, report)
     return report
 
 
@@ -405,6 +605,8 @@ def _under(value: float, limit: float) -> bool:
 
 def _check(
     rule: _Rule,
+    by_name: Mapping[str, _Rule],
+    teams: list[Any],
     seats: list[Seat],
     age: float,
     game_id: int,
@@ -416,10 +618,39 @@ def _check(
     if rule.kind in _SORTS:
         return
     report.rules_checked += 1
+    if rule.kind == "compound":
+        broke = None if _holds(rule.statement, by_name, teams, seats, age) else (0.0, 1.0)
+    else:
+        broke = _breach(rule, teams, seats, age)
+    if broke is not None:
+        report.violations.append(Violation(game_id, rule.name, broke[0], broke[1], when, time))
+
+
+def _holds(
+    tree: Any, by_name: Mapping[str, _Rule], teams: list[Any], seats: list[Seat], age: float
+) -> bool:
+    """Whether a compound statement's tree holds over the players of a match ``age`` old."""
+    if isinstance(tree, str):
+        return _breach(by_name[tree], teams, seats, age) is None
+    operator, args = tree
+    values = [_holds(arg, by_name, teams, seats, age) for arg in args]
+    if operator == "and":
+        return all(values)
+    if operator == "or":
+        return any(values)
+    if operator == "xor":
+        return sum(values) == 1
+    return not values[0]  # not
+
+
+def _breach(
+    rule: _Rule, teams: list[Any], seats: list[Seat], age: float
+) -> tuple[float, float] | None:
+    """Return how a rule is broken by the players of a match ``age`` seconds old (the value
+    measured and the limit in force), or None if it holds."""
     limit = rule.limit(age)
     data = rule.data
     how = str(data.get("partyAggregation", "avg"))
-    broke: tuple[float, float] | None = None
     column = ATTR.format((rule.attribute or "").split("#")[0])
     tickets = _tickets(seats)
     if rule.kind == "batchDistance" or (rule.attribute or "").endswith("#spread"):
@@ -427,12 +658,12 @@ def _check(
         if isinstance(values[0][0], str):
             distinct = len({v for vs in values for v in vs})
             if distinct > 1:
-                broke = (float(distinct), 1.0)
+                return (float(distinct), 1.0)
         else:
             each = [_aggregate(v, how) for v in values]
             spread = max(each) - min(each)
             if _over(spread, limit):
-                broke = (spread, limit)
+                return (spread, limit)
     elif rule.kind == "distance":  # every team's average against the match's
         sides: dict[Any, list[float]] = {}
         for t in tickets:
@@ -441,45 +672,139 @@ def _check(
                 sides.setdefault(s["team"], []).append(value)
         every = [v for vs in sides.values() for v in vs]
         overall = math.fsum(every) / len(every)
-        for values in sides.values():
-            gap = abs(math.fsum(values) / len(values) - overall)
+        for side in sides.values():
+            gap = abs(math.fsum(side) / len(side) - overall)
             if rule.prop == "maxDistance" and _over(gap, limit):
-                broke = (gap, limit)
+                return (gap, limit)
             if rule.prop == "minDistance" and _under(gap, limit):
-                broke = (gap, limit)
+                return (gap, limit)
     elif rule.kind == "comparison":
-        values = [s[column] for s in seats]
-        if not isinstance(values[0], str) and data["operation"] == "=":
-            values = [_aggregate([s[column] for s in t], how) for t in tickets]
-        distinct = len(set(values))
-        if data["operation"] == "=" and distinct > 1:
-            broke = (float(distinct), 1.0)
-        if data["operation"] == "!=" and distinct < len(values):
-            broke = (float(distinct), float(len(values)))
+        return _comparison_breach(rule, teams, seats, column, how)
     elif rule.kind == "collection":
-        how = str(data.get("partyAggregation", "union"))
-        lists = []
-        for t in tickets:
-            sets = [set(json.loads(s[column])) for s in t]
-            lists.append(set.intersection(*sets) if how == "intersection" else set.union(*sets))
-        common = len(set.intersection(*lists))
-        low = limit if rule.prop == "minCount" else -math.inf
-        high = float(data["maxCount"]) if "maxCount" in data else math.inf
-        if rule.prop == "maxCount":
-            high = limit
-        if common < low or common > high:
-            broke = (float(common), low if common < low else high)
+        return _collection_breach(rule, teams, seats, column, age)
     else:  # latency
         worst = -math.inf
         for t in tickets:
             lat = [float(s["latency_ms"]) for s in t]
             if rule.prop == "maxDistance":
                 lat = [x - float(s["best_latency_ms"]) for x, s in zip(lat, t, strict=True)]
-            worst = max(worst, _aggregate(lat, str(data.get("partyAggregation", "avg"))))
+            worst = max(worst, _aggregate(lat, how))
         if _over(worst, limit):
-            broke = (worst, limit)
-    if broke is not None:
-        report.violations.append(Violation(game_id, rule.name, broke[0], broke[1], when, time))
+            return (worst, limit)
+    return None
+
+
+def _comparison_breach(
+    rule: _Rule, teams: list[Any], seats: list[Seat], column: str, how: str
+) -> tuple[float, float] | None:
+    """:func:`_breach` of a comparison rule."""
+    operation = str(rule.data["operation"])
+    if rule.reference is None:  # across players
+        values = [s[column] for s in seats]
+        if not isinstance(values[0], str) and operation == "=":
+            values = [_aggregate([s[column] for s in t], how) for t in _tickets(seats)]
+        distinct = len(set(values))
+        if operation == "=" and distinct > 1:
+            return (float(distinct), 1.0)
+        if operation == "!=" and distinct < len(values):
+            return (float(distinct), float(len(values)))
+        return None
+    kind, reference = rule.reference
+    if kind == "count":
+        assert rule.team is not None
+        a = float(len(_team_seats(seats, teams, rule.team)))
+        b = float(len(_team_seats(seats, teams, str(reference))))
+        return None if _stands(a, operation, b) else (a, b)
+    chosen = _team_seats(seats, teams, rule.team)
+    for ticket in _tickets(chosen):
+        values = [s[column] for s in ticket]
+        if isinstance(values[0], str) or isinstance(reference, str):
+            if not all(isinstance(v, str) for v in values) or not isinstance(reference, str):
+                raise NotUnderstood(
+                    f"rule {rule.name!r}: {column} {values[0]!r} against {reference!r}"
+                )
+            failing = [v for v in values if (v == reference) != (operation == "=")]
+            if failing:
+                return (float(len(failing)), 0.0)
+            continue
+        value = _aggregate([float(v) for v in values], how)
+        if not _stands(value, operation, float(reference)):
+            return (value, float(reference))
+    return None
+
+
+def _stands(a: float, operation: str, b: float) -> bool:
+    """Whether ``a operation b`` holds (within the slack)."""
+    equal = not _over(a, b) and not _under(a, b)
+    return {
+        "=": equal,
+        "!=": not equal,
+        "<": _under(a, b),
+        "<=": not _over(a, b),
+        ">": _over(a, b),
+        ">=": not _under(a, b),
+    }[operation]
+
+
+def _collection_breach(
+    rule: _Rule, teams: list[Any], seats: list[Seat], column: str, age: float
+) -> tuple[float, float] | None:
+    """:func:`_breach` of a collection rule: each count within ``minCount`` and ``maxCount``."""
+    how = str(rule.data.get("partyAggregation", "union"))
+    low = rule.limit_of("minCount", age)
+    high = rule.limit_of("maxCount", age)
+    low = -math.inf if low is None else low
+    high = math.inf if high is None else high
+    chosen = _team_seats(seats, teams, rule.team)
+    lists = [_ticket_list(t, column, how) for t in _tickets(chosen)]
+    operation = rule.data["operation"]
+    if operation == "intersection":
+        counts = [len(set.intersection(*lists))]
+    elif operation == "contains":
+        if any(len(t) > 1 for t in _tickets(chosen)):
+            raise NotUnderstood(
+                f"rule {rule.name!r}: how a party's ticket counts in 'contains' is not read"
+            )
+        assert rule.reference is not None
+        counts = [sum(rule.reference[1] in values for values in lists)]
+    else:  # reference_intersection_count: each list against the reference
+        assert rule.reference is not None
+        kind, reference = rule.reference
+        if kind == "common":
+            other = ATTR.format(reference)
+            common = set.intersection(*(_ticket_list(t, other, how) for t in _tickets(seats)))
+        else:
+            common = set(reference)
+        counts = [len(values & common) for values in lists]
+    for count in counts:
+        if count < low:
+            return (float(count), low)
+        if count > high:
+            return (float(count), high)
+    return None
+
+
+def _ticket_list(ticket: list[Seat], column: str, how: str) -> set[str]:
+    """A ticket's list of a string_list column: its players' ``union`` or ``intersection``."""
+    sets = [set(json.loads(s[column])) for s in ticket]
+    return set.intersection(*sets) if how == "intersection" else set.union(*sets)
+
+
+def _team_seats(seats: list[Seat], teams: list[Any], name: str | None) -> list[Seat]:
+    """The seats of the team ``name`` (None or ``*``: every seat; see the module docstring)."""
+    if name is None or name == "*":
+        return seats
+    names: list[str] = []
+    for team in teams:
+        quantity = int(team.get("quantity", 1))
+        base = str(team["name"])
+        names += [base] if quantity == 1 else [f"{base}_{k + 1}" for k in range(quantity)]
+    if name not in names:
+        raise NotUnderstood(f"team {name!r}: the rule set's teams are {names}")
+    if len(names) == 1:
+        return seats
+    index = names.index(name)
+    return [s for s in seats if (s["team"] or 0) == index]
 
 
 def _team_sizes(seats: list[Seat], teams: list[Any]) -> Iterable[tuple[Any, int]]:
