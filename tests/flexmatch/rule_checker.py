@@ -15,7 +15,9 @@ by default):
 * ``distance``: ``avg(teams[*].players.attributes[X])`` against
   ``avg(flatten(teams[*].players.attributes[X]))``: every team's average within ``maxDistance``
   of the match's (``minDistance``: at least); ``max(flatten(...[X]))`` against
-  ``min(flatten(...[X]))``: the largest ticket value within ``maxDistance`` of the smallest.
+  ``min(flatten(...[X]))``: the largest ticket value within ``maxDistance`` of the smallest;
+  ``max(count(teams[*].players))`` against ``min(count(teams[*].players))``: the largest
+  team's number of players less the smallest's (every team counted, an empty one too).
 * ``comparison`` with no ``referenceValue``, on ``flatten(teams[*].players.attributes[X])``:
   ``=`` every value the same (a number: every ticket's), ``!=`` every player's different.
 * ``comparison`` with a constant ``referenceValue``, on ``teams[T].players.attributes[X]``
@@ -303,7 +305,18 @@ def _read_rule(
         attribute = str(rule["batchAttribute"])
         prop = "maxDistance" if "maxDistance" in rule else None
     elif kind == "distance":
-        attribute = _distance_attribute(name, rule)
+        measured = _one(rule.get("measurements")).replace(" ", "")
+        if measured == "max(count(teams[*].players))":  # the largest team less the smallest
+            if (
+                str(rule.get("referenceValue", "")).replace(" ", "")
+                != "min(count(teams[*].players))"
+            ):
+                raise NotUnderstood(
+                    f"rule {name!r}: distance of {measured!r} from {rule.get('referenceValue')!r}"
+                )
+            reference = ("sizes", None)
+        else:
+            attribute = _distance_attribute(name, rule)
         prop = "maxDistance" if "maxDistance" in rule else "minDistance"
     elif kind == "comparison":
         attribute, team, reference = _comparison(name, rule)
@@ -664,6 +677,13 @@ def _breach(
             spread = max(each) - min(each)
             if _over(spread, limit):
                 return (spread, limit)
+    elif rule.kind == "distance" and rule.reference is not None:  # the teams' sizes
+        sizes = [size for _, size in _team_sizes(seats, teams)]
+        gap = float(max(sizes) - min(sizes))
+        if rule.prop == "maxDistance" and _over(gap, limit):
+            return (gap, limit)
+        if rule.prop == "minDistance" and _under(gap, limit):
+            return (gap, limit)
     elif rule.kind == "distance":  # every team's average against the match's
         sides: dict[Any, list[float]] = {}
         for t in tickets:

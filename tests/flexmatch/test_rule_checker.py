@@ -5,10 +5,10 @@ violations, a tightened limit, a seat opened by no quit, and refuses what it doe
 
 The runs are short (minutes of simulated time) with quits likely, so that back-fills happen
 (but in 1v1 games, which have none); their attributes are bound so that matches can form in
-that time (a set's rules are its own). Besides our own fixture sets, the cases run under five of
+that time (a set's rules are its own). Besides our own fixture sets, the cases run under six of
 the rule sets modelled on published ones (tests/fixtures/flexmatch/modelled/, its README names
-their sources): the three 1v1 sets, guide_ex4 and guide_ex5; of those that load, only guide_ex9
-(two teams of 100) is left out, too slow for a test.
+their sources): the four 1v1 sets (guide_ex6 and three from the GameLift sample), guide_ex4 and
+guide_ex5; of those that load at HEAD, only guide_ex9 (two teams of 100) is left out, too slow.
 """
 
 from __future__ import annotations
@@ -146,7 +146,13 @@ def _modelled(name: str) -> Path:
 
 #: The cases of 1v1 games: a quit ends a 1v1 game (lobbysim/sim/games.py), so no seat of one is
 #: ever back-filled and no back-fill can be checked.
-ONE_V_ONE = {"duel_close_elo", "duel_close_elo_exact", "duel_same_tier", "duel_short_ping"}
+ONE_V_ONE = {
+    "duel_close_elo",
+    "duel_close_elo_exact",
+    "duel_same_pace",
+    "duel_same_tier",
+    "duel_short_ping",
+}
 
 #: name -> (scenario file, FlexMatch rule set, horizon in minutes, edit of the scenario); the
 #: modelled set has no scenario file: its edit writes the scenario.
@@ -191,6 +197,12 @@ CASES: dict[str, tuple[Path | None, Path, float, Edit]] = {
     "duel_same_tier": (
         FIXTURES / "duel_same_tier.yaml",
         _modelled("gamelift_sample_duel_equal_value.json"),
+        10,
+        _short_games,
+    ),
+    "duel_same_pace": (
+        FIXTURES / "duel_same_pace.yaml",
+        _modelled("guide_ex6_duel_same_ruleset_and_arena_other_deck.json"),
         10,
         _short_games,
     ),
@@ -517,6 +529,27 @@ def test_a_changed_elo_breaks_the_duels_mean_gap_at_the_limit_of_its_age() -> No
     assert found.value == pytest.approx(abs(elo.iloc[0] - elo.iloc[1]) / 2)
 
 
+def test_one_deck_twice_another_pace_and_another_arena_break_a_duels_rules() -> None:
+    """guide_ex6's three comparisons across the two players: '=' on a string, '=' and '!='
+    on a number, each broken in its own game."""
+    games, participants, waits = _frames("duel_same_pace")
+    ids = participants["game_id"].drop_duplicates().tolist()[:3]
+    seats = [participants.index[participants["game_id"] == g] for g in ids]
+    a, b = seats[0]
+    participants.loc[b, "attr_deck"] = participants.loc[a, "attr_deck"]
+    a, b = seats[1]
+    participants.loc[b, "attr_pace"] = "bullet"
+    a, b = seats[2]
+    participants.loc[b, "attr_arena"] += 0.5
+    report = check_run(CASES["duel_same_pace"][1], games, participants, waits)
+    broken = {(v.game_id, v.rule, v.value, v.limit) for v in report.violations}
+    assert len(report.violations) == 3 and broken == {
+        (ids[0], "OtherDeck", 1.0, 2.0),
+        (ids[1], "SamePace", 2.0, 1.0),
+        (ids[2], "SameArena", 2.0, 1.0),
+    }
+
+
 def test_a_faction_no_player_wants_to_face_breaks_the_rivals_rule() -> None:
     """reference_intersection_count against set_intersection(...): a player of a faction none
     wants to face has none in the reference; only the expansion to 0 at 20 s lets it pass."""
@@ -697,6 +730,30 @@ def test_the_modelled_constructs_the_checker_does_not_read_are_refused() -> None
         }
     )
     assert check_run(sides, games, participants, waits).violations == []
+
+
+def test_teams_of_sizes_further_apart_than_the_limit_break_a_sizes_distance() -> None:
+    """``max(count(teams[*].players))`` against ``min(...)``: a player moved to the other team
+    of a 5v5 makes teams of 6 and 4."""
+    games, participants, waits = _frames("two_teams_skill")
+    document = json.loads(CASES["two_teams_skill"][1].read_text(encoding="utf-8"))
+    document["rules"].append(
+        {
+            "name": "CloseSizes",
+            "type": "distance",
+            "measurements": ["max(count(teams[*].players))"],
+            "referenceValue": "min(count(teams[*].players))",
+            "maxDistance": 1,
+        }
+    )
+    assert _broken_games(check_run(document, games, participants, waits), "CloseSizes") == set()
+    formed = _formed(games, participants)
+    seat = formed.index[formed["team"] == 0][0]
+    participants.loc[seat, "team"] = 1
+    report = check_run(document, games, participants, waits)
+    game = int(participants.loc[seat, "game_id"])
+    found = [v for v in report.violations if v.rule == "CloseSizes" and v.when == "formed"]
+    assert [(v.game_id, v.value, v.limit) for v in found] == [(game, 2.0, 1.0)]
 
 
 def test_contains_over_a_party_ticket_is_refused() -> None:
