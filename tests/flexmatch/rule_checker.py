@@ -64,6 +64,9 @@ the players seated at that moment (those before it, in record order, still seate
 players are one ticket whose age counts from ``seat_opened`` (which must be the moment a quit
 opened a seat of that team), the new player's ticket its own wait; each seated player's values
 stay those of their own seat. Team sizes are not checked at a back-fill beyond ``maxPlayers``.
+Records without a ``seat_opened`` column (lobbysim writes none under a rule set whose rules
+read nothing) are read only if nothing relaxes (no rule but sorts, no team expansion): a
+back-fill's clock is then no matter.
 
 A rule type, property or expression not read here raises :class:`NotUnderstood`: never a silent
 pass. Comparisons allow a relative slack of 1e-9 (the engine's and the guide's forms of a limit
@@ -533,6 +536,12 @@ def check_run(
             )
         row["_waited"] = spells[key]
         by_game.setdefault(int(row["game_id"]), []).append(row)
+    # without a seat_opened column a back-fill's clock is unknown: that is no matter only if
+    # nothing relaxes (no rule but sorts, no team expansion), else the records cannot be read
+    clockless = "seat_opened" not in participants.columns
+    relaxes = any(r.kind not in _SORTS for r in rules) or any(
+        len(steps) > 1 for team in teams for steps in team["_steps"].values()
+    )
     report = Report()
     for game_id, rows in sorted(by_game.items()):
         start = float(starts[game_id])
@@ -549,6 +558,14 @@ def check_run(
             if t == start:
                 continue
             report.backfills += 1
+            if clockless and relaxes:
+                raise NotUnderstood(
+                    f"game {game_id}: a back-fill at {t}, and the records have no seat_opened"
+                )
+            if clockless:  # nothing relaxes: the back-fill's clock is not needed
+                match = [r for r in rows[:k] if r["left"] > t] + [seat]
+                _check_backfill(match, rules, parts, by_name, teams, 0.0, game_id, t, report)
+                continue
             opened = seat.get("seat_opened")
             quits = [
                 r for r in rows if r["quit"] and r["left"] == opened and (r["team"] == seat["team"])
@@ -568,16 +585,31 @@ def check_run(
             match = [r for r in rows[:k] if r["left"] > t] + [seat]
             ticket_ages = [t - opened, float(seat["_waited"])]
             chosen = (min(ticket_ages) if age_selection == "newest" else max(ticket_ages)) * 60.0
-            for team_def, size in _team_sizes(match, teams):
-                high = _team_limit(team_def, "maxPlayers", chosen)
-                if size > high:
-                    report.violations.append(
-                        Violation(game_id, f"team {team_def['name']}", size, high, "backfill", t)
-                    )
-            for rule in rules:
-                if rule.name not in parts:
-                    _check(rule, by_name, teams, match, chosen, game_id, "backfill", t, report)
+            _check_backfill(match, rules, parts, by_name, teams, chosen, game_id, t, report)
     return report
+
+
+def _check_backfill(
+    match: list[Seat],
+    rules: list[_Rule],
+    parts: set[str],
+    by_name: Mapping[str, _Rule],
+    teams: list[Any],
+    chosen: float,
+    game_id: int,
+    t: float,
+    report: Report,
+) -> None:
+    """Check the match a back-fill at minute ``t`` makes, ``chosen`` seconds old."""
+    for team_def, size in _team_sizes(match, teams):
+        high = _team_limit(team_def, "maxPlayers", chosen)
+        if size > high:
+            report.violations.append(
+                Violation(game_id, f"team {team_def['name']}", size, high, "backfill", t)
+            )
+    for rule in rules:
+        if rule.name not in parts:
+            _check(rule, by_name, teams, match, chosen, game_id, "backfill", t, report)
 
 
 def _missing(value: Any) -> bool:

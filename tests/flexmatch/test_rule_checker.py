@@ -756,6 +756,31 @@ def test_teams_of_sizes_further_apart_than_the_limit_break_a_sizes_distance() ->
     assert [(v.game_id, v.value, v.limit) for v in found] == [(game, 2.0, 1.0)]
 
 
+def test_without_seat_opened_only_a_set_where_nothing_relaxes_is_read() -> None:
+    """A rule set whose rules read nothing gives records no rule columns: a back-fill is then
+    checked (its teams' sizes) without its clock, as no limit relaxes; a set whose limits
+    relax cannot be read so."""
+    games, participants, waits = _frames("two_teams_skill")
+    bare = participants.drop(columns="seat_opened")
+    document = json.loads(CASES["two_teams_skill"][1].read_text(encoding="utf-8"))
+    teams_only = {k: v for k, v in document.items() if k not in ("rules", "expansions")}
+    report = check_run(teams_only, games, bare, waits)
+    assert report.violations == [] and report.backfills == _check("two_teams_skill").backfills
+    seat = bare.index[bare["joined"] > bare["game_id"].map(games.set_index("game_id")["start"])][0]
+    crowded = pd.concat([bare, bare.loc[[seat]].assign(player_id=-1)])  # one more at once
+    crowded_waits = pd.concat(
+        [waits, waits.iloc[[0]].assign(player_id=-1, left_queue=bare.loc[seat, "joined"])]
+    )
+    found = check_run(teams_only, games, crowded, crowded_waits).violations
+    game = int(bare.loc[seat, "game_id"])  # a team of 6 at this back-fill (and later ones)
+    assert found and all(
+        (v.game_id, v.when, v.value, v.limit) == (game, "backfill", 6, 5) for v in found
+    )
+    assert found[0].time == bare.loc[seat, "joined"]
+    with pytest.raises(NotUnderstood, match="no seat_opened"):
+        check_run(document, games, bare, waits)
+
+
 def test_contains_over_a_party_ticket_is_refused() -> None:
     games, participants, waits = _frames("ffa_rival_factions")
     game = participants[participants["game_id"] == participants["game_id"].iloc[0]]
