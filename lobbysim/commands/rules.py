@@ -190,13 +190,26 @@ def _binding(attribute: Any) -> str:
     return f"number, {attribute.offset:g} + {attribute.scale:g} * {what}"
 
 
-def _game_line(game: Mapping[str, Any]) -> str:
-    mode = game.get("mode")
-    if mode == "team":
-        return f"game: team, two teams of {game.get('team_size')}"
-    if mode == "ffa":
-        return f"game: ffa, {game.get('ffa_size')} players"
-    return f"game: {mode}"
+def _game_lines(game: Mapping[str, Any]) -> list[str]:
+    """Return the game's line (its mode and teams in words), and a line per team where the
+    teams are given one by one (their ranges and the expansions of their minimum, in seconds)."""
+    from lobbysim.scenario.model import GameRules
+    from lobbysim.scenario.parse import build
+
+    rules: GameRules = build(GameRules, dict(game), "game")
+    lines = [f"game: {rules.describe()}"]
+    for team in rules.teams:
+        low, high = team.low, team.max_players
+        text = f"  team {team.name or '(unnamed)'}: " + (
+            f"{high} players" if low == high else f"{low} to {high} players"
+        )
+        if team.quantity > 1:
+            text += f", {team.quantity} teams alike"
+        if team.expansions:
+            steps = ", ".join(f"{_number(m * 60)} s: {_number(v)}" for m, v in team.expansions)
+            text += f"; its minimum falls [{steps}] on the {team.clock} ticket's wait"
+        lines.append(text)
+    return lines
 
 
 def _in_the_file(rule: RuleConfig, units: tuple[str | None, float]) -> str:
@@ -225,7 +238,7 @@ def show_lines(file: str | Path) -> list[str]:
         title = f" {imported.name!r}" if imported.name else ""
         lines = [
             f"FlexMatch rule set{title} ({path}), as lobbysim reads it:",
-            _game_line(imported.game),
+            *_game_lines(imported.game),
             f"matchmaker.algorithm: {imported.algorithm}"
             + (f" (batching {imported.batching})" if imported.batching != "none" else ""),
             "rules:",
@@ -244,6 +257,7 @@ def show_lines(file: str | Path) -> list[str]:
                 )
             else:
                 lines.append(f"  {name}: {kind}, read by no rule (left out unless bound)")
+        lines += imported.notes
         for origin, count in imported.split_expansions:
             lines.append(
                 f"expansions[{origin}]: {count} expansions written in one object (target and "
@@ -257,13 +271,13 @@ def show_lines(file: str | Path) -> list[str]:
             lines.append(f"{skipped} comment lines skipped (FlexMatch's service takes plain JSON)")
         return lines
     scenario = load_scenario(path)
-    game: dict[str, Any] = {"mode": scenario.game.mode}
-    if scenario.game.mode == "team":
-        game["team_size"] = scenario.game.team_size
-    elif scenario.game.mode == "ffa":
-        game["ffa_size"] = scenario.game.ffa_size
+    game = {
+        k: v
+        for k, v in scenario.to_dict()["game"].items()
+        if k in ("mode", "team_size", "ffa_size", "teams")
+    }
     mm = scenario.matchmaker
-    lines = [f"scenario {scenario.name!r} ({path}), its rule set:", _game_line(game)]
+    lines = [f"scenario {scenario.name!r} ({path}), its rule set:", *_game_lines(game)]
     if mm.rules is None:
         steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
         return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]

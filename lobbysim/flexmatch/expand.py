@@ -72,7 +72,7 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(game, Mapping):
         merged = dict(game)
         shown = ", ".join(f"{k} {v}" for k, v in imported.game.items())
-        for key in ("mode", "team_size", "ffa_size"):
+        for key in ("mode", "team_size", "ffa_size", "teams"):
             mine, theirs = game.get(key), imported.game.get(key)
             if mine is None or mine == theirs:
                 if theirs is not None:

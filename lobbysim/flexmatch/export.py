@@ -10,7 +10,7 @@ reads back (:func:`lobbysim.flexmatch.read.read_flexmatch`) into the same rules;
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -22,6 +22,8 @@ from lobbysim.flexmatch.rules import (
     PARTY_OUT,
     SMALL_MATCH,
 )
+from lobbysim.scenario.compound import compound_children
+from lobbysim.scenario.model import GameRules
 from lobbysim.scenario.rules import (
     LIST_KINDS,
     RATING,
@@ -30,6 +32,7 @@ from lobbysim.scenario.rules import (
     RuleConfig,
     list_party,
 )
+from lobbysim.scenario.teams import TeamConfig
 from lobbysim.validation import ScenarioError
 
 
@@ -265,7 +268,11 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
     attributes: Mapping[str, AttributeConfig] = scenario.attributes or {}
     problems: list[str] = []
     game = scenario.game
-    if game.mode == "ffa":
+    team_expansions: list[dict[str, Any]] = []
+    if game.teams:  # teams given one by one
+        teams, team_expansions = _teams(game.teams)
+        players = game.seats
+    elif game.mode == "ffa":
         players = game.ffa_size
         teams = [{"name": "players", "minPlayers": players, "maxPlayers": players}]
     else:
@@ -283,10 +290,18 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
     large = players > SMALL_MATCH
     if players > MAX_PLAYERS:
         problems.append(f"game: {players} players; a FlexMatch match holds at most 200")
-    clocks = [r.clock for r in rules if r.clock in ("newest", "oldest")]
+    team_clocks = [t.clock for t in game.teams if t.expansions]
+    clocks = [r.clock for r in rules if r.clock in ("newest", "oldest")] + team_clocks
     clock = clocks[0] if clocks else "newest"
+    for k, team in enumerate(game.teams):
+        if team.expansions and team.clock != clock:
+            problems.append(
+                f"game.teams[{k}].clock: FlexMatch has one clock for every expansion "
+                f"(algorithm.expansionAgeSelection): {clock!r} here, got {team.clock!r}"
+            )
     first = next((i for i, r in enumerate(rules) if r.clock == clock), 0)
     out_rules: list[dict[str, Any]] = []
+    children = compound_children(rules)
     expansions: list[dict[str, Any]] = []
     for i, rule in enumerate(rules):
         where = f"matchmaker.rules[{i}]"
@@ -319,6 +334,26 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
             )
             continue
         exported = _export_rule(i, rule, attributes, problems)
+        if exported is not None and rule.name in children and exported["type"] == "batchDistance":
+            # FlexMatch allows no batchDistance in a compound: a spread within maxDistance as a
+            # distance of the largest value from the smallest; every value equal as comparison
+            column = exported["batchAttribute"]
+            if "maxDistance" in exported:
+                exported = {
+                    "name": rule.name,
+                    "type": "distance",
+                    "measurements": [_expression(column, "all_max", rule.key)],
+                    "referenceValue": _expression(column, "all_min", rule.key),
+                    "maxDistance": exported["maxDistance"],
+                    "partyAggregation": exported.get("partyAggregation", "avg"),
+                }
+            else:
+                exported = {
+                    "name": rule.name,
+                    "type": "comparison",
+                    "measurements": [_expression(column, "flat", rule.key)],
+                    "operation": "=",
+                }
         if exported is None:
             continue
         out_rules.append(exported)
@@ -340,6 +375,8 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
                     ],
                 }
             )
+    if game.teams:  # the EqualTeamSizes idiom names the game's own two teams
+        _name_teams(out_rules, rules, game.teams)
     declared = [
         {"name": name, "type": a.type, "default": _default(a)} for name, a in attributes.items()
     ]
@@ -366,12 +403,67 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
         "teams": teams,
         "rules": out_rules,
     }
-    if expansions:
-        document["expansions"] = expansions
+    if expansions or team_expansions:
+        document["expansions"] = team_expansions + expansions
     if problems:
         raise ScenarioError(problems)
     _check_round_trip(scenario, document)
     return document
+
+
+def _name_teams(
+    out_rules: list[dict[str, Any]], rules: Sequence[RuleConfig], teams: Sequence[TeamConfig]
+) -> None:
+    """Write each ``team_sizes`` rule of limit 0 on the game's own teams: the EqualTeamSizes
+    idiom on their names where there are two (a team of ``quantity`` 2 is ``NAME_1`` and
+    ``NAME_2``, as the import names them), else the sizes' spread within 0 (in place)."""
+    names = [
+        f"{t.name or f'team{k}'}_{q + 1}" if t.quantity > 1 else t.name or f"team{k}"
+        for k, t in enumerate(teams)
+        for q in range(t.quantity)
+    ]
+    for out in out_rules:
+        rule = next((r for r in rules if r.name == out.get("name")), None)
+        if rule is None or rule.kind != "team_sizes" or rule.limit:
+            continue
+        if len(names) == 2:
+            out["measurements"] = [f"count(teams[{names[0]}].players)"]
+            out["referenceValue"] = f"count(teams[{names[1]}].players)"
+        else:
+            out.clear()
+            out.update(
+                {
+                    "name": rule.name,
+                    "type": "distance",
+                    "measurements": ["max(count(teams[*].players))"],
+                    "referenceValue": "min(count(teams[*].players))",
+                    "maxDistance": 0,
+                }
+            )
+
+
+def _teams(teams: Sequence[TeamConfig]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return ``game.teams`` as FlexMatch's teams (an unnamed team is ``teamK``), and the
+    expansions of their minimums."""
+    out: list[dict[str, Any]] = []
+    expansions: list[dict[str, Any]] = []
+    for k, team in enumerate(teams):
+        name = team.name or f"team{k}"
+        entry: dict[str, Any] = {
+            "name": name,
+            "minPlayers": team.low,
+            "maxPlayers": team.max_players,
+        }
+        if team.quantity > 1:
+            entry["quantity"] = team.quantity
+        out.append(entry)
+        if team.expansions:
+            steps = [
+                {"waitTimeSeconds": _seconds(wait), "value": int(value)}
+                for wait, value in team.expansions
+            ]
+            expansions.append({"target": f"teams[{name}].minPlayers", "steps": steps})
+    return out, expansions
 
 
 def _check_round_trip(scenario: Any, document: dict[str, Any]) -> None:
@@ -395,12 +487,10 @@ def _check_round_trip(scenario: Any, document: dict[str, Any]) -> None:
                     f"back as {theirs!r})"
                 )
                 break
-    back_game = {"mode": scenario.game.mode}
-    if scenario.game.mode == "team":
-        back_game["team_size"] = scenario.game.team_size
-    elif scenario.game.mode == "ffa":
-        back_game["ffa_size"] = scenario.game.ffa_size
-    if imported.game != back_game:
-        problems.append(f"game: {back_game} reads back as {imported.game}")
+    back = build(GameRules, dict(imported.game), "game")
+    if back.mode != scenario.game.mode or back.shape != scenario.game.shape:
+        problems.append(
+            f"game: {scenario.game.describe()} reads back as {back.describe()} ({imported.game})"
+        )
     if problems:
         raise ScenarioError(problems)

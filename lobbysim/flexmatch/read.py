@@ -66,7 +66,8 @@ class FlexMatchImport:
     Attributes:
         source: the file (or label) it was read from, as errors name it.
         name: the rule set's ``name`` (a label), if any.
-        game: the ``game`` fields its teams give: ``mode`` and ``team_size`` or ``ffa_size``.
+        game: the ``game`` fields its teams give: ``mode`` and ``team_size`` or ``ffa_size``,
+            or ``teams`` (ranges, uneven teams, more than two, expansions of a minimum).
         rules: the ``matchmaker.rules`` list, each rule as plain data.
         attributes: the bound attributes, by name, as plain ``attributes`` data.
         unbound: the attributes a rule reads that the mapping does not bind, by name, with
@@ -84,6 +85,8 @@ class FlexMatchImport:
             one (``target`` and ``steps`` given k times, alternately), each as its index in
             the file's list and k; they were read as k expansions in the order written
             (:mod:`lobbysim.flexmatch.json_text`), and ``lobbysim rules show`` notes them.
+        notes: what the reading notes without refusing, one line each, naming the JSON path
+            (``lobbysim rules show`` prints them).
     """
 
     source: str
@@ -98,6 +101,7 @@ class FlexMatchImport:
     declared: dict[str, str] = field(default_factory=dict)
     units: dict[str, tuple[str | None, float]] = field(default_factory=dict)
     split_expansions: tuple[tuple[int, int], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def fragment(self) -> dict[str, Any]:
         """Return the scenario data the rule set gives: ``matchmaker.rules`` and
@@ -195,6 +199,33 @@ def load_json(path: str | Path) -> Any:
 # --- FlexMatch -> lobbysim ------------------------------------------------------------------------
 
 
+def _game_of(teams: list[dict[str, Any]], always: bool = False) -> dict[str, Any]:
+    """Return the ``game`` fields of FlexMatch's teams (each read as ``name``, ``min_players``,
+    ``max_players``, ``quantity``): the fixed shapes as ``mode`` and ``team_size`` or
+    ``ffa_size`` (two teams of one player: 1v1; teams of one player each, three or more: a
+    free-for-all of them), every other shape (or any, ``always``) as ``teams`` (one team: mode
+    ``ffa``)."""
+    sizes = [(t["min_players"], t["max_players"]) for t in teams for _ in range(t["quantity"])]
+    fixed = all(low == high for low, high in sizes) and not always
+    highs = [high for _, high in sizes]
+    if fixed and len(sizes) == 1:
+        return {"mode": "ffa", "ffa_size": highs[0]}
+    if fixed and all(h == 1 for h in highs):
+        return {"mode": "1v1"} if len(highs) == 2 else {"mode": "ffa", "ffa_size": len(highs)}
+    if fixed and len(highs) == 2 and highs[0] == highs[1]:
+        return {"mode": "team", "team_size": highs[0]}
+    written = [
+        {
+            "name": t["name"],
+            **({} if t["min_players"] == t["max_players"] else {"min_players": t["min_players"]}),
+            "max_players": t["max_players"],
+            **({} if t["quantity"] == 1 else {"quantity": t["quantity"]}),
+        }
+        for t in teams
+    ]
+    return {"mode": "ffa" if len(sizes) == 1 else "team", "teams": written}
+
+
 class _Reader(RuleTypes):
     """Reads one rule set, collecting every problem (each naming its JSON path)."""
 
@@ -257,7 +288,7 @@ class _Reader(RuleTypes):
         if not isinstance(teams, list) or not teams:
             self.problem(f"teams: expected a non-empty list of teams, got {quoted(teams)}")
             return
-        sizes: list[int] = []
+        read: list[dict[str, Any]] = []
         for i, raw in enumerate(teams):
             where = f"teams[{i}]"
             if not isinstance(raw, Mapping):
@@ -271,41 +302,27 @@ class _Reader(RuleTypes):
             )
             if low is None or high is None or quantity is None:
                 return
+            if low > high:
+                self.problem(f"{where}.minPlayers: {low:g} is more than maxPlayers {high:g}")
+                return
             name = str(raw.get("name", f"team{i}"))
             count = int(quantity)
             self.team_names += [f"{name}_{k + 1}" for k in range(count)] if count > 1 else [name]
-            if low != high:
-                self.problem(
-                    f"{where}.minPlayers: {low:g} differs from maxPlayers {high:g}; lobbysim's "
-                    "games have fixed sizes (give minPlayers = maxPlayers)"
-                )
-                return
-            sizes += [int(high)] * int(quantity)
-        self.players = sum(sizes)
+            read.append(
+                {"name": name, "min_players": int(low), "max_players": int(high), "quantity": count}
+            )
+        self.players = sum(t["max_players"] * t["quantity"] for t in read)
         if self.players > MAX_PLAYERS:
             self.problem(f"teams: {self.players} players; a FlexMatch match holds at most 200")
             return
-        if len(sizes) == 1:
-            if sizes[0] < 2:
-                self.problem("teams[0].maxPlayers: a game of one player is not a game")
-                return
-            self.game = {"mode": "ffa", "ffa_size": sizes[0]}
-        elif all(s == 1 for s in sizes):
-            self.game = (
-                {"mode": "1v1"} if len(sizes) == 2 else {"mode": "ffa", "ffa_size": len(sizes)}
-            )
-        elif len(sizes) == 2 and sizes[0] == sizes[1]:
-            self.game = {"mode": "team", "team_size": sizes[0]}
-        elif len(sizes) == 2:
-            self.problem(
-                f"teams: uneven teams of {sizes[0]} and {sizes[1]} players; lobbysim's team "
-                "games are two teams of one size"
-            )
-        else:
-            self.problem(
-                f"teams: {len(sizes)} teams of {', '.join(map(str, sizes))} players; lobbysim "
-                "plays 1v1, two teams of one size, or a free-for-all (one team)"
-            )
+        self.team_list = read
+        self.game = _game_of(read)
+        if self.game.get("mode") == "ffa" and self.game.get("ffa_size") == 1:
+            self.problem("teams[0].maxPlayers: a game of one player is not a game")
+            self.game = {}
+            return
+        # each team's lobbysim description by FlexMatch name, for expansions of its minimum
+        self.team_configs = {t["name"]: t for t in self.game.get("teams", [])}
 
     def units(self, rule: Mapping[str, Any]) -> tuple[str | None, float]:
         """Return the FlexMatch property a rule's limit comes from and the factor from its
@@ -342,9 +359,10 @@ class _Reader(RuleTypes):
             # the attribute is bound to the rating)
             self.balanced = True
             if self.game and not large:
-                self.problem(
-                    f"algorithm.strategy: FlexMatch's 'balanced' is for matches of 41 to 200 "
-                    f"players; this one has {self.players} (use exhaustiveSearch)"
+                self.notes.append(
+                    f"algorithm.strategy: FlexMatch documents 'balanced' for matches of 41 to 200 "
+                    f"players; this one has at most {self.players}: read as FlexMatch's builder "
+                    "(lobbysim's split balances the teams either way)"
                 )
             attribute = algorithm.get("balancedAttribute")
             if attribute not in self.declared or self.declared[attribute][1] != "number":
@@ -417,10 +435,7 @@ class _Reader(RuleTypes):
                 self.problem(f"{where}.target: expected rules[NAME].PROPERTY, got {quoted(target)}")
                 continue
             if match["where"] == "teams":
-                self.problem(
-                    f"{where}.target: {target!r}: expanding a team's size is not supported by "
-                    "lobbysim (its games have fixed sizes)"
-                )
+                self.team_expansion(match["name"], match["prop"], raw.get("steps"), where)
                 continue
             name = match["name"]
             if name not in names:
@@ -445,6 +460,61 @@ class _Reader(RuleTypes):
                 continue
             seen[rule["name"]] = where
             rule["expansions"] = self.read_steps(raw.get("steps"), where, rule, factor)
+
+    def team_expansion(self, name: str, prop: str, steps: Any, where: str) -> None:
+        """Read an expansion of a team's ``minPlayers`` into its ``game.teams`` entry's
+        ``expansions`` (minutes and minimums; the rule set's clock)."""
+        if not self.game:
+            return  # the teams were refused
+        teams = self.team_list
+        known = [t["name"] for t in teams]
+        target = f"teams[{name}].{prop}"
+        if name not in known:
+            self.problem(
+                f"{where}.target: {target!r} names no team of the rule set"
+                + did_you_mean(name, known)
+            )
+            return
+        if prop != "minPlayers":
+            self.problem(
+                f"{where}.target: {target!r}: lobbysim expands a team's minPlayers only (a "
+                "match starts once every team has its minimum; the maximum is what it fills to)"
+            )
+            return
+        if "teams" not in self.game:  # a fixed shape whose minimum now falls: written as teams
+            self.game = _game_of(teams, always=True)
+            self.team_configs = {t["name"]: t for t in self.game["teams"]}
+        config = self.team_configs[name]
+        if "expansions" in config:
+            self.problem(f"{where}.target: {target!r} is expanded twice")
+            return
+        if not isinstance(steps, list) or not steps:
+            self.problem(f"{where}.steps: expected a non-empty list of steps, got {quoted(steps)}")
+            return
+        out: list[list[float]] = []
+        previous = (0.0, config.get("min_players", config["max_players"]))
+        for j, step in enumerate(steps):
+            here = f"{where}.steps[{j}]"
+            if not isinstance(step, Mapping):
+                self.problem(f"{here}: expected an object, got {quoted(step)}")
+                return
+            self.keys(step, ("waitTimeSeconds", "value"), here, "an expansion step")
+            seconds = self.number(step.get("waitTimeSeconds"), f"{here}.waitTimeSeconds")
+            value = self.number(step.get("value"), f"{here}.value", whole=True, minimum=1)
+            if seconds is None or value is None:
+                return
+            if seconds <= previous[0] or value >= previous[1]:
+                self.problem(
+                    f"{here}: the waits increase from step to step (above 0) and the minimum "
+                    f"falls (below {previous[1]:g}), got {seconds:g} s: {value:g}"
+                )
+                return
+            out.append([seconds / 60.0, int(value)])
+            previous = (seconds, value)
+        config["min_players"] = config.get("min_players", config["max_players"])
+        config["expansions"] = out
+        if self.clock != "newest":
+            config["clock"] = self.clock
 
     def read_steps(
         self, steps: Any, where: str, rule: dict[str, Any], factor: float
@@ -607,4 +677,5 @@ def read_flexmatch(
         declared={name: kind for name, (_, kind) in reader.declared.items()},
         units={str(r["name"]): reader.units(r) for r in rules},
         split_expansions=tuple(sorted(reader.split.items())),
+        notes=tuple(reader.notes),
     )

@@ -240,6 +240,7 @@ class RuleTypes(RuleReader):
             and isinstance(measured, str)
             and _TEAM_AVERAGE.fullmatch("".join(measured.split()))
             and self.game.get("mode") == "ffa"
+            and len(self.team_names) > 1
         ):
             self.ffa_team_averages(where)
             return None

@@ -146,6 +146,13 @@ class RuleReader:
         self.problems: list[str] = []
         self.declared: dict[str, tuple[int, str]] = {}  # name -> (index, type)
         self.game: dict[str, Any] = {}
+        #: the teams as read (name, min_players, max_players, quantity), and the ``game.teams``
+        #: entries by FlexMatch name (when the game is written as teams)
+        self.team_names: list[str] = []  # (quantity names them NAME_1, NAME_2, ...)
+        self.team_list: list[dict[str, Any]] = []
+        self.team_configs: dict[str, dict[str, Any]] = {}
+        #: what the reading notes without refusing (``lobbysim rules show`` prints them)
+        self.notes: list[str] = []
         self.players = 0
         self.rules: list[dict[str, Any] | None] = []
         self.balanced = False
@@ -369,7 +376,13 @@ class RuleReader:
                     "limit": 2.0 * distance,
                     "party": party,
                 }
-            if self.game and self.game.get("mode") != "team":
+            one_team = self.game.get("mode") == "ffa" and len(self.team_names) == 1
+            if one_team:
+                self.notes.append(
+                    f"{where}: with one team, the team's average is the match's: the rule "
+                    "always holds (kept, as team_balance, so that the rule set writes back whole)"
+                )
+            elif self.game and self.game.get("mode") != "team":
                 self.problem(
                     f"{where}.measurements: team averages need two teams of several players, or "
                     f"two of one player; the rule set's teams make a {self.game.get('mode')} game"

@@ -30,7 +30,7 @@ from lobbysim.validation import ScenarioError
 #: set is read, as do the game's fields its teams must agree with (:data:`TEAM_KEYS`); every other
 #: ``--set`` applies to the scenario read, defaults and rules included.
 REFERENCE_KEYS = ("matchmaker.rules.flexmatch", "matchmaker.rules.attributes")
-TEAM_KEYS = ("game.mode", "game.team_size", "game.ffa_size")
+TEAM_KEYS = ("game.mode", "game.team_size", "game.ffa_size", "game.teams")
 
 
 def load_run_scenario(

@@ -174,7 +174,14 @@ class GameRules:
             return f"team ({sizes[0]} vs {sizes[1]})"
         if len(set(sizes)) == 1:
             return f"team ({len(sizes)} teams of {sizes[0]})"
-        return f"team ({len(sizes)} teams: {', '.join(sizes)})"
+        runs: list[list[Any]] = []  # consecutive teams of one size, as [size, count]
+        for text in sizes:
+            if runs and runs[-1][0] == text:
+                runs[-1][1] += 1
+            else:
+                runs.append([text, 1])
+        parts = [str(text) if count == 1 else f"{count} x {text}" for text, count in runs]
+        return f"team ({len(sizes)} teams: {' + '.join(parts)})"
 
 
 @dataclass(frozen=True)

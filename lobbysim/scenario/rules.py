@@ -23,7 +23,9 @@ otherwise, by default the driving rater's mean):
   ``limit`` (team games). Teams of different sizes or more than two (``game.teams``): with
   ``team: average`` each team's average is within half the limit of the match's (every
   player's), FlexMatch's ``distance`` of team averages, which for two teams of one size is the
-  same rule; with another ``team``, the largest team value less the smallest.
+  same rule; with another ``team``, the largest team value less the smallest. In a
+  free-for-all (FlexMatch's one team, whose average is the match's) ``team: average`` always
+  holds: it is kept so that an imported rule set writes back whole.
 * ``latency``: some data centre has every ticket's latency to it at most ``limit`` ms (a
   party's members' latencies combined by ``party``; ``max``: every player's); and
   ``delta_ping``: at most ``limit`` ms above the players' best data centres (with a ``world``).
@@ -574,7 +576,12 @@ def rules_problems(
             out.append(f"{where}.name: each rule's name once, got {rule.name!r} twice")
         if rule.kind == "team_sizes" and mode not in ("team", "1v1"):
             out.append(f"{where}.kind: a team_sizes rule needs two teams; game.mode is {mode}")
-        elif rule.kind in TEAM_KINDS and rule.kind != "team_sizes" and mode != "team":
+        elif (
+            rule.kind in TEAM_KINDS
+            and rule.kind != "team_sizes"
+            and mode != "team"
+            and not (rule.kind == "team_balance" and rule.team == "average" and mode == "ffa")
+        ):
             out.append(f"{where}.kind: a {rule.kind} rule needs team games; game.mode is {mode}")
         if rule.kind == "compound" and rule.statement is not None:
             earlier = {r.name: r.kind for r in rules[:i]}

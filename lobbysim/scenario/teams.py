@@ -177,7 +177,7 @@ def team_shape(
             lows.append(team.low)
             highs.append(team.max_players)
             steps.append(tuple((float(m), int(v)) for m, v in team.expansions))
-            clocks.append(team.clock)
+            clocks.append(team.clock if team.expansions else "newest")  # (read by none)
     fixed = (
         all(lo == hi for lo, hi in zip(lows, highs, strict=True))
         and not any(steps)

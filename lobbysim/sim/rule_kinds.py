@@ -156,6 +156,16 @@ def team_sizes_hold(sides: NDArray[np.intp], limit: float) -> bool:
     return int(counts.max() - counts.min()) <= limit if counts.size else True
 
 
+def _monotone(tree: Any) -> bool:
+    """Whether a statement tree is of names, ``and`` and ``or`` only: then, with each rule
+    read as whether it may still hold once more players join, the statement is whether the
+    compound may still hold (a match short of players is held to it as it grows)."""
+    if isinstance(tree, str):
+        return True
+    op, children = tree
+    return op in ("and", "or") and all(_monotone(c) for c in children)
+
+
 def evaluate(tree: Any, truth: Callable[[str], Any]) -> Any:
     """Return a compound statement's value (a tree of :func:`lobbysim.scenario.compound.
     parse_statement`) from each named rule's ``truth`` (a bool, or a boolean array evaluated
@@ -213,8 +223,22 @@ def more_kind_holds(
         else:
             target = mask_of(values_of, config.values)
         return counting_holds(kind, config.op, limits, lists, target, partial=partial)
+    if partial and kind == "compound":
+        tree = rules.trees[rules.rules.index(rule)]
+        if not _monotone(tree):
+            return True  # a not() or xor() waits for the whole match
+        waits = [float(view.waited[list(t)].max()) for t in tickets]
+
+        def maybe(name: str) -> bool:  # whether the named rule may still hold
+            child = rules.rules[rules.by_name[name]]
+            held = child.limits(waits)
+            return held is None or bool(
+                rules.holds(child, held, view, tickets, teams, partial=True)
+            )
+
+        return bool(evaluate(tree, maybe))
     if partial:
-        return True  # team sizes and compound rules wait for the whole match
+        return True  # team sizes wait for the whole match
     if kind == "team_sizes":
         if teams is None:
             return True

@@ -6,7 +6,9 @@ tickets are ranked by their weighted rule distance from the seed (:func:`distanc
 own measure times its ``weight``; ties to the longer wait, then the earlier in the queue) and
 added one by one, each only if the match with it still keeps every rule that a match short of
 players can be held to (the rules on a whole match, team balance, party parity and counts, wait)
-and it fits (in a team game, a ticket larger than a team never does). A full match is split into
+and it fits (in a team game, a ticket larger than a team never does); a compound rule of
+``and``/``or`` only is held to whether it may still hold, each rule it names read so. A full
+match is split into
 teams (team games: ``split``) and starts if it keeps every rule; otherwise, or if the candidates
 run out first, its seed waits for the next pass and the next free ticket seeds. Before the
 one-by-one checks, the candidates that cannot keep a pairwise rule (distance, equality,

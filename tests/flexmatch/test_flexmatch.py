@@ -498,16 +498,32 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
             "rules[1].sortDirection: expected ascending or descending, got 1",
         ),
         (
-            lambda d: d["teams"][0].update(minPlayers=2),
-            "teams[0].minPlayers: 2 differs from maxPlayers 4",
+            lambda d: d["teams"][0].update(minPlayers=5),
+            "teams[0].minPlayers: 5 is more than maxPlayers 4",
         ),
         (
-            lambda d: d["teams"][1].update(minPlayers=3, maxPlayers=3),
-            "teams: uneven teams of 4 and 3 players",
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "teams[red].maxPlayers",
+                        "steps": [{"waitTimeSeconds": 5, "value": 3}],
+                    }
+                ]
+            ),
+            "expansions[0].target: 'teams[red].maxPlayers': lobbysim expands a team's minPlayers "
+            "only",
         ),
         (
-            lambda d: d["teams"].append({"name": "green", "minPlayers": 4, "maxPlayers": 4}),
-            "teams: 3 teams of 4, 4, 4 players",
+            lambda d: d.update(
+                expansions=[
+                    {
+                        "target": "teams[red].minPlayers",
+                        "steps": [{"waitTimeSeconds": 5, "value": 4}],
+                    }
+                ]
+            ),
+            "expansions[0].steps[0]: the waits increase from step to step (above 0) and the "
+            "minimum falls (below 4), got 5 s: 4",
         ),
         (
             lambda d: d.update(
@@ -532,12 +548,12 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
             lambda d: d.update(
                 expansions=[
                     {
-                        "target": "teams[red].minPlayers",
+                        "target": "teams[green].minPlayers",
                         "steps": [{"waitTimeSeconds": 5, "value": 3}],
                     }
                 ]
             ),
-            "expansions[0].target: 'teams[red].minPlayers': expanding a team's size",
+            "expansions[0].target: 'teams[green].minPlayers' names no team of the rule set",
         ),
         (
             lambda d: d.update(
@@ -562,8 +578,8 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
             "expansions[0].steps[0].waitTimeSeconds: the waits increase",
         ),
         (
-            lambda d: d.update(algorithm={"strategy": "balanced", "balancedAttribute": "skill"}),
-            "algorithm.strategy: FlexMatch's 'balanced' is for matches of 41 to 200 players",
+            lambda d: d.update(algorithm={"strategy": "balanced", "balancedAttribute": "maps"}),
+            "algorithm.balancedAttribute: the balanced strategy needs a declared number",
         ),
         (
             lambda d: d.update(algorithm={"strategy": "fastest"}),
@@ -919,7 +935,7 @@ def test_rules_show_a_flexmatch_file_marks_unbound_attributes(
     assert main(["rules", "show", str(FIXTURES / "two_teams_skill.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("FlexMatch rule set 'five_a_side_fair_teams' (")
-    assert out[1:4] == ["game: team, two teams of 5", "matchmaker.algorithm: flexmatch", "rules:"]
+    assert out[1:4] == ["game: team (5 vs 5)", "matchmaker.algorithm: flexmatch", "rules:"]
     assert out[4] == (
         "  SimilarSkill: skill_distance; attribute skill; limit <= 200; party average; "
         "expansions [0.25 min: 300, 0.75 min: 500]; clock newest; optional_after none; "
@@ -982,7 +998,7 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
             lambda d: d["rules"].append({"name": "C", "type": "compound", "statement": "x"}),
             "rules[2].statement: 'x' names no rule listed before it",
         ),
-        (lambda d: d["teams"][0].update(minPlayers=4), "teams[0].minPlayers: 4 differs"),
+        (lambda d: d["teams"][0].update(minPlayers=6), "teams[0].minPlayers: 6 is more than"),
         (
             lambda d: d["expansions"][0].update(target="rules[Gone].maxDistance"),
             "expansions[0].target: 'rules[Gone].maxDistance' names no rule",
@@ -1122,10 +1138,15 @@ def test_team_averages_in_1v1_bound_the_pairs_gap_by_twice_the_distance() -> Non
 
 
 def test_team_averages_in_a_free_for_all_are_still_one_line_naming_the_teams() -> None:
+    """With one team the rule always holds: it reads (as team_balance, noted, so that it
+    writes back); with teams of one player it bounds each player from the mean: refused."""
     teams = [{"name": "all", "minPlayers": 8, "maxPlayers": 8}]
-    (line,) = problems(ruleset([TEAM_AVERAGES], teams=teams))
-    assert line.startswith("flexmatch: rules[0].measurements: team averages need two teams of")
-    assert "the rule set's teams make a ffa game: with one team its average is the match's" in line
+    one = read_flexmatch(ruleset([TEAM_AVERAGES], teams=teams))
+    assert [r["kind"] for r in one.rules] == ["team_balance"]
+    assert one.notes == (
+        "rules[0]: with one team, the team's average is the match's: the rule always holds "
+        "(kept, as team_balance, so that the rule set writes back whole)",
+    )
     singles = [{"name": "p", "minPlayers": 1, "maxPlayers": 1, "quantity": 6}]
     (line,) = problems(ruleset([TEAM_AVERAGES], teams=singles))
     assert line.endswith(
@@ -1237,3 +1258,76 @@ def test_fastest_region_batching_reads_into_the_builders_batching_and_writes_bac
     # without a world there is no region to batch by: one line says so
     with pytest.raises(ScenarioError, match=r"fastest_region batches .* give a world"):
         Scenario.from_dict({k: v for k, v in scenario_data.items() if k != "world"})
+
+
+def test_teams_of_ranges_uneven_and_many_read_into_game_teams_and_write_back() -> None:
+    """Teams with minPlayers below maxPlayers, uneven teams, more than two (quantity) and the
+    expansions of a team's minimum read into game.teams; fixed shapes keep team_size/ffa_size;
+    'balanced' on a match of at most 40 is a note, not a refusal."""
+    ranged = read_flexmatch(
+        ruleset(
+            [],
+            teams=[{"name": "crew", "minPlayers": 3, "maxPlayers": 5, "quantity": 3}],
+            expansions=[
+                {
+                    "target": "teams[crew].minPlayers",
+                    "steps": [{"waitTimeSeconds": 12, "value": 2}],
+                }
+            ],
+            algorithm={"strategy": "balanced", "balancedAttribute": "skill"},
+        )
+    )
+    assert ranged.game == {
+        "mode": "team",
+        "teams": [
+            {
+                "name": "crew",
+                "min_players": 3,
+                "max_players": 5,
+                "quantity": 3,
+                "expansions": [[0.2, 2]],
+            }
+        ],
+    }
+    assert ranged.notes and ranged.notes[0].startswith("algorithm.strategy: FlexMatch documents")
+    uneven = read_flexmatch(
+        ruleset(
+            [],
+            teams=[
+                {"name": "raiders", "minPlayers": 5, "maxPlayers": 5},
+                {"name": "dragon", "minPlayers": 1, "maxPlayers": 1},
+            ],
+        )
+    )
+    assert uneven.game == {
+        "mode": "team",
+        "teams": [{"name": "raiders", "max_players": 5}, {"name": "dragon", "max_players": 1}],
+    }
+    one = read_flexmatch(ruleset([], teams=[{"name": "all", "minPlayers": 1, "maxPlayers": 20}]))
+    assert one.game == {
+        "mode": "ffa",
+        "teams": [{"name": "all", "min_players": 1, "max_players": 20}],
+    }
+    fixed = read_flexmatch(
+        ruleset([], teams=[{"name": "duo", "minPlayers": 4, "maxPlayers": 4, "quantity": 2}])
+    )
+    assert fixed.game == {"mode": "team", "team_size": 4}
+    # a fixed shape whose minimum falls is written as teams
+    falling = read_flexmatch(
+        ruleset(
+            [],
+            expansions=[
+                {"target": "teams[red].minPlayers", "steps": [{"waitTimeSeconds": 30, "value": 3}]}
+            ],
+        )
+    )
+    assert falling.game["teams"][0] == {
+        "name": "red",
+        "min_players": 4,
+        "max_players": 4,
+        "expansions": [[0.5, 3]],
+    }
+    for imported in (ranged, uneven, one, falling):
+        scenario = Scenario.from_dict({"name": "t", **imported.fragment()})
+        back = read_flexmatch(export_flexmatch(scenario), export_bindings(scenario))
+        assert back.game == imported.game

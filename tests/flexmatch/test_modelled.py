@@ -33,63 +33,40 @@ FILES = sorted(p.name for p in FOLDER.glob("*.json"))
 MIN_FILES = 12  # issue 42: at least 12 rule sets modelled on published ones
 
 LOADS = "loads"
-_SIZES = "lobbysim's games have fixed sizes"
-_TEAM_SIZE = "expanding a team's size is not supported by lobbysim"
 
 #: Today's outcome for each file: :data:`LOADS`, or the problem lines ``lobbysim rules show``
 #: prints for it, in order, each given by its start after ``FILE: ``.
 OUTCOMES: dict[str, str | tuple[str, ...]] = {
-    "cloudformation_one_ranged_team_no_rules.json": (
-        f"teams[0].minPlayers: 1 differs from maxPlayers 20; {_SIZES}",
-    ),
+    "cloudformation_one_ranged_team_no_rules.json": LOADS,
     "gamelift_sample_duel_equal_sides_mean_gap.json": LOADS,
     "gamelift_sample_duel_equal_value.json": LOADS,
     "gamelift_sample_duel_ping_unread_attribute.json": LOADS,
-    "guide_cli_one_ranged_team_no_rules.json": (
-        f"teams[0].minPlayers: 4 differs from maxPlayers 8; {_SIZES}",
-    ),
-    "guide_ex1_two_ranged_crews_even_rank.json": (
-        f"teams[0].minPlayers: 4 differs from maxPlayers 8; {_SIZES}",
-    ),
-    "guide_ex2_five_raiders_one_dragon.json": (
-        "teams: uneven teams of 5 and 1 players; lobbysim's team games are two teams of one size",
+    "guide_cli_one_ranged_team_no_rules.json": LOADS,
+    "guide_ex1_two_ranged_crews_even_rank.json": LOADS,
+    "guide_ex2_five_raiders_one_dragon.json": (  # its uneven teams read; its roles do not
         "rules[0].measurements: 'teams[dragon].players.attributes[volunteersAsDragon]' is not a "
         "form lobbysim reads",
         "rules[1].measurements: 'teams[raiders].players.attributes[volunteersAsDragon]' is not a "
         "form lobbysim reads",
         "rules[2].referenceValue: 'max(teams[raiders].players.attributes[dragonPowerWanted])' is "
         "computed from the match",
-        f"expansions[0].target: 'teams[raiders].minPlayers': {_TEAM_SIZE}",
     ),
-    "guide_ex3_three_ranged_squads_engineers_ping.json": (
-        f"teams[0].minPlayers: 3 differs from maxPlayers 5; {_SIZES}",
-    ),
+    "guide_ex3_three_ranged_squads_engineers_ping.json": LOADS,
     "guide_ex4_sorted_arena_and_ruleset.json": LOADS,
     "guide_ex5_ffa_rival_factions.json": LOADS,
     "guide_ex6_duel_same_ruleset_and_arena_other_deck.json": LOADS,
-    "guide_ex7_large_ffa_key_twice.json": (  # its one object of two expansions is read as two
-        f"teams[0].minPlayers: 175 differs from maxPlayers 200; {_SIZES}",
-        f"expansions[0].target: 'teams[Castaways].minPlayers': {_TEAM_SIZE}",
-    ),
-    "guide_ex8_large_dragons_and_ten_ranged_bands.json": (
-        f"teams[1].minPlayers: 12 differs from maxPlayers 15; {_SIZES}",
-        f"expansions[0].target: 'teams[Bands].minPlayers': {_TEAM_SIZE}",
-    ),
+    "guide_ex7_large_ffa_key_twice.json": LOADS,
+    "guide_ex8_large_dragons_and_ten_ranged_bands.json": LOADS,
     "guide_ex9_large_batch_distance_unnamed.json": LOADS,
-    "guide_ex10_ranged_teams_compound_or.json": (
-        f"teams[0].minPlayers: 10 differs from maxPlayers 20; {_SIZES}",
-    ),
+    "guide_ex10_ranged_teams_compound_or.json": LOADS,
     "guide_ex11_avoid_list_by_player_id.json": (
         "rules[0].referenceValue: 'flatten(teams[*].players[playerId])' lists the players' ids",
     ),
     "serverless_one_ranged_team_player_gap_ping.json": (
-        f"teams[0].minPlayers: 1 differs from maxPlayers 5; {_SIZES}",
         "rules[0].measurements: 'teams[crew].players.attributes[craft]' against "
         "'avg(teams[crew].players.attributes[craft])' is not a form lobbysim reads",
     ),
-    "terraform_one_ranged_team_mean_gap.json": (
-        f"teams[0].minPlayers: 3 differs from maxPlayers 5; {_SIZES}",
-    ),
+    "terraform_one_ranged_team_mean_gap.json": LOADS,
 }
 
 LOADING = sorted(name for name, outcome in OUTCOMES.items() if outcome == LOADS)
@@ -143,7 +120,7 @@ def test_rules_show_reads_each_set_as_today(name: str, capsys: pytest.CaptureFix
         out = captured.out.splitlines()
         assert out[0].startswith("FlexMatch rule set ")
         assert out[0].endswith(", as lobbysim reads it:")
-        assert out[1].startswith("game: ") and out[3] == "rules:"
+        assert out[1].startswith("game: ") and "rules:" in out
         return
     assert status == 2, f"{name} now loads: set its entry in OUTCOMES to LOADS\n{captured.out}"
     assert captured.out == ""
@@ -230,6 +207,26 @@ BINDINGS: dict[str, dict[str, dict[str, Any]]] = {
         "aim": {"source": "rating", "scale": 10, "offset": 50},
         "biome": {"values": {"ice": 0.9, "sand": 0.1}},
         "variant": {"values": {"classic": 0.95, "arcade": 0.05}},
+    },
+    "cloudformation_one_ranged_team_no_rules.json": {},  # no rules
+    "guide_cli_one_ranged_team_no_rules.json": {},
+    "guide_ex1_two_ranged_crews_even_rank.json": {
+        "rank": {"source": "rating", "scale": 10, "offset": 50},
+    },
+    "guide_ex3_three_ranged_squads_engineers_ping.json": {
+        "mastery": {"source": "rating", "scale": 10, "offset": 50},
+        "roles": {"values": {"engineer": 0.3, "medic": 0.5, "scout": 0.6}},
+    },
+    "guide_ex7_large_ffa_key_twice.json": {},  # its latency rule reads no attribute
+    "guide_ex8_large_dragons_and_ten_ranged_bands.json": {},
+    "guide_ex10_ranged_teams_compound_or.json": {
+        "division": {"source": "rating", "scale": 0.5, "offset": 5},
+        "aim": {"source": "rating", "scale": 10, "offset": 50},
+        "biome": {"values": {"ice": 0.9, "sand": 0.1}},
+        "variant": {"values": {"classic": 0.95, "arcade": 0.05}},
+    },
+    "terraform_one_ranged_team_mean_gap.json": {
+        "craft": {"source": "rating", "scale": 10, "offset": 50},
     },
     "guide_ex5_ffa_rival_factions.json": {
         "factions": {"values": {"reds": 0.5, "blues": 0.5}},
@@ -324,7 +321,17 @@ def _bytes(result: SimulationResult) -> tuple[str, ...]:
 #: seconds' work (30 simulated minutes at 60 arrivals a minute took 112 s on the 2-core test
 #: machine and formed no game: the pool never held 200 players within the rules), so only their
 #: reading and round trip are tested here.
-LARGE = ["guide_ex9_large_batch_distance_unnamed.json"]
+LARGE = [
+    "guide_ex7_large_ffa_key_twice.json",
+    "guide_ex8_large_dragons_and_ten_ranged_bands.json",
+    "guide_ex9_large_batch_distance_unnamed.json",
+]
+
+
+#: Arrivals a minute for the sets whose matches need more players than 5 a minute bring in an
+#: hour (two teams of at least 10, its compound rule keeping a match to one biome and variant or
+#: close aim and division).
+BUSIER = {"guide_ex10_ranged_teams_compound_or.json": 10.0}
 
 
 @pytest.mark.parametrize("name", [n for n in LOADING if n not in LARGE])
@@ -333,14 +340,18 @@ def test_a_run_under_each_set_that_loads_forms_games_and_repeats_its_bytes(name:
     :data:`BINDINGS` says: it forms games of the set's size, and the same seed gives the same
     records and metrics. (That each game keeps the rules is the rule checker's to say.)"""
     path = FOLDER / name
-    scenario = Scenario.from_dict(_scenario_data(path, BINDINGS[name], horizon=60))
+    data = _scenario_data(path, BINDINGS[name], horizon=60)
+    data["arrivals"]["rate"] = BUSIER.get(name, data["arrivals"]["rate"])
+    scenario = Scenario.from_dict(data)
     first = simulate(scenario, 11)
     assert first.games is not None and first.participants is not None
     assert len(first.games) >= 20, f"{name}: {len(first.games)} games in an hour"
-    per_game = first.participants.groupby("game_id").size()
-    game = read_flexmatch(path).game
-    size = {"1v1": 2, "team": 2 * game.get("team_size", 0), "ffa": game.get("ffa_size", 0)}
-    assert set(per_game) == {size[game["mode"]]}
+    p, g = first.participants, first.games.set_index("game_id")
+    at_start = p[p.joined == g.start.reindex(p.game_id).to_numpy()]  # back-fills left out
+    per_game = at_start.groupby("game_id").size()
+    shape = scenario.game.shape
+    least, most = (2, 2) if shape is None else (shape.least_ever, shape.seats)
+    assert per_game.between(least, most).all(), (name, per_game.value_counts())
     assert _bytes(simulate(scenario, 11)) == _bytes(first)
 
 
@@ -356,7 +367,7 @@ def test_rules_show_gives_each_limit_in_the_files_own_units(name: str) -> None:
     waits in minutes), each rule's line gives the file's own numbers: the property and its
     value, the expansions in seconds; each equals what the JSON says."""
     data = parse_json_text((FOLDER / name).read_text(encoding="utf-8"))
-    raw = {r["name"]: r for r in data["rules"]}
+    raw = {r["name"]: r for r in data.get("rules", [])}
     steps_of = {e["target"]: e["steps"] for e in data.get("expansions", [])}
     shown = 0
     for line in show_lines(FOLDER / name):

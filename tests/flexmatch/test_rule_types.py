@@ -435,9 +435,9 @@ def _started(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[float, list[An
         init(self, *args, **kwargs)
         passes.append(self)
 
-    def note_duels(self: Any, pairs: Any) -> None:
+    def note_duels(self: Any, pairs: Any, *args: Any, **kwargs: Any) -> None:
         started.extend((self.env.now, [a, b]) for a, b, _ in pairs)
-        duels(self, pairs)
+        duels(self, pairs, *args, **kwargs)
 
     def note_group(self: Any, members: Any, *args: Any, **kwargs: Any) -> None:
         started.append((self.env.now, list(members)))

@@ -82,9 +82,9 @@ def test_every_game_starts_keeping_every_rule_in_force(
         init(self, *args, **kwargs)
         passes.append(self)
 
-    def note_duels(self: Any, pairs: Any) -> None:
+    def note_duels(self: Any, pairs: Any, *args: Any, **kwargs: Any) -> None:
         started.extend((self.env.now, [a, b]) for a, b, _ in pairs)
-        duels(self, pairs)
+        duels(self, pairs, *args, **kwargs)
 
     def note_group(self: Any, members: Any, *args: Any, **kwargs: Any) -> None:
         started.append((self.env.now, list(members)))
