@@ -5,10 +5,13 @@ violations, a tightened limit, a seat opened by no quit, and refuses what it doe
 
 The runs are short (minutes of simulated time) with quits likely, so that back-fills happen
 (but in 1v1 games, which have none); their attributes are bound so that matches can form in
-that time (a set's rules are its own). Besides our own fixture sets, the cases run under six of
+that time (a set's rules are its own). Besides our own fixture sets, the cases run under twelve of
 the rule sets modelled on published ones (tests/fixtures/flexmatch/modelled/, its README names
-their sources): the four 1v1 sets (guide_ex6 and three from the GameLift sample), guide_ex4 and
-guide_ex5; of those that load at HEAD, only guide_ex9 (two teams of 100) is left out, too slow.
+their sources): the four 1v1 sets (guide_ex6 and three from the GameLift sample), guide_ex1
+(two crews of 4-8), guide_ex3 (three squads of 3-5), guide_ex4, guide_ex5, and the three sets of
+one team of a range of sizes (guide_cli, cloudformation, terraform), guide_ex10 (two teams of
+10-20 under a compound rule); of those that load, the large ones (guide_ex7, ex8, ex9: a hundred
+players or more a match) are left out, too slow for a test.
 """
 
 from __future__ import annotations
@@ -96,11 +99,8 @@ def _five_v_five_oldest_rating(d: dict[str, Any]) -> None:
 MODELLED = FIXTURES / "modelled" / "guide_ex4_sorted_arena_and_ruleset.json"
 
 
-def _arena(d: dict[str, Any]) -> None:
-    # a set modelled on a published one (its README names it), with comments in its JSON
-    d["name"] = "arena_rotation"
-    d["arrivals"] = {"name": "poisson", "rate": 20.0}
-    d["world"] = {
+def _arena_world() -> dict[str, Any]:
+    return {
         "data_centres": ["us_east", "eu_west"],
         "regions": [
             {"name": "na", "share": 0.6, "utc_offset_hours": -5},
@@ -108,6 +108,13 @@ def _arena(d: dict[str, Any]) -> None:
         ],
         "latency": {"name": "matrix", "base_ms": {"na": [35, 95], "eu": [95, 25]}, "spread": 0.3},
     }
+
+
+def _arena(d: dict[str, Any]) -> None:
+    # a set modelled on a published one (its README names it), with comments in its JSON
+    d["name"] = "arena_rotation"
+    d["arrivals"] = {"name": "poisson", "rate": 20.0}
+    d["world"] = _arena_world()
     attributes = {
         "veterancy": {"source": "rating", "scale": 10, "offset": 20},
         "rulesets": {"values": {"classic": 0.6, "hardcore": 0.5}},
@@ -140,6 +147,25 @@ def _rival_factions(d: dict[str, Any]) -> None:
     d["arrivals"]["rate"] = 12.0
 
 
+def _ranged_games(d: dict[str, Any]) -> None:
+    # games of teams of a range of sizes: short, with quits likely, so that back-fills happen
+    d["game"].update(length=3.0, quit_rate=0.1)
+
+
+def _ranged_crews(d: dict[str, Any]) -> None:
+    # a wide rank scale, so that the crews' mean gap and its expansions bite within minutes
+    _ranged_games(d)
+    d["matchmaker"]["rules"]["attributes"]["rank"]["scale"] = 100
+
+
+def _open_lobby(d: dict[str, Any]) -> None:
+    # the CloudFormation set: one team of 1 to 20, no rules
+    _ranged_games(d)
+    d["matchmaker"]["rules"]["flexmatch"] = str(
+        _modelled("cloudformation_one_ranged_team_no_rules.json")
+    )
+
+
 def _modelled(name: str) -> Path:
     return FIXTURES / "modelled" / name
 
@@ -153,6 +179,27 @@ ONE_V_ONE = {
     "duel_same_tier",
     "duel_short_ping",
 }
+
+COMPOUND_OR = FIXTURES / "modelled" / "guide_ex10_ranged_teams_compound_or.json"
+
+
+def _compound_or(d: dict[str, Any]) -> None:
+    # two teams of 10 to 20: many arrivals, short games with quits likely
+    d["name"] = "ranged_teams_compound_or"
+    d["arrivals"] = {"name": "poisson", "rate": 60.0}
+    d["world"] = _arena_world()
+    attributes = {
+        "division": {"source": "rating", "scale": 0.5, "offset": 5},
+        "aim": {"source": "rating", "scale": 10, "offset": 50},
+        "biome": {"values": {"ice": 0.9, "sand": 0.1}},
+        "variant": {"values": {"classic": 0.95, "arcade": 0.05}},
+    }
+    d["matchmaker"] = {"rules": {"flexmatch": str(COMPOUND_OR), "attributes": attributes}}
+    d["game"] = {"length": 3.0, "quit_rate": 0.1}
+
+
+#: The cases of sets of no rules (one team of a range of sizes).
+NO_RULES = {"ranged_lobby_no_rules", "open_lobby_no_rules"}
 
 #: name -> (scenario file, FlexMatch rule set, horizon in minutes, edit of the scenario); the
 #: modelled set has no scenario file: its edit writes the scenario.
@@ -212,6 +259,37 @@ CASES: dict[str, tuple[Path | None, Path, float, Edit]] = {
         10,
         _short_games,
     ),
+    "ranged_crews": (
+        FIXTURES / "ranged_crews.yaml",
+        _modelled("guide_ex1_two_ranged_crews_even_rank.json"),
+        12,
+        _ranged_crews,
+    ),
+    "three_squads": (
+        FIXTURES / "three_squads.yaml",
+        _modelled("guide_ex3_three_ranged_squads_engineers_ping.json"),
+        12,
+        _ranged_games,
+    ),
+    "one_ranged_party": (
+        FIXTURES / "one_ranged_party.yaml",
+        _modelled("terraform_one_ranged_team_mean_gap.json"),
+        12,
+        _ranged_games,
+    ),
+    "ranged_lobby_no_rules": (
+        FIXTURES / "ranged_lobby_no_rules.yaml",
+        _modelled("guide_cli_one_ranged_team_no_rules.json"),
+        12,
+        _ranged_games,
+    ),
+    "open_lobby_no_rules": (
+        FIXTURES / "ranged_lobby_no_rules.yaml",
+        _modelled("cloudformation_one_ranged_team_no_rules.json"),
+        12,
+        _open_lobby,
+    ),
+    "guide_ex10_compound_or": (None, COMPOUND_OR, 8, _compound_or),
     "ffa_rival_factions": (
         FIXTURES / "ffa_rival_factions.yaml",
         _modelled("guide_ex5_ffa_rival_factions.json"),
@@ -269,7 +347,10 @@ def test_every_game_keeps_every_rule_when_formed_and_backfilled(name: str) -> No
     report = _check(name)
     assert report.violations == []
     assert report.games >= 5, f"{name}: only {report.games} games"
-    assert report.rules_checked >= report.games
+    if name in NO_RULES:  # only the teams' sizes are checked
+        assert report.rules_checked == 0
+    else:
+        assert report.rules_checked >= report.games
     if name in ONE_V_ONE:  # no back-fill in 1v1 games (ONE_V_ONE)
         assert report.backfills == 0
     else:
@@ -779,6 +860,24 @@ def test_without_seat_opened_only_a_set_where_nothing_relaxes_is_read() -> None:
     assert found[0].time == bare.loc[seat, "joined"]
     with pytest.raises(NotUnderstood, match="no seat_opened"):
         check_run(document, games, bare, waits)
+
+
+def test_five_engineers_in_a_siege_break_few_engineers() -> None:
+    """guide_ex3's contains with maxCount 4 over three squads."""
+    games, participants, waits = _frames("three_squads")
+    formed = _formed(games, participants)
+    game = int(formed["game_id"].iloc[0])
+    seats = formed.index[formed["game_id"] == game][:5]
+    participants.loc[seats, "attr_roles"] = json.dumps(["engineer"])
+    report = check_run(CASES["three_squads"][1], games, participants, waits)
+    found = [v for v in report.violations if v.when == "formed"]
+    engineers = formed[formed["game_id"] == game]["attr_roles"].map(
+        lambda text: "engineer" in json.loads(text)
+    )
+    engineers.loc[seats] = True
+    assert [(v.game_id, v.rule, v.value, v.limit) for v in found] == [
+        (game, "FewEngineers", float(engineers.sum()), 4.0)
+    ]
 
 
 def test_contains_over_a_party_ticket_is_refused() -> None:
