@@ -19,6 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from lobbysim.validation import finite, whole
 
@@ -142,6 +145,18 @@ class TeamShape:
     def least(self, newest: float, oldest: float) -> int:
         """Return the fewest players a game starts with at these waits (see :meth:`lows_at`)."""
         return sum(self.lows_at(newest, oldest))
+
+    def least_of(self, newest: Any, oldest: Any) -> Any:
+        """Return :meth:`least` of each pair of waits (arrays of one shape), at once."""
+        newest, oldest = np.asarray(newest, dtype=float), np.asarray(oldest, dtype=float)
+        total = np.zeros(newest.shape, dtype=np.int64)
+        for low, steps, clock in zip(self.lows, self.steps, self.clocks, strict=True):
+            wait = newest if clock == "newest" else oldest
+            value = np.full(newest.shape, low, dtype=np.int64)
+            for minutes, step in steps:
+                value[wait >= minutes] = int(step)
+            total += value
+        return total
 
     @property
     def least_ever(self) -> int:

@@ -169,11 +169,20 @@ def grow_matches(
         others = np.flatnonzero(free)
         others = others[others != seed]
         others = pairwise_fit(rules, table, seed, others, loosest)
+        if ranged:  # a match with the seed has a clock no younger than its wait (newest)
+            assert shape is not None
+            least = int(shape.least_of(waits[seed], loosest))
         if sizes[seed] + sizes[others].sum() < least:
             continue
         chosen, filled = [seed], int(sizes[seed])
         growing = RunningCheck(rules, table, seed) if fast else None
-        for t in rank(seed, others):
+        ranked = rank(seed, others)
+        unseen = int(sizes[ranked].sum()) if ranged else 0  # the players not yet examined
+        for t in ranked:
+            if ranged:
+                if filled + unseen < least:
+                    break  # (a ranged match short of its least can never start)
+                unseen -= int(sizes[t])
             if filled + sizes[t] > seats:
                 continue
             if growing is not None:
@@ -210,7 +219,7 @@ def grow_matches(
     return matches
 
 
-#: The most shorter matches :func:`_settle` tries after the grown one.
+#: The most shorter matches :func:`_settle` tries after the longest that holds the minimums.
 SETTLE_TRIES = 8
 
 
@@ -223,16 +232,16 @@ def _settle(
     split: Split | None,
 ) -> tuple[Match, list[int]] | None:
     """Return the match a grown match of a ranged shape starts (and its tickets), or None: the
-    tickets as grown, or, if they cannot be split or break a rule of the whole match (teams of
-    one size, say), the longest of their first ones (the seed and those taken first; at most
-    :data:`SETTLE_TRIES` shorter) that can, each holding at least the teams' minimums at its
-    tickets' waits."""
-    sizes, waits = table.sizes, table.waits
-    for end in range(len(chosen), max(len(chosen) - SETTLE_TRIES - 1, 0), -1):
+    longest of its first tickets (the seed and those taken first; all of them first) that hold
+    at least the teams' minimums at their own waits (a match without its youngest tickets has
+    an older clock, so a lower minimum after an expansion), can be split and keep every rule of
+    the whole match (teams of one size, say); at most :data:`SETTLE_TRIES` + 1 are tried."""
+    sizes, waits = table.sizes[chosen], table.waits[chosen]
+    players = np.cumsum(sizes)
+    least = shape.least_of(np.minimum.accumulate(waits), np.maximum.accumulate(waits))
+    fits = np.flatnonzero(players >= least)[::-1][: SETTLE_TRIES + 1]  # longest first
+    for end in (fits + 1).tolist():
         part = chosen[:end]
-        at = waits[part]
-        if int(sizes[part].sum()) < shape.least(float(at.min()), float(at.max())):
-            continue  # (without its youngest ticket a match's clock may pass a step)
         match = [table.tickets[k] for k in part]
         teams = None
         if split is not None:
