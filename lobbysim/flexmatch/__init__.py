@@ -22,6 +22,12 @@ FlexMatch                                               lobbysim
 ``teams``: two teams of one player                      ``game.mode: 1v1``
 two teams of ``n`` (or one team, ``quantity: 2``)       ``game.mode: team``, ``team_size: n``
 one team of ``n >= 2``, or ``n >= 3`` teams of one      ``game.mode: ffa``, ``ffa_size: n``
+any other teams: ``minPlayers`` < ``maxPlayers``,       ``game.teams``: each ``name``,
+uneven teams, more than two, ``quantity``               ``min_players``, ``max_players``,
+                                                        ``quantity`` (one team: mode ``ffa``;
+                                                        else ``team``)
+an expansion of ``teams[T].minPlayers``                 ``game.teams[T].expansions`` (minutes,
+                                                        minimums; ``clock`` the rule set's)
 ``playerAttributes`` ``number``/``string``/             ``attributes.X`` of that ``type``, drawn
 ``string_list``                                         or bound by the mapping (below)
 ``batchDistance`` on a number ``X``, ``maxDistance d``  ``skill_distance`` on X, ``limit d``,
@@ -123,23 +129,22 @@ lobbysim's built-in (the driving rater's mean, unscaled): bind it ``{source: rat
 latency rule reads the players' latencies to the data centres of the scenario's ``world``.
 FlexMatch's defaults are not used: every simulated player has every attribute.
 
-**Unsupported** (each an error naming its path): teams whose ``minPlayers`` differ from
-``maxPlayers`` (lobbysim's games have fixed sizes), uneven teams, more than two teams with more
-than one player each; ``distance`` rules of other forms (``minDistance`` between team
-averages or players, a figure of the whole match from a constant, team averages in a
-free-for-all); a ``comparison`` whose ``referenceValue`` is computed from the match (each
-player against the others' maximum: no lobbysim rule compares a player with a figure of the
-others), one that bounds a figure of the whole match (``avg(...)``) by a constant, one on a named
-team (``teams[red]``: lobbysim's teams are interchangeable, split by the search), ``!=`` between
-players on a number with a ``partyAggregation`` of ``min`` or ``max``, comparisons of team sizes
-other than the idiom; a collection's reference of
-players' ids (a block list); a ``compound`` naming a ``batchDistance`` or sort rule, or a rule
-listed after it (as FlexMatch requires); ``latency``'s ``maxDistance`` and
-``distanceReference`` (they bound a ticket's latency above the match's lowest or average one,
-where lobbysim's ``delta_ping`` bounds it above the player's own best data centre); expansions
-of team sizes or of a property no limit comes from (a compound, a sort, ``=``/``!=``);
-``batchingPreference`` ``sorted``, ``sortByAttributes``, a
-``backfillPriority`` other than ``normal``.
+**Unsupported** (each an error naming its path): a team's ``minPlayers`` above its ``maxPlayers``;
+``distance`` rules of other forms (``minDistance`` between team averages or players, a figure of the
+whole match from a constant, each player from a team's average, team averages over teams of one
+player; team averages with one team always hold and read, noted); a ``comparison`` whose
+``referenceValue`` is computed from the match (each player against the others' maximum: no lobbysim
+rule compares a player with a figure of the others), one that bounds a figure of the whole match
+(``avg(...)``) by a constant, one on a named team (``teams[red]``: lobbysim's teams are
+interchangeable, split by the search), ``!=`` between players on a number with a
+``partyAggregation`` of ``min`` or ``max``, comparisons of team sizes other than the idiom; a
+collection's reference of players' ids (a block list); a ``compound`` naming a ``batchDistance`` or
+sort rule, or a rule listed after it (as FlexMatch requires); ``latency``'s ``maxDistance`` and
+``distanceReference`` (they bound a ticket's latency above the match's lowest or average one, where
+lobbysim's ``delta_ping`` bounds it above the player's own best data centre); expansions of a team's
+``maxPlayers`` or of a property no limit comes from (a compound, a sort, ``=``/``!=``);
+``batchingPreference`` ``sorted``, ``sortByAttributes``, a ``backfillPriority`` other than
+``normal``.
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds
 ``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``equal`` on a number

@@ -78,9 +78,14 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
                 if theirs is not None:
                     merged[key] = theirs
                 continue
+            hint = (
+                f"; leave game.{key} out (--set game.{key}=null) to take the rule set's teams"
+                if theirs is None
+                else ""
+            )
             problems.append(
                 f"game.{key}: {mine!r} disagrees with the FlexMatch rule set {file}'s teams "
-                f"({shown})"
+                f"({shown}){hint}"
             )
         out["game"] = merged
     if imported.attributes:

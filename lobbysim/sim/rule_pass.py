@@ -354,7 +354,10 @@ class RulePass:
             check_quality(self._driver_name, [q])
             seated = [waiting[i] for i in members.tolist()]
             if game.mode == "1v1":
-                games.start_duels([(seated[0], seated[1], q)])
+                a, b = members.tolist()  # the ratings the rules read: the pool's
+                games.start_duels(
+                    [(seated[0], seated[1], q)], [(float(pool.mu[a]), float(pool.mu[b]))]
+                )
                 if rematch is not None:
                     rematch.met_pair(seated[0], seated[1])
                 self.formed(view.waited, match, now, view)
