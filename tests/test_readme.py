@@ -53,7 +53,11 @@ def test_the_annotated_scenario_sets_every_field_and_runs(tmp_path: Path) -> Non
         ],
     ]:
         for f in dataclasses.fields(cls):
-            if f.init and f.name not in section and f.name not in ("team_size", "ffa_size", "teams"):
+            if (
+                f.init
+                and f.name not in section
+                and f.name not in ("team_size", "ffa_size", "teams")
+            ):
                 missing.append(f"{cls.__name__}.{f.name}")
     assert missing == ["MatchmakerConfig.focal_rank"]  # shown in the comment: one of the two
     path = tmp_path / "tour.yaml"

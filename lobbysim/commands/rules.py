@@ -113,11 +113,12 @@ _NOTES = {
 }
 
 
-def rule_line(rule: RuleConfig, held_by: str | None = None) -> str:
+def rule_line(rule: RuleConfig, held_by: str | None = None, fixed: bool = True) -> str:
     """Return one rule on one line: kind, attribute, limit, expansions, clock, optional_after
-    (``held_by``: the compound rule through which alone it holds)."""
+    (``held_by``: the compound rule through which alone it holds; ``fixed``: whether the game's
+    teams are of one fixed size, so that team sizes always hold)."""
     parts = [f"{rule.name}: {rule.kind}"]
-    numbers = ("skill_distance", "team_balance", "absolute_sort", "distance_sort")
+    numbers = ("skill_distance", "team_balance", "absolute_sort", "distance_sort", "mean_distance")
     if rule.attribute is not None or rule.kind in numbers or rule.kind == "compare":
         key = f"[{rule.key}]" if rule.key is not None else ""
         parts.append(f"attribute {rule.attribute or 'rating'}{key}")
@@ -160,21 +161,22 @@ def rule_line(rule: RuleConfig, held_by: str | None = None) -> str:
     parts.append(f"optional_after {_number(rule.optional_after)}")
     if rule.weight != 1.0:
         parts.append(f"weight {_number(rule.weight)}")
-    if rule.kind in _NOTES:
+    if rule.kind in _NOTES and (fixed or rule.kind != "team_sizes"):
         parts.append(f"({_NOTES[rule.kind]})")
     if held_by is not None:
         parts.append(f"(holds only through compound rule {held_by})")
     return "  " + "; ".join(parts)
 
 
-def rule_lines(rules: list[RuleConfig] | tuple[RuleConfig, ...]) -> list[str]:
-    """Return :func:`rule_line` of each rule, marking those a compound rule holds."""
+def rule_lines(rules: list[RuleConfig] | tuple[RuleConfig, ...], fixed: bool = True) -> list[str]:
+    """Return :func:`rule_line` of each rule, marking those a compound rule holds (``fixed``:
+    whether the game's teams are of one fixed size, so that team sizes always hold)."""
     held: dict[str, str] = {}
     for rule in rules:
         if rule.kind == "compound" and rule.statement is not None:
             for name in compound_children([rule]):
                 held.setdefault(name, rule.name)
-    return [rule_line(r, held.get(r.name)) for r in rules]
+    return [rule_line(r, held.get(r.name), fixed) for r in rules]
 
 
 def _binding(attribute: Any) -> str:
@@ -188,6 +190,15 @@ def _binding(attribute: Any) -> str:
         return f"number, drawn: normal, mean {attribute.mean:g}, sd {attribute.sd:g}"
     what = "the driving rater's mean" if attribute.source == "rating" else "true skill"
     return f"number, {attribute.offset:g} + {attribute.scale:g} * {what}"
+
+
+def _fixed(game: Mapping[str, Any]) -> bool:
+    """Whether a game's teams (its ``game`` data) are of one fixed size."""
+    from lobbysim.scenario.model import GameRules
+    from lobbysim.scenario.parse import build
+
+    shape = build(GameRules, dict(game), "game").shape
+    return shape is None or shape.fixed
 
 
 def _game_lines(game: Mapping[str, Any]) -> list[str]:
@@ -244,7 +255,7 @@ def show_lines(file: str | Path) -> list[str]:
             "rules:",
             *(
                 line + _in_the_file(rule, imported.units.get(rule.name, (None, 1.0)))
-                for line, rule in zip(rule_lines(rules), rules, strict=True)
+                for line, rule in zip(rule_lines(rules, _fixed(imported.game)), rules, strict=True)
             ),
         ]
         if imported.declared:
@@ -282,7 +293,11 @@ def show_lines(file: str | Path) -> list[str]:
         steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
         return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]
     batching = f" (batching {mm.batching})" if mm.batching != "none" else ""
-    lines += [f"matchmaker.algorithm: {mm.algorithm}{batching}", "rules:", *rule_lines(mm.rules)]
+    lines += [
+        f"matchmaker.algorithm: {mm.algorithm}{batching}",
+        "rules:",
+        *rule_lines(mm.rules, _fixed(game)),
+    ]
     if scenario.attributes:
         lines.append("attributes:")
         lines += [f"  {name}: {_binding(a)}" for name, a in scenario.attributes.items()]

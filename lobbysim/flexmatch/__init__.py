@@ -42,6 +42,9 @@ an expansion of ``teams[T].minPlayers``                 ``game.teams[T].expansio
 the same, two teams of one player (1v1)                 ``skill_distance`` on X, ``limit 2d``
                                                         (each within d of the pair's mean <=>
                                                         ``|a - b| <= 2d``; expansions doubled too)
+``distance`` of ``flatten(...[X])`` against             ``mean_distance`` on X, ``limit d``,
+``avg(flatten(...[X]))`` (or, one team ``T``,           ``party`` = ``partyAggregation``
+``teams[T]...[X]`` against ``avg(teams[T]...[X])``)
 ``distance``: ``max(flatten(...[X]))`` against          ``skill_distance`` on X, ``limit d``,
 ``min(flatten(...[X]))``, ``maxDistance d``             ``party`` = ``partyAggregation``
 ``comparison`` ``=`` / ``!=`` on                        ``equal`` / ``distinct`` on X

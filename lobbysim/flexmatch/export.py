@@ -53,7 +53,7 @@ def _seconds(minutes: float) -> float | int:
 
 
 def _reads_rating(rule: RuleConfig) -> bool:
-    numbers = ("skill_distance", "team_balance", *SORT_KINDS)
+    numbers = ("skill_distance", "team_balance", "mean_distance", *SORT_KINDS)
     number_compare = rule.kind == "compare" and rule.value is None
     if rule.kind == "distinct":  # a string attribute is never named rating
         return rule.attribute == RATING
@@ -127,6 +127,15 @@ def _export_rule(
             "type": "distance",
             "measurements": [_expression(attribute, "all_max", rule.key)],
             "referenceValue": _expression(attribute, "all_min", rule.key),
+            "maxDistance": limit,
+            "partyAggregation": PARTY_OUT[rule.party],
+        }
+    if kind == "mean_distance":  # each player's value from the players' average
+        return {
+            "name": name,
+            "type": "distance",
+            "measurements": [_expression(attribute, "flat", rule.key)],
+            "referenceValue": _expression(attribute, "all_avg", rule.key),
             "maxDistance": limit,
             "partyAggregation": PARTY_OUT[rule.party],
         }

@@ -64,6 +64,7 @@ PARTY_OUT = {v: k for k, v in PARTY_IN.items()}
 #: The FlexMatch property a lobbysim kind's limit comes from, and limit = factor * property.
 LIMIT_PROPERTY = {
     "skill_distance": ("maxDistance", 1.0),
+    "mean_distance": ("maxDistance", 1.0),
     "team_balance": ("maxDistance", 2.0),
     "latency": ("maxLatency", 1.0),
     "overlap": ("minCount", 1.0),
@@ -84,6 +85,13 @@ _ALL_AVG = re.compile(rf"avg\(flatten\({_ATTR}\)\)")
 _ALL_MAX = re.compile(rf"max\(flatten\({_ATTR}\)\)")
 _ALL_MIN = re.compile(rf"min\(flatten\({_ATTR}\)\)")
 _FLAT = re.compile(rf"flatten\({_ATTR}\)")
+# one named team's players' values, and their average (a rule set of one team names it)
+_NAMED = (
+    r"teams\[['\"]?(?P<t>[^\]*'\"]+)['\"]?\]\.players\.attributes\[['\"]?(?P<a>[^\]'\"]+)['\"]?\]"
+    r"(?:\[['\"]?(?P<k>[^\]'\"]+)['\"]?\])?"
+)
+_NAMED_EACH = re.compile(_NAMED)
+_NAMED_AVG = re.compile(rf"avg\({_NAMED}\)")
 _PLAIN = re.compile(_ATTR)
 _TEAM_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 
@@ -414,6 +422,9 @@ class RuleReader:
                     "limit": distance,
                     "party": party,
                 }
+        each = self.mean_distance(raw, where, measured, reference, distance)
+        if each is not None:
+            return each or None
         self.problem(
             f"{where}.measurements: {measured!r} against {reference!r} is not a form lobbysim "
             "reads: avg(teams[*].players.attributes[X]) against "
@@ -421,6 +432,39 @@ class RuleReader:
             "max(flatten(...[X])) against min(flatten(...[X])) (skill_distance)"
         )
         return None
+
+    def mean_distance(
+        self,
+        raw: Mapping[str, Any],
+        where: str,
+        measured: str,
+        reference: str,
+        distance: float | None,
+    ) -> dict[str, Any] | None:
+        """Each player's value within ``maxDistance`` of the players' average:
+        ``flatten(teams[*].players.attributes[X])`` against ``avg(flatten(...[X]))``, or, in a
+        rule set of one team ``T``, ``teams[T].players.attributes[X]`` against
+        ``avg(teams[T].players.attributes[X])``: ``mean_distance`` (None: not this form; {}:
+        this form, with its problems reported)."""
+        flat, overall = _FLAT.fullmatch(measured), _ALL_AVG.fullmatch(reference)
+        named, named_avg = _NAMED_EACH.fullmatch(measured), _NAMED_AVG.fullmatch(reference)
+        if flat and overall and (flat["a"], flat["k"]) == (overall["a"], overall["k"]):
+            a, k = flat["a"], flat["k"]
+        elif (
+            named
+            and named_avg
+            and (named["t"], named["a"], named["k"])
+            == (named_avg["t"], named_avg["a"], named_avg["k"])
+            and self.team_names == [named["t"]]
+        ):
+            a, k = named["a"], named["k"]
+        else:
+            return None
+        column = self.number_of(a, k, f"{where}.measurements")
+        party = self.party(raw, where)
+        if column is None or distance is None or party is None:
+            return {}
+        return {"kind": "mean_distance", **column, "limit": distance, "party": party}
 
     def rule_latency(self, raw: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         if self.unsupported(

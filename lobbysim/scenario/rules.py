@@ -26,6 +26,9 @@ otherwise, by default the driving rater's mean):
   same rule; with another ``team``, the largest team value less the smallest. In a
   free-for-all (FlexMatch's one team, whose average is the match's) ``team: average`` always
   holds: it is kept so that an imported rule set writes back whole.
+* ``mean_distance``: every ticket's value (members combined by ``party``) is within ``limit``
+  of the mean of every player's value in the match (FlexMatch's ``distance`` of each player's
+  value from the average; in a 1v1 game ``|a - b| <= 2 limit``).
 * ``latency``: some data centre has every ticket's latency to it at most ``limit`` ms (a
   party's members' latencies combined by ``party``; ``max``: every player's); and
   ``delta_ping``: at most ``limit`` ms above the players' best data centres (with a ``world``).
@@ -101,8 +104,9 @@ RULE_KINDS = (
     "compound",
     "absolute_sort",
     "distance_sort",
+    "mean_distance",
 )
-NUMBER_KINDS = ("skill_distance", "team_balance")
+NUMBER_KINDS = ("skill_distance", "team_balance", "mean_distance")
 STRING_KINDS = ("equal", "distinct", "count")
 #: The kinds on every player's own value: a ``string`` attribute's, or a number's (a number
 #: attribute, ``rating``, a ``string_number_map``'s key), each value its own class.

@@ -213,6 +213,9 @@ class RulePass:
         elif kind == "skill_distance":
             x = view.numbers[rule.attribute]
             ok = np.abs(x[i] - x[j]) <= np.minimum(li, lj)
+        elif kind == "mean_distance":  # each of the two within the limit of their mean
+            x = view.numbers[rule.attribute]
+            ok = np.abs(x[i] - x[j]) / 2.0 <= np.minimum(li, lj)
         elif kind in LATENCY_KINDS:
             assert view.latency is not None and view.best is not None
             lat = view.latency

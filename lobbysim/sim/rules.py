@@ -397,6 +397,13 @@ class RuleSet:
                 return True
             i, j = np.triu_indices(len(players), k=1)
             return bool(np.mean(view.quality(players[i], players[j])) >= strict)
+        if kind == "mean_distance":  # each ticket's value within the limit of the mean
+            if partial:
+                return True  # (the mean moves as players join)
+            x = view.numbers[rule.attribute]
+            mean = float(x[players].mean())
+            values = [combine(x[list(t)], rule.config.party) for t in tickets]
+            return all(abs(v - mean) <= lim for v, lim in zip(values, limits, strict=True))
         if kind == "skill_distance":
             x = view.numbers[rule.attribute]
             solo = solo_players(tickets)

@@ -53,7 +53,7 @@ from lobbysim.sim.world import World
 #: text, a ``string_list`` as JSON text); a rule on another type has no column.
 RECORDED_TYPES = {"number": "float64", "string": "str", "string_list": "str"}
 #: The rule kinds that read the rating when they name no attribute.
-_RATING_KINDS = ("skill_distance", "team_balance")
+_RATING_KINDS = ("skill_distance", "team_balance", "mean_distance")
 
 
 def rule_attributes(

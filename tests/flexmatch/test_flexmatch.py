@@ -1331,3 +1331,71 @@ def test_teams_of_ranges_uneven_and_many_read_into_game_teams_and_write_back() -
         scenario = Scenario.from_dict({"name": "t", **imported.fragment()})
         back = read_flexmatch(export_flexmatch(scenario), export_bindings(scenario))
         assert back.game == imported.game
+
+
+def test_each_players_distance_from_the_average_reads_as_mean_distance() -> None:
+    """flatten(X) against avg(flatten(X)), or, with one team T, teams[T]...[X] against
+    avg(teams[T]...[X]): each ticket's value within maxDistance of the players' mean. A named
+    team among two is still refused (a rule on one team); the export writes the flatten form,
+    which reads back the same."""
+    flat = {
+        "name": "Near",
+        "type": "distance",
+        "measurements": ["flatten(teams[*].players.attributes[skill])"],
+        "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))",
+        "maxDistance": 3,
+    }
+    expected = {
+        "name": "Near",
+        "kind": "mean_distance",
+        "attribute": "skill",
+        "limit": 3,
+        "party": "average",
+        "clock": "newest",
+    }
+    assert only_rule(ruleset([flat])) == expected
+    one = [{"name": "crew", "minPlayers": 2, "maxPlayers": 5}]
+    named = {
+        **flat,
+        "measurements": ["teams[crew].players.attributes[skill]"],
+        "referenceValue": "avg(teams[crew].players.attributes[skill])",
+    }
+    imported = read_flexmatch(ruleset([named], teams=one))
+    assert imported.rules == (expected,)
+    two = [
+        {"name": "crew", "minPlayers": 2, "maxPlayers": 2},
+        {"name": "b", "minPlayers": 2, "maxPlayers": 2},
+    ]
+    (line,) = problems(ruleset([named], teams=two))
+    assert "is not a form lobbysim reads" in line
+    mapping = {"skill": {"source": "rating", "scale": 10, "offset": 50}}
+    scenario = Scenario.from_dict(
+        {"name": "t", **read_flexmatch(ruleset([named], teams=one), mapping).fragment()}
+    )
+    back = read_flexmatch(export_flexmatch(scenario), export_bindings(scenario))
+    assert back.rules == read_flexmatch(ruleset([named], teams=one), mapping).rules
+
+
+def test_mean_distance_in_1v1_keeps_every_pair_within_twice_the_limit() -> None:
+    """The exact 1v1 search bars the pairs whose values are more than twice the limit apart
+    (each within the limit of their mean), read back from the records' rule columns."""
+    from lobbysim.experiments.simulation import simulate
+
+    rules = [
+        {"name": "near", "kind": "mean_distance", "attribute": "craft", "limit": 5.0},
+    ]
+    data = {
+        "horizon": 120,
+        "warmup": 0,
+        "attributes": {"craft": {"type": "number", "source": "skill", "scale": 10, "offset": 50}},
+        "matchmaker": {"rules": rules},
+        "arrivals": {"name": "poisson", "rate": 4.0},
+    }
+    result = simulate(Scenario.from_dict(data), 2)
+    p = result.participants
+    assert len(result.games) >= 50
+    gaps = p.groupby("game_id").attr_craft.agg(lambda v: v.max() - v.min())
+    assert (gaps <= 10.0 + 1e-9).all()
+    loose = {**data, "matchmaker": {"rules": [{**rules[0], "limit": 1000.0}]}}
+    free = simulate(Scenario.from_dict(loose), 2).participants
+    assert (free.groupby("game_id").attr_craft.agg(lambda v: v.max() - v.min()) > 10.0).any()

@@ -314,5 +314,5 @@ def test_a_split_expansions_problem_names_the_files_object(tmp_path: Path) -> No
         read_flexmatch(path)
     lines = [p.removeprefix(f"{path}: ") for p in caught.value.problems]
     assert lines[0].startswith("expansions[0].target: 'rules[Pong].maxLatency' names no rule")
-    assert lines[1].startswith("expansions[1].target: 'teams[one].minPlayers': expanding a team")
+    assert lines[1] == "expansions[1].steps: expected a non-empty list of steps, got []"
     assert len(lines) == 2

@@ -62,10 +62,7 @@ OUTCOMES: dict[str, str | tuple[str, ...]] = {
     "guide_ex11_avoid_list_by_player_id.json": (
         "rules[0].referenceValue: 'flatten(teams[*].players[playerId])' lists the players' ids",
     ),
-    "serverless_one_ranged_team_player_gap_ping.json": (
-        "rules[0].measurements: 'teams[crew].players.attributes[craft]' against "
-        "'avg(teams[crew].players.attributes[craft])' is not a form lobbysim reads",
-    ),
+    "serverless_one_ranged_team_player_gap_ping.json": LOADS,
     "terraform_one_ranged_team_mean_gap.json": LOADS,
 }
 
@@ -226,6 +223,9 @@ BINDINGS: dict[str, dict[str, dict[str, Any]]] = {
         "variant": {"values": {"classic": 0.95, "arcade": 0.05}},
     },
     "terraform_one_ranged_team_mean_gap.json": {
+        "craft": {"source": "rating", "scale": 10, "offset": 50},
+    },
+    "serverless_one_ranged_team_player_gap_ping.json": {
         "craft": {"source": "rating", "scale": 10, "offset": 50},
     },
     "guide_ex5_ffa_rival_factions.json": {

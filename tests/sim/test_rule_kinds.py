@@ -169,6 +169,33 @@ def test_team_sizes_compares_the_two_teams_sizes() -> None:
     assert _broken(_rules(rule), view, [[0], [1], [2]]) == -1  # not split yet: waits
 
 
+def test_team_sizes_and_team_balance_on_three_teams_and_uneven_teams() -> None:
+    view = _view([3.0, 1.0, 2.0, 2.0, 0.0, 4.0])
+    sizes = {"name": "t", "kind": "team_sizes", "limit": 1.0}
+    three = [[0], [1], [2], [3], [4], [5]]
+    assert _broken(_rules(sizes), view, three, [0, 0, 1, 1, 2, 2]) == -1  # 2, 2, 2
+    assert _broken(_rules(sizes), view, three, [0, 0, 0, 1, 1, 2]) == 0  # 3, 2, 1
+    # team averages 2, 2, 2 (and 3 + 1, 2 + 2, 0 + 4): every team at the match's average
+    balance = {"name": "b", "kind": "team_balance", "limit": 0.2}
+    assert _broken(_rules(balance), view, three, [0, 0, 1, 1, 2, 2]) == -1
+    # uneven: 3 against 1, 2, 2, 0, 4 (mean 1.8); the match's mean 2: within half the limit
+    uneven = [0, 1, 1, 1, 1, 1]
+    assert _broken(_rules(balance | {"limit": 2.0}), view, three, uneven) == -1  # 1 <= 1
+    assert _broken(_rules(balance | {"limit": 1.9}), view, three, uneven) == 0
+
+
+def test_mean_distance_holds_each_tickets_value_near_the_players_mean() -> None:
+    view = _view([0.0, 2.0, 4.0, 10.0])
+    rule = {"name": "m", "kind": "mean_distance", "limit": 2.0}
+    assert _broken(_rules(rule), view, [[0], [1], [2]]) == -1  # mean 2: 0, 2, 4 within 2
+    assert _broken(_rules(rule), view, [[0], [1], [3]]) == 0  # mean 4: 0 is 4 away
+    assert _broken(_rules(rule), view, [[0], [3]], partial=True) == -1  # the mean moves: waits
+    # a party's value by its aggregation, the mean over every player: [0, 4] and 2, mean 2
+    assert _broken(_rules(rule | {"party": "average"}), view, [[0, 2], [1]]) == -1
+    assert _broken(_rules(rule | {"party": "max"}), view, [[0, 2], [1]]) == -1
+    assert _broken(_rules(rule | {"party": "max", "limit": 1.9}), view, [[0, 2], [1]]) == 0
+
+
 A = {"name": "A", "kind": "compare", "op": ">=", "limit": 3.0, "expansions": ((1.0, 1.0),)}
 B = {"name": "B", "kind": "compare", "op": "<=", "limit": 0.0}
 
