@@ -69,10 +69,10 @@ from lobbysim.registry import PluginError
 from lobbysim.running.progress import Progress, ProgressLike, as_progress
 from lobbysim.running.time_left import RemainingTime
 from lobbysim.scenario import CompareConfig, PluginSpec, Scenario, ScenarioError, folder_label
+from lobbysim.scenario.attributes import RATING
 from lobbysim.scenario.bundled import find_scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.loading import load_run_scenario
-from lobbysim.scenario.rules import RATING
 from lobbysim.scenario.specs import policy_spec, record_folders
 from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import check_run_options

@@ -28,7 +28,7 @@ from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.metrics import FAIR_BAND
 from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.lobby import LobbySimulation
-from lobbysim.sim.seat_rules import scenario_rule_attributes
+from lobbysim.sim.rule_columns import scenario_rule_attributes
 from lobbysim.stats.metrics import (
     compute_metrics,
     team_metrics,

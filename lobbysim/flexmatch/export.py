@@ -22,16 +22,10 @@ from lobbysim.flexmatch.rules import (
     PARTY_OUT,
     SMALL_MATCH,
 )
+from lobbysim.scenario.attributes import RATING, AttributeConfig
 from lobbysim.scenario.compound import compound_children
 from lobbysim.scenario.model import GameRules
-from lobbysim.scenario.rules import (
-    LIST_KINDS,
-    RATING,
-    SORT_KINDS,
-    AttributeConfig,
-    RuleConfig,
-    list_party,
-)
+from lobbysim.scenario.rules import LIST_KINDS, SORT_KINDS, RuleConfig, list_party
 from lobbysim.scenario.teams import TeamConfig
 from lobbysim.validation import ScenarioError
 

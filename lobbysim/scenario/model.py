@@ -19,12 +19,19 @@ from typing import Any
 
 from lobbysim.records.rows import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.attributes import AttributeConfig
 from lobbysim.scenario.matchmaker import MatchmakerConfig
 from lobbysim.scenario.metrics import MetricsConfig
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
-from lobbysim.scenario.rules import AttributeConfig, rule_set_problems
-from lobbysim.scenario.teams import TeamConfig, TeamShape, team_shape, teams_problems
+from lobbysim.scenario.rules import rule_set_problems
+from lobbysim.scenario.teams import (
+    TeamConfig,
+    TeamShape,
+    describe_shape,
+    team_shape,
+    teams_problems,
+)
 from lobbysim.scenario.world import WorldConfig
 from lobbysim.validation import (
     MAX_SKILL_VARIANCE,
@@ -156,32 +163,8 @@ class GameRules:
 
     def describe(self) -> str:
         """Return the game's mode and teams in words (``team (5 vs 5)``, ``free-for-all (4-8
-        players)``, ``team (5 vs 1)``, ``team (3 teams of 3-5)``)."""
-        shape = self.shape
-        if shape is None:
-            return "1v1"
-
-        def size(k: int) -> str:
-            low, high = shape.lows[k], shape.highs[k]
-            steps = shape.steps[k]
-            least = steps[-1][1] if steps else low
-            return str(high) if least == high else f"{least}-{high}"
-
-        sizes = [size(k) for k in range(shape.teams)]
-        if self.mode == "ffa":
-            return f"free-for-all ({sizes[0]} players)"
-        if len(sizes) == 2:
-            return f"team ({sizes[0]} vs {sizes[1]})"
-        if len(set(sizes)) == 1:
-            return f"team ({len(sizes)} teams of {sizes[0]})"
-        runs: list[list[Any]] = []  # consecutive teams of one size, as [size, count]
-        for text in sizes:
-            if runs and runs[-1][0] == text:
-                runs[-1][1] += 1
-            else:
-                runs.append([text, 1])
-        parts = [str(text) if count == 1 else f"{count} x {text}" for text, count in runs]
-        return f"team ({len(sizes)} teams: {' + '.join(parts)})"
+        players)``: :func:`~lobbysim.scenario.teams.describe_shape`)."""
+        return describe_shape(self.mode, self.shape)
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,14 @@
 
 ``matchmaker.rules`` is a list of :class:`RuleConfig`: each a constraint on the match, on an
 attribute of its players (the driving rater's mean, true skill, or an attribute the scenario's
-``attributes:`` section draws per player, :class:`AttributeConfig`), combined over a ticket by a
-party aggregation and over a team by a team aggregation, with a limit that relaxes in steps
-(``expansions``) on the clock of the rule's choice, and that may become optional after a wait.
-``matchmaker.algorithm`` says how matches are searched: ``exact`` (the matchmaker's own search,
-every rule a hard constraint), ``seed_greedy`` (the longest-waiting ticket seeds a match and
-candidates are added by weighted rule distance while every rule holds) or ``flexmatch``
-(FlexMatch's builder: the same, candidates taken oldest first or by the sort rules,
-:mod:`lobbysim.sim.flexmatch_builder`). The engine's side is
-:mod:`lobbysim.sim.rules`.
+``attributes:`` section draws per player, :class:`~lobbysim.scenario.attributes.AttributeConfig`),
+combined over a ticket by a party aggregation and over a team by a team aggregation, with a limit
+that relaxes in steps (``expansions``) on the clock of the rule's choice, and that may become
+optional after a wait. ``matchmaker.algorithm`` says how matches are searched: ``exact`` (the
+matchmaker's own search, every rule a hard constraint), ``seed_greedy`` (the longest-waiting ticket
+seeds a match and candidates are added by weighted rule distance while every rule holds) or
+``flexmatch`` (FlexMatch's builder: the same, candidates taken oldest first or by the sort rules,
+:mod:`lobbysim.sim.flexmatch_builder`). The engine's side is :mod:`lobbysim.sim.rules`.
 
 **Kinds** (``limit`` in the rule's unit; ``attribute`` a number attribute where not said
 otherwise, by default the driving rater's mean):
@@ -76,14 +75,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.attributes import LABEL as _LABEL
+from lobbysim.scenario.attributes import RATING, AttributeConfig, attributes_problems
 from lobbysim.scenario.compound import statement_problems
-
-_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # a rule or attribute name
 
 #: The rule kinds, and those that need an attribute of a given type.
 RULE_KINDS = (
@@ -131,10 +129,6 @@ NUMBER_AGGREGATIONS = ("average", "min", "max")
 AGGREGATIONS = (*NUMBER_AGGREGATIONS, "union", "intersection")
 TEAM_AGGREGATIONS = ("average", "sum", "min", "max")
 ALGORITHMS = ("exact", "seed_greedy", "flexmatch")
-ATTRIBUTE_TYPES = ("number", "string", "string_list", "string_number_map")
-NUMBER_SOURCES = ("drawn", "rating", "skill")
-#: The number attribute every scenario has: the driving rater's mean.
-RATING = "rating"
 
 
 def limit_is_minimum(kind: str, op: str | None) -> bool:
@@ -151,90 +145,6 @@ def list_party(party: str) -> str:
     """Return a list kind's party pooling: ``union`` or ``intersection`` (unset: the field's
     default ``average``, read as ``intersection``, every member's list)."""
     return "union" if party == "union" else "intersection"
-
-
-@dataclass(frozen=True)
-class AttributeConfig:
-    """A player attribute beyond skill, drawn per player as they are registered (stream
-    ``attributes``) or bound to the simulation.
-
-    Attributes:
-        type: ``number``, ``string``, ``string_list`` or ``string_number_map``.
-        source: of a number: ``drawn`` (normal, ``mean`` and ``sd``), ``rating`` (the driving
-            rater's mean now) or ``skill`` (true skill); the value is ``offset + scale * x``.
-        scale, offset: of a bound number (``rating`` or ``skill``).
-        mean, sd: of a drawn number.
-        values: of a ``string``: each value's share of the players (summing to 1); of a
-            ``string_list``: each value's chance to be in a player's list, independently (a
-            player with none gets the likeliest); of a ``string_number_map``: each key's mean
-            (every player has every key, its number drawn normal with ``sd``).
-    """
-
-    type: str = "number"
-    source: str = "drawn"
-    scale: float = 1.0
-    offset: float = 0.0
-    mean: float = 0.0
-    sd: float = 0.0
-    values: Mapping[str, float] = field(default_factory=dict)
-
-    def problems(self, where: str) -> list[str]:
-        """Return what is wrong with the attribute (``where``: its field path)."""
-        out: list[str] = []
-        if self.type not in ATTRIBUTE_TYPES:
-            return [
-                f"{where}.type: expected one of {', '.join(ATTRIBUTE_TYPES)}, got {self.type!r}"
-                + did_you_mean(str(self.type), list(ATTRIBUTE_TYPES))
-            ]
-        if self.type == "number":
-            if self.source not in NUMBER_SOURCES:
-                out.append(
-                    f"{where}.source: expected one of {', '.join(NUMBER_SOURCES)}, got "
-                    f"{self.source!r}" + did_you_mean(str(self.source), list(NUMBER_SOURCES))
-                )
-            for name in ("scale", "offset", "mean"):
-                if not math.isfinite(getattr(self, name)):
-                    out.append(
-                        f"{where}.{name}: expected a finite number, got {getattr(self, name)!r}"
-                    )
-            if not (math.isfinite(self.sd) and self.sd >= 0):
-                out.append(f"{where}.sd: expected a number >= 0, got {self.sd!r}")
-            if self.values:
-                out.append(f"{where}.values: a number attribute has no values")
-            return out
-        if self.source != "drawn":
-            out.append(f"{where}.source: a {self.type} attribute is drawn, got {self.source!r}")
-        if self.type == "string_number_map":
-            return out + self._map_problems(where)
-        if not self.values:
-            out.append(f"{where}.values: expected at least one value with its share")
-            return out
-        bad = [v for v in self.values if not isinstance(v, str) or not v]
-        if bad:
-            out.append(f"{where}.values: a value is a non-empty text, got {bad[0]!r}")
-        shares = list(self.values.values())
-        if not all(math.isfinite(s) and 0.0 < s <= 1.0 for s in shares):
-            out.append(f"{where}.values: a share is a number in (0, 1], got {dict(self.values)}")
-        elif self.type == "string" and abs(math.fsum(shares) - 1.0) > 1e-9:
-            out.append(
-                f"{where}.values: the shares of a string attribute sum to 1, got "
-                f"{math.fsum(shares):g}"
-            )
-        return out
-
-    def _map_problems(self, where: str) -> list[str]:
-        out: list[str] = []
-        if not self.values:
-            out.append(f"{where}.values: expected at least one key with its mean, {{KEY: mean}}")
-        bad = [v for v in self.values if not isinstance(v, str) or not v]
-        if bad:
-            out.append(f"{where}.values: a key is a non-empty text, got {bad[0]!r}")
-        means = list(self.values.values())
-        if not all(isinstance(m, int | float) and math.isfinite(m) for m in means):
-            out.append(f"{where}.values: a key's mean is a finite number, got {dict(self.values)}")
-        if not (math.isfinite(self.sd) and self.sd >= 0):
-            out.append(f"{where}.sd: expected a number >= 0, got {self.sd!r}")
-        return out
 
 
 @dataclass(frozen=True)
@@ -595,20 +505,6 @@ def rules_problems(
                 f"{where}.kind: a {rule.kind} rule needs a world: section (data centres, regions "
                 "and latencies)"
             )
-    return out
-
-
-def attributes_problems(attributes: Mapping[str, AttributeConfig]) -> list[str]:
-    """Return what is wrong with a scenario's ``attributes:`` section."""
-    out: list[str] = []
-    for name, attribute in attributes.items():
-        where = f"attributes.{name}"
-        if not _LABEL.fullmatch(name) or name == RATING:
-            out.append(
-                f"{where}: an attribute's name starts with a letter or _, then letters, digits, "
-                f"_, . and - (at most 60), and is not {RATING!r}"
-            )
-        out += attribute.problems(where)
     return out
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from lobbysim.players.population import PRIOR_KINDS, Population
 from lobbysim.records.rows import MODES, RECORD_FORMATS
+from lobbysim.scenario.attributes import ATTRIBUTE_TYPES, NUMBER_SOURCES, AttributeConfig
 from lobbysim.scenario.matchmaker import BATCHINGS, MatchmakerConfig
 from lobbysim.scenario.model import (
     CompareConfig,
@@ -56,12 +57,9 @@ from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.rules import (
     AGGREGATIONS,
     ALGORITHMS,
-    ATTRIBUTE_TYPES,
     CLOCKS,
-    NUMBER_SOURCES,
     RULE_KINDS,
     TEAM_AGGREGATIONS,
-    AttributeConfig,
     RuleConfig,
 )
 from lobbysim.scenario.teams import CLOCKS as TEAM_CLOCKS

@@ -237,3 +237,33 @@ def teams_problems(
     for name in sorted({n for n in names if names.count(n) > 1}):
         out.append(f"game.teams: the name {name!r} is given to two teams")
     return out
+
+
+def describe_shape(mode: str, shape: TeamShape | None) -> str:
+    """Return a game's mode and teams in words: ``1v1``, ``team (5 vs 5)``, ``free-for-all
+    (4-8 players)``, ``team (5 vs 1)``, ``team (3 teams of 3-5)``, ``team (11 teams: 5 + 10 x
+    7-15)`` (a range from the least minimum its expansions reach)."""
+    if shape is None:
+        return "1v1"
+
+    def size(k: int) -> str:
+        low, high = shape.lows[k], shape.highs[k]
+        steps = shape.steps[k]
+        least = steps[-1][1] if steps else low
+        return str(high) if least == high else f"{least}-{high}"
+
+    sizes = [size(k) for k in range(shape.teams)]
+    if mode == "ffa":
+        return f"free-for-all ({sizes[0]} players)"
+    if len(sizes) == 2:
+        return f"team ({sizes[0]} vs {sizes[1]})"
+    if len(set(sizes)) == 1:
+        return f"team ({len(sizes)} teams of {sizes[0]})"
+    runs: list[list[Any]] = []  # consecutive teams of one size, as [size, count]
+    for text in sizes:
+        if runs and runs[-1][0] == text:
+            runs[-1][1] += 1
+        else:
+            runs.append([text, 1])
+    parts = [str(text) if count == 1 else f"{count} x {text}" for text, count in runs]
+    return f"team ({len(sizes)} teams: {' + '.join(parts)})"

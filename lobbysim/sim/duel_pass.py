@@ -13,7 +13,7 @@ rematch rule, the latency limits or a rule set bars may meet; the games then sta
 met.
 
 Under a rule set whose records carry rule columns (:mod:`lobbysim.sim.seat_rules`), the pass
-gives the run's games a :class:`~lobbysim.sim.seat_rules.DuelRules` when it is built, and hands
+gives the run's games a :class:`~lobbysim.sim.rule_columns.DuelRules` when it is built, and hands
 each game's ratings (the pool's, which the rules read) to the games as they start: every 1v1
 game's seats then record the values the rules read. Without one the games are started as
 always.
@@ -44,8 +44,8 @@ from lobbysim.sim.pairing import (
 )
 from lobbysim.sim.rematch import RematchRule
 from lobbysim.sim.retention import Retention
+from lobbysim.sim.rule_columns import DuelRules
 from lobbysim.sim.rule_pass import RulePass
-from lobbysim.sim.seat_rules import DuelRules
 from lobbysim.sim.world import World
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -60,14 +60,12 @@ from lobbysim.sim.fast.plan import FastPlan
 from lobbysim.sim.group_games import GroupGames
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.recorder import Recorder
+from lobbysim.sim.rule_columns import DuelRules
 from lobbysim.sim.sessions import Lobby
 from lobbysim.sim.skill_dynamics import SkillDynamics
 from lobbysim.sim.world import World
 from lobbysim.skill.truth import truth_1v1
 from lobbysim.streams import Streams
-
-if TYPE_CHECKING:  # seat_rules imports the rule pass, which imports this module
-    from lobbysim.sim.seat_rules import DuelRules
 
 #: Batches of at most this many finished 1v1 games are scored on floats with the plan's
 #: ``float_scoring`` (the array path's steps one by one, numpy's own exp and Poisson draws).
@@ -276,7 +274,7 @@ class Games:
             )
         hand_over, clock, enqueue_at, timed_only, beta, normal, ends = kit
         if self.duel_rules is not None:  # before the loop changes n_duels
-            self._note_duels(duels, ratings)
+            self.duel_rules.note_games(self.n_duels, duels, ratings, self._driver.means)
         rules, dynamics = self.rules, self.dynamics
         start = self.env.now
         full_end = clock.snap_to_tick(start + rules.length) if timed_only else start + rules.length
@@ -339,22 +337,6 @@ class Games:
                 self._place_duel(world, wa, wb, start, game_id)
             hand_over(wa, end_event)
             hand_over(wb, end_event)
-
-    def _note_duels(
-        self,
-        duels: Sequence[tuple[Waiting, Waiting, float]],
-        ratings: Sequence[tuple[float, float]] | None,
-    ) -> None:
-        """Note the seats of the 1v1 games :meth:`start_duels` is about to start (their ids
-        are the next ones) with :attr:`duel_rules`."""
-        assert self.duel_rules is not None
-        if ratings is None:
-            ids = np.array([w.pid for wa, wb, _ in duels for w in (wa, wb)], dtype=np.int64)
-            means = self._driver.means(ids).tolist()
-            ratings = list(zip(means[0::2], means[1::2], strict=True))
-        note = self.duel_rules.note
-        for k, ((wa, wb, _), (ra, rb)) in enumerate(zip(duels, ratings, strict=True)):
-            note(self.n_duels + k, wa, wb, ra, rb)
 
     @staticmethod
     def _place_duel(world: World, wa: Waiting, wb: Waiting, now: float, game_id: int) -> None:
@@ -424,7 +406,7 @@ class Games:
                 (minute,),
                 (game[8],),
                 (truth,),
-                None if self.duel_rules is None else self._duel_rule_values(batch),
+                None if self.duel_rules is None else self.duel_rules.record_games(batch),
             )
             return batch
         ends = [end for end, _ in finished]
@@ -461,15 +443,6 @@ class Games:
             quit_side,
             winner,
         )
-        rule_values = None if self.duel_rules is None else self._duel_rule_values(batch)
+        rule_values = None if self.duel_rules is None else self.duel_rules.record_games(batch)
         self._recorder.duels(batch, pa, pb, minutes, quality, truths, rule_values)
         return batch
-
-    def _duel_rule_values(self, batch: DuelBatch) -> list[tuple[tuple[Any, ...], ...]]:
-        """Return the rule columns of each game's two seats (:attr:`duel_rules`')."""
-        duel_rules = self.duel_rules
-        assert duel_rules is not None
-        return [
-            duel_rules.record(game_id, a, b)
-            for game_id, a, b in zip(batch.game_id, batch.player_a, batch.player_b, strict=True)
-        ]

@@ -206,7 +206,7 @@ class Recorder:
             quality: the match quality the matchmaker predicted for each game.
             truths: each game's true draw density, true skill gap and whether the stronger won.
             rule_values: under a rule set, each game's two seats' rule columns, side 0's then
-                side 1's (:class:`lobbysim.sim.seat_rules.DuelRules`; None: no rule columns).
+                side 1's (:class:`lobbysim.sim.rule_columns.DuelRules`; None: no rule columns).
 
         The rows and tallies are :meth:`game`'s, made column by column: the participants of a
         game in seat order, a game after another.

@@ -6,7 +6,8 @@ string, against a constant), ``team_sizes`` (the teams' sizes within the limit),
 kinds on a ``string_list`` (``overlap``, ``contains``, ``reference_overlap``: a count against
 a minimum or a maximum, each ticket's list its members' pooled by ``union`` or
 ``intersection``) and ``compound`` (its statement over the named rules' truth values). The sort
-kinds constrain nothing.
+kinds constrain nothing. :func:`pair_ok` is the exact 1v1 search's check of every kind on
+pairs of players at once (the pair's clock; a compound through its rules' pair checks).
 
 Under ``partial`` (a match short of players, seed-and-greedy) a check waits (holds) unless a
 fuller match could not keep the rule either: a minimum of values common to every list, a
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lobbysim.scenario.rules import LIST_KINDS, SORT_KINDS, list_party
+from lobbysim.scenario.rules import LIST_KINDS, SORT_KINDS, WORLD_KINDS, list_party
 
 #: The kinds :func:`more_kind_holds` evaluates.
 MORE_KINDS = ("compare", "team_sizes", "compound", *LIST_KINDS, *SORT_KINDS)
@@ -310,3 +311,48 @@ def pair_ok_more(
         for b, value in enumerate(rules.attributes.values[config.reference]):
             ref |= ((common >> b) & 1) * bit_of(values, value)
     return count_keeps(popcount(m[i] & ref), op, li) & count_keeps(popcount(m[j] & ref), op, lj)
+
+
+def pair_ok(rules: Any, rule: Any, view: Any, i: Any, j: Any, q: Any) -> Any:
+    """Whether each pair (``i[k]``, ``j[k]``: pool positions) keeps a rule, by the pair's clock
+    (the exact 1v1 search; ``q``: the pairs' qualities)."""
+    wi, wj = view.waited[i], view.waited[j]
+    clock = rule.config.clock
+    if clock == "own":
+        li, lj = rule.limits_at(wi), rule.limits_at(wj)
+        active = np.minimum(wi, wj) < rule.optional_after
+    else:
+        wait = {"oldest": np.maximum, "newest": np.minimum}.get(clock, lambda a, b: (a + b) / 2)(
+            wi, wj
+        )
+        li = lj = rule.limits_at(wait)
+        active = wait < rule.optional_after
+    kind = rule.kind
+    if kind == "match_quality":
+        ok = q >= np.maximum(li, lj)
+    elif kind == "skill_distance":
+        x = view.numbers[rule.attribute]
+        ok = np.abs(x[i] - x[j]) <= np.minimum(li, lj)
+    elif kind == "mean_distance":  # each of the two within the limit of their mean
+        x = view.numbers[rule.attribute]
+        ok = np.abs(x[i] - x[j]) / 2.0 <= np.minimum(li, lj)
+    elif kind in WORLD_KINDS:
+        assert view.latency is not None and view.best is not None
+        lat = view.latency
+        if kind == "delta_ping":
+            lat = lat - view.best[:, None]
+        ok = ((lat[i] <= li[:, None]) & (lat[j] <= lj[:, None])).any(axis=1)
+    elif kind in ("equal", "distinct"):
+        c = view.codes[rule.attribute]
+        ok = (c[i] == c[j]) if kind == "equal" else (c[i] != c[j])
+    elif kind == "count":
+        assert rules.attributes is not None
+        target = rules.attributes.values[rule.attribute].index(rule.config.value)
+        c = view.codes[rule.attribute]
+        ok = ((c[i] == target) >= li) & ((c[j] == target) >= lj)
+    elif kind in ("compare", "overlap", "contains", "reference_overlap", "compound"):
+        child_ok = lambda child: pair_ok(rules, child, view, i, j, q)  # noqa: E731
+        ok = pair_ok_more(rules, rule, view, (i, j), li, lj, child_ok)
+    else:  # the sort kinds constrain nothing; two teams of one keep team_sizes
+        ok = np.ones(i.shape, dtype=bool)
+    return ok | ~active

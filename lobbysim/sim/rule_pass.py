@@ -44,15 +44,16 @@ from lobbysim.policies.thresholds import ThresholdSchedule
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.compound import compound_children
 from lobbysim.scenario.rules import RuleConfig
+from lobbysim.sim.attributes import Attributes
 from lobbysim.sim.entities import FloatArray, IdArray, Waiting
 from lobbysim.sim.flexmatch_builder import flexmatch_matches, sort_keys
 from lobbysim.sim.games import Games
 from lobbysim.sim.pairing import InForce, check_quality
 from lobbysim.sim.parties import Parties
 from lobbysim.sim.rematch import RematchRule
-from lobbysim.sim.rule_kinds import pair_ok_more
+from lobbysim.sim.rule_kinds import pair_ok
 from lobbysim.sim.rule_telemetry import RuleTelemetry
-from lobbysim.sim.rules import LATENCY_KINDS, Attributes, RuleSet, View
+from lobbysim.sim.rules import LATENCY_KINDS, RuleSet, View
 from lobbysim.sim.seed_greedy import seed_greedy
 from lobbysim.sim.world import World
 from lobbysim.streams import Streams
@@ -186,56 +187,15 @@ class RulePass:
             values = quality(i, j)
             ok = np.ones(np.shape(values), dtype=bool)
             for k, rule in rules:
-                broken = ok & ~self._pair_ok(rule, view, np.asarray(i), np.asarray(j), values)
+                broken = ok & ~pair_ok(
+                    self.rule_set, rule, view, np.asarray(i), np.asarray(j), values
+                )
                 tally[k] += int(broken.sum())
                 ok &= ~broken
             result: FloatArray = np.where(ok, values, -np.inf)
             return result
 
         return within
-
-    def _pair_ok(self, rule: Any, view: View, i: IntArray, j: IntArray, q: FloatArray) -> Any:
-        """Whether each pair (i[k], j[k]) keeps a rule, by the pair's clock."""
-        wi, wj = view.waited[i], view.waited[j]
-        clock = rule.config.clock
-        if clock == "own":
-            li, lj = rule.limits_at(wi), rule.limits_at(wj)
-            active = np.minimum(wi, wj) < rule.optional_after
-        else:
-            wait = {"oldest": np.maximum, "newest": np.minimum}.get(
-                clock, lambda a, b: (a + b) / 2
-            )(wi, wj)
-            li = lj = rule.limits_at(wait)
-            active = wait < rule.optional_after
-        kind = rule.kind
-        if kind == "match_quality":
-            ok = q >= np.maximum(li, lj)
-        elif kind == "skill_distance":
-            x = view.numbers[rule.attribute]
-            ok = np.abs(x[i] - x[j]) <= np.minimum(li, lj)
-        elif kind == "mean_distance":  # each of the two within the limit of their mean
-            x = view.numbers[rule.attribute]
-            ok = np.abs(x[i] - x[j]) / 2.0 <= np.minimum(li, lj)
-        elif kind in LATENCY_KINDS:
-            assert view.latency is not None and view.best is not None
-            lat = view.latency
-            if kind == "delta_ping":
-                lat = lat - view.best[:, None]
-            ok = ((lat[i] <= li[:, None]) & (lat[j] <= lj[:, None])).any(axis=1)
-        elif kind in ("equal", "distinct"):
-            c = view.codes[rule.attribute]
-            ok = (c[i] == c[j]) if kind == "equal" else (c[i] != c[j])
-        elif kind == "count":
-            assert self.rule_set.attributes is not None
-            target = self.rule_set.attributes.values[rule.attribute].index(rule.config.value)
-            c = view.codes[rule.attribute]
-            ok = ((c[i] == target) >= li) & ((c[j] == target) >= lj)
-        elif kind in ("compare", "overlap", "contains", "reference_overlap", "compound"):
-            child_ok = lambda child: self._pair_ok(child, view, i, j, q)  # noqa: E731
-            ok = pair_ok_more(self.rule_set, rule, view, (i, j), li, lj, child_ok)
-        else:  # the sort kinds constrain nothing; two teams of one keep team_sizes
-            ok = np.ones(i.shape, dtype=bool)
-        return ok | ~active
 
     def admitted(
         self,

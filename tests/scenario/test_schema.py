@@ -23,6 +23,7 @@ from lobbysim.cli.main import main
 from lobbysim.players.population import Population
 from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError, bundled_scenarios
+from lobbysim.scenario.attributes import AttributeConfig
 from lobbysim.scenario.bundled import scenario_headline
 from lobbysim.scenario.files import read_scenario_data
 from lobbysim.scenario.matchmaker import MatchmakerConfig
@@ -32,7 +33,7 @@ from lobbysim.scenario.model import (
     RecordsConfig,
 )
 from lobbysim.scenario.parties import PartiesConfig
-from lobbysim.scenario.rules import AttributeConfig, RuleConfig
+from lobbysim.scenario.rules import RuleConfig
 from lobbysim.scenario.schema import (
     ENUMS,
     FALLBACK_DESCRIPTIONS,

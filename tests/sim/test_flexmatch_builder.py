@@ -10,7 +10,8 @@ import pytest
 
 from lobbysim.api import load_scenario
 from lobbysim.experiments.simulation import simulate
-from lobbysim.scenario.rules import AttributeConfig, RuleConfig
+from lobbysim.scenario.attributes import AttributeConfig
+from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.flexmatch_builder import (
     SortKey,
     fastest_region_batches,

@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lobbysim.scenario.rules import AttributeConfig, RuleConfig
+from lobbysim.scenario.attributes import AttributeConfig
+from lobbysim.scenario.rules import RuleConfig
+from lobbysim.sim.attributes import Attributes
 from lobbysim.sim.rule_kinds import pair_ok_more
-from lobbysim.sim.rules import Attributes, RuleSet, View
+from lobbysim.sim.rules import RuleSet, View
 
 ROLES = AttributeConfig(type="string_list", values={"medic": 0.4, "tank": 0.4, "dps": 0.4})
 PLATFORM = AttributeConfig(type="string", values={"pc": 0.7, "console": 0.3})

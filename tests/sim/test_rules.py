@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from lobbysim.policies.teams import best_split
-from lobbysim.scenario.rules import AttributeConfig, RuleConfig
-from lobbysim.sim.rules import Attributes, RuleSet, View
+from lobbysim.scenario.attributes import AttributeConfig
+from lobbysim.scenario.rules import RuleConfig
+from lobbysim.sim.attributes import Attributes
+from lobbysim.sim.rules import RuleSet, View
 from lobbysim.sim.seed_greedy import popcount, seed_greedy
 from lobbysim.streams import Streams
 
