@@ -90,9 +90,7 @@ class GameRules:
     score_gain: float = 0.5
     backfill: bool = True
     backfill_min_remaining: float = 2.0
-    teams: tuple[TeamConfig, ...] = field(
-        default=(), metadata={"expected": "a list of teams (name, min_players, max_players, ...)"}
-    )
+    teams: tuple[TeamConfig, ...] = ()
 
     def __post_init__(self) -> None:
         modes = ["1v1", "team", "ffa"]

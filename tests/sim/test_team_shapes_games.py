@@ -178,6 +178,12 @@ def test_teams_of_one_fixed_size_given_one_by_one_run_the_same_games_as_team_siz
             {},
             "210 players at most; a game holds at most 200",
         ),
+        (
+            {"mode": "team", "teams": [{"name": "a", "max_players": 2, "colour": "red"}]},
+            {},
+            "game.teams[0].colour: unknown field",
+        ),
+        ({"mode": "team", "teams": 5}, {}, "game.teams: expected a list, got 5"),
     ],
 )
 def test_teams_that_cannot_be_played_are_refused_by_field(
