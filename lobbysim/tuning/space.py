@@ -15,7 +15,7 @@ hold::
         every: [0.25, 3.0]
         limit: 0.0
       matchmaker.tick: [0.25, 1.0]                     # a number in a range
-      matchmaker.assignment.block_size: {int: [4, 16]} # a whole number
+      matchmaker.assignment.block_size: {int: [4, 10]} # a whole number
       matchmaker.policy: {choices: [point_estimate, draw_chance]}
     trials: 24           # candidates proposed in all
     batch: 4             # proposed at once, run in parallel
@@ -30,7 +30,8 @@ shape writes a schedule of ``[minutes waited, value]`` steps (a threshold's, or 
 ``every`` minutes, the last step at ``limit``; each of the four is a range or a fixed number. On
 a rule's expansions (``matchmaker.rules.LowPing.expansions``; a rule is named by its ``name``)
 the first step is the rule's ``limit`` and the later ones its ``expansions``.
-Each field path is a scenario field, checked by building the scenario at the space's corners.
+Each field path is a scenario field, checked by building the scenario at the space's corners
+(every choice among them), its plug-ins included, before any run starts.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.scenario.loading import plugin_problems
 from lobbysim.scenario.parse import set_path
 from lobbysim.stats.metrics import metric_names
 from lobbysim.validation import MAX_REPLICATIONS, read_input_text
@@ -562,15 +564,19 @@ def apply(scenario: Scenario, values: Mapping[str, Any], where: str = "parameter
 
 
 def _check_fields(space: Space, scenario: Scenario, problems: list[str]) -> None:
+    """Build the scenario at every corner of the space (every choice among them), its
+    plug-ins too (an unknown policy among the choices, a plug-in's parameter out of range), so
+    that what a trial could not run is refused before any run starts."""
     seen: set[str] = set()
     for draw in _corners(space):
         try:
-            apply(scenario, space.values(draw))
+            lines = plugin_problems(apply(scenario, space.values(draw)).to_dict())
         except ScenarioError as exc:
-            for line in exc.problems:
-                if line not in seen:
-                    seen.add(line)
-                    problems.append(f"parameters: {line} (at {_draw_text(draw)})")
+            lines = exc.problems
+        for line in lines:
+            if line not in seen:
+                seen.add(line)
+                problems.append(f"parameters: {line} (at {_draw_text(draw)})")
 
 
 def _draw_text(draw: Mapping[str, Any]) -> str:

@@ -71,7 +71,7 @@ def test_a_space_reads_every_kind_of_dimension() -> None:
             **SPACE,
             "parameters": {
                 **SPACE["parameters"],
-                "matchmaker.assignment.block_size": {"int": [4, 12]},
+                "matchmaker.assignment.block_size": {"int": [4, 10]},
                 "game.quit_rate": {"low": 0.001, "high": 0.1, "log": True},
             },
         },
@@ -110,6 +110,10 @@ def test_a_space_reads_every_kind_of_dimension() -> None:
         ({"replications": [5, 2]}, "replications: expected [FIRST, MOST]"),
         ({"trails": 4}, "trails: unknown field (did you mean 'trials'?)"),
         ({"parameters": {"matchmaker.tick": 0.5}}, "nothing to search"),
+        (  # a choice no trial could run is refused before any run (it answered "infeasible")
+            {"parameters": {"matchmaker.policy": {"choices": ["draw_chance", "draw_chanse"]}}},
+            "matchmaker.policy: unknown policy 'draw_chanse' (did you mean 'draw_chance'?)",
+        ),
         (
             {
                 "parameters": {
