@@ -24,7 +24,9 @@ hold::
     seed: 1              # the optimiser's seed
 
 A parameter is a range ``[low, high]`` (a number; ``{low, high, log: true}`` on a log scale),
-``{int: [low, high]}``, ``{choices: [...]}``, a fixed value, or a ``shape``. The ``expansion``
+``{int: [low, high]}``, ``{choices: [...]}`` (unordered: the sampler sees categories),
+``{levels: [...]}`` (ordered, as listed: a tick of 0.25, 0.5, 1, 2 minutes; the sampler sees
+their ranks), a fixed value, or a ``shape``. The ``expansion``
 shape writes a schedule of ``[minutes waited, value]`` steps (a threshold's, or a rule's
 ``expansions``): the value starts at ``start`` and moves by ``step`` toward ``limit`` every
 ``every`` minutes, the last step at ``limit``; each of the four is a range or a fixed number. On
@@ -79,9 +81,11 @@ class Range:
 
 @dataclass(frozen=True)
 class Choices:
-    """One of a list of values."""
+    """One of a list of values: unordered (``choices``, the sampler sees categories) or, with
+    ``ordered``, levels in their order (``levels``, the sampler sees their ranks)."""
 
     values: tuple[Any, ...]
+    ordered: bool = False
 
 
 Dimension = Range | Choices | float | int | str | bool | None
@@ -244,7 +248,7 @@ def _dimension_data(p: Parameter) -> Any:
                 return {"int": [int(d.low), int(d.high)]}
             return {"low": d.low, "high": d.high, "log": True} if d.log else [d.low, d.high]
         if isinstance(d, Choices):
-            return {"choices": list(d.values)}
+            return {"levels" if d.ordered else "choices": list(d.values)}
         return d
 
     if p.shape:
@@ -484,14 +488,19 @@ def _dimension(spec: Any, where: str, problems: list[str]) -> Dimension:
         return _range(float(spec[0]), float(spec[1]), False, False, where, problems, spec)
     if isinstance(spec, Mapping):
         keys = set(spec)
-        if keys == {"choices"}:
-            values = spec["choices"]
+        if keys in ({"choices"}, {"levels"}):
+            (key,) = keys
+            values = spec[key]
             if not isinstance(values, list) or len(values) < 2:
                 problems.append(
-                    f"{where}.choices: expected a list of 2 or more values, got {values!r}"
+                    f"{where}.{key}: expected a list of 2 or more values, got {values!r}"
                 )
                 return None
-            return Choices(tuple(values))
+            twice = sorted({repr(v) for v in values if values.count(v) > 1})
+            if twice:
+                problems.append(f"{where}.{key}: each value once, got {', '.join(twice)} twice")
+                return None
+            return Choices(tuple(values), ordered=key == "levels")
         if keys == {"int"}:
             pair = spec["int"]
             if (
@@ -515,7 +524,8 @@ def _dimension(spec: Any, where: str, problems: list[str]) -> Dimension:
             )
         problems.append(
             f"{where}: expected [LOW, HIGH], {{int: [LOW, HIGH]}}, {{low, high, log}}, "
-            f"{{choices: [...]}}, {{shape: expansion, ...}} or a fixed value, got {dict(spec)!r}"
+            f"{{choices: [...]}}, {{levels: [...]}}, {{shape: expansion, ...}} or a fixed value, "
+            f"got {dict(spec)!r}"
         )
         return None
     return spec

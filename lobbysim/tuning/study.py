@@ -177,7 +177,9 @@ def _may_beat(space: Space, trial: Trial, best: Trial) -> bool:
 def _suggest(trial: Any, space: Space) -> dict[str, Any]:
     drawn: dict[str, Any] = {}
     for name, dim in space.dimensions().items():
-        if isinstance(dim, Choices):
+        if isinstance(dim, Choices) and dim.ordered:  # levels: their ranks, in order
+            drawn[name] = dim.values[trial.suggest_int(name, 0, len(dim.values) - 1)]
+        elif isinstance(dim, Choices):
             index = trial.suggest_categorical(name, list(range(len(dim.values))))
             drawn[name] = dim.values[index]
         elif isinstance(dim, Range) and dim.integer:

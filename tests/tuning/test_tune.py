@@ -110,6 +110,11 @@ def test_a_space_reads_every_kind_of_dimension() -> None:
         ({"replications": [5, 2]}, "replications: expected [FIRST, MOST]"),
         ({"trails": 4}, "trails: unknown field (did you mean 'trials'?)"),
         ({"parameters": {"matchmaker.tick": 0.5}}, "nothing to search"),
+        (
+            {"parameters": {"matchmaker.tick": {"levels": [0.25, 0.5, 0.25]}}},
+            "matchmaker.tick.levels: each value once, got 0.25 twice",
+        ),
+        ({"parameters": {"matchmaker.tick": {"levels": [0.5]}}}, "expected a list of 2 or more"),
         (  # a choice no trial could run is refused before any run (it answered "infeasible")
             {"parameters": {"matchmaker.policy": {"choices": ["draw_chance", "draw_chanse"]}}},
             "matchmaker.policy: unknown policy 'draw_chanse' (did you mean 'draw_chance'?)",
@@ -387,3 +392,36 @@ def test_a_rules_expansion_sets_its_limit_and_expansions_and_exports_to_flexmatc
     assert _flexmatch(load_scenario("one_visit")) is None  # no rule set: no file
     with pytest.raises(SpaceError, match="has no element named 'LowPong'"):
         load_space({**SPACE, "parameters": {"matchmaker.rules.LowPong.limit": [50, 90]}}, scenario)
+
+
+def test_levels_are_searched_by_rank_and_choices_as_categories() -> None:
+    """{levels: [...]} reaches the sampler as an ordinal (an integer rank), {choices: [...]}
+    as a category; both map back to their values and write back as given."""
+    import optuna
+
+    from lobbysim.tuning.study import _suggest
+
+    scenario = load_scenario("one_visit")
+    data = {
+        **SPACE,
+        "parameters": {
+            "matchmaker.tick": {"levels": [0.25, 0.5, 1.0, 2.0]},
+            "matchmaker.policy": {"choices": ["point_estimate", "draw_chance"]},
+        },
+    }
+    space = load_space(data, scenario)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    seen = set()
+    for _ in range(12):
+        trial = study.ask()
+        drawn = _suggest(trial, space)
+        seen.add(drawn["matchmaker.tick"])
+        assert drawn["matchmaker.policy"] in ("point_estimate", "draw_chance")
+        dists = trial.distributions
+        assert isinstance(dists["matchmaker.tick"], optuna.distributions.IntDistribution)
+        assert (dists["matchmaker.tick"].low, dists["matchmaker.tick"].high) == (0, 3)
+        assert isinstance(dists["matchmaker.policy"], optuna.distributions.CategoricalDistribution)
+    assert seen <= {0.25, 0.5, 1.0, 2.0} and len(seen) >= 3
+    written = space.to_dict()["parameters"]
+    assert written["matchmaker.tick"] == {"levels": [0.25, 0.5, 1.0, 2.0]}
+    assert written["matchmaker.policy"] == {"choices": ["point_estimate", "draw_chance"]}
