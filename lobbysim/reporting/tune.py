@@ -67,7 +67,8 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
     )
     lines = [
         f"tune: {goal} subject to {held} (each at the pessimistic end of its 95% interval); "
-        f"{len(result.trials)} trials, {result.simulations} simulations, feasible {ok} of "
+        f"{len(result.trials)} trials, {result.simulations} distinct simulations in the search "
+        f"and {result.evaluations} in the fresh-seed evaluation, feasible {ok} of "
         f"{len(result.trials)}"
     ]
     if result.best is None:
@@ -88,8 +89,15 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
             lines.append(f"closest: trial {c.number} ({_settings(space, c)}): " + "; ".join(parts))
         return lines
     best = result.best
-    fresh = result.evaluations // 2
-    lines.append(f"best: trial {best.number}: {_settings(space, best)}")
+    fresh = space.evaluate
+    if result.shipped:
+        lines.append(
+            f"the shipped setting is the best found: trial {best.number} "
+            f"({_settings(space, best)}) is the scenario's own setting, so the tuned and the "
+            "shipped runs below are the same runs and their difference is 0"
+        )
+    else:
+        lines.append(f"best: trial {best.number}: {_settings(space, best)}")
     lines.append(
         f"on {fresh} fresh seeds no trial ran on, tuned against the scenario as it is "
         "(paired, mean [95% CI]):"

@@ -82,19 +82,30 @@ def claim_study_folder(scenario: Scenario, space: Space, folder: Path) -> None:
 
 
 class StudyRuns:
-    """Runs a list of runs not yet in the store, on the chosen executor; reads results."""
+    """Runs a list of runs not yet in the store, on the chosen executor; reads results.
+
+    One store serves the search and the evaluation alike, keyed by the run (its scenario and
+    seed): a setting proposed twice, or the best trial that is the scenario's own setting, is
+    run once on each seed, and :attr:`count` is the study's distinct runs."""
 
     def __init__(self, store: RunStore, execute: Callable[..., None], update: Callable[[], None]):
         self.store = store
         self.execute = execute
         self.update = update
-        self.count = 0  # runs needed (read from the store or run)
+        self.keys: set[str] = set()  # the distinct runs needed (read from the store or run)
+
+    @property
+    def count(self) -> int:
+        """Return the distinct runs the study has needed so far (run now, or earlier in a study
+        resumed from its folder)."""
+        return len(self.keys)
 
     def metrics(self, runs: Sequence[SweepRun]) -> dict[str, dict[str, float] | str]:
-        """Return each run's metrics (by key), or its error text."""
-        self.count += len(runs)
+        """Return each run's metrics (by key), or its error text; a run whose key is in the
+        store, or given twice, is run once."""
+        self.keys.update(r.key for r in runs)
         done = self.store.done_keys()
-        todo = [r for r in runs if r.key not in done]
+        todo = list({r.key: r for r in runs if r.key not in done}.values())
 
         def on_done(run: SweepRun, metrics: Mapping[str, float] | None, error: str | None) -> None:
             self.store.write(run, metrics, error)

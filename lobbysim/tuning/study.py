@@ -128,9 +128,13 @@ class StudyResult:
         evaluation: the best trial and the scenario as it is on fresh seeds, one row per
             policy label (``tuned``, ``scenario``) and replication (empty without a best).
         differences: their paired differences, tuned minus scenario (empty without a best).
-        simulations: runs the search needed (first rungs and promotions).
-        evaluations: runs of the final re-evaluation.
+        simulations: distinct runs the search needed (first rungs and promotions; a setting
+            proposed twice runs once on each seed).
+        evaluations: distinct runs the final re-evaluation added (none for the tuned setting
+            when it is the scenario's own).
         tuned: the scenario with the best trial's settings (None without a best).
+        shipped: whether the best trial's settings are the scenario's own (the shipped
+            setting is the best found; its evaluation is one set of runs).
     """
 
     space: Space
@@ -142,6 +146,7 @@ class StudyResult:
     simulations: int
     evaluations: int
     tuned: Scenario | None
+    shipped: bool = False
 
     def table(self) -> pd.DataFrame:
         """Return one row per trial (``trials.csv``)."""
@@ -294,6 +299,7 @@ def run_study(
         searched,
         runs.count - searched,
         tuned,
+        shipped=tuned is not None and tuned == scenario,
     )
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -425,3 +426,55 @@ def test_levels_are_searched_by_rank_and_choices_as_categories() -> None:
     written = space.to_dict()["parameters"]
     assert written["matchmaker.tick"] == {"levels": [0.25, 0.5, 1.0, 2.0]}
     assert written["matchmaker.policy"] == {"choices": ["point_estimate", "draw_chance"]}
+
+
+@pytest.mark.parametrize(
+    ("objective", "shipped"),
+    [({"minimize": "queue_time_mean"}, True), ({"maximize": "queue_time_mean"}, False)],
+)
+def test_no_setting_runs_twice_on_a_seed_and_the_spend_is_the_runs_made(
+    objective: dict[str, str], shipped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two settings for six trials, one of them the scenario's own (a tick twice as long
+    makes players wait longer, so minimising the wait finds the shipped tick, maximising it the
+    other): settings are proposed again; every (setting, seed) runs once, and the study's
+    simulations plus evaluations are exactly the runs made."""
+    import lobbysim.tuning.study as study_module
+    from lobbysim.tuning.study import run_study
+
+    executed: list[str] = []
+    real = study_module.run_local
+
+    def counting(todo: Any, jobs: int, on_done: Any) -> None:
+        executed.extend(run.key for run in todo)
+        real(todo, jobs, on_done)
+
+    monkeypatch.setattr(study_module, "run_local", counting)
+    scenario = load_scenario("one_visit").replace(horizon=120.0, warmup=20.0)
+    tick = scenario.matchmaker.tick
+    data = {
+        **SPACE,
+        "objective": objective,
+        "seed": 1,  # its six proposals hold both settings (0.5, 0.5, 0.25, 0.5, 0.5, 0.5)
+        "replications": [2, 2],
+        "evaluate": 2,
+        "constraints": [],
+        "parameters": {"matchmaker.tick": {"choices": [tick, 2 * tick]}},
+    }
+    space = load_space(data, scenario)
+    result = run_study(scenario, space, tmp_path / "study")
+    proposed = [t.drawn["matchmaker.tick"] for t in result.trials]
+    assert len(proposed) == 6 and set(proposed) == {tick, 2 * tick}  # settings came back
+    assert len(executed) == len(set(executed)), "a (setting, seed) ran twice"
+    assert result.simulations + result.evaluations == len(executed)
+    assert result.simulations == 2 * space.most  # two settings, each on its two seeds
+    # the answer says whether the best is the shipped setting, and counts its runs once
+    from lobbysim.reporting.tune import tune_headline_lines
+
+    assert result.best is not None
+    assert (result.best.values == {"matchmaker.tick": tick}) == shipped
+    assert result.shipped == shipped
+    assert result.evaluations == space.evaluate * (1 if shipped else 2)
+    lines = tune_headline_lines(result)
+    assert f"{result.simulations} distinct simulations in the search" in lines[0]
+    assert ("the shipped setting is the best found" in lines[1]) == shipped
