@@ -204,18 +204,10 @@ def grow_matches(
                 matches.append(settled[0])
                 free[settled[1]] = False
             continue
-        if filled < seats:
-            continue
-        match = [table.tickets[k] for k in chosen]
-        teams = None
-        if split is not None:
-            teams = split(match)
-            if teams is None:
-                continue
-        if rules.first_broken(view, match, teams) >= 0:
-            continue
-        matches.append((match, teams))
-        free[chosen] = False
+        started = _formed(view, rules, table, chosen, split) if filled == seats else None
+        if started is not None:
+            matches.append(started)
+            free[chosen] = False
     return matches
 
 
@@ -242,16 +234,26 @@ def _settle(
     fits = np.flatnonzero(players >= least)[::-1][: SETTLE_TRIES + 1]  # longest first
     for end in (fits + 1).tolist():
         part = chosen[:end]
-        match = [table.tickets[k] for k in part]
-        teams = None
-        if split is not None:
-            teams = split(match)
-            if teams is None:
-                continue
-        if rules.first_broken(view, match, teams) >= 0:
-            continue
-        return (match, teams), part
+        started = _formed(view, rules, table, part, split)
+        if started is not None:
+            return started, part
     return None
+
+
+def _formed(
+    view: View, rules: RuleSet, table: TicketTable, part: list[int], split: Split | None
+) -> Match | None:
+    """Return the match of tickets ``part`` split into teams (team games), if it can be split
+    and keeps every rule of a whole match; else None."""
+    match = [table.tickets[k] for k in part]
+    teams = None
+    if split is not None:
+        teams = split(match)
+        if teams is None:
+            return None
+    if rules.first_broken(view, match, teams) >= 0:
+        return None
+    return match, teams
 
 
 class RunningCheck:
