@@ -32,11 +32,31 @@ rank, ``None`` if tied) and one-player sides of three or more a free-for-all (``
 drawn 1v1 is a team game of equal scores: the Bayesian rater takes it as no evidence (its pair
 rule for equal SPH), the SPH Elo and Glicko-2 as a draw (1/2), openskill as equal ranks. The
 openskill adapter ranks a team game's sides by the winner only (best side first, the others
-equal). Every player starts at the prior ``N(mu0, var0)`` (default ``N(0, 4)``, lobbysim's
-population prior with skill sd 2); the Bayesian and openskill raters start there, the SPH Elo and
-Glicko-2 at their own initial ratings. The Gaussian raters' predictions do not change when
-``var0``, ``beta2`` and ``tau2`` are scaled together, so a fixed ``var0`` costs the grids nothing.
-A match of zero length cannot move the SPH Elo (its time factor is its minutes).
+equal). The Gaussian raters' predictions do not change when ``var0``, ``beta2`` and ``tau2`` are
+scaled together, so a fixed ``var0`` costs the grids nothing. A match whose recorded length is
+zero (rounded or missing times) would not move the SPH Elo, whose update is per minute: such a
+match's stints are replayed as ``[end - L, end]``, ``L`` the median length of the log's matches
+of positive length (:attr:`LogArrays.replay_length`; 1 minute if there are none); the other
+raters read a stint only to see that two players met (Glicko-2's pairs in a team game) or through
+a ratio of equal lengths, and the replay's times (its order, the rating periods) stay the
+recorded ones.
+
+**Entry.** A player enters the replay at the start of their first match, as a rating system
+that was running at the time would have met them: added to the rater then, at the prior
+``N(mu0, var0)`` (default ``N(0, 4)``, lobbysim's population prior with skill sd 2; the
+Bayesian and openskill raters start there, the SPH Elo and Glicko-2 at their own initial
+ratings). For Glicko-2 (the ``glicko2`` family) that is not enough, because the rater counts a
+player's idle rating periods from when they were added: a newcomer's deviation when their first
+results are rated must be the initial one, not one grown by every period before it. So the
+replay (i) closes the rating periods on the clock, as a server would: at a match's start every
+period that ended by then is closed (the rater is passed a result-free game of two guests ending
+at that start, which closes periods and rates no one); and (ii) holds an entered player who has
+no rated period yet at the initial rating, deviation and volatility
+(:meth:`~lobbysim.raters.glicko2.Glicko2Rater.set_ratings`) each time the clock moves, until
+the period holding their first match's end closes. The player's first period is then rated from
+``(initial_rating, initial_deviation, initial_volatility)``, exactly Glickman's unrated player
+(tests/calibration/test_glicko2_replay.py holds it against the paper's formulas). A user's
+glicko2-family rater without ``set_ratings`` gets (i) only.
 
 **Predictions.** For two sides ``a`` and ``b`` each rater gives ``P(a beats b)``, with
 ``m`` a side's mean rating, ``s`` the sum of its players' rating variances and ``n`` its
@@ -154,6 +174,13 @@ class LogArrays:
     events: list[int]
     seen: IntArray  #: per match: the fewest earlier finished matches of any of its players
     players: int
+    zero_length: int = 0  #: matches whose recorded length is 0
+    replay_length: float = 1.0  #: the length, in minutes, they are replayed at
+
+    @property
+    def zero_share(self) -> float:
+        """The share of the matches whose recorded length is 0."""
+        return self.zero_length / self.matches if self.matches else 0.0
 
     @classmethod
     def from_log(cls, log: MatchLog) -> LogArrays:
@@ -193,7 +220,11 @@ class LogArrays:
         events = _events(start, end)
         players = int(player.max()) + 1 if player.size else 0
         seen = _seen(events, match, player, seat_lo, n_matches)
-        players_of, games = _games(start, end, seat_lo, player, side, rank, sides_per_match)
+        zero = end <= start
+        positive = (end - start)[~zero]
+        length = float(np.median(positive)) if positive.size else 1.0
+        stint = np.where(zero, end - length, start)
+        players_of, games = _games(stint, end, seat_lo, player, side, rank, sides_per_match)
         return cls(
             matches=n_matches,
             start=start,
@@ -216,6 +247,8 @@ class LogArrays:
             events=events.tolist(),
             seen=seen,
             players=players,
+            zero_length=int(zero.sum()),
+            replay_length=length,
         )
 
     def events_before(self, matches: int) -> list[int]:
@@ -309,7 +342,8 @@ def _games(
     sides_per_match: IntArray,
 ) -> tuple[list[tuple[int, ...]], list[GameResult]]:
     """Return each match's players and the :class:`GameResult` the raters are given (see the
-    module docstring: modes, winners, scores ``max rank - rank``)."""
+    module docstring: modes, winners, scores ``max rank - rank``); ``start`` is the stints'
+    start (a zero-length match's is ``end - replay_length``)."""
     pl, sd, rk = player.tolist(), side.tolist(), rank.tolist()
     lo_list = seat_lo.tolist()
     players_of: list[tuple[int, ...]] = []
@@ -499,22 +533,137 @@ class Predictor:
         return sums / np.bincount(index, minlength=la.size)
 
 
-def replay(rater: Rater, arrays: LogArrays, events: Sequence[int] | None = None) -> FloatArray:
-    """Replay ``rater`` (fresh, its players not yet added) over the log's events in stages (see
-    the module docstring) and return its prediction for every pair of sides (NaN for the pairs
-    of matches whose start is not among ``events``; default: every event)."""
+#: The prior every player enters the replay at, ``(mu0, var0)`` (see the module docstring).
+PRIOR = (0.0, 4.0)
+
+
+def _tick(time: float) -> GameResult:
+    """Return a game that rates no one and ends at ``time``: two guests (unregistered seats),
+    which a Glicko-2 rater takes as no result but whose end closes the periods before it."""
+    seats = (
+        make_seat(-1, 0, time, time, 0.0, False, False, math.nan),
+        make_seat(-2, 1, time, time, 0.0, False, False, math.nan),
+    )
+    return make_result(-1, "1v1", time, time, seats, 0)
+
+
+class _Entry:
+    """Who has entered the replay, and the Glicko-2 clock (see the module docstring, "Entry").
+
+    :meth:`gather` notes the new players of a match at its start; :meth:`add` adds them to the
+    rater at the prior; :meth:`moved`, called whenever the rater's clock has moved, lets go of
+    the waiting players (entered, no rated period) whose first match had been passed to the
+    rater before the move (that move rated it) and holds the others at the initial values as of
+    the new clock; :meth:`tick` closes the periods before a time. The replay never passes, in
+    one update, a waiting player's first match and a match of a later period.
+    """
+
+    def __init__(self, rater: Rater, arrays: LogArrays, prior: tuple[float, float]) -> None:
+        self.rater = rater
+        self.prior = prior
+        self.entered = np.zeros(arrays.players, dtype=bool)
+        self.new: list[int] = []
+        self.glicko = replay_family(rater) == "glicko2"
+        self.period = float(getattr(rater, "period", math.inf)) if self.glicko else math.inf
+        self.holds = self.glicko and all(
+            hasattr(rater, name)
+            for name in (
+                "set_ratings",
+                "closed_periods",
+                "initial_rating",
+                "initial_deviation",
+                "initial_volatility",
+            )
+        )
+        self.clock = int(getattr(rater, "closed_periods", 0)) if self.holds else 0
+        self.waiting: dict[int, int] = {}  # entered, no rated period yet: player -> first match
+        self.passed = np.zeros(arrays.matches, dtype=bool)  # matches passed to the rater
+
+    def gather(self, players: Sequence[int], match: int) -> None:
+        """Note the players of ``match`` (at its start) who have not entered yet."""
+        for pid in players:
+            if not self.entered[pid]:
+                self.entered[pid] = True
+                self.new.append(pid)
+                if self.holds:
+                    self.waiting[pid] = match
+
+    def add(self) -> None:
+        """Add the gathered players to the rater at the prior."""
+        if self.new:
+            ids = np.array(self.new, dtype=np.int64)
+            self.rater.add_players(
+                ids, np.full(ids.size, self.prior[0]), np.full(ids.size, self.prior[1])
+            )
+            self.new.clear()
+
+    def update(self, games: list[GameResult]) -> None:
+        """Pass ``games`` to the rater, then :meth:`moved` if its clock moved."""
+        before = self.closed()
+        rated = [p for p, m in self.waiting.items() if self.passed[m]]
+        self.rater.update(games)
+        for game in games:
+            if game.game_id >= 0:
+                self.passed[game.game_id] = True
+        if self.closed() != before:
+            self.moved(rated)
+
+    def closed(self) -> int:
+        """The rater's closed periods (0 for a rater that does not say)."""
+        return int(getattr(self.rater, "closed_periods", 0)) if self.holds else 0
+
+    def moved(self, rated: list[int]) -> None:
+        """After the clock moved: let go of the waiting players whose first match the move
+        rated (``rated``: passed to the rater before it); hold the others at the initial values
+        as of the new clock."""
+        for pid in rated:
+            del self.waiting[pid]
+        if not self.waiting:
+            return
+        rater: Any = self.rater
+        ids = np.fromiter(self.waiting, dtype=np.int64, count=len(self.waiting))
+        n = ids.size
+        rater.set_ratings(
+            ids,
+            np.full(n, float(rater.initial_rating)),
+            np.full(n, float(rater.initial_deviation)),
+            np.full(n, float(rater.initial_volatility)),
+        )
+
+    def period_of(self, time: float) -> int:
+        """Return the rating period holding ``time``."""
+        return math.floor(time / self.period)
+
+    def tick(self, time: float) -> None:
+        """Close the rating periods that ended by ``time``."""
+        self.update([_tick(time)])
+        self.clock = self.period_of(time)
+
+
+def replay(
+    rater: Rater,
+    arrays: LogArrays,
+    events: Sequence[int] | None = None,
+    prior: tuple[float, float] = PRIOR,
+) -> FloatArray:
+    """Replay ``rater`` (fresh, no player added) over the log's events in stages (see the
+    module docstring: each player enters at their first match's start, at ``prior``) and return
+    its prediction for every pair of sides (NaN for the pairs of matches whose start is not
+    among ``events``; default: every event)."""
     events = arrays.events if events is None else events
     predictor = Predictor(rater)
+    entry = _Entry(rater, arrays, prior)
     p = np.full(arrays.pair_y.size, np.nan)
-    players_of, games, end = arrays.players_of, arrays.games, arrays.end
-    conflicts, period = predictor.conflicts, predictor.period
+    players_of, games = arrays.players_of, arrays.games
+    start, end = arrays.start, arrays.end
+    conflicts = predictor.conflicts
     preds: list[int] = []
     ups: list[int] = []
     written: set[int] = set()
     everyone = False
-    closed = -math.inf  # the rating periods closed, as the updates so far close them
 
     def flush() -> None:
+        entry.add()
         if preds:
             ms = np.array(preds, dtype=np.int64)
             if arrays.duel:
@@ -524,39 +673,57 @@ def replay(rater: Rater, arrays: LogArrays, events: Sequence[int] | None = None)
                 p[pairs] = predictor.pairs(arrays, ms, pairs)
             preds.clear()
         if ups:
-            rater.update([games[m] for m in ups])
+            entry.update([games[m] for m in ups])
             ups.clear()
 
     for e in events:
         if e >= 0:
-            if everyone or (written and not written.isdisjoint(players_of[e])):
+            if entry.glicko and entry.period_of(start[e]) > entry.clock:
+                flush()
+                entry.tick(start[e])
+                written.clear()
+                everyone = False
+            elif everyone or (written and not written.isdisjoint(players_of[e])):
                 flush()
                 written.clear()
                 everyone = False
+            entry.gather(players_of[e], e)
             preds.append(e)
         else:
             m = ~e
-            ups.append(m)
-            if conflicts == "players":
-                written.update(players_of[m])
-            elif conflicts == "periods":
-                index = math.floor(end[m] / period)
-                if index > closed:
-                    closed = index
+            if entry.glicko:
+                index = entry.period_of(end[m])
+                if index > entry.clock:
+                    if entry.waiting:  # not past a waiting player's first period in one update
+                        flush()
+                        written.clear()
+                    entry.clock = index
                     everyone = True
+            elif conflicts == "players":
+                written.update(players_of[m])
             else:
                 everyone = True
+            ups.append(m)
     flush()
     return p
 
 
-def replay_by_event(rater: Rater, arrays: LogArrays) -> FloatArray:
+def replay_by_event(
+    rater: Rater, arrays: LogArrays, prior: tuple[float, float] = PRIOR
+) -> FloatArray:
     """Replay ``rater`` event by event: each start predicts its own match, each end rates its
-    own. Slow; :func:`replay` gives the same predictions (the tests compare them)."""
+    own (players entering, and Glicko-2's clock, as in :func:`replay`). Slow; :func:`replay`
+    gives the same predictions (the tests compare them)."""
     predictor = Predictor(rater)
+    entry = _Entry(rater, arrays, prior)
     p = np.full(arrays.pair_y.size, np.nan)
     for e in arrays.events:
         if e >= 0:
+            t = float(arrays.start[e])
+            if entry.glicko and entry.period_of(t) > entry.clock:
+                entry.tick(t)
+            entry.gather(arrays.players_of[e], e)
+            entry.add()
             ms = np.array([e], dtype=np.int64)
             pairs = arrays.pairs_of(ms)
             if arrays.duel:
@@ -564,7 +731,10 @@ def replay_by_event(rater: Rater, arrays: LogArrays) -> FloatArray:
             else:
                 p[pairs] = predictor.pairs(arrays, ms, pairs)
         else:
-            rater.update([arrays.games[~e]])
+            m = ~e
+            if entry.glicko:
+                entry.clock = max(entry.clock, entry.period_of(float(arrays.end[m])))
+            entry.update([arrays.games[m]])
     return p
 
 

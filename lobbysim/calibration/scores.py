@@ -52,6 +52,7 @@ __all__ = [
     "pair_scores",
     "score_log",
     "scores_text",
+    "zero_length_warning",
 ]
 
 
@@ -147,6 +148,8 @@ class RaterScores:
             one (then ``n`` counts matches).
         tuned: whether the grids were searched (else every rater ran as given).
         notes: what was left out or assumed (e.g. openskill not installed).
+        warnings: what may mislead (matches of zero recorded length, and the length they
+            are replayed at).
     """
 
     scores: pd.DataFrame
@@ -165,6 +168,7 @@ class RaterScores:
     tuned: bool = True
     source: str = "log"
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def value(self, rater: str, part: str, metric: str) -> float:
         """Return one score (NaN if absent)."""
@@ -203,14 +207,9 @@ def _settings(spec: PluginSpec, grid: Sequence[Mapping[str, Any]] | None) -> lis
     return out
 
 
-def _build(
-    spec: PluginSpec, params: Mapping[str, Any], players: int, prior: tuple[float, float]
-) -> Rater:
-    rater = RATERS.create(spec.name, params)
-    if players:
-        ids = np.arange(players, dtype=np.int64)
-        rater.add_players(ids, np.full(players, prior[0]), np.full(players, prior[1]))
-    return rater
+def _build(spec: PluginSpec, params: Mapping[str, Any]) -> Rater:
+    """Return a fresh rater (no player added: each enters the replay at their first match)."""
+    return RATERS.create(spec.name, params)
 
 
 def _timed_replay(
@@ -220,9 +219,9 @@ def _timed_replay(
     events: list[int],
     prior: tuple[float, float],
 ) -> tuple[FloatArray, float]:
-    rater = _build(spec, params, arrays.players, prior)
+    rater = _build(spec, params)
     started = time.perf_counter()
-    p = replay(rater, arrays, events)
+    p = replay(rater, arrays, events, prior)
     return p, time.perf_counter() - started
 
 
@@ -269,6 +268,7 @@ def score_log(
     n_first = math.floor(split * arrays.matches)
     grids = GRIDS if grids is None else grids
     notes: list[str] = []
+    warnings = [zero_length_warning(arrays)] if arrays.zero_length else []
     predictions: dict[str, FloatArray] = {}
     chosen: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
@@ -279,7 +279,7 @@ def score_log(
     for spec in specs:
         settings = _settings(spec, grids.get(spec.name) if tune else None)
         try:
-            _build(spec, settings[0], 0, prior)
+            _build(spec, settings[0])
         except ValueError as exc:
             if spec.name == "openskill" and "not installed" in str(exc):
                 notes.append(f"openskill skipped: {exc}")
@@ -373,6 +373,17 @@ def score_log(
         tuned=tune and n_first > 0,
         source=log.source,
         notes=notes,
+        warnings=warnings,
+    )
+
+
+def zero_length_warning(arrays: LogArrays) -> str:
+    """Return the warning for the matches of zero recorded length (the module docstring of
+    :mod:`lobbysim.calibration.replay` gives the rule)."""
+    return (
+        f"{arrays.zero_share:.1%} of the matches ({arrays.zero_length:,}) have a recorded length "
+        "of 0 (rounded or missing times); the SPH Elo's update is per minute, so they are "
+        f"replayed as {arrays.replay_length:.3g} minutes, the median length of the others"
     )
 
 
@@ -423,7 +434,7 @@ class _Search:
             if key in setting and not lo <= setting[key] <= hi:
                 return False
         try:
-            _build(self.spec, setting, 0, self.prior)
+            _build(self.spec, setting)
         except ValueError:
             return False
         return True
@@ -498,6 +509,8 @@ def scores_text(result: RaterScores, width: int = 100) -> list[str]:
             f"{row.rater} {row.matches_per_s:,.0f}" for row in full.itertuples(index=False)
         )
         lines += textwrap.wrap(f"Replay speed (matches/s): {speeds}", width)
+    for warning in result.warnings:
+        lines += textwrap.wrap(f"Warning: {warning}", width, subsequent_indent="  ")
     for note in result.notes:
         lines += textwrap.wrap(f"Note: {note}", width, subsequent_indent="  ")
     return lines

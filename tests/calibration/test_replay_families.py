@@ -23,6 +23,7 @@ from tests.calibration.logs import random_log
 
 HERE = __name__
 
+
 @dataclass(eq=False)
 class UserGaussian:
     """A user's rater, no subclass of any lobbysim class: the Bayesian rater's beliefs behind
@@ -88,7 +89,8 @@ def wrapped(name: str, **params: Any) -> Wrapped:
 
 
 def fresh(rater: Any, players: int) -> Any:
-    rater.add_players(np.arange(players), np.zeros(players), np.full(players, 4.0))
+    """Return ``rater`` as the replay takes it: no player added (each enters at their first
+    match; ``players`` is the log's count, unused)."""
     return rater
 
 
