@@ -206,14 +206,16 @@ def fit_base(
         u_end_rel: FloatArray,
         online: FloatArray,
         joined: FloatArray,
-        lam: float,
+        log_lam: float,
         k: float,
         theta: float,
     ) -> FloatArray:
         """Log of E_L[P(the visits | r, L)]: the lifetime L ~ Exp(lam) (per day) from joining,
-        either ending at a quadrature node after the last visit or after the log's end."""
+        either ending at a quadrature node after the last visit or after the log's end (``lam``
+        given by its log, which the optimiser may take below what exp can hold)."""
+        lam = math.exp(log_lam)
         inner = log_g(count[:, None], u_pts - online[:, None], k, theta)
-        left = math.log(lam) - lam * since + inner + np.log(wts / MINUTES_PER_DAY)
+        left = log_lam - lam * since + inner + np.log(wts / MINUTES_PER_DAY)
         stay = -lam * (t_end_days - joined) + log_g(count, u_end_rel - online, k, theta)
         return np.asarray(np.logaddexp(special.logsumexp(left, axis=1), stay))
 
@@ -226,12 +228,13 @@ def fit_base(
 
     def parts(params: FloatArray) -> tuple[FloatArray, FloatArray, float]:
         n0, nu, k, mean, lam = np.exp(params)
+        log_n0, log_nu, log_lam = float(params[0]), float(params[1]), float(params[4])
         theta = mean / k
         init = member(
-            n, since_init, u_pts_init, wts_init, u_end_init, online_init, zeros, lam, k, theta
+            n, since_init, u_pts_init, wts_init, u_end_init, online_init, zeros, log_lam, k, theta
         )
         new = member(
-            n - 1, since_new, u_pts_new, wts_new, u_end_new, online_new, f_days, lam, k, theta
+            n - 1, since_new, u_pts_new, wts_new, u_end_new, online_new, f_days, log_lam, k, theta
         )
         # an initial member is unseen with chance E_L[(1 + theta U(min(L, T)))^-k]
         life = lgrid * t_end_days
@@ -240,10 +243,10 @@ def fit_base(
         unseen = float(integrate.trapezoid(dens, life)) + math.exp(-lam * t_end_days) * (
             1 + theta * (u_end - u0)
         ) ** (-k)
-        a = math.log(n0) + init
+        a = log_n0 + init
         # the product of w over every visit, the newcomer's joining visit included, is common
         # to both and left out
-        b = math.log(nu) + new
+        b = log_nu + new
         expected = n0 * (1 - unseen) + nu * (u_end - u0)
         return a, b, expected
 
