@@ -223,8 +223,10 @@ def _run_tune(args: argparse.Namespace) -> int:
     except (SpaceError, TuneError, SweepError, RunError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None
     print(tune_headline_text(result))
-    if result.tuned is not None:
+    if result.tuned is not None and result.kept:
         print(f"wrote {folder} (tuned.yaml: the scenario with the best setting)")
+    elif result.tuned is not None:
+        print(f"wrote {folder} (closest.yaml: the best setting found, not kept on fresh seeds)")
     else:
         print(f"wrote {folder}")
     print(f"Report: {folder / HTML_FILE}")

@@ -8,7 +8,9 @@ Loads the scenario and the space (:mod:`lobbysim.tuning.space`), runs or resumes
 * ``evaluation.csv`` (the best trial and the scenario as it is on fresh seeds, one row per run)
   and ``differences.csv`` (their paired differences, tuned minus scenario);
 * ``tuned.yaml``: the scenario with the best settings, which ``lobbysim run`` runs as it is,
-  and, where it has a rule set FlexMatch can hold, ``tuned_flexmatch.json``: that rule set as
+  written only where the fresh seeds keep every constraint (else ``closest.yaml``, the same
+  scenario under a header saying which constraint the fresh seeds do not keep), and, where it
+  has a rule set FlexMatch can hold, ``tuned_flexmatch.json``: that rule set as
   ``lobbysim rules export --flexmatch`` writes it;
 * ``scenario.yaml`` and ``space.yaml``: what was tuned, and how;
 * ``report.html`` and ``report.md`` (:mod:`lobbysim.reporting.tune`).
@@ -126,15 +128,30 @@ def write_outputs(scenario: Scenario, result: StudyResult, folder: Path) -> None
             f"# {scenario.name} tuned by lobbysim tune (trial {number} of the study in this "
             "folder; report.html has the evidence)\n"
         )
-        write_text(folder / "tuned.yaml", header + _yaml(tuned.to_dict()))
-        flexmatch = _flexmatch(tuned)
-        if flexmatch is not None:
-            write_text(folder / FLEXMATCH_FILE, flexmatch)
+        if result.kept:
+            write_text(folder / TUNED_FILE, header + _yaml(tuned.to_dict()))
+            flexmatch = _flexmatch(tuned)
+            if flexmatch is not None:
+                write_text(folder / FLEXMATCH_FILE, flexmatch)
+            stale = [CLOSEST_FILE]
+        else:
+            missed = "; ".join(c for c, ok in result.held().items() if not ok)
+            header += (
+                f"# NOT tuned: the fresh seeds do not keep {missed} at the pessimistic end of "
+                "the 95% interval; this is the closest setting the study found\n"
+            )
+            write_text(folder / CLOSEST_FILE, header + _yaml(tuned.to_dict()))
+            stale = [TUNED_FILE, FLEXMATCH_FILE]
     else:
-        for name in ("evaluation.csv", "differences.csv", "tuned.yaml", FLEXMATCH_FILE):
-            (folder / name).unlink(missing_ok=True)  # a stale answer of an earlier version
+        stale = ["evaluation.csv", "differences.csv", TUNED_FILE, CLOSEST_FILE, FLEXMATCH_FILE]
+    for name in stale:
+        (folder / name).unlink(missing_ok=True)  # a stale answer of an earlier version
 
 
+#: The tuned scenario, written only where the fresh seeds keep every constraint.
+TUNED_FILE = "tuned.yaml"
+#: The best setting found when the fresh seeds do not keep every constraint.
+CLOSEST_FILE = "closest.yaml"
 #: The tuned rule set as a FlexMatch rule set, where the scenario has a rule set FlexMatch holds.
 FLEXMATCH_FILE = "tuned_flexmatch.json"
 

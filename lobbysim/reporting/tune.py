@@ -35,8 +35,9 @@ from lobbysim.reporting.document import (
 )
 from lobbysim.reporting.figures import new_axes, save_figure
 from lobbysim.reporting.headline import Estimate, metric_label, value_text, wrap_terminal
-from lobbysim.tuning.space import Space
-from lobbysim.tuning.study import OWN, TUNED, StudyResult
+from lobbysim.tuning.racing import TUNED
+from lobbysim.tuning.space import Constraint, Space
+from lobbysim.tuning.study import OWN, StudyResult
 from lobbysim.tuning.trials import Interval, Trial, feasible
 
 TRIALS_FIGURE = "tune_trials.png"
@@ -57,7 +58,8 @@ def _row(frame: pd.DataFrame, metric: str) -> pd.Series | None:
 
 
 def tune_headline_lines(result: StudyResult) -> list[str]:
-    """Return the study's answer as lines of plain text (unwrapped)."""
+    """Return the study's answer as lines of plain text (unwrapped): what was asked and spent,
+    then the fresh-seed result against the shipped setting, then each metric."""
     space = result.space
     ok = sum(feasible(space, t) for t in result.trials)
     goal = f"{'minimise' if space.minimize else 'maximise'} {space.objective}"
@@ -67,15 +69,12 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
     )
     lines = [
         f"tune: {goal} subject to {held} (each at the pessimistic end of its 95% interval); "
-        f"{len(result.trials)} trials, {result.simulations} distinct simulations in the search "
-        f"and {result.evaluations} in the fresh-seed evaluation, feasible {ok} of "
-        f"{len(result.trials)}"
+        f"{len(result.trials)} trials ({_tried_text(result)}), {result.simulations} distinct "
+        f"simulations in the search and {result.evaluations} in the fresh-seed evaluation, "
+        f"feasible {ok} of {len(result.trials)}"
     ]
     if result.best is None:
-        lines.append(
-            "no trial keeps every constraint at the pessimistic end of its 95% interval: "
-            "the problem is infeasible within this space"
-        )
+        lines.append(infeasible_line(result))
         if result.closest is not None:
             c = result.closest
             parts = []
@@ -84,23 +83,18 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
                 end = e.high if con.op == "<=" else e.low
                 parts.append(
                     f"{con.metric} {value_text(Estimate(end, math.nan, math.nan), con.metric)} "
-                    f"at its {'upper' if con.op == '<=' else 'lower'} end (bound {con.bound:g})"
+                    f"at its {'upper' if con.op == '<=' else 'lower'} end (bound "
+                    f"{bound_text(con.bound, con.metric)})"
                 )
             lines.append(f"closest: trial {c.number} ({_settings(space, c)}): " + "; ".join(parts))
         return lines
     best = result.best
     fresh = space.evaluate
-    if result.shipped:
-        lines.append(
-            f"the shipped setting is the best found: trial {best.number} "
-            f"({_settings(space, best)}) is the scenario's own setting, so the tuned and the "
-            "shipped runs below are the same runs and their difference is 0"
-        )
-    else:
-        lines.append(f"best: trial {best.number}: {_settings(space, best)}")
+    lines.append(lead_line(result))
     lines.append(
         f"on {fresh} fresh seeds no trial ran on, tuned against the scenario as it is "
-        "(paired, mean [95% CI]):"
+        "(paired, mean [95% CI]; each constraint's chance of holding in one replication, "
+        "[95% Wilson interval]):"
     )
     metrics = [space.objective, *dict.fromkeys(c.metric for c in space.constraints)]
     for metric in metrics:
@@ -111,7 +105,7 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
             f"  {metric_label(metric)}: {value_text(_estimate(tuned), metric)} against "
             f"{value_text(_estimate(own), metric)}"
         )
-        if row is not None:
+        if row is not None and not result.shipped:
             diff = Estimate(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
             text += f", difference {value_text(diff, metric, signed=True)}"
             if metric == space.objective:
@@ -122,12 +116,90 @@ def tune_headline_lines(result: StudyResult) -> list[str]:
             end = tuned.high if con.op == "<=" else tuned.low
             shown = value_text(Estimate(end, math.nan, math.nan), metric)
             verdict = "held" if math.isfinite(end) and con.violation(end) <= 0 else "NOT held"
+            k, n, p, low, high = chance(result.fresh(metric), con)
             text += (
                 f"; {metric_label(metric)} {con.op} {bound_text(con.bound, metric)} {verdict} on "
-                f"fresh seeds (interval end {shown})"
+                f"fresh seeds (interval end {shown}); it held in {k} of {n} replications, "
+                f"chance {p:.0%} [{low:.0%}, {high:.0%}]"
             )
         lines.append(text)
+    if not result.kept:
+        missed = [c for c, ok in result.held().items() if not ok]
+        lines.append(
+            f"the fresh seeds do not keep {'; '.join(missed)} at the pessimistic end of the 95% "
+            f"interval: trial {best.number} is the closest found, written as closest.yaml, not "
+            "tuned.yaml"
+        )
     return lines
+
+
+def _tried_text(result: StudyResult) -> str:
+    size = result.size
+    of = f" of {size:,}" if size is not None else ""
+    return f"{result.tried}{of} settings tried"
+
+
+def infeasible_line(result: StudyResult) -> str:
+    """Return why there is no answer: every setting the space allows was tried and none is
+    feasible (the problem is infeasible within this space), or the budget was spent first."""
+    space = result.space
+    size = result.size
+    if size is not None and result.tried >= size and result.exhausted:
+        return (
+            f"the problem is infeasible within this space: all {size:,} settings it allows "
+            "were tried and none keeps every constraint at the pessimistic end of its 95% "
+            "interval"
+        )
+    of = f" of {size:,}" if size is not None else ""
+    return (
+        f"no feasible setting found in {result.simulations} simulations ({result.tried}{of} "
+        f"settings tried; the search's budget is {space.search_budget}): not shown infeasible, "
+        "a larger budget may find one"
+    )
+
+
+def lead_line(result: StudyResult) -> str:
+    """Return the answer's first line: the fresh-seed result against the shipped setting."""
+    space = result.space
+    best = result.best
+    assert best is not None
+    setting = f"trial {best.number} ({_settings(space, best)})"
+    if result.shipped:
+        return (
+            f"the shipped setting is the best found: {setting} is the scenario's own setting, "
+            "so the tuned and the shipped runs below are the same runs"
+        )
+    row = _row(result.differences, space.objective)
+    if row is None:
+        return f"best: {setting}"
+    diff = Estimate(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
+    verdict = _verdict(diff, space.minimize)
+    gain = f"{metric_label(space.objective)} {value_text(diff, space.objective, signed=True)}"
+    if verdict == "better":
+        return f"better than what you ship on {space.evaluate} fresh seeds: {gain}; {setting}"
+    if verdict == "worse":
+        return f"worse than what you ship on {space.evaluate} fresh seeds: {gain}; {setting}"
+    return f"no better than what you ship on {space.evaluate} fresh seeds: {gain}; {setting}"
+
+
+def chance(values: Sequence[float], con: Constraint) -> tuple[int, int, float, float, float]:
+    """Return how many of the replications keep the constraint, of how many, the share, and
+    its 95% Wilson interval (NaN without replications)."""
+    x = [v for v in values if math.isfinite(v)]
+    n = len(x)
+    k = sum(con.violation(v) <= 0 for v in x)
+    if n == 0:
+        return 0, 0, math.nan, math.nan, math.nan
+    low, high = wilson(k, n)
+    return k, n, k / n, low, high
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Return the 95% Wilson score interval of a proportion of ``k`` in ``n``."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _verdict(diff: Estimate, minimize: bool) -> str:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import itertools
 import math
 import os
 import re
@@ -52,6 +53,7 @@ from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.scenario.loading import plugin_problems
 from lobbysim.scenario.parse import set_path
 from lobbysim.stats.metrics import metric_names
+from lobbysim.tuning.dimensions import Choices, Dimension, Range, count_of, read_dimension
 from lobbysim.validation import MAX_REPLICATIONS, read_input_text
 from lobbysim.yaml_input import MAX_BYTES, YamlInputError, load_yaml
 
@@ -67,29 +69,6 @@ MAX_STEPS = 50
 #: The largest optimiser's seed (Optuna's sampler seeds numpy's, which takes 32 bits).
 MAX_SEED = 2**32 - 1
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z0-9_.@\-]+)\s*(<=|>=)\s*(\S+)\s*$")
-
-
-@dataclass(frozen=True)
-class Range:
-    """A number drawn from [low, high]; whole numbers with ``integer``; ``log`` scale."""
-
-    low: float
-    high: float
-    integer: bool = False
-    log: bool = False
-
-
-@dataclass(frozen=True)
-class Choices:
-    """One of a list of values: unordered (``choices``, the sampler sees categories) or, with
-    ``ordered``, levels in their order (``levels``, the sampler sees their ranks)."""
-
-    values: tuple[Any, ...]
-    ordered: bool = False
-
-
-Dimension = Range | Choices | float | int | str | bool | None
-"""A searched dimension, or a fixed value."""
 
 
 @dataclass(frozen=True)
@@ -168,14 +147,48 @@ class Space:
     most: int = 10
     evaluate: int = 20
     seed: int = 1
+    #: the most distinct simulations the search may run (None: ``trials`` x ``most``)
+    budget: int | None = None
     #: where the space was read from, as problems name it (a file, or ``space`` for data)
     source: str = field(default="space", compare=False)
 
+    @property
+    def search_budget(self) -> int:
+        """Return the most distinct simulations the search may run: ``budget``, or every trial
+        promoted to ``most`` replications."""
+        return self.budget if self.budget is not None else self.trials * self.most
+
     def simulations(self) -> int:
-        """Return the most simulations the study may run: every trial promoted to ``most``
-        replications, then the best setting and the scenario as it is on ``evaluate`` fresh
-        seeds each."""
-        return self.trials * self.most + 2 * self.evaluate
+        """Return the most simulations the study may run: the search's budget, then the best
+        setting and the scenario as it is on ``evaluate`` fresh seeds each."""
+        return self.search_budget + 2 * self.evaluate
+
+    def settings(self, limit: int) -> list[dict[str, Any]] | None:
+        """Return every setting the space allows (draws by name, the first dimension varying
+        slowest), where every dimension has finitely many values and they number at most
+        ``limit``; else None."""
+        values = []
+        total = 1
+        for dim in self.dimensions().values():
+            options = dim.values if isinstance(dim, Choices) else dim.values()
+            if options is None:
+                return None
+            values.append(options)
+            total *= len(options)
+            if total > limit:
+                return None
+        names = list(self.dimensions())
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+
+    def size(self) -> int | None:
+        """Return how many settings the space allows (None: a continuous dimension)."""
+        total = 1
+        for dim in self.dimensions().values():
+            options = dim.values if isinstance(dim, Choices) else dim.values()
+            if options is None:
+                return None
+            total *= len(options)
+        return total
 
     def names(self) -> list[str]:
         """Return every searched dimension's name, in the file's order."""
@@ -209,6 +222,7 @@ class Space:
             "replications": [self.first, self.most],
             "evaluate": self.evaluate,
             "seed": self.seed,
+            **({} if self.budget is None else {"budget": self.budget}),
         }
 
 
@@ -244,9 +258,12 @@ def _searched(dim: Dimension) -> bool:
 def _dimension_data(p: Parameter) -> Any:
     def one(d: Dimension) -> Any:
         if isinstance(d, Range):
+            step = {} if d.step is None else {"step": int(d.step) if d.integer else d.step}
             if d.integer:
-                return {"int": [int(d.low), int(d.high)]}
-            return {"low": d.low, "high": d.high, "log": True} if d.log else [d.low, d.high]
+                return {"int": [int(d.low), int(d.high)], **step}
+            if d.log:
+                return {"low": d.low, "high": d.high, "log": True}
+            return {"low": d.low, "high": d.high, **step} if step else [d.low, d.high]
         if isinstance(d, Choices):
             return {"levels" if d.ordered else "choices": list(d.values)}
         return d
@@ -291,7 +308,7 @@ def load_space(path: str | os.PathLike[str] | Mapping[str, Any], scenario: Scena
 
 
 KNOWN = {"parameters", "objective", "constraints", "trials", "batch", "replications"}
-KNOWN |= {"evaluate", "seed"}
+KNOWN |= {"evaluate", "seed", "budget"}
 
 
 def _parse(data: Mapping[str, Any], scenario: Scenario, problems: list[str]) -> Space | None:
@@ -305,7 +322,8 @@ def _parse(data: Mapping[str, Any], scenario: Scenario, problems: list[str]) -> 
     objective, minimize = _objective(data.get("objective"), metrics, problems)
     constraints = _constraints(data.get("constraints", []), metrics, problems)
     parameters = _parameters(data.get("parameters"), problems)
-    trials = _whole(data, "trials", 24, 1, problems)
+    budget = _whole(data, "budget", None, 1, problems)
+    trials = _whole(data, "trials", budget or 24, 1, problems)
     batch = _whole(data, "batch", 4, 1, problems)
     evaluate = _whole(data, "evaluate", 20, 2, problems, MAX_REPLICATIONS)
     seed = _whole(data, "seed", 1, 0, problems, MAX_SEED)
@@ -323,7 +341,14 @@ def _parse(data: Mapping[str, Any], scenario: Scenario, problems: list[str]) -> 
         most=most,
         evaluate=evaluate,
         seed=seed,
+        budget=budget,
     )
+    if budget is not None and budget < most:
+        problems.append(
+            f"budget: {budget:,} simulations cannot give one setting its {most} replications "
+            "(replications[1]); give at least that"
+        )
+        return None
     if not space.names():
         problems.append("parameters: nothing to search (every parameter is a fixed value)")
         return None
@@ -386,28 +411,18 @@ def _constraints(value: Any, metrics: Sequence[str], problems: list[str]) -> lis
     return out
 
 
-def _count(value: Any) -> int | None:
-    """Return a whole number given as an integer or a float without a fraction (``1e3``, as
-    YAML 1.2 reads it), else None (booleans are not numbers)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return None
-
-
 def _whole(
     data: Mapping[str, Any],
     key: str,
-    default: int,
+    default: Any,
     low: int,
     problems: list[str],
     high: int | None = None,
-) -> int:
+) -> Any:
     value = data.get(key, default)
-    count = _count(value)
+    if value is None and default is None:
+        return None
+    count = count_of(value)
     if count is None or count < low:
         problems.append(f"{key}: expected a whole number >= {low}, got {value!r}")
         return default
@@ -419,10 +434,11 @@ def _whole(
 
 def _rungs(value: Any, problems: list[str]) -> tuple[int, int]:
     pair = value if isinstance(value, list) and len(value) == 2 else [None, None]
-    first, most = (_count(v) for v in pair)
-    if first is None or most is None or not 2 <= first <= most:
+    first, most = (count_of(v) for v in pair)
+    if first is None or most is None or not 1 <= first <= most or most < 2:
         problems.append(
-            "replications: expected [FIRST, MOST], whole numbers with 2 <= FIRST <= MOST "
+            "replications: expected [FIRST, MOST], whole numbers with 1 <= FIRST <= MOST and "
+            "MOST >= 2 "
             f"(each trial's first rung and the most a promising one gets), got {value!r}"
         )
         return 3, 10
@@ -447,7 +463,7 @@ def _parameters(value: Any, problems: list[str]) -> list[Parameter]:
         if isinstance(spec, Mapping) and "shape" in spec:
             out.append(_shape(str(path), spec, where, problems))
         else:
-            out.append(Parameter(str(path), _dimension(spec, where, problems)))
+            out.append(Parameter(str(path), read_dimension(spec, where, problems)))
     return out
 
 
@@ -468,7 +484,7 @@ def _shape(path: str, spec: Mapping[str, Any], where: str, problems: list[str]) 
                 f"{where}.{key}: missing (an expansion needs {', '.join(EXPANSION_FIELDS)})"
             )
             continue
-        dim = _dimension(spec[key], f"{where}.{key}", problems)
+        dim = read_dimension(spec[key], f"{where}.{key}", problems)
         if isinstance(dim, Choices | str | bool) or dim is None:
             problems.append(f"{where}.{key}: expected a number or a range, got {spec[key]!r}")
             continue
@@ -478,70 +494,6 @@ def _shape(path: str, spec: Mapping[str, Any], where: str, problems: list[str]) 
             problems.append(f"{where}.{key}: must be above 0, got {spec[key]!r}")
         parts[key] = dim
     return Parameter(path, parts=parts)
-
-
-def _dimension(spec: Any, where: str, problems: list[str]) -> Dimension:
-    if isinstance(spec, list):
-        if len(spec) != 2 or not all(_number(v) for v in spec):
-            problems.append(f"{where}: expected a range [LOW, HIGH] of numbers, got {spec!r}")
-            return None
-        return _range(float(spec[0]), float(spec[1]), False, False, where, problems, spec)
-    if isinstance(spec, Mapping):
-        keys = set(spec)
-        if keys in ({"choices"}, {"levels"}):
-            (key,) = keys
-            values = spec[key]
-            if not isinstance(values, list) or len(values) < 2:
-                problems.append(
-                    f"{where}.{key}: expected a list of 2 or more values, got {values!r}"
-                )
-                return None
-            twice = sorted({repr(v) for v in values if values.count(v) > 1})
-            if twice:
-                problems.append(f"{where}.{key}: each value once, got {', '.join(twice)} twice")
-                return None
-            return Choices(tuple(values), ordered=key == "levels")
-        if keys == {"int"}:
-            pair = spec["int"]
-            if (
-                not isinstance(pair, list)
-                or len(pair) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
-            ):
-                problems.append(f"{where}.int: expected [LOW, HIGH] whole numbers, got {pair!r}")
-                return None
-            return _range(pair[0], pair[1], True, False, where, problems, spec)
-        if keys <= {"low", "high", "log"} and {"low", "high"} <= keys:
-            if not (_number(spec["low"]) and _number(spec["high"])):
-                problems.append(f"{where}: low and high must be numbers, got {dict(spec)!r}")
-                return None
-            log = bool(spec.get("log", False))
-            if log and not float(spec["low"]) > 0:
-                problems.append(f"{where}: a log range needs low > 0, got {spec['low']!r}")
-                return None
-            return _range(
-                float(spec["low"]), float(spec["high"]), False, log, where, problems, spec
-            )
-        problems.append(
-            f"{where}: expected [LOW, HIGH], {{int: [LOW, HIGH]}}, {{low, high, log}}, "
-            f"{{choices: [...]}}, {{levels: [...]}}, {{shape: expansion, ...}} or a fixed value, "
-            f"got {dict(spec)!r}"
-        )
-        return None
-    return spec
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _range(
-    low: float, high: float, integer: bool, log: bool, where: str, problems: list[str], spec: Any
-) -> Range | None:
-    if not low < high:
-        problems.append(f"{where}: empty range {spec!r} (expected LOW < HIGH)")
-        return None
-    return Range(low, high, integer, log)
 
 
 def _corners(space: Space) -> list[dict[str, Any]]:

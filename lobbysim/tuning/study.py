@@ -9,19 +9,22 @@ instead of run (:mod:`lobbysim.tuning.folder`), and so a killed study, run again
 same trials and reaches the same answer. (Bayesian optimisation with Gaussian processes, as in
 Ax/BoTorch, models noisy constraints more finely but needs PyTorch.)
 
-**Common random numbers.** Replication r of every trial runs on the same seed (the scenario's
-replication seeds), so two trials differ only by their settings, and the paired difference of
-two trials over their shared seeds is much sharper than their separate intervals.
+**The search** spends at most the space's ``budget`` of distinct simulations (by default
+``trials`` x ``most``), in three stages:
 
-**Racing.** Each trial first gets ``first`` replications. It is *promoted* to ``most`` when it
-may be the best: the optimistic end of its 95% interval keeps every constraint, and its paired
-difference from the best trial so far over their shared seeds leaves it a chance of being
-better (the better end of the difference's 50% interval is on the better side of 0,
-:data:`RACE_CONFIDENCE`). Before there is a best, the study needs a feasible trial first: of
-the candidates whose means keep every constraint, the one with the best mean objective is
-promoted (or, if none does, the one closest to keeping them). Promotions are
-decided batch by batch against the best before the batch, so the decisions do not depend on the
-order in which parallel runs finish.
+1. *a design* (:mod:`lobbysim.tuning.design`): the scenario's own setting, where the space
+   allows it, and a Latin hypercube over the space (a finite space's settings also ordered
+   farthest-first), as many settings as successive halving can race within the budget;
+2. *racing* (:mod:`lobbysim.tuning.racing`) on common random numbers (replication r of every
+   setting sees the same arrivals, so means over the same seeds compare as paired differences):
+   successive halving from ``first`` to ``most`` replications, then the next rung for whichever
+   trials may still beat the best on their paired differences;
+3. *TPE* (Optuna's sampler, told every trial's result) proposes new settings while budget is
+   left; a setting proposed again is told its result and not run, and a finite space whose every
+   setting has been tried ends the search.
+
+No (setting, seed) runs twice in a study: one run store, keyed by the run, serves the search
+and the evaluation (:class:`lobbysim.tuning.folder.StudyRuns`).
 
 **Feasible with confidence.** A trial is feasible when the pessimistic end of each constraint's
 95% interval keeps it (:func:`lobbysim.tuning.trials.feasible`); the best trial is the feasible
@@ -46,20 +49,34 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from lobbysim.experiments.executors import DaskSession, run_local
 from lobbysim.experiments.replications import paired_differences, replication_seeds
 from lobbysim.experiments.store import RunStore
 from lobbysim.experiments.sweeps import Cell, SweepRun, run_key
 from lobbysim.running.progress import ProgressLike, as_progress
-from lobbysim.scenario import Scenario, ScenarioError
+from lobbysim.scenario import Scenario
+from lobbysim.tuning.design import MAX_ENUMERATED, design, setting_key
+from lobbysim.tuning.dimensions import Choices, Range
 from lobbysim.tuning.folder import StudyRuns, TuneError, check_study_folder, claim_study_folder
-from lobbysim.tuning.space import Choices, Range, Space, apply
-from lobbysim.tuning.trials import Trial, feasible, progress_line, trials_table, violation
+from lobbysim.tuning.racing import (
+    TUNED,
+    Race,
+    best_trial,
+    design_size,
+    rungs_of,
+)
+from lobbysim.tuning.space import Space, apply
+from lobbysim.tuning.trials import (
+    Interval,
+    Trial,
+    feasible,
+    progress_line,
+    trials_table,
+    violation,
+)
 from lobbysim.validation import MAX_STUDY_SIMULATIONS, study_size_problem
 
-TUNED = "tuned"
 OWN = "scenario"
 
 OPTUNA_MISSING = (
@@ -100,11 +117,14 @@ def size_problem(
         ("replications", space.most, space.trials * space.most),
         ("evaluate", space.evaluate, 2 * space.evaluate),
     ]
-    key, value, _ = max(fields, key=lambda f: (f[2], f[1]))
     detail = (
         f"{space.trials:,} trials x up to {space.most:,} replications + 2 x {space.evaluate:,} "
         "fresh-seed runs"
     )
+    if space.budget is not None:
+        fields = [("budget", space.budget, space.budget), fields[2]]
+        detail = f"a search of {space.budget:,} + 2 x {space.evaluate:,} fresh-seed runs"
+    key, value, _ = max(fields, key=lambda f: (f[2], f[1]))
     return study_size_problem(
         f"{space.source}: {key}",
         value,
@@ -152,31 +172,52 @@ class StudyResult:
         """Return one row per trial (``trials.csv``)."""
         return trials_table(self.space, self.trials)
 
+    def fresh(self, metric: str) -> list[float]:
+        """Return the tuned setting's values of ``metric`` on the fresh seeds."""
+        if self.evaluation.empty or metric not in self.evaluation.columns:
+            return []
+        rows = self.evaluation[self.evaluation["policy"] == TUNED]
+        return [float(v) for v in rows[metric]]
 
-def _better(space: Space, a: float, b: float) -> bool:
-    return a < b if space.minimize else a > b
+    def held(self) -> dict[str, bool]:
+        """Return, per constraint (its text), whether the fresh seeds keep it at the
+        pessimistic end of its 95% interval (empty without a best)."""
+        out = {}
+        for c in self.space.constraints:
+            values = self.fresh(c.metric)
+            if not values:
+                continue
+            e = Interval.of(values)
+            end = e.high if c.op == "<=" else e.low
+            out[c.text()] = math.isfinite(end) and c.violation(end) <= 0
+        return out
 
+    @property
+    def kept(self) -> bool:
+        """Whether there is a best setting and the fresh seeds keep every constraint."""
+        return self.best is not None and all(self.held().values())
 
-#: The two-sided level of the racing interval: a candidate is promoted while the better end of
-#: the 50% interval of its paired difference from its rival (the mean less one quartile of the
-#: t distribution's spread) is on the better side of 0. With the 2 or 3 replications of a first
-#: rung a 95% interval would promote nearly everything; the final answer does not rest on
-#: this choice (it is measured on fresh seeds).
-RACE_CONFIDENCE = 0.5
+    @property
+    def tried(self) -> int:
+        """Return the distinct settings the search tried (a setting proposed twice once)."""
+        return len({setting_key(t.drawn) for t in self.trials})
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether every trial was shown infeasible: it failed, or ran ``most`` replications,
+        or two or more of them miss a constraint at the optimistic end of its interval."""
+        for t in self.trials:
+            if t.error is not None or len(t.runs) >= self.space.most:
+                continue
+            if len(t.runs) >= 2 and not feasible(self.space, t, optimistic=True):
+                continue
+            return False
+        return True
 
-def _may_beat(space: Space, trial: Trial, best: Trial) -> bool:
-    """Whether the paired difference from ``best`` over shared seeds leaves it a chance of being
-    better (:data:`RACE_CONFIDENCE`)."""
-    shared = sorted(set(trial.runs) & set(best.runs))
-    a = np.array([trial.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
-    b = np.array([best.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
-    d = (a - b) if space.minimize else (b - a)  # positive: worse than the rival
-    d = d[np.isfinite(d)]
-    if len(d) < 2:
-        return False
-    half = stats.t.ppf(0.5 + RACE_CONFIDENCE / 2, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-    return bool(d.mean() - half < 0)
+    @property
+    def size(self) -> int | None:
+        """Return how many settings the space allows (None: a continuous dimension)."""
+        return self.space.size()
 
 
 def _suggest(trial: Any, space: Space) -> dict[str, Any]:
@@ -188,7 +229,11 @@ def _suggest(trial: Any, space: Space) -> dict[str, Any]:
             index = trial.suggest_categorical(name, list(range(len(dim.values))))
             drawn[name] = dim.values[index]
         elif isinstance(dim, Range) and dim.integer:
-            drawn[name] = trial.suggest_int(name, int(dim.low), int(dim.high))
+            step = int(dim.step) if dim.step is not None else 1
+            drawn[name] = trial.suggest_int(name, int(dim.low), int(dim.high), step=step)
+        elif dim.step is not None:  # a stepped range: the sampler draws on its grid
+            value = trial.suggest_float(name, dim.low, dim.high, step=dim.step)
+            drawn[name] = float(f"{value:.12g}")
         else:
             drawn[name] = trial.suggest_float(name, dim.low, dim.high, log=dim.log)
     return drawn
@@ -276,7 +321,7 @@ def run_study(
         runs = StudyRuns(store, execute, tick)
         trials = _search(optuna, scenario, space, seeds, runs, note)
         searched = runs.count
-        best = _best(space, trials)
+        best = best_trial(space, trials)
         closest = None
         evaluation = pd.DataFrame()
         differences = pd.DataFrame()
@@ -311,144 +356,115 @@ def _search(
     runs: StudyRuns,
     note: Callable[[str], None] | None,
 ) -> list[Trial]:
+    """Run the search (see the module docstring): the design raced by successive halving, the
+    promising trials raced further, then TPE's proposals, within the search's budget."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    rng = np.random.default_rng(space.seed)
+    settings = space.size()
+    finite = settings is not None and settings <= MAX_ENUMERATED
+    startup = settings if finite else max(4, min(10, space.trials // 3))
+    rungs = rungs_of(space)
+    size = design_size(space, rungs, min(space.trials, startup if startup else 1))
+    drawn, _ = design(scenario, space, size, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constraints_func is marked experimental
         sampler = optuna.samplers.TPESampler(
             seed=space.seed,
-            n_startup_trials=max(4, min(10, space.trials // 3)),
+            n_startup_trials=len(drawn),
             constraints_func=lambda t: t.user_attrs.get("constraints", [0.0]),
             multivariate=True,
         )
         study = optuna.create_study(
             direction="minimize" if space.minimize else "maximize", sampler=sampler
         )
-    trials: list[Trial] = []
-    best: Trial | None = None
-    while len(trials) < space.trials:
-        asked: list[tuple[Any, Trial]] = []
+    race = Race(scenario, space, seeds, runs)
+    handles: dict[int, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d in drawn:
+            study.enqueue_trial(_params(space, d))
+            handle = study.ask()
+            t = race.add(_rounded(_suggest(handle, space)))
+            handles[t.number] = handle
+    race.halve(list(race.trials), rungs)
+    _note(note, space, race)
+    race.extend()
+    _note(note, space, race)
+    for t in race.trials:
+        _tell(optuna, study, handles.pop(t.number), space, t)
+    untried = [d for d in design(scenario, space, settings or 0, rng)[0]] if finite else []
+    repeats = 0
+    while len(race.trials) < space.trials and race.left() >= space.first:
+        if finite and race.tried() >= (settings or 0):
+            break  # every setting the space allows has been tried
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(min(space.batch, space.trials - len(trials))):
+            handle = study.ask()
+            proposal = _rounded(_suggest(handle, space))
+        known = race.known(proposal)
+        if known is not None:  # a setting tried already: the sampler learns its result again
+            _tell(optuna, study, handle, space, known)
+            repeats += 1
+            if repeats < MAX_REPEATS:
+                continue
+            fresh = [d for d in untried if race.known(d) is None]
+            if not fresh:
+                break
+            proposal = fresh[0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                study.enqueue_trial(_params(space, proposal))
                 handle = study.ask()
-                drawn = _rounded(_suggest(handle, space))
-                asked.append(
-                    (handle, Trial(len(trials) + len(asked) + 1, drawn, space.values(drawn)))
-                )
-        batch = [t for _, t in asked]
-        scenarios = {}
-        for t in batch:
-            try:
-                scenarios[t.number] = apply(scenario, t.values)
-            except ScenarioError as exc:
-                t.error = "; ".join(exc.problems)
-        _replicate(batch, scenarios, range(space.first), seeds, runs)
-        promote = _promotions(space, batch, best)
-        for t in promote:
-            t.promoted = True
-        _replicate(promote, scenarios, range(space.first, space.most), seeds, runs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for handle, t in asked:
-                if t.error is not None:
-                    study.tell(handle, state=optuna.trial.TrialState.FAIL)
-                    continue
-                value = t.estimate(space.objective).mean
-                handle.set_user_attr(
-                    "constraints",
-                    [c.violation(t.estimate(c.metric).mean) for c in space.constraints] or [0.0],
-                )
-                if math.isfinite(value):
-                    study.tell(handle, value)
-                else:
-                    study.tell(handle, state=optuna.trial.TrialState.FAIL)
-        trials += batch
-        best = _best(space, trials)
-        if note is not None:
-            note(progress_line(space, trials, best))
-    return trials
+                proposal = _rounded(_suggest(handle, space))
+        repeats = 0
+        t = race.add(proposal)
+        race.run([t], space.first)
+        race.extend()
+        _tell(optuna, study, handle, space, t)
+        _note(note, space, race)
+    return race.trials
 
 
-def _promotions(space: Space, batch: Sequence[Trial], best: Trial | None) -> list[Trial]:
-    """Return the trials of a batch that earn ``most`` replications (racing).
-
-    A candidate must keep every constraint at the optimistic end of its interval. With a best
-    trial so far, a candidate is promoted unless its paired difference from the best over their
-    shared seeds shows it worse (:func:`_may_beat`). Before there is one, the study first needs a
-    feasible trial: of the candidates whose means keep every constraint the one with the best
-    mean objective is promoted, or, if none does, the one whose means come closest (the least
-    summed relative violation).
-    """
-    candidates = [t for t in batch if t.error is None and feasible(space, t, optimistic=True)]
-    if not candidates:
-        return []
-    if best is not None:
-        return [t for t in candidates if _may_beat(space, t, best)]
-    likely = [t for t in candidates if _mean_violation(space, t) <= 0]
-    if likely:
-
-        def key(t: Trial) -> float:
-            value = t.estimate(space.objective).mean
-            return value if space.minimize else -value
-
-        return [min(likely, key=key)]
-    return [min(candidates, key=lambda t: _mean_violation(space, t))]
+#: Proposals in a row that repeat a tried setting before the search takes the next untried
+#: setting of the design in their place (or, in a space without one, stops).
+MAX_REPEATS = 20
 
 
-def _mean_violation(space: Space, trial: Trial) -> float:
-    """Return the summed violations of the constraints by the trial's means, each relative to
-    its bound's size (0: the means keep every constraint)."""
-    total = 0.0
-    for c in space.constraints:
-        mean = trial.estimate(c.metric).mean
-        if not math.isfinite(mean):
-            return math.inf
-        total += max(0.0, c.violation(mean)) / max(abs(c.bound), 1e-12)
-    return total
+def _note(note: Callable[[str], None] | None, space: Space, race: Race) -> None:
+    if note is not None:
+        note(progress_line(space, race.trials, best_trial(space, race.trials)))
 
 
-def _replicate(
-    batch: Sequence[Trial],
-    scenarios: Mapping[int, Scenario],
-    replications: range,
-    seeds: Sequence[int],
-    runs: StudyRuns,
-) -> None:
-    planned = [
-        SweepRun(
-            run_key(scenarios[t.number], seeds[r]),
-            Cell(t.number, t.values),
-            TUNED,
-            r + 1,
-            seeds[r],
-            scenarios[t.number],
-        )
-        for t in batch
-        if t.error is None
-        for r in replications
-    ]
-    got = runs.metrics(planned)
-    by_trial = {t.number: t for t in batch}
-    for run in planned:
-        trial = by_trial[run.cell.number]
-        result = got[run.key]
-        if isinstance(result, str):
-            trial.error = f"replication {run.replication} (seed {run.seed}) failed: " + (
-                result.strip().splitlines()[-1] if result.strip() else "no message"
-            )
-        else:
-            trial.runs[run.replication] = result
-
-
-def _best(space: Space, trials: Sequence[Trial]) -> Trial | None:
-    best = None
-    for t in trials:
-        if len(t.runs) < space.most or not feasible(space, t):
-            continue
+def _tell(optuna: Any, study: Any, handle: Any, space: Space, t: Trial) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if t.error is not None or not t.runs:
+            study.tell(handle, state=optuna.trial.TrialState.FAIL)
+            return
         value = t.estimate(space.objective).mean
-        if best is None or _better(space, value, best.estimate(space.objective).mean):
-            best = t
-    return best
+        handle.set_user_attr(
+            "constraints",
+            [c.violation(t.estimate(c.metric).mean) for c in space.constraints] or [0.0],
+        )
+        if math.isfinite(value):
+            study.tell(handle, value)
+        else:
+            study.tell(handle, state=optuna.trial.TrialState.FAIL)
+
+
+def _params(space: Space, drawn: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a draw as the sampler's parameters (levels by rank, choices by index)."""
+    out: dict[str, Any] = {}
+    for name, dim in space.dimensions().items():
+        if isinstance(dim, Choices):
+            out[name] = next(i for i, v in enumerate(dim.values) if _same_value(v, drawn[name]))
+        else:
+            out[name] = drawn[name]
+    return out
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    return setting_key({"v": a}) == setting_key({"v": b})
 
 
 def _evaluate(

@@ -22,8 +22,8 @@ from lobbysim.commands.tune import load_study, tune
 from lobbysim.experiments.replications import replication_seeds
 from lobbysim.reporting.tune import pareto_front
 from lobbysim.scenario import load_scenario
+from lobbysim.tuning.racing import ahead, may_keep, pooled_spread, rank
 from lobbysim.tuning.space import SpaceError, expansion, load_space
-from lobbysim.tuning.study import _promotions
 from lobbysim.tuning.trials import Interval, Trial, feasible
 
 pytest.importorskip("optuna")
@@ -170,20 +170,22 @@ def _trial(number: int, objective: list[float], queue: list[float]) -> Trial:
     return Trial(number, {}, {}, runs)
 
 
-def test_racing_promotes_what_may_beat_the_best_and_keeps_the_constraints_optimistically() -> None:
+def test_racing_ranks_by_the_constraints_then_the_objective_and_drops_what_cannot_win() -> None:
     space = load_space(SPACE, load_scenario("one_visit"))
     best = _trial(1, [2.0, 2.1, 2.0, 2.1], [0.01] * 4)
     worse = _trial(2, [2.5, 2.6], [0.01, 0.01])  # clearly worse on the shared seeds
     close = _trial(3, [1.9, 2.3], [0.01, 0.01])  # paired difference straddles 0
     slow = _trial(4, [1.0, 1.1], [0.2, 0.21])  # better but cannot keep queue <= 0.05
-    chosen = _promotions(space, [worse, close, slow], best)
-    assert [t.number for t in chosen] == [3]
-    # before any best: of the candidates whose means keep the constraints, the best objective
-    assert [t.number for t in _promotions(space, [worse, close, slow], None)] == [3]
-    # ... or, when no mean does, the one closest to keeping them
-    near = _trial(6, [2.0, 2.1], [0.04, 0.07])  # mean 0.055, optimistic end below 0.05
-    far = _trial(7, [1.9, 2.0], [0.03, 0.10])  # mean 0.065
-    assert [t.number for t in _promotions(space, [far, near], None)] == [6]
+    assert not ahead(space, worse, best) and ahead(space, close, best)
+    pooled = pooled_spread(space, [best, worse, close, slow])
+    assert not may_keep(space, slow, pooled) and may_keep(space, close, pooled)
+    # expected to keep the constraints first, by objective; then by how far they miss
+    ranked = sorted([slow, worse, close], key=lambda t: rank(space, t, pooled))
+    assert [t.number for t in ranked] == [3, 2, 4]
+    # one replication: paired on the one shared seed; its spread is the pooled one
+    one = _trial(8, [1.95], [0.01])
+    assert ahead(space, one, best) and not ahead(space, _trial(9, [2.05], [0.01]), best)
+    assert not may_keep(space, _trial(10, [1.0], [0.9]), pooled)
     # feasibility at the pessimistic end: the interval's upper end must keep the bound
     edge = _trial(5, [2.0, 2.0, 2.0], [0.04, 0.05, 0.06])
     assert feasible(space, edge, optimistic=True) and not feasible(space, edge)
@@ -437,8 +439,8 @@ def test_no_setting_runs_twice_on_a_seed_and_the_spend_is_the_runs_made(
 ) -> None:
     """Two settings for six trials, one of them the scenario's own (a tick twice as long
     makes players wait longer, so minimising the wait finds the shipped tick, maximising it the
-    other): settings are proposed again; every (setting, seed) runs once, and the study's
-    simulations plus evaluations are exactly the runs made."""
+    other): each setting is tried once (the space is exhausted after two), every (setting,
+    seed) runs once, and the study's simulations plus evaluations are exactly the runs made."""
     import lobbysim.tuning.study as study_module
     from lobbysim.tuning.study import run_study
 
@@ -455,7 +457,6 @@ def test_no_setting_runs_twice_on_a_seed_and_the_spend_is_the_runs_made(
     data = {
         **SPACE,
         "objective": objective,
-        "seed": 1,  # its six proposals hold both settings (0.5, 0.5, 0.25, 0.5, 0.5, 0.5)
         "replications": [2, 2],
         "evaluate": 2,
         "constraints": [],
@@ -464,7 +465,8 @@ def test_no_setting_runs_twice_on_a_seed_and_the_spend_is_the_runs_made(
     space = load_space(data, scenario)
     result = run_study(scenario, space, tmp_path / "study")
     proposed = [t.drawn["matchmaker.tick"] for t in result.trials]
-    assert len(proposed) == 6 and set(proposed) == {tick, 2 * tick}  # settings came back
+    assert sorted(proposed) == [tick, 2 * tick]  # each setting once, the shipped one first
+    assert proposed[0] == tick
     assert len(executed) == len(set(executed)), "a (setting, seed) ran twice"
     assert result.simulations + result.evaluations == len(executed)
     assert result.simulations == 2 * space.most  # two settings, each on its two seeds
