@@ -153,8 +153,8 @@ def infeasible_line(result: StudyResult) -> str:
     of = f" of {size:,}" if size is not None else ""
     return (
         f"no feasible setting found in {result.simulations} simulations ({result.tried}{of} "
-        f"settings tried; the search's budget is {space.search_budget}): not shown infeasible, "
-        "a larger budget may find one"
+        f"settings tried; the search's budget is {space.search_budget}): the budget ran out "
+        "before every setting was ruled out, so a larger budget may find one"
     )
 
 

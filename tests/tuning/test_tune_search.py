@@ -1,0 +1,218 @@
+"""``lobbysim tune``'s search (issue 43): a design with the shipped setting, stepped ranges,
+feasibility that says which, the chance a constraint holds, and closest.yaml."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from lobbysim.cli.main import main
+from lobbysim.commands.tune import write_outputs
+from lobbysim.reporting.tune import chance, infeasible_line, tune_headline_lines, wilson
+from lobbysim.scenario import load_scenario
+from lobbysim.tuning.design import design, setting_key, shipped_draw
+from lobbysim.tuning.dimensions import Range
+from lobbysim.tuning.racing import design_size, halving_cost, rungs_of
+from lobbysim.tuning.space import Constraint, SpaceError, load_space
+from lobbysim.tuning.study import run_study
+
+pytest.importorskip("optuna")
+
+LEVELS = {
+    "objective": {"minimize": "skill_gap_true_mean"},
+    "constraints": ["queue_time_mean <= 0.5"],
+    "parameters": {
+        "matchmaker.tick": {"levels": [0.25, 0.5, 1.0, 2.0]},
+        "matchmaker.assignment.block_size": {"int": [4, 10], "step": 2},
+    },
+    "budget": 12,
+    "replications": [1, 3],
+    "evaluate": 2,
+}
+
+
+def _short() -> object:
+    return load_scenario("one_visit").replace(horizon=120.0, warmup=20.0)
+
+
+def test_a_stepped_range_allows_its_steps_only_and_writes_back_as_given() -> None:
+    scenario = load_scenario("one_visit")
+    space = load_space(
+        {
+            **LEVELS,
+            "parameters": {
+                **LEVELS["parameters"],
+                "game.quit_rate": {"low": 0.01, "high": 0.03, "step": 0.005},
+            },
+        },
+        scenario,
+    )
+    dims = space.dimensions()
+    assert dims["matchmaker.assignment.block_size"] == Range(4, 10, True, False, 2)
+    assert dims["matchmaker.assignment.block_size"].values() == (4, 6, 8, 10)
+    assert dims["game.quit_rate"].values() == (0.01, 0.015, 0.02, 0.025, 0.03)
+    assert space.size() == 4 * 4 * 5
+    written = space.to_dict()
+    assert written["parameters"]["matchmaker.assignment.block_size"] == {"int": [4, 10], "step": 2}
+    assert written["parameters"]["game.quit_rate"] == {"low": 0.01, "high": 0.03, "step": 0.005}
+    assert written["budget"] == 12
+    assert load_space(written, scenario) == space
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"int": [4, 10], "step": 4}, "step: 4 does not divide the range [4, 10]"),
+        ({"int": [4, 10], "step": 1.5}, "step: expected a whole number above 0, got 1.5"),
+        ({"low": 0.1, "high": 1.0, "step": 0}, "step: expected a number above 0, got 0"),
+        ({"low": 0.1, "high": 1.0, "log": True, "step": 0.1}, "a log range takes no step"),
+    ],
+)
+def test_a_bad_step_is_one_line_naming_the_field(
+    spec: dict[str, object], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump({**LEVELS, "parameters": {"matchmaker.tick": spec}}))
+    assert main(["tune", "one_visit", "--space", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "parameters.matchmaker.tick" in err and message in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_a_budget_too_small_for_one_setting_is_refused() -> None:
+    with pytest.raises(SpaceError, match="budget: 2 simulations cannot give one setting its 3"):
+        load_space({**LEVELS, "budget": 2}, load_scenario("one_visit"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+def test_a_space_that_is_a_fifo_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = tmp_path / "space.yaml"
+    os.mkfifo(pipe)  # opening it to read would block
+    assert main(["tune", "one_visit", "--space", str(pipe)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "space.yaml" in err, err
+
+
+def test_the_design_starts_from_the_shipped_setting_and_spreads_over_the_levels() -> None:
+    scenario = load_scenario("one_visit")
+    space = load_space(LEVELS, scenario)
+    shipped = shipped_draw(scenario, space)
+    assert shipped == {
+        "matchmaker.tick": scenario.matchmaker.tick,
+        "matchmaker.assignment.block_size": scenario.matchmaker.assignment.params["block_size"],
+    }
+    for seed in (1, 2, 3):
+        drawn, whole = design(scenario, space, 8, np.random.default_rng(seed))
+        assert drawn[0] == shipped and not whole and len(drawn) == 8
+        assert len({setting_key(d) for d in drawn}) == 8  # no setting twice
+        # a Latin hypercube: every tick level and every block size appears
+        assert {d["matchmaker.tick"] for d in drawn} == {0.25, 0.5, 1.0, 2.0}
+        assert {d["matchmaker.assignment.block_size"] for d in drawn} == {4, 6, 8, 10}
+    everything, whole = design(scenario, space, 16, np.random.default_rng(1))
+    assert whole and len({setting_key(d) for d in everything}) == 16
+    # a value outside the space: no shipped draw
+    narrow = load_space(
+        {**LEVELS, "parameters": {"matchmaker.tick": {"levels": [1.0, 2.0]}}}, scenario
+    )
+    assert shipped_draw(scenario, narrow) is None
+
+
+def test_successive_halving_fits_the_budget() -> None:
+    space = load_space(LEVELS, load_scenario("one_visit"))
+    assert rungs_of(space) == [1, 2, 3]
+    assert halving_cost(6, [1, 2, 3]) == 6 + 3 + 2
+    assert design_size(space, [1, 2, 3], 16) == 6  # 7 settings would need 13 runs
+    wide = dataclasses.replace(space, budget=36)
+    assert design_size(wide, [1, 2, 3], 16) == 16  # 16 + 8 + 4 = 28
+
+
+@pytest.mark.slow
+def test_a_small_budget_study_spends_it_once_per_run_and_starts_from_the_shipped_setting(
+    tmp_path: Path,
+) -> None:
+    scenario = _short()
+    space = load_space(LEVELS, scenario)
+    result = run_study(scenario, space, tmp_path / "study")
+    assert result.simulations <= space.search_budget
+    assert result.trials[0].drawn == shipped_draw(scenario, space)
+    assert len({setting_key(t.drawn) for t in result.trials}) == len(result.trials)
+    assert result.tried == len(result.trials) and result.size == 16
+    lines = tune_headline_lines(result)
+    assert f"({result.tried} of 16 settings tried)" in lines[0]
+
+
+def test_no_feasible_setting_says_whether_the_budget_ran_out_or_the_space_did(
+    tmp_path: Path,
+) -> None:
+    scenario = _short()
+    tick = scenario.matchmaker.tick
+    data = {
+        **LEVELS,
+        "constraints": ["queue_time_mean <= -1"],  # nothing waits less than nothing
+        "parameters": {"matchmaker.tick": {"levels": [tick, 2 * tick]}},
+        "replications": [2, 2],
+    }
+    spent = run_study(scenario, load_space({**data, "budget": 2}, scenario), tmp_path / "a")
+    assert spent.best is None and spent.tried == 1
+    line = infeasible_line(spent)
+    assert line.startswith("no feasible setting found in 2 simulations (1 of 2 settings tried")
+    assert "infeasible" not in line
+    whole = run_study(scenario, load_space({**data, "budget": 8}, scenario), tmp_path / "b")
+    assert whole.best is None and whole.tried == 2 and whole.simulations == 4
+    assert infeasible_line(whole).startswith(
+        "the problem is infeasible within this space: all 2 settings it allows were tried"
+    )
+
+
+def test_the_chance_a_constraint_holds_has_a_wilson_interval() -> None:
+    low, high = wilson(5, 6)
+    assert abs(low - 0.4365) < 1e-3 and abs(high - 0.9699) < 1e-3
+    assert wilson(0, 4)[0] == 0.0 and wilson(4, 4)[1] == 1.0
+    con = Constraint("queue_time_mean", "<=", 0.3)
+    k, n, p, low, high = chance([0.2, 0.25, 0.31, float("nan")], con)
+    assert (k, n) == (2, 3) and abs(p - 2 / 3) < 1e-12 and low < p < high
+
+
+def test_fresh_seeds_that_miss_a_constraint_write_closest_not_tuned(tmp_path: Path) -> None:
+    scenario = _short()
+    tick = scenario.matchmaker.tick
+    data = {
+        **LEVELS,
+        "constraints": ["queue_time_mean <= 5"],
+        "parameters": {"matchmaker.tick": {"levels": [tick, 2 * tick]}},
+        "replications": [2, 2],
+        "budget": 4,
+    }
+    space = load_space(data, scenario)
+    result = run_study(scenario, space, tmp_path / "study")
+    assert result.kept
+    write_outputs(scenario, result, tmp_path / "study")
+    assert (tmp_path / "study" / "tuned.yaml").exists()
+    assert not (tmp_path / "study" / "closest.yaml").exists()
+    # the same study judged against a bound its fresh seeds do not keep
+    fresh = result.fresh("queue_time_mean")
+    bound = float(np.min(fresh)) / 2
+    tight = dataclasses.replace(
+        result,
+        space=dataclasses.replace(space, constraints=(Constraint("queue_time_mean", "<=", bound),)),
+    )
+    assert not tight.kept
+    assert tight.held() == {f"queue_time_mean <= {bound:g}": False}
+    out = tmp_path / "tight"
+    out.mkdir()
+    write_outputs(scenario, tight, out)
+    assert not (out / "tuned.yaml").exists()
+    text = (out / "closest.yaml").read_text()
+    assert f"NOT tuned: the fresh seeds do not keep queue_time_mean <= {bound:g}" in text
+    lines = tune_headline_lines(tight)
+    assert "closest.yaml, not tuned.yaml" in lines[-1]
+    assert any("it held in 0 of 2 replications, chance 0%" in line for line in lines)
+    assert isinstance(result.evaluation, pd.DataFrame)
