@@ -14,6 +14,9 @@ Each quantity has a stated method (docs/calibrate.md gives the same in prose):
   The estimates are ``base.size`` = N0, ``newcomers_per_day`` = nu, ``visits.per_day`` = m,
   ``visits.shape`` = k and ``leave_per_day`` = lambda. A visit whose player gave up before any
   game is not in a match log, so m counts visits with at least one game.
+* **Degenerate times.** Rounded or zero-length matches (:mod:`lobbysim.calibration.precision`)
+  are found first; where there are any, the game length, the quit hazard and the sessions' gap
+  threshold are fitted from the exact matches only, and a warning names the shares.
 * **Games.** The mode from the sides and seats per match (1v1, team k v k, ffa of n); the
   scheduled length is the median match duration; in 1v1, the share of matches shorter than it
   gives the quit hazard (both players at risk, the one behind at the template's multiplier); the
@@ -30,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import integrate, optimize, special
 
 from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.precision import TimePrecision, time_precision
 from lobbysim.calibration.sessions import (
     MINUTES_PER_DAY,
     Clock,
@@ -98,6 +103,8 @@ class Fit:
     regions: dict[str, float] = field(default_factory=dict)  # share of players per region
     party_sizes: dict[int, float] = field(default_factory=dict)  # share of seats by party size
     region_profiles: dict[str, FloatArray] = field(default_factory=dict)  # UTC hours, mean 1
+    warnings: list[str] = field(default_factory=list)  # what may mislead: degenerate times
+    times: TimePrecision | None = None  # the log's degenerate times
 
     def scenario_data(self, template: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Return scenario data: ``template`` (plain scenario data) with the fitted fields set."""
@@ -333,9 +340,12 @@ class Games:
     durations: FloatArray
 
 
-def fit_games(log: MatchLog, behind_multiplier: float = 1.0) -> Games:
+def fit_games(
+    log: MatchLog, behind_multiplier: float = 1.0, exact: NDArray[np.bool_] | None = None
+) -> Games:
     """Return the mode (the most common shape of sides x seats), the scheduled length (the
-    median duration), the 1v1 quit hazard and the draw rate (see the module docstring)."""
+    median duration), the 1v1 quit hazard and the draw rate (see the module docstring); with
+    ``exact`` (per match) the length and the quit hazard are of those matches only."""
     seats = log.seats
     match = seats["match"].to_numpy()
     starts = np.full(log.matches, np.nan)
@@ -354,10 +364,11 @@ def fit_games(log: MatchLog, behind_multiplier: float = 1.0) -> Games:
         mode, team, ffa = "team", count // 2, None
     else:
         mode, team, ffa = "ffa", None, sides
-    length = float(np.median(durations))
+    timed = durations if exact is None else durations[exact]
+    length = float(np.median(timed))
     quit_rate = None
     if mode == "1v1" and length > 0:
-        early = float(np.mean(durations < length * (1 - 1e-6)))
+        early = float(np.mean(timed < length * (1 - 1e-6)))
         # both players at risk; the one behind at the multiplier: exp(-q (1 + m) L) = 1 - early
         quit_rate = max(0.0, -math.log(max(1 - early, 1e-9)) / ((1 + behind_multiplier) * length))
     draw_rate = float(np.mean(per_match["ranks"] == 1))
@@ -447,7 +458,9 @@ def fit_log(
     if log.seats.empty:
         raise ValueError("the log has no seats left to fit")
     offset = _offset(log)
-    sessions = find_sessions(log)
+    times = time_precision(log)
+    exact = times.exact if times.degenerate and times.usable else None
+    sessions = find_sessions(log, times if exact is not None else None)
     end = float(log.seats["end"].max())
     start = float(log.seats["start"].min())
     first = np.full(log.players, np.inf)
@@ -457,9 +470,11 @@ def fit_log(
     profile = fit_profile(sessions, exposure_from, end, offset)
     clock = Clock(profile, offset)
     base = fit_base(sessions, log.players, end, clock, start)
-    games = fit_games(log, behind_multiplier)
+    games = fit_games(log, behind_multiplier, exact)
     skill_sd, skill_method = fit_skill(log, beta2, min_games)
     notes = []
+    warning = times.warning()
+    warnings = [warning] if warning else []
     if games.draw_rate > 0:
         notes.append(
             f"{games.draw_rate:.1%} of the matches were drawn; lobbysim's games have no draws, "
@@ -501,4 +516,6 @@ def fit_log(
         regions,
         parties,
         region_profiles,
+        warnings,
+        times,
     )

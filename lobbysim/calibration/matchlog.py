@@ -59,6 +59,7 @@ SKIP_REASONS = {
     "inconsistent_result": (
         "seats of one side with different results, or results no match can have (the whole match)"
     ),
+    "rounded_copy": "a copy of a match with its times rounded (the exact copy kept)",
 }
 
 

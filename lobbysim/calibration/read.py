@@ -89,6 +89,7 @@ from lobbysim.calibration.mapping import (
     resolve_columns,
 )
 from lobbysim.calibration.matchlog import SKIP_REASONS, MatchLog
+from lobbysim.calibration.precision import exact_copy
 from lobbysim.calibration.rows import SKIP_CODES, ChunkReader
 from lobbysim.validation import input_file_problem
 
@@ -137,6 +138,11 @@ class _Reader(ChunkReader):
             raise self.nothing_left()
         return self.build(self.ranked(a))
 
+    @property
+    def seconds_per_unit(self) -> float:
+        """Seconds per unit of the times read: minutes for relative times, else seconds."""
+        return 60.0 if self.kind in ("relative", None) else 1.0
+
     def drop(
         self, a: dict[str, np.ndarray], mask: np.ndarray, reason: str
     ) -> dict[str, np.ndarray]:
@@ -149,20 +155,36 @@ class _Reader(ChunkReader):
 
     def expand_games(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Return the seats of games_1v1 rows, leaving out every row of a game id whose rows
-        differ (a row given twice stays, for the duplicate check)."""
+        differ (a row given twice stays, for the duplicate check), except that of a game given
+        twice whose copies differ only in their times' precision the exact copy stays
+        (:func:`lobbysim.calibration.precision.exact_copy`)."""
         rows = a
         _take(rows, _order(rows["match"]))
         first = _run_starts(rows["match"])
         head = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
         differs = np.zeros(len(first), dtype=bool)
-        for name in ("start", "end", "value", "player_0", "player_1"):
+        for name in ("value", "player_0", "player_1"):
             differs |= rows[name] != rows[name][head]
+        times = np.zeros(len(first), dtype=bool)
+        for name in ("start", "end"):
+            times |= rows[name] != rows[name][head]
         group = np.cumsum(first) - 1
         bad = np.zeros(len(first), dtype=bool)
-        bad[group[differs]] = True
+        bad[group[differs | times]] = True
+        copies = np.zeros(len(first), dtype=bool)  # rounded copies of a game kept exact
+        other = np.zeros(len(first), dtype=bool)
+        other[group[differs]] = True
+        bounds = np.append(np.flatnonzero(first), len(first))
+        for g in np.flatnonzero(bad & ~other).tolist():  # only the times differ
+            rows_of = np.arange(bounds[g], bounds[g + 1])
+            keep = exact_copy(rows["start"][rows_of], rows["end"][rows_of], self.seconds_per_unit)
+            if keep is not None:
+                bad[g] = False
+                copies[rows_of[~keep]] = True
         drop = bad[group]
         self.skipped[SKIP_CODES["inconsistent_match"]] += int(drop.sum())
-        _take(rows, ~drop)
+        self.skipped[SKIP_CODES["rounded_copy"]] += int(copies.sum())
+        _take(rows, ~(drop | copies))
         value = rows["value"]
         return {
             "match": np.repeat(rows["match"], 2),
@@ -174,8 +196,10 @@ class _Reader(ChunkReader):
         }
 
     def seat_checks(self, a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Leave out the matches whose rows give different times, those with a player on two
-        sides, then the repeats of a seat (the first in the log stays)."""
+        """Leave out the matches whose rows give different times (but of a match given twice,
+        the same seats once with exact times and once rounded, keep the exact copy:
+        :func:`lobbysim.calibration.precision.exact_copy`), those with a player on two sides,
+        then the repeats of a seat (the first in the log stays)."""
         _take(a, _order(a["match"], a["player"], a["side"]))  # stable: log order kept
         group, starts = _groups(a["match"])
         if len(starts):
@@ -183,6 +207,17 @@ class _Reader(ChunkReader):
             for name in ("start", "end"):
                 values = a[name]
                 bad |= np.minimum.reduceat(values, starts) != np.maximum.reduceat(values, starts)
+            copies = np.zeros(len(group), dtype=bool)  # rounded copies of a match kept exact
+            ends = np.append(starts[1:], len(group))
+            for g in np.flatnonzero(bad).tolist():
+                lo, hi = int(starts[g]), int(ends[g])
+                keep = exact_copy(a["start"][lo:hi], a["end"][lo:hi], self.seconds_per_unit)
+                seats = a["player"][lo:hi] * 2 + a["side"][lo:hi]  # the rounded copy's seats
+                if keep is not None and set(seats[keep]) == set(seats[~keep]):
+                    bad[g] = False
+                    copies[lo:hi] = ~keep
+            a = self.drop(a, copies, "rounded_copy")
+            group, _ = _groups(a["match"])
             a = self.drop(a, bad[group], "inconsistent_match")
         m, p, s = a["match"], a["player"], a["side"]
         group, starts = _groups(m)

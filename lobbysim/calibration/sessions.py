@@ -24,10 +24,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
 from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.precision import TimePrecision
 
 FloatArray = NDArray[np.float64]
 MINUTES_PER_DAY = 1440.0
@@ -89,8 +91,19 @@ def gap_threshold(gaps: FloatArray, iterations: int = 200) -> float:
     return float(np.expm1(point))
 
 
-def find_sessions(log: MatchLog) -> Sessions:
-    """Split every player's games into visits at the fitted gap threshold."""
+#: The fewest gaps between exact matches the threshold is fitted from (else every gap).
+MIN_EXACT_GAPS = 30
+
+
+def find_sessions(log: MatchLog, times: TimePrecision | None = None) -> Sessions:
+    """Split every player's games into visits at the fitted gap threshold.
+
+    With ``times`` (:func:`lobbysim.calibration.precision.time_precision`) the threshold is
+    fitted from the gaps that rounded times cannot have bent: from one exact match to the
+    player's next, where none of the player's other matches could lie between them (a rounded
+    match's true times lie within its grain of those recorded), if there are at least
+    :data:`MIN_EXACT_GAPS`; else from the gaps between two exact matches; else from every gap.
+    """
     seats = log.seats
     order = np.lexsort((seats["start"].to_numpy(), seats["player"].to_numpy()))
     player = seats["player"].to_numpy()[order]
@@ -98,7 +111,7 @@ def find_sessions(log: MatchLog) -> Sessions:
     end = seats["end"].to_numpy()[order]
     same = player[1:] == player[:-1]
     gaps = (start[1:] - end[:-1])[same]
-    threshold = gap_threshold(gaps)
+    threshold = gap_threshold(gaps if times is None else _exact_gaps(times, order, seats))
     new_visit = np.ones(len(player), dtype=bool)
     new_visit[1:] = ~same | ((start[1:] - end[:-1]) >= threshold)
     visit = np.cumsum(new_visit) - 1
@@ -114,6 +127,35 @@ def find_sessions(log: MatchLog) -> Sessions:
         int((gaps < threshold).sum()),
         int((gaps >= threshold).sum()),
     )
+
+
+def _exact_gaps(times: TimePrecision, order: NDArray[np.int64], seats: pd.DataFrame) -> FloatArray:
+    """Return the gaps :func:`find_sessions` fits its threshold from, given degenerate times."""
+    player = seats["player"].to_numpy()[order]
+    start = seats["start"].to_numpy()[order]
+    end = seats["end"].to_numpy()[order]
+    match = seats["match"].to_numpy()[order]
+    same = player[1:] == player[:-1]
+    gaps = start[1:] - end[:-1]
+    every = gaps[same]
+    ok = times.exact[match]
+    pair = same & ok[1:] & ok[:-1]
+    if int(pair.sum()) < MIN_EXACT_GAPS:
+        return every
+    # the player's other matches whose true times may lie within (end_a, start_b): a rounded
+    # match's interval [start - g, end + g] against the gap's, on one axis per player
+    width = times.uncertainty()[match]
+    room = float(np.nanmax(end) - np.nanmin(start) + 2 * np.nanmax(width)) + 1.0
+    base = player * room
+    loose = ~ok
+    lo = np.sort((base + start - width)[loose])
+    hi = np.sort((base + end + width)[loose])
+    a, b = (base[:-1] + end[:-1]), (base[1:] + start[1:])
+    crossing = np.searchsorted(lo, b, side="left") - np.searchsorted(hi, a, side="right")
+    clean = pair & (crossing == 0)
+    if int(clean.sum()) >= MIN_EXACT_GAPS:
+        return gaps[clean]
+    return gaps[pair]
 
 
 # --------------------------------------------------------------------------------------------

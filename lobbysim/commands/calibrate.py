@@ -112,6 +112,8 @@ def run_calibrate(
         name=f"{name}_calibrated",
         max_simulations=max_simulations,
     )
+    for warning in result.fit.warnings:
+        say(f"Warning: {warning}")
     lines: list[str] = []
     scores = None
     if raters:

@@ -162,7 +162,10 @@ def export_log(
 
 
 def describe(log: MatchLog) -> list[str]:
-    """Return a few lines on a log: seats, matches, players, sides, span, skipped rows."""
+    """Return a few lines on a log: seats, matches, players, sides, span, skipped rows, and a
+    warning on rounded or zero-length times (:mod:`lobbysim.calibration.precision`)."""
+    from lobbysim.calibration.precision import time_precision
+
     seats = log.seats
     sides = seats.groupby("match")["side"].max() + 1
     sizes = seats.groupby(["match", "side"]).size()
@@ -188,4 +191,7 @@ def describe(log: MatchLog) -> list[str]:
     if not log.sorted_input:
         lines.append("the rows were not in time order; sorted")
     lines.append(log.skipped_text() or "no rows skipped")
+    warning = time_precision(log).warning()
+    if warning:
+        lines.append(f"warning: {warning}")
     return lines
