@@ -11,9 +11,10 @@ between replications, or the spread pooled over every trial while they have too 
 objective; then the rest, by how far they are expected to miss.
 
 **Successive halving** (:meth:`Race.halve`): every setting of the design gets ``first``
-replications; the better half by rank go on to the next rung (double the replications, at least
-one more), and so on to ``most``; the design is as large as the budget allows this for
-(:func:`design_size`).
+replications; the best-ranked half go on to the next rung (double the replications, at least
+one more), and so on to ``most``; a budget too small for that lets a third or a quarter (at
+least 2) go straight from ``first`` to ``most`` instead, whichever races the most settings
+(:func:`plan_halving`).
 
 **Racing on** (:meth:`Race.extend`): while budget is left, the best-ranked trials that may still
 beat the best so far get their next rung: those whose optimistic interval end keeps every
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,32 +70,59 @@ def may_beat(space: Space, trial: Trial, best: Trial) -> bool:
     return bool(d.mean() - half < 0)
 
 
-def rungs_of(space: Space) -> list[int]:
-    """Return the replications of successive halving's rungs: ``first``, then doubling (at
-    least one more each rung), to ``most``."""
+@dataclass(frozen=True)
+class Halving:
+    """A successive halving: ``size`` settings at ``rungs[0]`` replications, and at each next
+    rung the best-ranked 1 in ``eta`` of them (at least 2) with that rung's replications."""
+
+    rungs: tuple[int, ...]
+    eta: int
+    size: int
+
+    def survivors(self, n: int) -> int:
+        """Return how many of ``n`` settings go on to the next rung."""
+        return min(n, max(2, math.ceil(n / self.eta)))
+
+    def cost(self, n: int) -> int:
+        """Return the runs the halving of ``n`` settings makes."""
+        total, previous = 0, 0
+        for r in self.rungs:
+            total += n * (r - previous)
+            previous = r
+            n = self.survivors(n)
+        return total
+
+
+def rungs_of(space: Space, doubling: bool = True) -> tuple[int, ...]:
+    """Return the replications of the rungs from ``first`` to ``most``: doubling (at least one
+    more each rung), or straight from ``first`` to ``most``."""
+    if not doubling:
+        return (space.first, space.most) if space.first < space.most else (space.most,)
     out = [space.first]
     while out[-1] < space.most:
         out.append(min(space.most, max(out[-1] + 1, 2 * out[-1])))
-    return out
+    return tuple(out)
 
 
-def halving_cost(n: int, rungs: Sequence[int]) -> int:
-    """Return the runs successive halving of ``n`` settings over ``rungs`` makes (half of
-    them, rounded up, go on to each next rung)."""
-    total, previous = 0, 0
-    for r in rungs:
-        total += n * (r - previous)
-        previous = r
-        n = math.ceil(n / 2)
-    return total
+#: The halvings a study chooses among, gentlest first: (doubling rungs, eta).
+SCHEMES = ((True, 2), (False, 2), (False, 3), (False, 4))
 
 
-def design_size(space: Space, rungs: Sequence[int], most: int) -> int:
-    """Return the most settings (at most ``most``) whose successive halving fits the budget."""
-    n = max(1, most)
-    while n > 1 and halving_cost(n, rungs) > space.search_budget:
-        n -= 1
-    return n
+def plan_halving(space: Space, most: int) -> Halving:
+    """Return the halving that races the most settings (at most ``most``) within the budget:
+    of :data:`SCHEMES`, the one whose design is the largest, the gentlest among equals (a
+    budget of 12 with replications [1, 3] races 8 settings at 1 and the best 2 to 3; a budget
+    of 36 races 16 at 1, 8 to 2 and 4 to 3)."""
+    best: Halving | None = None
+    for doubling, eta in SCHEMES:
+        plan = Halving(rungs_of(space, doubling), eta, max(1, most))
+        n = plan.size
+        while n > 1 and plan.cost(n) > space.search_budget:
+            n -= 1
+        if best is None or n > best.size:
+            best = Halving(plan.rungs, eta, n)
+    assert best is not None
+    return best
 
 
 class Race:
@@ -155,15 +184,15 @@ class Race:
             if len(t.runs) >= self.space.most:
                 t.promoted = True
 
-    def halve(self, batch: list[Trial], rungs: Sequence[int]) -> None:
-        """Successive halving: every trial of ``batch`` to the first rung, then the better half
-        (by :func:`rank`) to each next rung, as far as the budget allows."""
-        for k, r in enumerate(rungs):
+    def halve(self, batch: list[Trial], plan: Halving) -> None:
+        """Successive halving: every trial of ``batch`` to the first rung, then the best-ranked
+        (:func:`rank`) to each next rung, as far as the budget allows."""
+        for k, r in enumerate(plan.rungs):
             batch = [t for t in batch if t.error is None]
             if k > 0:
                 pooled = pooled_spread(self.space, self.trials)
                 batch = sorted(batch, key=lambda t: rank(self.space, t, pooled))
-                batch = batch[: math.ceil(len(batch) / 2)]
+                batch = batch[: plan.survivors(len(batch))]
             while batch and self.cost(batch, r) > self.left():
                 batch = batch[:-1]
             if not batch:

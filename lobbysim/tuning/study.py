@@ -63,8 +63,7 @@ from lobbysim.tuning.racing import (
     TUNED,
     Race,
     best_trial,
-    design_size,
-    rungs_of,
+    plan_halving,
 )
 from lobbysim.tuning.space import Space, apply
 from lobbysim.tuning.trials import (
@@ -363,9 +362,8 @@ def _search(
     settings = space.size()
     finite = settings is not None and settings <= MAX_ENUMERATED
     startup = settings if finite else max(4, min(10, space.trials // 3))
-    rungs = rungs_of(space)
-    size = design_size(space, rungs, min(space.trials, startup if startup else 1))
-    drawn, _ = design(scenario, space, size, rng)
+    plan = plan_halving(space, min(space.trials, startup if startup else 1))
+    drawn, _ = design(scenario, space, plan.size, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constraints_func is marked experimental
         sampler = optuna.samplers.TPESampler(
@@ -386,7 +384,7 @@ def _search(
             handle = study.ask()
             t = race.add(_rounded(_suggest(handle, space)))
             handles[t.number] = handle
-    race.halve(list(race.trials), rungs)
+    race.halve(list(race.trials), plan)
     _note(note, space, race)
     race.extend()
     _note(note, space, race)

@@ -18,7 +18,7 @@ from lobbysim.reporting.tune import chance, infeasible_line, tune_headline_lines
 from lobbysim.scenario import load_scenario
 from lobbysim.tuning.design import design, setting_key, shipped_draw
 from lobbysim.tuning.dimensions import Range
-from lobbysim.tuning.racing import design_size, halving_cost, rungs_of
+from lobbysim.tuning.racing import Halving, plan_halving, rungs_of
 from lobbysim.tuning.space import Constraint, SpaceError, load_space
 from lobbysim.tuning.study import run_study
 
@@ -125,13 +125,15 @@ def test_the_design_starts_from_the_shipped_setting_and_spreads_over_the_levels(
     assert shipped_draw(scenario, narrow) is None
 
 
-def test_successive_halving_fits_the_budget() -> None:
+def test_successive_halving_races_the_most_settings_the_budget_allows() -> None:
     space = load_space(LEVELS, load_scenario("one_visit"))
-    assert rungs_of(space) == [1, 2, 3]
-    assert halving_cost(6, [1, 2, 3]) == 6 + 3 + 2
-    assert design_size(space, [1, 2, 3], 16) == 6  # 7 settings would need 13 runs
-    wide = dataclasses.replace(space, budget=36)
-    assert design_size(wide, [1, 2, 3], 16) == 16  # 16 + 8 + 4 = 28
+    assert rungs_of(space) == (1, 2, 3) and rungs_of(space, doubling=False) == (1, 3)
+    small = plan_halving(space, 16)  # 12 runs: 8 at 1, the best 2 to 3 (halving: 6 at most)
+    assert (small.size, small.rungs, small.eta, small.cost(8)) == (8, (1, 3), 4, 12)
+    assert Halving((1, 2, 3), 2, 7).cost(7) == 7 + 4 + 2 > 12
+    wide = plan_halving(dataclasses.replace(space, budget=36), 16)
+    assert (wide.size, wide.rungs, wide.eta, wide.cost(16)) == (16, (1, 2, 3), 2, 28)
+    assert plan_halving(dataclasses.replace(space, budget=3), 16).size == 1
 
 
 @pytest.mark.slow
