@@ -42,21 +42,14 @@ a ratio of equal lengths, and the replay's times (its order, the rating periods)
 recorded ones.
 
 **Entry.** A player enters the replay at the start of their first match, as a rating system
-that was running at the time would have met them: added to the rater then, at the prior
-``N(mu0, var0)`` (default ``N(0, 4)``, lobbysim's population prior with skill sd 2; the
-Bayesian and openskill raters start there, the SPH Elo and Glicko-2 at their own initial
-ratings). For Glicko-2 (the ``glicko2`` family) that is not enough, because the rater counts a
-player's idle rating periods from when they were added: a newcomer's deviation when their first
-results are rated must be the initial one, not one grown by every period before it. So the
-replay (i) closes the rating periods on the clock, as a server would: at a match's start every
-period that ended by then is closed (the rater is passed a result-free game of two guests ending
-at that start, which closes periods and rates no one); and (ii) holds an entered player who has
-no rated period yet at the initial rating, deviation and volatility
-(:meth:`~lobbysim.raters.glicko2.Glicko2Rater.set_ratings`) each time the clock moves, until
-the period holding their first match's end closes. The player's first period is then rated from
-``(initial_rating, initial_deviation, initial_volatility)``, exactly Glickman's unrated player
-(tests/calibration/test_glicko2_replay.py holds it against the paper's formulas). A user's
-glicko2-family rater without ``set_ratings`` gets (i) only.
+running at the time would have met them: added to the rater then, at the prior ``N(mu0, var0)``
+(default ``N(0, 4)``, lobbysim's population prior with skill sd 2; the Bayesian and openskill
+raters start there, the SPH Elo and Glicko-2 at their own initial ratings). Glicko-2 (the
+``glicko2`` family) is replayed as a server runs it: its rating periods close on the clock (at
+a match's start, every period that ended by then), and a newcomer is Glickman's unrated player
+(the initial rating, deviation and volatility) in the first period that rates their games, not
+one whose deviation grew by every period before they came. :mod:`lobbysim.calibration.entry`
+states how (tests/calibration/test_glicko2_replay.py holds it against the paper's formulas).
 
 **Predictions.** For two sides ``a`` and ``b`` each rater gives ``P(a beats b)``, with
 ``m`` a side's mean rating, ``s`` the sum of its players' rating variances and ``n`` its
@@ -65,15 +58,8 @@ both sides have one player). The formula is the one of the *replay family* the r
 (``replay_family``, :func:`~lobbysim.raters.base.replay_family`), so a user's rater declaring
 one is replayed as the built-ins of that family are:
 
-* ``gaussian`` (``bayesian``, ``openskill``: :class:`~lobbysim.raters.base.GaussianBeliefs`)
-  and the oracle: ``Phi((m_a - m_b) / c)`` with
-  ``c^2 = beta2 / n_a + beta2 / n_b + s_a / n_a^2 + s_b / n_b^2``, the probability that the side
-  with the higher mean performance wins when each performance is ``N(skill, beta2)``
-  (1v1: ``c^2 = 2 beta2 + var_a + var_b``, TrueSkill's).
-* ``elo`` (``sph_elo``): the Elo's logistic ``1 / (1 + exp(-(m_a - m_b) / t))``.
-* ``glicko2`` (``glicko2``): Glickman's predictive ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` on
-  the Glicko-2 scale, a side's ``mu`` its mean rating and
-  ``phi^2 = (s_a / n_a^2 + s_b / n_b^2) / 173.7178^2``.
+* ``gaussian`` (``bayesian``, ``openskill``) and the oracle, ``elo`` (``sph_elo``) and
+  ``glicko2`` (``glicko2``): the formulas of :mod:`lobbysim.calibration.probabilities`.
 * ``generic``, a rater declaring no family: the mean of its ``win_probability`` over every two
   players of the two sides.
 
@@ -99,12 +85,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.special import expit, ndtr
 
+from lobbysim.calibration.entry import PRIOR, Entry
 from lobbysim.calibration.matchlog import MatchLog
+from lobbysim.calibration.probabilities import (
+    elo_probability,
+    gaussian_probability,
+    glicko2_probability,
+)
 from lobbysim.raters import Rater
 from lobbysim.raters.base import replay_family
-from lobbysim.raters.glicko2 import SCALE
 from lobbysim.records.rows import GameResult, Seat, make_result, make_seat
 
 FloatArray = NDArray[np.float64]
@@ -387,44 +377,7 @@ def _games(
 
 
 # ----------------------------------------------------------------------------------------------
-# Predictions, per rater family
-
-
-def gaussian_probability(
-    m_a: FloatArray,
-    s_a: FloatArray,
-    n_a: FloatArray,
-    m_b: FloatArray,
-    s_b: FloatArray,
-    n_b: FloatArray,
-    beta2: float,
-) -> FloatArray:
-    """Return ``Phi((m_a - m_b) / c)``, ``c^2 = beta2/n_a + beta2/n_b + s_a/n_a^2 + s_b/n_b^2``.
-
-    ``m`` a side's mean rating, ``s`` the sum of its rating variances, ``n`` its players.
-    """
-    c2 = beta2 / n_a + beta2 / n_b + s_a / (n_a * n_a) + s_b / (n_b * n_b)
-    return ndtr((m_a - m_b) / np.sqrt(c2))
-
-
-def elo_probability(m_a: FloatArray, m_b: FloatArray, t: float) -> FloatArray:
-    """Return the Elo's ``1 / (1 + exp(-(m_a - m_b) / t))`` (no overflow for any gap)."""
-    return expit((m_a - m_b) / t)
-
-
-def glicko2_probability(
-    m_a: FloatArray,
-    s_a: FloatArray,
-    n_a: FloatArray,
-    m_b: FloatArray,
-    s_b: FloatArray,
-    n_b: FloatArray,
-) -> FloatArray:
-    """Return Glickman's ``1 / (1 + exp(-g(phi) (mu_a - mu_b)))`` from Glicko ratings ``m`` and
-    deviations (``s`` the sum of RD^2 of a side, ``n`` its players), on the Glicko-2 scale."""
-    phi2 = (s_a / (n_a * n_a) + s_b / (n_b * n_b)) / (SCALE * SCALE)
-    g = 1.0 / np.sqrt(1.0 + 3.0 * phi2 / math.pi**2)
-    return expit(g * (m_a - m_b) / SCALE)
+# Predictions, per rater family (the formulas: lobbysim/calibration/probabilities.py)
 
 
 #: Which updates a prediction of each replay family reads (see :class:`Predictor`).
@@ -533,113 +486,6 @@ class Predictor:
         return sums / np.bincount(index, minlength=la.size)
 
 
-#: The prior every player enters the replay at, ``(mu0, var0)`` (see the module docstring).
-PRIOR = (0.0, 4.0)
-
-
-def _tick(time: float) -> GameResult:
-    """Return a game that rates no one and ends at ``time``: two guests (unregistered seats),
-    which a Glicko-2 rater takes as no result but whose end closes the periods before it."""
-    seats = (
-        make_seat(-1, 0, time, time, 0.0, False, False, math.nan),
-        make_seat(-2, 1, time, time, 0.0, False, False, math.nan),
-    )
-    return make_result(-1, "1v1", time, time, seats, 0)
-
-
-class _Entry:
-    """Who has entered the replay, and the Glicko-2 clock (see the module docstring, "Entry").
-
-    :meth:`gather` notes the new players of a match at its start; :meth:`add` adds them to the
-    rater at the prior; :meth:`moved`, called whenever the rater's clock has moved, lets go of
-    the waiting players (entered, no rated period) whose first match had been passed to the
-    rater before the move (that move rated it) and holds the others at the initial values as of
-    the new clock; :meth:`tick` closes the periods before a time. The replay never passes, in
-    one update, a waiting player's first match and a match of a later period.
-    """
-
-    def __init__(self, rater: Rater, arrays: LogArrays, prior: tuple[float, float]) -> None:
-        self.rater = rater
-        self.prior = prior
-        self.entered = np.zeros(arrays.players, dtype=bool)
-        self.new: list[int] = []
-        self.glicko = replay_family(rater) == "glicko2"
-        self.period = float(getattr(rater, "period", math.inf)) if self.glicko else math.inf
-        self.holds = self.glicko and all(
-            hasattr(rater, name)
-            for name in (
-                "set_ratings",
-                "closed_periods",
-                "initial_rating",
-                "initial_deviation",
-                "initial_volatility",
-            )
-        )
-        self.clock = int(getattr(rater, "closed_periods", 0)) if self.holds else 0
-        self.waiting: dict[int, int] = {}  # entered, no rated period yet: player -> first match
-        self.passed = np.zeros(arrays.matches, dtype=bool)  # matches passed to the rater
-
-    def gather(self, players: Sequence[int], match: int) -> None:
-        """Note the players of ``match`` (at its start) who have not entered yet."""
-        for pid in players:
-            if not self.entered[pid]:
-                self.entered[pid] = True
-                self.new.append(pid)
-                if self.holds:
-                    self.waiting[pid] = match
-
-    def add(self) -> None:
-        """Add the gathered players to the rater at the prior."""
-        if self.new:
-            ids = np.array(self.new, dtype=np.int64)
-            self.rater.add_players(
-                ids, np.full(ids.size, self.prior[0]), np.full(ids.size, self.prior[1])
-            )
-            self.new.clear()
-
-    def update(self, games: list[GameResult]) -> None:
-        """Pass ``games`` to the rater, then :meth:`moved` if its clock moved."""
-        before = self.closed()
-        rated = [p for p, m in self.waiting.items() if self.passed[m]]
-        self.rater.update(games)
-        for game in games:
-            if game.game_id >= 0:
-                self.passed[game.game_id] = True
-        if self.closed() != before:
-            self.moved(rated)
-
-    def closed(self) -> int:
-        """The rater's closed periods (0 for a rater that does not say)."""
-        return int(getattr(self.rater, "closed_periods", 0)) if self.holds else 0
-
-    def moved(self, rated: list[int]) -> None:
-        """After the clock moved: let go of the waiting players whose first match the move
-        rated (``rated``: passed to the rater before it); hold the others at the initial values
-        as of the new clock."""
-        for pid in rated:
-            del self.waiting[pid]
-        if not self.waiting:
-            return
-        rater: Any = self.rater
-        ids = np.fromiter(self.waiting, dtype=np.int64, count=len(self.waiting))
-        n = ids.size
-        rater.set_ratings(
-            ids,
-            np.full(n, float(rater.initial_rating)),
-            np.full(n, float(rater.initial_deviation)),
-            np.full(n, float(rater.initial_volatility)),
-        )
-
-    def period_of(self, time: float) -> int:
-        """Return the rating period holding ``time``."""
-        return math.floor(time / self.period)
-
-    def tick(self, time: float) -> None:
-        """Close the rating periods that ended by ``time``."""
-        self.update([_tick(time)])
-        self.clock = self.period_of(time)
-
-
 def replay(
     rater: Rater,
     arrays: LogArrays,
@@ -652,7 +498,7 @@ def replay(
     among ``events``; default: every event)."""
     events = arrays.events if events is None else events
     predictor = Predictor(rater)
-    entry = _Entry(rater, arrays, prior)
+    entry = Entry(rater, arrays.players, arrays.matches, prior)
     p = np.full(arrays.pair_y.size, np.nan)
     players_of, games = arrays.players_of, arrays.games
     start, end = arrays.start, arrays.end
@@ -715,7 +561,7 @@ def replay_by_event(
     own (players entering, and Glicko-2's clock, as in :func:`replay`). Slow; :func:`replay`
     gives the same predictions (the tests compare them)."""
     predictor = Predictor(rater)
-    entry = _Entry(rater, arrays, prior)
+    entry = Entry(rater, arrays.players, arrays.matches, prior)
     p = np.full(arrays.pair_y.size, np.nan)
     for e in arrays.events:
         if e >= 0:

@@ -15,11 +15,11 @@ import lobbysim.raters.openskill as openskill_adapter
 from lobbysim.calibration.grid import EXTEND_STEPS, GRIDS
 from lobbysim.calibration.grid import extend as _extend
 from lobbysim.calibration.matchlog import MatchLog, from_records
+from lobbysim.calibration.probabilities import gaussian_probability
 from lobbysim.calibration.replay import (
     LogArrays,
     Predictor,
     Truth,
-    gaussian_probability,
     oracle_predictions,
     replay,
     replay_by_event,
