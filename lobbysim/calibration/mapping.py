@@ -224,13 +224,32 @@ def read_mapping(
     )
 
 
+def bundled_matches(header: list[str]) -> list[str]:
+    """Return the names of the bundled mappings (:data:`MAPPINGS_DIR`) every column of which
+    the header has: what to suggest when a file's columns are not the default layout's."""
+    have = set(header)
+    names = []
+    for file in sorted(MAPPINGS_DIR.glob("*.yaml")):
+        try:
+            columns = read_mapping(file).columns
+        except LogError:  # pragma: no cover - the bundled mappings are tested
+            continue
+        if columns and set(columns.values()) <= have:
+            names.append(file.stem)
+    return names
+
+
 def resolve_columns(mapping: ColumnMapping, header: list[str], path: str) -> dict[str, str]:
     """Return the file's column of each role the log uses (see :mod:`lobbysim.calibration.read`)."""
     have = set(header)
     listed = ", ".join(header) if header else "no columns"
 
     def missing(what: str) -> LogError:
-        return LogError(f"{path}: no column {what}; the file has: {listed}")
+        hint = "".join(
+            f"; its header is that of the bundled mapping {name!r}: give --columns {name}"
+            for name in bundled_matches(header)
+        )
+        return LogError(f"{path}: no column {what}; the file has: {listed}{hint}")
 
     plan: dict[str, str] = {}
     for role, name in mapping.columns.items():

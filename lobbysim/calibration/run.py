@@ -17,7 +17,7 @@ and the players online over time.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,11 +50,14 @@ class Calibration:
     simulated: MatchLog | None
 
 
-def simulated_log(scenario: Scenario, seed: int) -> MatchLog:
-    """Simulate ``scenario`` once and return its match log."""
+def simulated_log(
+    scenario: Scenario, seed: int, progress: Callable[[float, float], None] | None = None
+) -> MatchLog:
+    """Simulate ``scenario`` once and return its match log (``progress(now, horizon)`` as
+    :func:`lobbysim.experiments.simulation.simulate` calls it)."""
     from lobbysim.experiments.simulation import simulate
 
-    result = simulate(scenario, seed)
+    result = simulate(scenario, seed, progress=progress)
     return from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
 
 
@@ -98,6 +101,7 @@ def calibrate(
     seed: int = 1,
     name: str = "calibrated",
     max_simulations: int = MAX_STUDY_SIMULATIONS,
+    progress: Callable[..., None] | None = None,
 ) -> Calibration:
     """Fit a scenario to ``log`` (see the module docstring).
 
@@ -112,6 +116,8 @@ def calibrate(
         name: the calibrated scenario's name.
         max_simulations: the most simulations it may run, ``refine`` and the comparison
             (:data:`lobbysim.validation.MAX_STUDY_SIMULATIONS` by default).
+        progress: called as ``progress(done, total)`` in simulated minutes over every
+            simulation (a :class:`~lobbysim.running.progress.Progress` stage's update).
 
     Raises:
         ScenarioError: ``refine`` not a whole number >= 0, or more simulations than
@@ -142,8 +148,21 @@ def calibrate(
     scenario = Scenario.from_dict(data)
     refined: dict[str, float] = {}
     simulated = None
+    def step(k: int) -> Callable[[float, float], None] | None:
+        """The progress of simulation ``k`` of ``refine + 1``, over them all."""
+        if progress is None:
+            return None
+        report = progress
+
+        def update(now: float, horizon: float) -> None:
+            report(k * horizon + now, (refine + 1) * horizon)
+
+        return update
+
     if refine:
-        stats = [_visit_stats(simulated_log(scenario, seed + r), fit) for r in range(refine)]
+        stats = [
+            _visit_stats(simulated_log(scenario, seed + r, step(r)), fit) for r in range(refine)
+        ]
         per_day = float(np.mean([s[0] for s in stats]))
         per_visit = float(np.mean([s[1] for s in stats]))
         spread = float(np.mean([s[2] for s in stats]))
@@ -166,7 +185,7 @@ def calibrate(
         population["skill_sd"] = float(f"{population['skill_sd'] * refined['skill_sd']:.4g}")
         data["population"] = population
         scenario = Scenario.from_dict(data)
-        simulated = simulated_log(scenario, seed + refine)
+        simulated = simulated_log(scenario, seed + refine, step(refine))
     return Calibration(fit, scenario, refined, simulated)
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "RaterScores",
     "calibration_curve",
     "pair_scores",
+    "ranking",
     "score_log",
     "scores_text",
     "zero_length_warning",
@@ -237,6 +238,7 @@ def score_log(
     prior: tuple[float, float] = (0.0, 4.0),
     bins: int = 10,
     progress: Callable[[str], None] | None = None,
+    step: Callable[[int, int], None] | None = None,
 ) -> RaterScores:
     """Score raters on a match log (the method is the module docstring's).
 
@@ -254,6 +256,8 @@ def score_log(
         prior: the prior ``(mu0, var0)`` every player starts with.
         bins: calibration bins.
         progress: called with a line as each rater's replays finish.
+        step: called as ``step(done, planned)`` after each replay (a grid's settings, the
+            steps past its end, each rater's whole log), ``planned`` growing as steps are added.
 
     Raises:
         ValueError: a split outside (0, 1), a negative ``experienced``, or a rater the
@@ -276,8 +280,10 @@ def score_log(
     speed_rows: list[dict[str, Any]] = []
     first_events = arrays.events_before(n_first)
     first_pairs = arrays.pair_match < n_first
-    for spec in specs:
-        settings = _settings(spec, grids.get(spec.name) if tune else None)
+    plans = [_settings(spec, grids.get(spec.name) if tune else None) for spec in specs]
+    counter = _Counter(step, sum(len(p) if len(p) > 1 and n_first else 0 for p in plans))
+    counter.planned += len(specs)
+    for spec, settings in zip(specs, plans, strict=True):
         try:
             _build(spec, settings[0])
         except ValueError as exc:
@@ -291,6 +297,7 @@ def score_log(
         best = settings[0]
         if tune and len(settings) > 1 and n_first > 0:
             search = _Search(spec, label, arrays, first_events, first_pairs, prior, n_first)
+            search.counter = counter
             best = search.run(settings)
             grid_rows.extend(search.rows)
             speed_rows.extend(search.speed)
@@ -298,6 +305,7 @@ def score_log(
                 edge_notes(spec.name, label, search.tried, search.losses, best, spec.params)
             )
         p, seconds = _timed_replay(spec, best, arrays, arrays.events, prior)
+        counter.done_one()
         speed_rows.append(_speed(label, params_label(best), arrays.matches, seconds))
         predictions[label] = p
         chosen[label] = dict(best)
@@ -387,6 +395,20 @@ def zero_length_warning(arrays: LogArrays) -> str:
     )
 
 
+class _Counter:
+    """The replays done and planned, told to ``step`` after each (see :func:`score_log`)."""
+
+    def __init__(self, step: Callable[[int, int], None] | None, planned: int) -> None:
+        self.step, self.done, self.planned = step, 0, planned
+
+    def done_one(self, extra: bool = False) -> None:
+        """Count one replay done (``extra``: one past the plan, a grid's extension)."""
+        self.done += 1
+        self.planned += int(extra)
+        if self.step is not None:
+            self.step(self.done, max(self.planned, self.done))
+
+
 class _Search:
     """A rater's grid search on the first part: each setting replayed over it and scored by log
     loss (:attr:`rows`, :attr:`speed`), the grid extended past a chosen value at its end."""
@@ -407,6 +429,8 @@ class _Search:
         self.losses: list[float] = []
         self.rows: list[dict[str, Any]] = []
         self.speed: list[dict[str, Any]] = []
+        self.counter = _Counter(None, 0)
+        self.planned = 0  # the grid's own settings (the first replays)
 
     def loss(self, setting: dict[str, Any]) -> float:
         """Return ``setting``'s log loss on the first part (and record it)."""
@@ -424,6 +448,7 @@ class _Search:
         )
         self.tried.append(setting)
         self.losses.append(loss)
+        self.counter.done_one(extra=len(self.tried) > self.planned)
         self.speed.append(_speed(self.label, params_label(setting), self.matches, seconds))
         return loss
 
@@ -441,6 +466,7 @@ class _Search:
 
     def run(self, settings: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Return the best of ``settings`` (the first on a tie), extended (:func:`extend`)."""
+        self.planned = len(settings)
         losses = [self.loss(setting) for setting in settings]
         best = settings[losses.index(min(losses))]
         best, _ = extend(best, min(losses), settings, self.spec.params, self.loss, self.valid)
@@ -455,6 +481,13 @@ def _speed(rater: str, setting: str, matches: int, seconds: float) -> dict[str, 
         "seconds": seconds,
         "matches_per_s": matches / seconds if seconds > 0 else math.inf,
     }
+
+
+def ranking(result: RaterScores, part: str = "second") -> list[tuple[str, float]]:
+    """Return the raters (not the oracle) and their log loss on ``part``, best first."""
+    pairs = [(name, result.value(name, part, "log_loss")) for name in result.labels]
+    kept = [(name, loss) for name, loss in pairs if name != ORACLE and math.isfinite(loss)]
+    return sorted(kept, key=lambda item: item[1])
 
 
 def scores_text(result: RaterScores, width: int = 100) -> list[str]:
@@ -495,6 +528,14 @@ def scores_text(result: RaterScores, width: int = 100) -> list[str]:
     names = [n for n in result.labels if n != ORACLE] + ([ORACLE] if oracle else [])
     for name in names:
         lines += line(f"{result.labels[name]}: ", metrics(name, "second"))
+    ranked = ranking(result)
+    if len(ranked) > 1:
+        lines += textwrap.wrap(
+            "Ranking by held-out log loss (lower is better): "
+            + ", ".join(f"{k}. {name} {loss:.4f}" for k, (name, loss) in enumerate(ranked, 1)),
+            width,
+            subsequent_indent="  ",
+        )
     if n_exp:
         lines += textwrap.wrap(
             f"Players with >= {result.experienced} earlier matches, {n_exp:,} {unit} of the "

@@ -286,7 +286,15 @@ def add_calibrate_parser(
         default=None,
         help="the report's folder, new or empty (default: outputs/<log name>-calibration-<time>)",
     )
+    calibrate.add_argument(
+        "--split",
+        type=float,
+        default=0.5,
+        help="the share of the log's matches, by start, the raters are tuned on; the rest "
+        "scores them (default: %(default)s)",
+    )
     _add_max_simulations(calibrate, "the calibration may run (--refine + 1)")
+    add_quiet(calibrate)
     calibrate.set_defaults(handler=_run_calibrate)
 
 
@@ -326,6 +334,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
             note=print_wrapped,
             force=args.force,
             max_simulations=args.max_simulations,
+            split=args.split,
+            progress=display(args),
         )
     except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None

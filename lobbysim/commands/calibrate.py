@@ -36,6 +36,7 @@ from lobbysim.records.outputs import (
     output_file_problem,
     write_output_text,
 )
+from lobbysim.running.progress import Progress
 from lobbysim.scenario import Scenario
 from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
@@ -85,11 +86,17 @@ def run_calibrate(
     note: Callable[[str], None] | None = None,
     force: bool = False,
     max_simulations: int = MAX_STUDY_SIMULATIONS,
+    split: float = 0.5,
+    progress: Progress | None = None,
 ) -> CalibrateOutcome:
     """Read, fit, score and write (see the module docstring); ``force`` lets ``to`` replace an
     existing regular file; more than ``max_simulations`` simulations (``refine`` + 1) are
-    refused before the log is read."""
+    refused before the log is read. ``note`` gets the lines a user reads as the work goes (the
+    log read, any warning, the fitted values with their standard errors); ``split`` is the
+    share of the matches the raters are tuned on (the rest scores them); ``progress`` shows the
+    simulations (in simulated minutes) and the raters' replays."""
     from lobbysim.calibration.read import read_log
+    from lobbysim.reporting.calibration import fitted_lines
 
     target = Path(to)
     folder = Path(report) if report is not None else None
@@ -97,6 +104,9 @@ def run_calibrate(
     problem = refine_problem(refine, max_simulations)
     if problem is not None:
         raise CalibrateError(problem)
+    if not (isinstance(split, float | int) and 0.0 < split < 1.0):
+        raise CalibrateError(f"--split: expected a share of the matches in (0, 1), got {split!r}")
+    display = progress if progress is not None else Progress(enabled=False)
     say = note or (lambda line: None)
     log = read_log(log_path, mapping)
     say(
@@ -104,22 +114,27 @@ def run_calibrate(
         f"{log.players:,} players" + (f"; {log.skipped_text()}" if log.skipped_text() else "")
     )
     name = Path(log_path).name.split(".")[0] or "calibrated"
-    result = calibrate(
-        log,
-        template,
-        refine=refine,
-        seed=seed,
-        name=f"{name}_calibrated",
-        max_simulations=max_simulations,
-    )
+    with display.stage("calibrate: simulate the fit", "min") as update:
+        result = calibrate(
+            log,
+            template,
+            refine=refine,
+            seed=seed,
+            name=f"{name}_calibrated",
+            max_simulations=max_simulations,
+            progress=update,
+        )
     for warning in result.fit.warnings:
         say(f"Warning: {warning}")
+    for line in fitted_lines(result):
+        say(line)
     lines: list[str] = []
     scores = None
     if raters:
         from lobbysim.calibration.scores import score_log, scores_text
 
-        scores = score_log(log, list(raters))
+        with display.stage("calibrate: replay the raters", "replays") as update:
+            scores = score_log(log, list(raters), split=split, step=update)
         lines = list(scores_text(scores))
     header = (
         f"# Fitted by lobbysim calibrate to {log.source}; the evidence is in "

@@ -108,6 +108,42 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _pm(value: float, error: float) -> str:
+    """Return ``"464 ± 38"``: the value to the error's precision (3 significant digits
+    without an error)."""
+    if not math.isfinite(error) or error <= 0:
+        return f"{value:.3g}"
+    digits = max(0, 1 - math.floor(math.log10(error)))
+    return f"{value:,.{digits}f} ± {error:,.{digits}f}"
+
+
+def fitted_lines(calibration: Calibration) -> list[str]:
+    """Return the fitted values as the terminal shows them, each with its standard error where
+    the fit gives one (a refined value's error scaled by the refinement's factor)."""
+    fit, scenario = calibration.fit, calibration.scenario
+    assert scenario.base is not None
+    base, errors, refined = scenario.base, fit.base.errors, calibration.refined
+    nan = math.nan
+    visits = dict(base.visits.params)
+    per_day_factor = refined.get("per_day", 1.0)
+    size = _pm(float(base.size), errors.get("size", nan))
+    newcomers = _pm(base.newcomers_per_day, errors.get("newcomers_per_day", nan))
+    leave = _pm(base.leave_per_day, errors.get("leave_per_day", nan))
+    per_day = _pm(float(visits["per_day"]), errors.get("per_day", nan) * per_day_factor)
+    shape = _pm(float(visits["shape"]), errors.get("shape", nan))
+    how = ", refined by simulation" if refined else ""
+    game = scenario.game
+    quits = f", quit rate {game.quit_rate:.3g} a minute" if fit.quit_rate is not None else ""
+    return [
+        f"Fitted over {fit.days:.3g} days (± one standard error): base size {size}, "
+        f"newcomers {newcomers} a day, leaving {leave} a day",
+        f"  visits {per_day} a member a day{how} (Gamma shape {shape}), "
+        f"{scenario.population['session_games_mean']:.3g} games a visit",
+        f"  games {game.mode}, {game.length:.3g} min{quits}; skill sd "
+        f"{scenario.population['skill_sd']:.3g} (beta^2 {fit.beta2:g})",
+    ]
+
+
 def calibration_figure(
     calibration: Calibration, comparison: Mapping[str, Any] | None, out: Path
 ) -> FigureOutcome:

@@ -3,6 +3,7 @@ line and leaves nothing behind."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -138,3 +139,93 @@ def test_the_shipped_sample_log_is_what_lobbysim_writes_and_reads_whole(tmp_path
     script.main()
     made = gzip.decompress((tmp_path / "quickstart_games.csv.gz").read_bytes())
     assert made == gzip.decompress(shipped.read_bytes())
+
+
+# --- what a user reads (issue 44) -------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_fitted_values_are_printed_with_their_errors_and_the_ranking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bundled sample log: the fitted values with ± standard errors, the raters' ranking
+    and where the report is; --split 0.6 tunes on the first 60% of the matches."""
+    sample = Path(__file__).resolve().parents[2] / "lobbysim/scenarios/logs/quickstart_games.csv.gz"
+    to, report = tmp_path / "fitted.yaml", tmp_path / "report"
+    argv = ["calibrate", str(sample), "--to", str(to), "--report", str(report), "--quiet"]
+    argv += ["--refine", "0", "--raters", "bayesian,sph_elo", "--split", "0.6"]
+    assert main(argv) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "Fitted over 2 days (± one standard error): base size 464 ± 38, newcomers " in printed
+    assert "visits 2." in printed and "a member a day (Gamma shape 2." in printed
+    assert "games 1v1, 10 min, quit rate 0.02" in printed and "skill sd " in printed
+    assert "tuned on the first 2,219 matches" in printed  # floor(0.6 * 3,699)
+    assert "Ranking by held-out log loss (lower is better): 1. bayesian 0.6" in printed
+    assert f"Report: {report / 'report.html'}" in printed
+
+
+def test_a_split_outside_0_1_is_one_line_before_the_log_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["calibrate", str(tmp_path / "missing.csv"), "--to", str(tmp_path / "x.yaml")]
+    assert main([*argv, "--split", "1.5"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        "lobbysim: error: --split: expected a share of the matches in (0, 1), got 1.5"
+    )
+    assert captured.out == "" and list(tmp_path.iterdir()) == []
+
+
+def test_a_header_of_a_bundled_mapping_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    lichess = Path(__file__).resolve().parent / "data" / "lichess_games.csv"
+    assert main(["log", "check", str(lichess)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lobbysim: error: ") and "\n" not in err
+    assert err.endswith(
+        "no column 'match_id'; the file has: id, rated, created_at, last_move_at, turns, "
+        "victory_status, winner, increment_code, white_id, white_rating, black_id, black_rating, "
+        "moves, opening_eco, opening_name, opening_ply; its header is that of the bundled "
+        "mapping 'lichess': give --columns lichess"
+    )
+    # a header that is neither the default layout's nor a bundled mapping's: no hint
+    from lobbysim.calibration.mapping import bundled_matches
+
+    assert bundled_matches(["id", "white_id", "black_id"]) == []
+    assert bundled_matches(["id", "created_at", "last_move_at", "white_id", "black_id", "winner"])
+
+
+def test_pm_rounds_to_the_error() -> None:
+    from lobbysim.reporting.calibration import _pm
+
+    assert _pm(463.6, 38.2) == "464 ± 38"
+    assert _pm(14.12, 11.4) == "14 ± 11"
+    assert _pm(0.0217, 0.0251) == "0.022 ± 0.025"
+    assert _pm(1.8234, float("nan")) == "1.82"
+
+
+@pytest.mark.slow
+def test_a_long_fit_shows_its_progress(tmp_path: Path) -> None:
+    """The simulations (in simulated minutes, over them all) and the raters' replays, through
+    the project's progress display (plain lines where the output is not a terminal)."""
+    import io
+
+    from lobbysim.commands.calibrate import run_calibrate
+    from lobbysim.running.progress import Progress
+
+    sample = Path(__file__).resolve().parents[2] / "lobbysim/scenarios/logs/quickstart_games.csv.gz"
+    out = io.StringIO()
+    run_calibrate(
+        sample,
+        tmp_path / "fitted.yaml",
+        raters=["bayesian"],
+        refine=1,
+        report=tmp_path / "report",
+        progress=Progress(file=out, every=0.0),
+    )
+    lines = out.getvalue().splitlines()
+    simulated = [line for line in lines if line.startswith("calibrate: simulate the fit: ")]
+    replays = [line for line in lines if line.startswith("calibrate: replay the raters: ")]
+    # two simulations of the log's two days, counted together
+    assert simulated[-1].startswith("calibrate: simulate the fit: 5,760/5,760 min (100%)")
+    assert re.match(r"calibrate: replay the raters: (\d+)/\1 replays \(100%\)", replays[-1])
+    assert len(replays) >= 9  # the Bayesian rater's grid of 9, a line each (every=0)

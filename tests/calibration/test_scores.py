@@ -28,6 +28,7 @@ from lobbysim.calibration.scores import (
     ORACLE,
     calibration_curve,
     pair_scores,
+    ranking,
     score_log,
     scores_text,
 )
@@ -540,3 +541,20 @@ def test_matches_of_zero_recorded_length_are_replayed_at_the_median_length() -> 
     ]
     assert any(line.startswith("Warning: 25.0% of the matches") for line in scores_text(result))
     assert score_log(timed, ["sph_elo"], tune=False).warnings == []
+
+
+def test_score_log_counts_its_replays_and_ranks_the_raters() -> None:
+    """``step(done, planned)`` after every replay (the progress bar's), ending at done ==
+    planned == every grid setting, step past a grid's end and whole-log replay; the ranking
+    orders the raters by held-out log loss."""
+    log = random_log(np.random.default_rng(2), matches=120, kinds=("1v1",))
+    calls: list[tuple[int, int]] = []
+    result = score_log(log, ["bayesian", "sph_elo"], step=lambda d, p: calls.append((d, p)))
+    assert [d for d, _ in calls] == list(range(1, len(calls) + 1))
+    assert calls[-1][0] == calls[-1][1] == len(result.grid) + 2
+    assert all(d <= p for d, p in calls)
+    ranked = ranking(result)
+    assert [name for name, _ in ranked] == sorted(
+        ["bayesian", "sph_elo"], key=lambda n: result.value(n, "second", "log_loss")
+    )
+    assert any(line.startswith("Ranking by held-out log loss") for line in scores_text(result))
