@@ -2,8 +2,9 @@
 
 * ``lobbysim rules show FILE``: FILE a FlexMatch rule set (``.json``) or a scenario (a YAML file
   or a bundled scenario's name); prints the game, the search, one line per rule (kind,
-  attribute, limit, expansions in minutes, clock, optional_after; for a FlexMatch file, then the
-  rule's limit and expansions in the file's own units: ``in the file: maxDistance 25, expansions
+  attribute, limit, expansions in minutes, clock, optional_after; for a rule read from a
+  FlexMatch file, whether shown alone or through a scenario that names it, then the rule's limit
+  and expansions in the file's own units: ``in the file: maxDistance 25, expansions
   [10 s: 50, 30 s: 100]``) and the attributes with their bindings. A FlexMatch rule set read
   alone has no bindings: the attributes its rules read are marked unbound.
 * ``lobbysim rules export SCENARIO --flexmatch [--out FILE]``: the scenario's rule set as a
@@ -165,6 +166,8 @@ def rule_line(rule: RuleConfig, held_by: str | None = None, fixed: bool = True) 
         parts.append(f"({_NOTES[rule.kind]})")
     if held_by is not None:
         parts.append(f"(holds only through compound rule {held_by})")
+    if rule.in_file() is not None:
+        parts.append(f"in the file: {rule.in_file()}")
     return "  " + "; ".join(parts)
 
 
@@ -223,19 +226,6 @@ def _game_lines(game: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _in_the_file(rule: RuleConfig, units: tuple[str | None, float]) -> str:
-    """Return a rule's limit and expansions in the FlexMatch file's own units (its property's
-    value, waits in seconds), to follow its lobbysim line; empty if no property gives it."""
-    prop, factor = units
-    if prop is None or rule.limit is None:
-        return ""
-    text = f"; in the file: {prop} {_number(rule.limit / factor)}"
-    if rule.expansions:
-        steps = ", ".join(f"{_number(w * 60)} s: {_number(v / factor)}" for w, v in rule.expansions)
-        text += f", expansions [{steps}]"
-    return text
-
-
 def show_lines(file: str | Path) -> list[str]:
     """Return ``lobbysim rules show``'s lines for a FlexMatch rule set or a scenario."""
     from lobbysim.flexmatch.read import read_flexmatch
@@ -253,10 +243,7 @@ def show_lines(file: str | Path) -> list[str]:
             f"matchmaker.algorithm: {imported.algorithm}"
             + (f" (batching {imported.batching})" if imported.batching != "none" else ""),
             "rules:",
-            *(
-                line + _in_the_file(rule, imported.units.get(rule.name, (None, 1.0)))
-                for line, rule in zip(rule_lines(rules, _fixed(imported.game)), rules, strict=True)
-            ),
+            *rule_lines(rules, _fixed(imported.game)),
         ]
         if imported.declared:
             lines.append("attributes:")

@@ -78,9 +78,6 @@ class FlexMatchImport:
         clock: every rule's clock (``algorithm.expansionAgeSelection``).
         declared: every declared player attribute, by name, with its type (one no rule reads
             and the mapping does not bind is left out of :attr:`attributes`).
-        units: by rule name, the FlexMatch property its limit comes from and the factor from
-            the file's value to lobbysim's limit (``maxDistance`` and 2 for a team balance;
-            None: no property), so that the file's own numbers can be shown.
         split_expansions: the objects of ``expansions`` that wrote several expansions into
             one (``target`` and ``steps`` given k times, alternately), each as its index in
             the file's list and k; they were read as k expansions in the order written
@@ -99,7 +96,6 @@ class FlexMatchImport:
     batching: str = "none"
     clock: str = "newest"
     declared: dict[str, str] = field(default_factory=dict)
-    units: dict[str, tuple[str | None, float]] = field(default_factory=dict)
     split_expansions: tuple[tuple[int, int], ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -541,6 +537,9 @@ def read_flexmatch(
     rules = []
     for rule in reader.rules:
         assert rule is not None  # a rule that could not be read is a problem
+        prop, factor = reader.units(rule)
+        if prop is not None and rule.get("limit") is not None:
+            rule = {**rule, "read_from": {"property": prop, "factor": factor}}
         rules.append(rule)
     name = data.get("name")
     return FlexMatchImport(
@@ -553,7 +552,6 @@ def read_flexmatch(
         batching=reader.batching,
         clock=reader.clock,
         declared={name: kind for name, (_, kind) in reader.declared.items()},
-        units={str(r["name"]): reader.units(r) for r in rules},
         split_expansions=tuple(sorted(reader.split.items())),
         notes=tuple(reader.notes),
     )

@@ -175,8 +175,9 @@ RULES_TEXT = (
 )
 
 
-def _rule_text(rule: RuleConfig) -> str:
-    """Return the steps of a rule as the report lists them: its kind, limit and expansions."""
+def rule_text(rule: RuleConfig) -> str:
+    """Return the steps of a rule as the report lists them: its kind, limit and expansions (in
+    minutes), and for a rule read from a FlexMatch file the same in the file's own units."""
     if rule.limit is None and not rule.expansions:
         steps = "no limit, one step"
     else:
@@ -188,7 +189,8 @@ def _rule_text(rule: RuleConfig) -> str:
     optional = (
         "" if rule.optional_after is None else f"; optional after {rule.optional_after:g} min"
     )
-    return f"{rule.kind} (clock {rule.clock}): {steps}{optional}"
+    file = "" if rule.in_file() is None else f"; in its FlexMatch file: {rule.in_file()}"
+    return f"{rule.kind} (clock {rule.clock}): {steps}{optional}{file}"
 
 
 def rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> list[Block]:
@@ -227,7 +229,7 @@ def rule_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> l
             f"{result.noun(plural=len(result.policies) != 1)}",
             [md_table(header, rows)],
         ),
-        md_items([(rule.name, _rule_text(rule)) for rule in rules]),
+        md_items([(rule.name, rule_text(rule)) for rule in rules]),
         md_details("How to read the rule table", [md_text(RULES_TEXT)]),
         *(md_figure(f) for f in figures if f.file == RULES_FIGURE_FILE),
     ]

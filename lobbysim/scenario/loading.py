@@ -47,8 +47,9 @@ def load_run_scenario(
     ``matchmaker.rules.attributes.NAME=BINDING`` binds that set's attributes
     (:data:`REFERENCE_KEYS`; with them, ``game.team_size`` and the like apply first too, so that
     the game agrees with the set's teams); other overrides apply to the scenario the file gives,
-    so that its defaults and its rules (by name: ``matchmaker.rules.LowPing.limit``) are there
-    to override. ``values`` are more overrides, already read (a sweep's grid cell: ``--grid``
+    so that its defaults and its rules (by name: ``matchmaker.rules.LowPing.limit``, or for a rule
+    read from a FlexMatch file in the file's units, ``matchmaker.rules.LowPing.maxLatency``) are
+    there to override. ``values`` are more overrides, already read (a sweep's grid cell: ``--grid``
     in errors), applied after ``sets``.
 
     When the file breaks the schema, the problems of its plug-ins (unknown names, bad

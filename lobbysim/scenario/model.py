@@ -580,6 +580,10 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
         fields = {f.name: f for f in dataclasses.fields(getattr(scenario, section))}
         if result[section].get(name) == plain(fields[name].default):
             del result[section][name]
+    rules = result["matchmaker"].get("rules")
+    for rule in rules if isinstance(rules, list) else ():  # a rule of lobbysim's own language
+        if rule.get("read_from") is None:
+            rule.pop("read_from", None)
     compare = result.get("compare")
     if isinstance(compare, dict):  # of policies and rules, only the list given
         for name in ("policies", "rules"):

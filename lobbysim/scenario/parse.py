@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.file_limits import in_rule_units
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.validation import ScenarioError, digit_count, is_number, is_whole
 from lobbysim.yaml_input import YamlInputError, load_yaml
@@ -173,8 +174,12 @@ def set_path(data: dict[str, Any], key: str, value: Any, what: str) -> None:
 
     A plug-in given by name is expanded to a mapping on the way, so ``arrivals.rate`` works on
     ``arrivals: poisson``. In a list of named mappings (a rule set), a part names the element:
-    ``matchmaker.rules.LowPing.limit``. ``what`` names the option in the error (e.g. ``--set``).
+    ``matchmaker.rules.LowPing.limit``; a rule read from a FlexMatch file also takes its limit
+    in the file's units, ``matchmaker.rules.LowPing.maxLatency``
+    (:func:`lobbysim.scenario.file_limits.in_rule_units`). ``what`` names the option in the
+    error (e.g. ``--set``).
     """
+    key, value = in_rule_units(data, key, value, what)
     parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts[:-1]):

@@ -82,6 +82,7 @@ from lobbysim.registry import did_you_mean
 from lobbysim.scenario.attributes import LABEL as _LABEL
 from lobbysim.scenario.attributes import RATING, AttributeConfig, attributes_problems
 from lobbysim.scenario.compound import statement_problems
+from lobbysim.scenario.file_limits import FileLimit
 
 #: The rule kinds, and those that need an attribute of a given type.
 RULE_KINDS = (
@@ -182,6 +183,10 @@ class RuleConfig:
         optional_after: from this wait (by the clock) on, the rule no longer holds matches
             back (None: never).
         weight: ``seed_greedy``: the weight of the rule's distance in ranking candidates.
+        read_from: an imported rule's FlexMatch property and the factor from it to ``limit``
+            (:class:`~lobbysim.scenario.file_limits.FileLimit`; None: a rule of lobbysim's
+            own language); it changes no match, only how the limit is shown and may be
+            overridden, so two rules that differ only in it are equal.
     """
 
     name: str = ""
@@ -205,6 +210,7 @@ class RuleConfig:
     clock: str = "oldest"
     optional_after: float | None = None
     weight: float = 1.0
+    read_from: FileLimit | None = field(default=None, compare=False)
 
     @property
     def at_least(self) -> bool:
@@ -268,7 +274,17 @@ class RuleConfig:
             )
         if not (math.isfinite(self.weight) and self.weight >= 0):
             out.append(f"{where}.weight: expected a number >= 0, got {self.weight!r}")
+        if self.read_from is not None:
+            out += self.read_from.problems(f"{where}.read_from")
         return out
+
+    def in_file(self) -> str | None:
+        """Return the limit and expansions in the FlexMatch file's own units (the property's
+        value, waits in seconds): ``maxDistance 25, expansions [60 s: 50, 180 s: 100]``; None
+        for a rule of lobbysim's own language or one without a limit."""
+        if self.read_from is None or self.limit is None:
+            return None
+        return self.read_from.shown(self.limit, self.expansions)
 
     def _field_problems(self, where: str, attributes: Mapping[str, AttributeConfig]) -> list[str]:
         """The fields only some kinds have: op, values, key, statement, direction, map_key."""

@@ -44,6 +44,7 @@ from typing import Any
 from lobbysim.players.population import PRIOR_KINDS, Population
 from lobbysim.records.rows import MODES, RECORD_FORMATS
 from lobbysim.scenario.attributes import ATTRIBUTE_TYPES, NUMBER_SOURCES, AttributeConfig
+from lobbysim.scenario.file_limits import FILE_PROPERTIES, FileLimit
 from lobbysim.scenario.matchmaker import BATCHINGS, MatchmakerConfig
 from lobbysim.scenario.model import (
     CompareConfig,
@@ -86,6 +87,7 @@ ENUMS: dict[tuple[type, str], tuple[str, ...]] = {
     (TeamConfig, "clock"): TEAM_CLOCKS,
     (RuleConfig, "party"): AGGREGATIONS,
     (RuleConfig, "team"): TEAM_AGGREGATIONS,
+    (FileLimit, "property"): FILE_PROPERTIES,
     (AttributeConfig, "type"): ATTRIBUTE_TYPES,
     (AttributeConfig, "source"): NUMBER_SOURCES,
     (Population, "prior"): PRIOR_KINDS,

@@ -10,6 +10,7 @@ and through the command line exit status 2 with nothing written.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 from importlib.resources import files
@@ -108,6 +109,7 @@ def test_batch_distance_on_a_number_is_skill_distance_between_tickets(
         "limit": 500.0,
         "party": party,
         "clock": "newest",
+        "read_from": {"property": "maxDistance", "factor": 1.0},
     }
 
 
@@ -382,8 +384,16 @@ def test_bindings_become_the_scenarios_attributes() -> None:
 def test_a_flexmatch_scenario_loads_into_the_hand_written_rule_set() -> None:
     from_flexmatch = load_scenario(FIXTURES / "two_teams_skill.yaml")
     by_hand = load_scenario(FIXTURES / "two_teams_skill_rules.yaml")
-    assert from_flexmatch == by_hand
-    assert from_flexmatch.to_dict() == by_hand.to_dict()
+    assert from_flexmatch == by_hand  # equal rules, whether or not shown in a file's units
+    read_from = [r.pop("read_from") for r in from_flexmatch.to_dict()["matchmaker"]["rules"]]
+    assert read_from == [
+        {"property": "maxDistance", "factor": 1.0},
+        {"property": "maxDistance", "factor": 2.0},
+    ]
+    mine = from_flexmatch.to_dict()
+    for rule in mine["matchmaker"]["rules"]:
+        del rule["read_from"]
+    assert mine == by_hand.to_dict()
     assert from_flexmatch.game.mode == "team" and from_flexmatch.game.team_size == 5
 
 
@@ -958,7 +968,8 @@ def test_rules_show_a_scenario_gives_the_bindings(capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out.splitlines()
     assert (
         "  LowLatency: latency; limit <= 60 ms; party average; expansions [0.333333 min: "
-        "100, 1 min: 150]; clock oldest; optional_after none" in out
+        "100, 1 min: 150]; clock oldest; optional_after none; in the file: maxLatency 60, "
+        "expansions [20 s: 100, 60 s: 150]" in out
     )
     assert "  skill: number, 25 + 4 * true skill" in out
     assert "  platform: string, drawn: pc 0.5, playstation 0.3, xbox 0.2" in out
@@ -1352,6 +1363,7 @@ def test_each_players_distance_from_the_average_reads_as_mean_distance() -> None
         "limit": 3,
         "party": "average",
         "clock": "newest",
+        "read_from": {"property": "maxDistance", "factor": 1.0},
     }
     assert only_rule(ruleset([flat])) == expected
     one = [{"name": "crew", "minPlayers": 2, "maxPlayers": 5}]
@@ -1399,3 +1411,102 @@ def test_mean_distance_in_1v1_keeps_every_pair_within_twice_the_limit() -> None:
     loose = {**data, "matchmaker": {"rules": [{**rules[0], "limit": 1000.0}]}}
     free = simulate(Scenario.from_dict(loose), 2).participants
     assert (free.groupby("game_id").attr_craft.agg(lambda v: v.max() - v.min()) > 10.0).any()
+
+
+# --- the file's own units: shown and overridden ---------------------------------------------------
+
+
+BUNDLED_5V5 = Path(str(files("lobbysim") / "scenarios" / "flexmatch_5v5.yaml"))
+
+
+def test_an_imported_rule_is_overridden_in_the_files_units() -> None:
+    """``--set``/``--grid`` of a rule's FlexMatch property set its limit in the file's units:
+    a team balance's maxDistance 30 is lobbysim's limit 60; the line shows the file's numbers."""
+    from lobbysim.reporting.run_sections import rule_text
+    from lobbysim.scenario.loading import load_run_scenario
+
+    plain = load_run_scenario(BUNDLED_5V5)
+    by_name = {r.name: r for r in plain.matchmaker.rules or ()}
+    assert by_name["FairTeams"].limit == 50
+    assert by_name["FairTeams"].in_file() == "maxDistance 25, expansions [60 s: 50, 180 s: 100]"
+    assert by_name["LowPing"].in_file() == "maxLatency 80, expansions [60 s: 120, 120 s: 200]"
+    assert rule_text(by_name["FairTeams"]).endswith(
+        "; in its FlexMatch file: maxDistance 25, expansions [60 s: 50, 180 s: 100]"
+    )
+    changed = load_run_scenario(
+        BUNDLED_5V5,
+        ["matchmaker.rules.FairTeams.maxDistance=30"],
+        values={"matchmaker.rules.LowPing.maxLatency": 95},
+    )
+    rules = {r.name: r for r in changed.matchmaker.rules or ()}
+    assert rules["FairTeams"].limit == 60
+    assert rules["FairTeams"].in_file() == "maxDistance 30, expansions [60 s: 50, 180 s: 100]"
+    assert rules["LowPing"].limit == 95
+    assert rules["SimilarSkill"] == by_name["SimilarSkill"]
+    # lobbysim's own units stay open: limit is the rule's own field
+    same = load_run_scenario(BUNDLED_5V5, ["matchmaker.rules.FairTeams.limit=60"])
+    assert same == changed.replace(
+        matchmaker=dataclasses.replace(
+            changed.matchmaker,
+            rules=tuple(r if r.name != "LowPing" else by_name["LowPing"] for r in rules.values()),
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "matchmaker.rules.FairTeams.maxDistance=-3",
+            "--set matchmaker.rules.FairTeams.maxDistance: expected a number >= 0 (FlexMatch's "
+            "maxDistance), got -3",
+        ),
+        (
+            "matchmaker.rules.FairTeams.maxDistance=wide",
+            "--set matchmaker.rules.FairTeams.maxDistance: expected a number >= 0 (FlexMatch's "
+            "maxDistance), got 'wide'",
+        ),
+        (
+            "matchmaker.rules.LowPing.maxDistance=30",
+            "--set matchmaker.rules.LowPing.maxDistance: rule LowPing's limit comes from its "
+            "FlexMatch file's maxLatency: set matchmaker.rules.LowPing.maxLatency",
+        ),
+    ],
+)
+def test_an_override_in_the_files_units_names_the_property(override: str, message: str) -> None:
+    from lobbysim.scenario.loading import load_run_scenario
+
+    with pytest.raises(ScenarioError) as info:
+        load_run_scenario(BUNDLED_5V5, [override])
+    assert info.value.problems == [message]
+
+
+def test_a_rule_of_lobbysims_own_language_has_no_file_units(tmp_path: Path) -> None:
+    from lobbysim.scenario.loading import load_run_scenario
+
+    path = tmp_path / "own.yaml"
+    path.write_text(
+        "name: own\nhorizon: 30\nwarmup: 0\narrivals: {name: poisson, rate: 2}\nmatchmaker:\n"
+        "  algorithm: seed_greedy\n  rules:\n  - {name: near, kind: skill_distance, limit: 2}\n",
+        encoding="utf-8",
+    )
+    scenario = load_run_scenario(path)
+    assert scenario.matchmaker.rules is not None
+    assert scenario.matchmaker.rules[0].in_file() is None
+    assert "read_from" not in scenario.to_dict()["matchmaker"]["rules"][0]
+    with pytest.raises(ScenarioError) as info:
+        load_run_scenario(path, ["matchmaker.rules.near.maxDistance=3"])
+    assert info.value.problems == [
+        "--set matchmaker.rules.near.maxDistance: rule near is written in lobbysim's own rule "
+        "language, not read from a FlexMatch file: set its limit, matchmaker.rules.near.limit"
+    ]
+    bad = path.read_text(encoding="utf-8").replace(
+        "limit: 2}", "limit: 2, read_from: {property: maxDistanse, factor: 0}}"
+    )
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_run_scenario(path)
+    text = "\n".join(info.value.problems)
+    assert "matchmaker.rules[0].read_from.property: expected one of maxDistance" in text
+    assert "did you mean 'maxDistance'" in text
+    assert "matchmaker.rules[0].read_from.factor: expected a number > 0, got 0" in text

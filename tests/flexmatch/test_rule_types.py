@@ -126,6 +126,7 @@ def test_each_rule_type_reads_into_its_kind() -> None:
         "party": "min",
         "clock": "newest",
         "expansions": [[1 / 3, 1000.0]],  # 20 s
+        "read_from": {"property": "referenceValue", "factor": 1.0},
     }
     assert rules["PcOnly"] == {
         "name": "PcOnly",
@@ -144,8 +145,10 @@ def test_each_rule_type_reads_into_its_kind() -> None:
         "value": "medic",
         "limit": 1.0,
         "clock": "newest",
+        "read_from": {"property": "minCount", "factor": 1.0},
     }
     assert rules["Medics.max"]["op"] == "<=" and rules["Medics.max"]["limit"] == 2.0
+    assert rules["Medics.max"]["read_from"] == {"property": "maxCount", "factor": 1.0}
     assert rules["Medics.max"]["expansions"] == [[0.5, 3.0]]
     assert rules["Fighters"]["kind"] == "reference_overlap"
     assert rules["Fighters"]["values"] == ["tank", "dps"] and "party" not in rules["Fighters"]
@@ -225,8 +228,10 @@ def test_a_distance_from_a_constant_is_compare_within_or_beyond() -> None:
         "party": "max",
         "clock": "newest",
         "expansions": [[0.5, 400.0]],
+        "read_from": {"property": "maxDistance", "factor": 1.0},
     }
     assert far["name"] == "Near.min" and far["op"] == "beyond" and far["limit"] == 10.0
+    assert far["read_from"] == {"property": "minDistance", "factor": 1.0}
     assert far["expansions"] == [[0.5, 0.0]]
     scenario = _scenario(data=data)
     document = export_flexmatch(scenario)

@@ -29,7 +29,13 @@ from lobbysim.reporting.run import write_report
 POLICIES = ["point_estimate", "draw_chance"]
 HEADING = "## Which rule holds your matches back"
 RULES = [
-    {"name": "skill", "kind": "skill_distance", "limit": 0.5, "expansions": [[1, 2.0], [2, 5.0]]},
+    {
+        "name": "skill",
+        "kind": "skill_distance",
+        "limit": 0.5,
+        "expansions": [[1, 2.0], [2, 5.0]],
+        "read_from": {"property": "maxDistance", "factor": 0.5},
+    },
     {"name": "platform", "kind": "equal", "attribute": "platform"},
 ]
 T_975_2 = 4.302652729911275
@@ -126,8 +132,9 @@ def test_section_table_equals_the_summary(with_rules: Run) -> None:
     assert total == pytest.approx(1.0)
     # the rules' steps are listed, then the reading guide and the figure in the section
     assert (
-        "- **skill**: skill_distance (clock oldest): first limit 0.5; expansion 1 from 1 min"
-        in (section)
+        "- **skill**: skill_distance (clock oldest): first limit 0.5; expansion 1 from 1 min: 2; "
+        "expansion 2 from 2 min: 5; in its FlexMatch file: maxDistance 1, expansions [60 s: 4, "
+        "120 s: 10]" in section
     )
     assert "- **platform**: equal (clock oldest): no limit, one step" in section
     assert "How to read it:" in section

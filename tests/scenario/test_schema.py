@@ -25,6 +25,7 @@ from lobbysim.registry import PluginError
 from lobbysim.scenario import Scenario, ScenarioError, bundled_scenarios
 from lobbysim.scenario.attributes import AttributeConfig
 from lobbysim.scenario.bundled import scenario_headline
+from lobbysim.scenario.file_limits import FileLimit
 from lobbysim.scenario.files import read_scenario_data
 from lobbysim.scenario.matchmaker import MatchmakerConfig
 from lobbysim.scenario.model import (
@@ -209,7 +210,16 @@ FULL: dict[str, Any] = {
     "world": copy.deepcopy(WORLD),
     "parties": {"sizes": [[1, 0.5], [2, 0.5]]},
     "attributes": {"a": {"type": "number", "source": "drawn", "mean": 0.0, "sd": 1.0}},
-    "matchmaker": {"rules": [{"name": "r0", "kind": "skill_distance", "limit": 1.0}]},
+    "matchmaker": {
+        "rules": [
+            {
+                "name": "r0",
+                "kind": "skill_distance",
+                "limit": 1.0,
+                "read_from": {"property": "maxDistance", "factor": 1.0},
+            }
+        ]
+    },
     "compare": {"policies": ["draw_chance"]},
 }
 #: Where each section of the tables sits in FULL.
@@ -223,6 +233,7 @@ SECTIONS: dict[type, list[str]] = {
     RuleConfig: ["matchmaker", "rules", 0],  # type: ignore[list-item]
     AttributeConfig: ["attributes", "a"],
     TeamConfig: ["game", "teams", 0],  # type: ignore[list-item]
+    FileLimit: ["matchmaker", "rules", 0, "read_from"],  # type: ignore[list-item]
 }
 
 
