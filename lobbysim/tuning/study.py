@@ -430,7 +430,8 @@ MAX_REPEATS = 20
 
 def _note(note: Callable[[str], None] | None, space: Space, race: Race) -> None:
     if note is not None:
-        note(progress_line(space, race.trials, best_trial(space, race.trials)))
+        best = best_trial(space, race.trials)
+        note(progress_line(space, race.trials, best, race.runs.count))
 
 
 def _tell(optuna: Any, study: Any, handle: Any, space: Space, t: Trial) -> None:

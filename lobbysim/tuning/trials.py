@@ -102,11 +102,16 @@ def violation(space: Space, trial: Trial) -> float:
     return total
 
 
-def progress_line(space: Space, trials: Sequence[Trial], best: Trial | None) -> str:
-    """Return ``trials 8/24: best so far ... (trial 5); feasible 5 of 8``."""
+def progress_line(
+    space: Space, trials: Sequence[Trial], best: Trial | None, runs: int | None = None
+) -> str:
+    """Return ``trials 8/24: best so far ... (trial 5); feasible 5 of 8`` (with ``runs``:
+    ``tune: trials 8, 20 of 36 simulations: ...``, the search's spend of its budget)."""
     done = len(trials)
     ok = sum(feasible(space, t) for t in trials)
     head = f"tune: trials {done}/{space.trials}"
+    if runs is not None:
+        head = f"tune: trials {done}, {runs} of {space.search_budget} simulations"
     if best is None:
         return f"{head}: no feasible trial yet; feasible {ok} of {done}"
     e = best.estimate(space.objective)
