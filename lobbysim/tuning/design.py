@@ -47,9 +47,19 @@ def shipped_draw(scenario: Scenario, space: Space) -> dict[str, Any] | None:
     for p in space.parameters:
         if not p.names():
             continue
-        if p.shape:
-            return None
         found, value = _lookup(data, p.path)
+        if p.shape:
+            parts = _expansion_parts(value) if found else None
+            if parts is None:
+                return None
+            for key, dim in p.parts.items():
+                if isinstance(dim, Range):
+                    if not dim.low <= parts[key] <= dim.high:
+                        return None
+                    drawn[f"{p.path}.{key}"] = parts[key]
+                elif not _same(dim, parts[key]):
+                    return None
+            continue
         dim = p.dimension
         if not found:
             return None
@@ -77,6 +87,24 @@ def shipped_draw(scenario: Scenario, space: Space) -> dict[str, Any] | None:
     except (ScenarioError, KeyError):
         return None
     return drawn
+
+
+def _expansion_parts(value: Any) -> dict[str, float] | None:
+    """Return the ``start``, ``step``, ``every`` and ``limit`` that write a schedule of
+    ``[minutes waited, value]`` steps (:func:`lobbysim.tuning.space.expansion` checks them),
+    or None for a schedule of one step or one that is not a list of pairs."""
+    try:
+        steps = [(float(t), float(v)) for t, v in value]
+    except (TypeError, ValueError):
+        return None
+    if len(steps) < 2:
+        return None
+    return {
+        "start": steps[0][1],
+        "step": round(abs(steps[1][1] - steps[0][1]), 6),
+        "every": round(steps[1][0] - steps[0][0], 6),
+        "limit": steps[-1][1],
+    }
 
 
 def _lookup(data: Any, path: str) -> tuple[bool, Any]:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import lobbysim
 from lobbysim.cli.main import main
 from lobbysim.commands.tune import write_outputs
 from lobbysim.reporting.tune import chance, infeasible_line, tune_headline_lines, wilson
@@ -123,6 +124,20 @@ def test_the_design_starts_from_the_shipped_setting_and_spreads_over_the_levels(
         {**LEVELS, "parameters": {"matchmaker.tick": {"levels": [1.0, 2.0]}}}, scenario
     )
     assert shipped_draw(scenario, narrow) is None
+
+
+def test_the_shipped_schedule_is_found_where_the_shape_writes_it() -> None:
+    space_file = Path(lobbysim.__file__).parent / "scenarios" / "spaces" / "quickstart.yaml"
+    own = load_scenario("quickstart")  # [[0, 0.5], [1, 0.3], [2, 0]]: no expansion writes it
+    assert shipped_draw(own, load_space(space_file, own)) is None
+    schedule = ((0.0, 0.6), (1.5, 0.4), (3.0, 0.2), (4.5, 0.0))
+    scenario = own.replace(matchmaker=dataclasses.replace(own.matchmaker, threshold=schedule))
+    drawn = shipped_draw(scenario, load_space(space_file, scenario))
+    assert drawn == {
+        "matchmaker.threshold.start": 0.6,
+        "matchmaker.threshold.step": 0.2,
+        "matchmaker.threshold.every": 1.5,
+    }
 
 
 def test_successive_halving_races_the_most_settings_the_budget_allows() -> None:
