@@ -233,3 +233,15 @@ def test_fresh_seeds_that_miss_a_constraint_write_closest_not_tuned(tmp_path: Pa
     assert "closest.yaml, not tuned.yaml" in lines[-1]
     assert any("it held in 0 of 2 replications, chance 0%" in line for line in lines)
     assert isinstance(result.evaluation, pd.DataFrame)
+
+
+def test_a_budget_beyond_the_limit_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump({**LEVELS, "budget": 1_000_000}))
+    out = tmp_path / "never"
+    assert main(["tune", "one_visit", "--space", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "space.yaml: budget: " in err and "a search of 1,000,000 + 2 x 2" in err, err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
