@@ -391,36 +391,61 @@ def _search(
     for t in race.trials:
         _tell(optuna, study, handles.pop(t.number), space, t)
     untried = [d for d in design(scenario, space, settings or 0, rng)[0]] if finite else []
-    repeats = 0
     while len(race.trials) < space.trials and race.left() >= space.first:
         if finite and race.tried() >= (settings or 0):
             break  # every setting the space allows has been tried
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        room = min(space.batch, space.trials - len(race.trials), race.left() // space.first)
+        asked = _propose(optuna, study, space, race, untried, room)
+        if not asked:
+            break
+        batch = [race.add(proposal) for _, proposal in asked]
+        race.run(batch, space.first)
+        race.extend()
+        for (handle, _), t in zip(asked, batch, strict=True):
+            _tell(optuna, study, handle, space, t)
+        _note(note, space, race)
+    return race.trials
+
+
+def _propose(
+    optuna: Any, study: Any, space: Space, race: Race, untried: Sequence[dict[str, Any]], room: int
+) -> list[tuple[Any, dict[str, Any]]]:
+    """Return up to ``room`` new settings from the sampler, with their trials' handles. A
+    proposal of a setting tried already (or already in this batch) is told that setting's
+    result, or failed within the batch, and not run; after :data:`MAX_REPEATS` of them in a row
+    the next untried setting of the design is taken instead (none left: fewer are returned)."""
+    asked: list[tuple[Any, dict[str, Any]]] = []
+    keys: set[str] = set()
+    repeats = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        while len(asked) < room:
             handle = study.ask()
             proposal = _rounded(_suggest(handle, space))
-        known = race.known(proposal)
-        if known is not None:  # a setting tried already: the sampler learns its result again
-            _tell(optuna, study, handle, space, known)
+            key = setting_key(proposal)
+            known = race.known(proposal)
+            if known is None and key not in keys:
+                asked.append((handle, proposal))
+                keys.add(key)
+                repeats = 0
+                continue
+            if known is not None:  # the sampler learns its result again
+                _tell(optuna, study, handle, space, known)
+            else:
+                study.tell(handle, state=optuna.trial.TrialState.FAIL)
             repeats += 1
             if repeats < MAX_REPEATS:
                 continue
-            fresh = [d for d in untried if race.known(d) is None]
+            fresh = [d for d in untried if race.known(d) is None and setting_key(d) not in keys]
             if not fresh:
                 break
-            proposal = fresh[0]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                study.enqueue_trial(_params(space, proposal))
-                handle = study.ask()
-                proposal = _rounded(_suggest(handle, space))
-        repeats = 0
-        t = race.add(proposal)
-        race.run([t], space.first)
-        race.extend()
-        _tell(optuna, study, handle, space, t)
-        _note(note, space, race)
-    return race.trials
+            study.enqueue_trial(_params(space, fresh[0]))
+            handle = study.ask()
+            proposal = _rounded(_suggest(handle, space))
+            asked.append((handle, proposal))
+            keys.add(setting_key(proposal))
+            repeats = 0
+    return asked
 
 
 #: Proposals in a row that repeat a tried setting before the search takes the next untried
