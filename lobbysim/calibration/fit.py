@@ -46,7 +46,8 @@ from lobbysim.calibration.sessions import (
     find_sessions,
     fit_profile,
 )
-from lobbysim.calibration.skills import fit_skill
+from lobbysim.calibration.skills import fit_skill, skill_error
+from lobbysim.calibration.trend import activity_trend
 
 __all__ = [
     "BASE_PARAMETERS",
@@ -105,6 +106,7 @@ class Fit:
     region_profiles: dict[str, FloatArray] = field(default_factory=dict)  # UTC hours, mean 1
     warnings: list[str] = field(default_factory=list)  # what may mislead: degenerate times
     times: TimePrecision | None = None  # the log's degenerate times
+    skill_sd_error: float = math.nan  # the skill spread's standard error (predictive likelihood)
 
     def scenario_data(self, template: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Return scenario data: ``template`` (plain scenario data) with the fitted fields set."""
@@ -472,9 +474,11 @@ def fit_log(
     base = fit_base(sessions, log.players, end, clock, start)
     games = fit_games(log, behind_multiplier, exact)
     skill_sd, skill_method = fit_skill(log, beta2, min_games)
+    skill_sd_error = (
+        skill_error(log, beta2, skill_sd) if skill_method.startswith("predictive") else math.nan
+    )
     notes = []
-    warning = times.warning()
-    warnings = [warning] if warning else []
+    warnings = [w for w in (times.warning(), activity_trend(log).warning(log)) if w]
     if games.draw_rate > 0:
         notes.append(
             f"{games.draw_rate:.1%} of the matches were drawn; lobbysim's games have no draws, "
@@ -518,4 +522,5 @@ def fit_log(
         region_profiles,
         warnings,
         times,
+        skill_sd_error,
     )

@@ -6,9 +6,13 @@ the players' patience and a world's data centres and latencies, come from the te
 log holds only visits that reached a game, a visit's games are cut short when the player gives
 up waiting, and quits make results noisier than skill alone would, so three quantities are then
 **refined by simulation** (indirect inference): the calibrated scenario is simulated over the
-log's span (``refine`` times, averaged), the same estimators are applied to the simulated logs,
-and the visit rate, the games per visit and the skill spread are scaled by fitted /
-re-estimated, so that the scenario reproduces what the log shows rather than what was typed.
+log's span, the same estimators are applied to the simulated log, and the visit rate, the
+games per visit and the skill spread are scaled by fitted / re-estimated (at most x1.5 or
+/1.5 a step), ``refine`` times in turn, each simulation of the scenario as the
+last step left it (a fixed-point iteration: an estimator whose bias is not one factor, such as
+the skill spread's on a short log, needs more than one step), so that the scenario reproduces
+what the log shows rather than what was typed. (Newcomers per day are not refined: on the round
+trips of scripts/calibrate_roundtrip.py the factor moved them away from the truth.)
 :func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
 and the distinct players, the games per visit, the hour-of-day share of games, the game length
 and the players online over time.
@@ -39,8 +43,8 @@ class Calibration:
     Attributes:
         fit: the estimates from the log.
         scenario: the calibrated scenario (refined where ``refined``).
-        refined: the factors the refinement applied (``per_day``, ``session_games_mean``), or
-            empty without refinement.
+        refined: the factors the refinement applied, in all (``per_day``,
+            ``session_games_mean``, ``skill_sd``), or empty without it.
         simulated: the refined scenario's own log over the same span (None without it).
     """
 
@@ -61,16 +65,16 @@ def simulated_log(
     return from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
 
 
-def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float]:
-    """Return (visits per member and day, games per visit, skill spread) of a log by the fit's
-    estimators."""
+def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float]:
+    """Return (visits per member and day, games per visit, skill spread, newcomers per day) of
+    a log by the fit's estimators."""
     sessions = find_sessions(log)
     end = float(log.seats["end"].max())
     start = float(log.seats["start"].min())
     clock = Clock(fit.profile, fit.offset)
     base = fit_base(sessions, log.players, end, clock, start)
     skill_sd, _ = fit_skill(log, fit.beta2)
-    return base.per_day, sessions.games_per_visit, skill_sd
+    return base.per_day, sessions.games_per_visit, skill_sd, base.newcomers_per_day
 
 
 def refine_problem(
@@ -109,8 +113,9 @@ def calibrate(
         log: the match log.
         template: scenario data or a :class:`Scenario` whose other fields the calibrated
             scenario keeps (default: lobbysim's defaults).
-        refine: the simulations that refine the visit rate and the games per visit (their
-            re-estimates are averaged: one estimate has the log's own sampling error); 0: none.
+        refine: the simulations that refine the visit rate, the games per visit, the skill
+            spread, one after another (see the module docstring);
+            0: none.
         seed: the first refinement simulation's seed (the next ones count up; the comparison
             simulation comes after them).
         name: the calibrated scenario's name.
@@ -148,6 +153,7 @@ def calibrate(
     scenario = Scenario.from_dict(data)
     refined: dict[str, float] = {}
     simulated = None
+
     def step(k: int) -> Callable[[float, float], None] | None:
         """The progress of simulation ``k`` of ``refine + 1``, over them all."""
         if progress is None:
@@ -160,33 +166,47 @@ def calibrate(
         return update
 
     if refine:
-        stats = [
-            _visit_stats(simulated_log(scenario, seed + r, step(r)), fit) for r in range(refine)
-        ]
-        per_day = float(np.mean([s[0] for s in stats]))
-        per_visit = float(np.mean([s[1] for s in stats]))
-        spread = float(np.mean([s[2] for s in stats]))
-        refined = {
-            "per_day": fit.base.per_day / per_day if per_day > 0 else 1.0,
-            "session_games_mean": (
-                fit.sessions.games_per_visit / per_visit if per_visit > 0 else 1.0
-            ),
-            "skill_sd": fit.skill_sd / spread if spread > 0 else 1.0,
+        fitted = data
+        targets = {
+            "per_day": fit.base.per_day,
+            "session_games_mean": fit.sessions.games_per_visit,
+            "skill_sd": fit.skill_sd,
         }
-        base = dict(data["base"])
-        visits = dict(base["visits"])
-        visits["per_day"] = float(f"{visits['per_day'] * refined['per_day']:.4g}")
-        base["visits"] = visits
-        data["base"] = base
-        population = dict(data["population"])
-        population["session_games_mean"] = max(
-            1.0, float(f"{population['session_games_mean'] * refined['session_games_mean']:.4g}")
-        )
-        population["skill_sd"] = float(f"{population['skill_sd'] * refined['skill_sd']:.4g}")
-        data["population"] = population
-        scenario = Scenario.from_dict(data)
+        refined = dict.fromkeys(targets, 1.0)
+        for r in range(refine):
+            stats = _visit_stats(simulated_log(scenario, seed + r, step(r)), fit)
+            got = dict(zip(targets, stats[:3], strict=True))
+            for key, target in targets.items():
+                if got[key] > 1e-9 and target > 1e-9:
+                    step_factor = min(max(target / got[key], 1 / MAX_STEP), MAX_STEP)
+                    refined[key] *= step_factor
+            data = _refined_data(fitted, refined)
+            scenario = Scenario.from_dict(data)
         simulated = simulated_log(scenario, seed + refine, step(refine))
     return Calibration(fit, scenario, refined, simulated)
+
+
+#: The most a refinement moves a quantity in one simulation (times or over): a log too small
+#: to tell cannot swing it.
+MAX_STEP = 1.5
+
+
+def _refined_data(data: Mapping[str, Any], refined: Mapping[str, float]) -> dict[str, Any]:
+    """Return the fitted scenario data with the refinement's factors applied (4 significant
+    digits, as a scenario file says them; at least one game a visit)."""
+    out = dict(data)
+    base = dict(out["base"])
+    visits = dict(base["visits"])
+    visits["per_day"] = float(f"{visits['per_day'] * refined['per_day']:.4g}")
+    base["visits"] = visits
+    out["base"] = base
+    population = dict(out["population"])
+    population["session_games_mean"] = max(
+        1.0, float(f"{population['session_games_mean'] * refined['session_games_mean']:.4g}")
+    )
+    population["skill_sd"] = float(f"{population['skill_sd'] * refined['skill_sd']:.4g}")
+    out["population"] = population
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The skills' spread fitted to a match log: a Gaussian rater replayed over it in time order.
 
 :func:`fit_skill` gives the standard deviation of the players' skills (a scenario's
-``population.skill_sd``) on the scale of the performance noise ``beta2``; :func:`replay_beliefs`
+``population.skill_sd``) on the scale of the performance noise ``beta2``, :func:`skill_error`
+its standard error; :func:`replay_beliefs`
 is the replay it runs. :mod:`lobbysim.calibration.fit` fits the other quantities of a scenario
 (docs/calibrate.md gives the same in prose).
 
@@ -11,7 +12,8 @@ free-for-all by its pairs of adjacent places) with the template's performance no
 law of total variance over the players with at least ``min_games`` games (the variance of
 their posterior means plus their mean posterior variance), refined on 1v1 logs by the
 predictive likelihood: the prior under which the results, each predicted before it was
-applied, were most probable (a parabola through three replays).
+applied, were most probable (parabolas through three replays, moved until one brackets the
+peak).
 """
 
 from __future__ import annotations
@@ -126,30 +128,70 @@ def _group(
                 var[p] *= max(1 - share / n / c2 * w, 1e-12)
 
 
+#: The most rounds of three replays :func:`fit_skill` takes to bracket the likelihood's peak
+#: (each moves at most 25%: 1.25^6 = 3.8 times the first guess).
+MAX_ROUNDS = 6
+
+
 def fit_skill(
     log: MatchLog, beta2: float, min_games: int = 20, start_sd: float = 2.0
 ) -> tuple[float, str]:
     """Return the skills' standard deviation on the scale of ``beta2`` and how it was found.
 
-    First the law of total variance: replayed with the prior N(0, s0^2), the variance of the
-    posterior means of the players with at least ``min_games`` games plus their mean posterior
-    variance. Then, for 1v1 logs, the predictive likelihood (each result's probability under
-    the beliefs before it) at 0.9 s0, s0 and 1.1 s0, and the vertex of the parabola through the
-    three on log s (within [0.8 s0, 1.25 s0]): the prior the results themselves favour.
+    First the law of total variance: replayed with the prior N(0, start_sd^2), the variance of
+    the posterior means of the players with at least ``min_games`` games plus their mean
+    posterior variance, s0 (it leans towards the prior it was replayed with: a first guess).
+    Then, for 1v1 logs, the predictive likelihood (each result's probability under the beliefs
+    before it) at 0.9 c, c and 1.1 c from c = s0, and the vertex of the parabola through the
+    three on log s: the prior the results themselves favour. Where the vertex lies beyond
+    [0.8 c, 1.25 c] (or the parabola opens upwards), the search moves c that far towards it
+    and looks again, at most :data:`MAX_ROUNDS` times. (It used to stop at the bound: a log of
+    skill sd 3 read 2.69, 1.25 s0, as the peak was at 3.1.)
     """
     mu, var, games, _ = replay_beliefs(log, start_sd * start_sd, beta2)
     known = games >= min_games
     if known.sum() < 10:
         known = games >= 1
     s0 = math.sqrt(float(np.var(mu[known]) + np.mean(var[known])))
-    points = [0.9 * s0, s0, 1.1 * s0]
-    values = [replay_beliefs(log, s * s, beta2)[3] for s in points]
+    seen: dict[float, float] = {}
+
+    def likelihood(s: float) -> float:
+        if s not in seen:
+            seen[s] = replay_beliefs(log, s * s, beta2)[3]
+        return seen[s]
+
+    centre = s0
+    for _ in range(MAX_ROUNDS):
+        points = [0.9 * centre, centre, 1.1 * centre]
+        values = [likelihood(s) for s in points]
+        if not all(math.isfinite(v) for v in values):
+            return s0, "law of total variance"
+        a, b, _ = np.polyfit(np.log(points), values, 2)
+        lo, hi = math.log(0.8 * centre), math.log(1.25 * centre)
+        if a < 0 and lo < -b / (2 * a) < hi:  # the vertex within this round's reach
+            return float(np.exp(-b / (2 * a))), "predictive likelihood"
+        # the likelihood still rises towards an end: move the centre there and look again
+        if a < 0:
+            centre = float(np.exp(np.clip(-b / (2 * a), lo, hi)))
+        else:
+            centre = points[int(np.argmax(values))] * (1.25 if values[2] > values[0] else 0.8)
+    return centre, "predictive likelihood (search ended at its last round)"
+
+
+def skill_error(log: MatchLog, beta2: float, sd: float) -> float:
+    """Return the standard error of the skill spread ``sd`` that :func:`fit_skill` found by the
+    predictive likelihood: from the curvature of the log-likelihood of the decided 1v1 results
+    in log s (a parabola through 0.95 sd, sd and 1.05 sd; ``se(log s) = 1 / sqrt(-L'')``, the
+    observed information), times ``sd``; NaN where it cannot be told (no decided 1v1 result,
+    or a likelihood that does not curve down)."""
+    seats = log.seats
+    sizes = seats.groupby("match")["rank"].agg(["size", "nunique"])
+    decided = int(((sizes["size"] == 2) & (sizes["nunique"] == 2)).sum())
+    if decided == 0 or not (math.isfinite(sd) and sd > 0):
+        return math.nan
+    points = [0.95 * sd, sd, 1.05 * sd]
+    values = [replay_beliefs(log, s * s, beta2)[3] * decided for s in points]
     if not all(math.isfinite(v) for v in values):
-        return s0, "law of total variance"
-    x = np.log(points)
-    a, b, _ = np.polyfit(x, values, 2)
-    if a >= 0:
-        best = points[int(np.argmax(values))]
-    else:
-        best = float(np.exp(np.clip(-b / (2 * a), math.log(0.8 * s0), math.log(1.25 * s0))))
-    return best, "predictive likelihood"
+        return math.nan
+    a = float(np.polyfit(np.log(points), values, 2)[0])
+    return sd / math.sqrt(-2.0 * a) if a < 0 else math.nan

@@ -293,6 +293,12 @@ def add_calibrate_parser(
         help="the share of the log's matches, by start, the raters are tuned on; the rest "
         "scores them (default: %(default)s)",
     )
+    calibrate.add_argument(
+        "--window",
+        default=None,
+        help="fit only the matches that start within FROM..TO (dates, UTC date-times or the "
+        "log's minutes; either end may be left out), or auto: the log's last stationary stretch",
+    )
     _add_max_simulations(calibrate, "the calibration may run (--refine + 1)")
     add_quiet(calibrate)
     calibrate.set_defaults(handler=_run_calibrate)
@@ -336,6 +342,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
             max_simulations=args.max_simulations,
             split=args.split,
             progress=display(args),
+            window=args.window,
         )
     except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None

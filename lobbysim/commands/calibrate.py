@@ -88,13 +88,16 @@ def run_calibrate(
     max_simulations: int = MAX_STUDY_SIMULATIONS,
     split: float = 0.5,
     progress: Progress | None = None,
+    window: str | None = None,
 ) -> CalibrateOutcome:
     """Read, fit, score and write (see the module docstring); ``force`` lets ``to`` replace an
     existing regular file; more than ``max_simulations`` simulations (``refine`` + 1) are
     refused before the log is read. ``note`` gets the lines a user reads as the work goes (the
     log read, any warning, the fitted values with their standard errors); ``split`` is the
     share of the matches the raters are tuned on (the rest scores them); ``progress`` shows the
-    simulations (in simulated minutes) and the raters' replays."""
+    simulations (in simulated minutes) and the raters' replays; ``window`` (``FROM..TO`` or
+    ``auto``, :func:`lobbysim.calibration.trend.window`) fits the matches that start within it
+    only."""
     from lobbysim.calibration.read import read_log
     from lobbysim.reporting.calibration import fitted_lines
 
@@ -113,6 +116,11 @@ def run_calibrate(
         f"read {log.source}: {len(log.seats):,} seats, {log.matches:,} matches, "
         f"{log.players:,} players" + (f"; {log.skipped_text()}" if log.skipped_text() else "")
     )
+    if window is not None:
+        from lobbysim.calibration.trend import window as cut
+
+        log, line = cut(log, window)
+        say(line)
     name = Path(log_path).name.split(".")[0] or "calibrated"
     with display.stage("calibrate: simulate the fit", "min") as update:
         result = calibrate(

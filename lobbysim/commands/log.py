@@ -163,8 +163,10 @@ def export_log(
 
 def describe(log: MatchLog) -> list[str]:
     """Return a few lines on a log: seats, matches, players, sides, span, skipped rows, and a
-    warning on rounded or zero-length times (:mod:`lobbysim.calibration.precision`)."""
+    warning on rounded or zero-length times (:mod:`lobbysim.calibration.precision`) and on an
+    activity trend (:mod:`lobbysim.calibration.trend`)."""
     from lobbysim.calibration.precision import time_precision
+    from lobbysim.calibration.trend import activity_trend
 
     seats = log.seats
     sides = seats.groupby("match")["side"].max() + 1
@@ -191,7 +193,7 @@ def describe(log: MatchLog) -> list[str]:
     if not log.sorted_input:
         lines.append("the rows were not in time order; sorted")
     lines.append(log.skipped_text() or "no rows skipped")
-    warning = time_precision(log).warning()
-    if warning:
-        lines.append(f"warning: {warning}")
+    for warning in (time_precision(log).warning(), activity_trend(log).warning(log)):
+        if warning:
+            lines.append(f"warning: {warning}")
     return lines

@@ -53,8 +53,13 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
         ("base.size", f"{scenario.base.size}{se('size')}", "maximum likelihood (base model)"),
         (
             "base.newcomers_per_day",
-            f"{scenario.base.newcomers_per_day:g}{se('newcomers_per_day')}",
-            "maximum likelihood",
+            f"{scenario.base.newcomers_per_day:g}",
+            f"maximum likelihood {fit.base.newcomers_per_day:.4g}{se('newcomers_per_day')}"
+            + (
+                f", refined x{refined['newcomers_per_day']:.4f} by simulation"
+                if "newcomers_per_day" in refined
+                else ""
+            ),
         ),
         (
             "base.leave_per_day",
@@ -132,6 +137,10 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     per_day = _pm(float(visits["per_day"]), errors.get("per_day", nan) * per_day_factor)
     shape = _pm(float(visits["shape"]), errors.get("shape", nan))
     how = ", refined by simulation" if refined else ""
+    skill = _pm(
+        float(scenario.population["skill_sd"]),
+        fit.skill_sd_error * refined.get("skill_sd", 1.0),
+    )
     game = scenario.game
     quits = f", quit rate {game.quit_rate:.3g} a minute" if fit.quit_rate is not None else ""
     return [
@@ -139,8 +148,8 @@ def fitted_lines(calibration: Calibration) -> list[str]:
         f"newcomers {newcomers} a day, leaving {leave} a day",
         f"  visits {per_day} a member a day{how} (Gamma shape {shape}), "
         f"{scenario.population['session_games_mean']:.3g} games a visit",
-        f"  games {game.mode}, {game.length:.3g} min{quits}; skill sd "
-        f"{scenario.population['skill_sd']:.3g} (beta^2 {fit.beta2:g})",
+        f"  games {game.mode}, {game.length:.3g} min{quits}; skill sd {skill} (beta^2 "
+        f"{fit.beta2:g})",
     ]
 
 

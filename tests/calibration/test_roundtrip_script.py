@@ -1,0 +1,42 @@
+"""scripts/calibrate_roundtrip.py on a small setting: the bundled quickstart (two days of a
+500-member 1v1 base) simulated, calibrated from its own log and checked against its settings."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from lobbysim.scenario.inputs import as_scenario
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_roundtrip.py"
+
+
+def load_script():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("calibrate_roundtrip", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calibrate_roundtrip"] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_has_at_least_three_true_settings() -> None:
+    script = load_script()
+    assert len(script.SETTINGS) >= 3
+    made = [as_scenario(name, overrides) for name, overrides in script.SETTINGS.values()]
+    sizes = {s.base.size for s in made if s.base is not None}
+    spreads = {s.population.get("skill_sd", 2.0) for s in made}
+    assert len(sizes) >= 3 and len(spreads) >= 3
+
+
+@pytest.mark.slow
+def test_a_small_round_trip_recovers_its_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    script = load_script()
+    rows = script.round_trip(as_scenario("quickstart", []), "quickstart", 11, 3)
+    printed = capsys.readouterr().out
+    assert "skill sd" in printed and "within 5% or 2 s.e." in printed
+    missed = [row.name for row in rows if not row.ok]
+    assert missed == [], printed
