@@ -133,15 +133,17 @@ def add_tune_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "tune",
         help="find the best setting of some scenario fields within constraints, by simulation",
         description=(
-            "Search the --space file's fields (ranges, choices, expansion schedules) for the "
-            "setting that optimises its objective while keeping its constraints at the "
-            "pessimistic end of their 95%% intervals, on common random numbers, with more "
-            "replications for the promising candidates; then re-evaluate the best on fresh seeds "
+            "Search the --space file's fields (ranges, levels, choices, expansion schedules) for "
+            "the setting that optimises its objective while keeping its constraints at the "
+            "pessimistic end of their 95% intervals, within its budget of simulations: a design "
+            "that includes the scenario's own setting, raced on common random numbers, then "
+            "Optuna's TPE; then re-evaluate the best on fresh seeds "
             "against the scenario as it is. Resumable: running the same study again reads every "
-            "finished run. Writes trials.csv, evaluation.csv, differences.csv, tuned.yaml and a "
-            "report into --out (default: outputs/<scenario name>-tune-<hash of the study>). "
-            "A study that may run more than --max-simulations simulations (trials x the most "
-            "replications a trial gets + 2 x evaluate) is refused before anything runs, with "
+            "finished run. Writes trials.csv, evaluation.csv, differences.csv, tuned.yaml (or "
+            "closest.yaml when the fresh seeds miss a constraint) and a report into --out "
+            "(default: outputs/<scenario name>-tune-<hash of the study>). A study that may run "
+            "more than --max-simulations simulations (its budget, or trials x the most "
+            "replications a trial gets, + 2 x evaluate) is refused before anything runs, with "
             "its estimated time. Needs Optuna: pip install 'lobbysim[tune]'."
         ),
     )
