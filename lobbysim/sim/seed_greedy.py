@@ -28,6 +28,9 @@ earlier seed, and a seed may fail where another grouping would have started a ga
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,34 +62,83 @@ class TicketTable:
     def __init__(self, view: View, rules: RuleSet, tickets: Sequence[Sequence[int]]) -> None:
         self.tickets = [list(t) for t in tickets]
         self.sizes = np.array([len(t) for t in tickets])
-        self.waits = np.array([float(view.waited[t].max()) for t in self.tickets])
+        # a ticket of one player has its player's values: taken at once; a party's, combined
+        first = np.array([t[0] for t in self.tickets], dtype=np.intp)
+        parties = np.flatnonzero(self.sizes > 1).tolist()
+
+        def per_ticket(of_one: NDArray[Any], of_party: Callable[[list[int]], Any]) -> NDArray[Any]:
+            out = of_one[first]  # (a copy: indexed by an array)
+            for k in parties:
+                out[k] = of_party(self.tickets[k])
+            return out
+
+        waited = np.asarray(view.waited, dtype=float)
+        self.waits = per_ticket(waited, partial(_longest, waited))
         self.values: dict[int, NDArray[np.float64]] = {}
         self.codes: dict[int, NDArray[np.int64]] = {}
         self.masks: dict[int, NDArray[np.int64]] = {}
         self.latency: dict[int, NDArray[np.float64]] = {}
         for index, rule in enumerate(rules.rules):
-            kind = rule.kind
+            kind, how = rule.kind, rule.config.party
             if kind in ("skill_distance", "team_balance"):
-                x = view.numbers[rule.attribute]
-                how = rule.config.party
-                self.values[index] = np.array([combine(x[t], how) for t in self.tickets])
+                x = np.asarray(view.numbers[rule.attribute], dtype=float)
+                self.values[index] = per_ticket(x, partial(_combined, x, how))
             elif kind in ("equal", "distinct"):
-                c = view.codes[rule.attribute]
-                self.codes[index] = np.array(
-                    [int(c[t[0]]) if (c[t] == c[t[0]]).all() else -1 for t in self.tickets]
-                )
+                c = np.asarray(view.codes[rule.attribute]).astype(np.int64)
+                self.codes[index] = per_ticket(c, partial(_common_code, c))
             elif kind == "overlap":
-                m = view.masks[rule.attribute]
-                self.masks[index] = np.array(
-                    [int(np.bitwise_and.reduce(m[t])) for t in self.tickets], dtype=np.int64
-                )
+                m = np.asarray(view.masks[rule.attribute]).astype(np.int64)
+                self.masks[index] = per_ticket(m, partial(_shared_mask, m))
             elif kind in ("latency", "delta_ping") and view.latency is not None:
                 assert view.best is not None
-                lat = view.latency
+                lat = np.asarray(view.latency, dtype=float)
                 if kind == "delta_ping":
                     lat = lat - view.best[:, None]
-                how = rule.config.party
-                self.latency[index] = np.array([ticket_latency(lat[t], how) for t in self.tickets])
+                self.latency[index] = per_ticket(lat, partial(_latencies, lat, how))
+        self._plain: PlainTable | None = None
+
+    def plain(self) -> PlainTable:
+        """Return the table's columns as Python lists (made once)."""
+        if self._plain is None:
+            self._plain = PlainTable(
+                self.waits.tolist(),
+                {k: v.tolist() for k, v in self.values.items()},
+                {k: v.tolist() for k, v in self.codes.items()},
+                {k: v.tolist() for k, v in self.latency.items()},
+            )
+        return self._plain
+
+
+@dataclass(frozen=True)
+class PlainTable:
+    """A :class:`TicketTable`'s columns as Python lists (a float, an int, a row of latencies
+    per ticket), for checks one ticket at a time, where indexing NumPy arrays costs more than
+    the check."""
+
+    waits: list[float]
+    values: dict[int, list[float]]
+    codes: dict[int, list[int]]
+    latency: dict[int, list[list[float]]]
+
+
+def _longest(waited: NDArray[np.float64], ticket: list[int]) -> float:
+    return float(waited[ticket].max())
+
+
+def _combined(x: NDArray[np.float64], how: str, ticket: list[int]) -> float:
+    return combine(x[ticket], how)
+
+
+def _common_code(c: NDArray[np.int64], ticket: list[int]) -> int:
+    return int(c[ticket[0]]) if (c[ticket] == c[ticket[0]]).all() else -1
+
+
+def _shared_mask(m: NDArray[np.int64], ticket: list[int]) -> int:
+    return int(np.bitwise_and.reduce(m[ticket]))
+
+
+def _latencies(lat: NDArray[np.float64], how: str, ticket: list[int]) -> NDArray[np.float64]:
+    return ticket_latency(lat[ticket], how)
 
 
 def seed_greedy(
@@ -162,6 +214,10 @@ def grow_matches(
     # the loosest clock a match could reach: the longest wait among the tickets it may hold
     loosest = float(waits.max() if batch is None else waits[batch].max())
     matches: list[Match] = []
+    if ranged:
+        assert shape is not None
+        if not may_start(shape, sizes[free], waits[free]):
+            return matches
     fast = RunningCheck.applies(rules)
     for seed in order.tolist():
         if not free[seed]:
@@ -209,6 +265,22 @@ def grow_matches(
             matches.append(started)
             free[chosen] = False
     return matches
+
+
+def may_start(shape: TeamShape, sizes: NDArray[np.int64], waits: NDArray[np.float64]) -> bool:
+    """Whether tickets of these sizes and waits could start any match of ``shape`` by their
+    count alone: some j of them hold at least the teams' minimums at the loosest clocks j
+    tickets can have (their newest wait at most the j-th longest, their oldest at most the
+    longest), counting the j largest tickets. A necessary condition, in O(n log n): a pass
+    that fails it forms no match, and :func:`grow_matches` then examines no seed (so a large
+    match's pool, short of its minimum most of the time, costs a sort per pass instead of a
+    growth per seed; the rules' rejections are tallied only in passes a match could start)."""
+    if len(sizes) == 0:
+        return False
+    longest = np.sort(waits)[::-1]
+    players = np.cumsum(np.sort(sizes)[::-1])
+    least = shape.least_of(longest, np.full(len(longest), longest[0]))
+    return bool((players >= least).any())
 
 
 #: The most shorter matches :func:`_settle` tries after the longest that holds the minimums.
@@ -280,34 +352,40 @@ class RunningCheck:
         )
 
     def __init__(self, rules: RuleSet, table: TicketTable, seed: int) -> None:
-        self.rules, self.table = rules, table
-        self.oldest = self.newest = float(table.waits[seed])
-        self.low = {k: float(v[seed]) for k, v in table.values.items()}
+        self.rules = rules
+        self.plain = plain = table.plain()
+        self.plan = [
+            (index, rule.kind, rule.config.clock == "oldest", rule.optional_after, rule)
+            for index, rule in enumerate(rules.rules)
+            if rule.kind not in ("absolute_sort", "distance_sort")
+        ]
+        self.oldest = self.newest = plain.waits[seed]
+        self.low = {k: v[seed] for k, v in plain.values.items()}
         self.high = dict(self.low)
-        self.code = {k: int(c[seed]) for k, c in table.codes.items()}
-        self.worst = {k: lat[seed].copy() for k, lat in table.latency.items()}
+        self.code = {k: c[seed] for k, c in plain.codes.items()}
+        self.worst = {k: list(rows[seed]) for k, rows in plain.latency.items()}
 
     def admits(self, t: int) -> bool:
         """Whether the match keeps its rules with ticket ``t`` added; if so, add it."""
-        table = self.table
-        wait = float(table.waits[t])
+        plain = self.plain
+        wait = plain.waits[t]
         oldest, newest = max(self.oldest, wait), min(self.newest, wait)
-        for index, rule in enumerate(self.rules.rules):
-            kind = rule.kind
-            if kind in ("absolute_sort", "distance_sort"):
-                continue
-            clock = oldest if rule.config.clock == "oldest" else newest
-            if clock >= rule.optional_after:
+        for index, kind, by_oldest, optional_after, rule in self.plan:
+            clock = oldest if by_oldest else newest
+            if clock >= optional_after:
                 continue  # the rule holds nothing back any more
             limit = rule.limit_at(clock)
             if kind == "skill_distance":
-                x = float(table.values[index][t])
+                x = plain.values[index][t]
                 ok = max(self.high[index], x) - min(self.low[index], x) <= limit
             elif kind == "equal":
-                c = int(table.codes[index][t])
+                c = plain.codes[index][t]
                 ok = c >= 0 and c == self.code[index]
-            elif index in table.latency:
-                ok = bool((np.maximum(self.worst[index], table.latency[index][t]) <= limit).any())
+            elif index in plain.latency:
+                ok = any(
+                    max(w, lat) <= limit
+                    for w, lat in zip(self.worst[index], plain.latency[index][t], strict=True)
+                )
             else:  # a latency rule without a world holds nothing back
                 ok = True
             if not ok:
@@ -315,13 +393,15 @@ class RunningCheck:
                 return False
         self.oldest, self.newest = oldest, newest
         for index in self.low:
-            x = float(table.values[index][t])
+            x = plain.values[index][t]
             self.low[index], self.high[index] = min(self.low[index], x), max(self.high[index], x)
         for index, code in self.code.items():  # -1 once the codes differ (a rule past its
-            if int(table.codes[index][t]) != code:  # optional_after let them; newest may
+            if plain.codes[index][t] != code:  # optional_after let them; newest may
                 self.code[index] = -1  # bring it back)
-        for index, lat in self.worst.items():
-            np.maximum(lat, table.latency[index][t], out=lat)
+        for index, worst in self.worst.items():
+            self.worst[index] = [
+                max(w, lat) for w, lat in zip(worst, plain.latency[index][t], strict=True)
+            ]
         return True
 
 
