@@ -9,10 +9,12 @@ up waiting, and quits make results noisier than skill alone would, so three quan
 log's span, the same estimators are applied to the simulated log, and the visit rate, the
 games per visit and the skill spread are scaled by fitted / re-estimated (at most x1.5 or
 /1.5 a step), ``refine`` times in turn, each simulation of the scenario as the
-last step left it (a fixed-point iteration: an estimator whose bias is not one factor, such as
-the skill spread's on a short log, needs more than one step), so that the scenario reproduces
-what the log shows rather than what was typed. (Newcomers per day are not refined: on the round
-trips of scripts/calibrate_roundtrip.py the factor moved them away from the truth.)
+last step left it, step k by the ratio to the power 1 / k (a stochastic approximation of the
+fixed point: an estimator whose bias is not one factor, such as the skill spread's on a short
+log, needs more than one step, and the later steps' gains average a simulation's noise
+away), so that the scenario reproduces what the log shows rather than what was typed.
+(Newcomers per day are not refined: on the round trips of scripts/calibrate_roundtrip.py the
+factor moved them away from the truth.)
 :func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
 and the distinct players, the games per visit, the hour-of-day share of games, the game length
 and the players online over time.
@@ -178,8 +180,10 @@ def calibrate(
             got = dict(zip(targets, stats[:3], strict=True))
             for key, target in targets.items():
                 if got[key] > 1e-9 and target > 1e-9:
-                    step_factor = min(max(target / got[key], 1 / MAX_STEP), MAX_STEP)
-                    refined[key] *= step_factor
+                    # a step of gain 1 / (r + 1) (stochastic approximation): the first moves
+                    # the whole way, the later ones average a simulation's noise away
+                    ratio = min(max(target / got[key], 1 / MAX_STEP), MAX_STEP)
+                    refined[key] *= ratio ** (1.0 / (r + 1))
             data = _refined_data(fitted, refined)
             scenario = Scenario.from_dict(data)
         simulated = simulated_log(scenario, seed + refine, step(refine))
