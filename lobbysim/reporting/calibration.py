@@ -1,7 +1,8 @@
 """The calibration report: what was fitted, and the log beside the calibrated scenario's own.
 
 Opens with the fitted parameters (each with its standard error where the fit gives one, and the
-method), the notes (rows skipped, draws the scenario cannot make) and the scenario file written;
+method), the warnings (degenerate times, an activity trend), the notes (rows skipped, draws the
+scenario cannot make) and the scenario file written;
 then, side by side, the log and one simulation of the calibrated scenario over the same span:
 games and distinct players per day, the hour-of-day share of matches, the games per visit, the
 match length and the players in a match over time; then, where the raters were scored on the
@@ -333,6 +334,8 @@ def write_calibration_report(
             )
         )
     blocks.append(md_table(["field", "value", "how"], parameter_rows(calibration)))
+    if fit.warnings:
+        blocks.append(md_items([("Warning", w) for w in fit.warnings]))
     if fit.notes:
         blocks.append(md_items([("Note", n) for n in fit.notes]))
     blocks.append(md_figure(calibration_figure(calibration, comparison, out)))

@@ -139,3 +139,22 @@ def test_a_match_given_twice_in_seat_rows_keeps_its_exact_copy(tmp_path: Path) -
     assert log.matches == 1 and log.skipped["rounded_copy"] == 2
     assert log.skipped["inconsistent_match"] == 2
     assert log.seats["end"].iloc[0] - log.seats["start"].iloc[0] == pytest.approx(10.7541667)
+
+
+@pytest.mark.slow
+def test_the_report_and_the_command_carry_the_warning(sample: pd.DataFrame, tmp_path: Path) -> None:
+    from lobbysim.commands.calibrate import run_calibrate
+
+    frame = sample.copy()
+    hit = frame["match_id"] % 5 < 2  # 40% of the matches, floored to the day
+    frame.loc[hit, "start"] = (frame.loc[hit, "start"] + 420.0) // 1440 * 1440 - 420.0
+    frame.loc[hit, "end"] = frame.loc[hit, "start"]
+    path = tmp_path / "degenerate.csv"
+    stamped(frame).to_csv(path, index=False)
+    said: list[str] = []
+    report = tmp_path / "report"
+    run_calibrate(path, tmp_path / "f.yaml", raters=[], refine=0, report=report, note=said.append)
+    (line,) = [s for s in said if s.startswith("Warning: ")]
+    assert "of the matches last 0 minutes" in line
+    text = (report / "report.md").read_text()
+    assert "Warning" in text and "of the matches last 0 minutes" in text
