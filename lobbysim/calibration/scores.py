@@ -289,6 +289,8 @@ def score_log(
         except ValueError as exc:
             if spec.name == "openskill" and "not installed" in str(exc):
                 notes.append(f"openskill skipped: {exc}")
+                counter.planned -= 1 + (len(settings) if len(settings) > 1 and n_first else 0)
+                counter.tell()
                 continue
             raise
         label = spec.name
@@ -405,6 +407,10 @@ class _Counter:
         """Count one replay done (``extra``: one past the plan, a grid's extension)."""
         self.done += 1
         self.planned += int(extra)
+        self.tell()
+
+    def tell(self) -> None:
+        """Call ``step`` with the replays done and planned."""
         if self.step is not None:
             self.step(self.done, max(self.planned, self.done))
 

@@ -361,9 +361,11 @@ def test_openskill_is_skipped_with_a_note_where_it_is_not_installed(
 
     monkeypatch.setattr(openskill_adapter, "openskill_models", missing)
     log = random_log(np.random.default_rng(4), matches=30, kinds=("1v1",))
-    result = score_log(log, ["sph_elo", "openskill"], tune=False)
+    calls: list[tuple[int, int]] = []
+    result = score_log(log, ["sph_elo", "openskill"], step=lambda d, p: calls.append((d, p)))
     assert set(result.scores["rater"]) == {"sph_elo"}
     assert any("openskill skipped" in note and "pip install" in note for note in result.notes)
+    assert calls[-1][0] == calls[-1][1]  # the progress ends at 100% without openskill's plan
 
 
 def test_bad_arguments() -> None:
