@@ -218,6 +218,8 @@ def grow_matches(
         assert shape is not None
         if not may_start(shape, sizes[free], waits[free]):
             return matches
+    elif int(sizes[free].sum()) < seats:
+        return matches  # too few players for a match: no seed is examined
     fast = RunningCheck.applies(rules)
     for seed in order.tolist():
         if not free[seed]:
@@ -274,7 +276,8 @@ def may_start(shape: TeamShape, sizes: NDArray[np.int64], waits: NDArray[np.floa
     longest), counting the j largest tickets. A necessary condition, in O(n log n): a pass
     that fails it forms no match, and :func:`grow_matches` then examines no seed (so a large
     match's pool, short of its minimum most of the time, costs a sort per pass instead of a
-    growth per seed; the rules' rejections are tallied only in passes a match could start)."""
+    growth per seed; the rules' rejections are tallied only in passes a match could start).
+    A fixed shape's is the plain count: fewer players than seats, no seed."""
     if len(sizes) == 0:
         return False
     longest = np.sort(waits)[::-1]
