@@ -2,9 +2,9 @@
 calibrate, and check what comes back against what generated it, for several true settings.
 
 For each setting (:data:`SETTINGS`: the bundled live game and variants with other base sizes,
-visit rates, skill spreads and newcomer rates), prints per parameter the generating value, the
-fitted one (with its standard error where the fit gives one) and whether it is within its
-stated tolerance:
+visit rates, skill spreads and newcomer rates, one a base growing ~4-fold), prints per
+parameter the generating value, the fitted one (with its standard error where the fit gives
+one) and whether it is within its stated tolerance:
 
 * the mean visit rate and the games per visit: within 5%;
 * the skill spread: within 5%, or within 2 standard errors (the predictive likelihood's, where a
@@ -55,6 +55,15 @@ SETTINGS: dict[str, tuple[str, list[str]]] = {
             "base.visits.per_day=0.8",
             "population.skill_sd=3.0",
             "base.newcomers_per_day=10",
+        ],
+    ),
+    "growing": (  # 300 members and 100 newcomers a day: the base grows ~4-fold in 10 days
+        "live_game",
+        [
+            "base.size=300",
+            "base.visits.per_day=1.5",
+            "population.skill_sd=2.5",
+            "base.newcomers_per_day=100",
         ],
     ),
 }
