@@ -3,8 +3,10 @@
 The base model of :mod:`lobbysim.calibration.fit` is stationary (members visit at constant
 rates, newcomers join at a constant rate); a log whose activity grows or shrinks many times over
 its span (a game's launch, its decline) does not fit it, and a base fitted to the whole log plays
-neither its start nor its end. :func:`activity_trend` measures the trend and names the last
-stretch that is stationary; :func:`window` cuts a log to a stretch the user chooses
+neither its start nor its end; one that grows by newcomers at a steady rate does (the round trip
+of a base growing ~4-fold in scripts/calibrate_roundtrip.py is named too, and fits: the warning
+says what the base can and cannot follow). :func:`activity_trend` measures the trend and names
+the last stretch that is stationary; :func:`window` cuts a log to a stretch the user chooses
 (``lobbysim calibrate --window 2017-06-01..2017-08-31``, or ``--window auto`` for that stretch).
 
 * **Trend.** The matches started per whole day (day 0 at the log's first start); the least
@@ -79,9 +81,11 @@ class Trend:
         factor = self.growth if self.growth > 1 else 1 / self.growth
         return (
             f"the log's activity {how} {factor:.3g}-fold over its {len(self.games)} days "
-            f"({first:.3g} games a day in its first tenth, {last:.3g} in its last); the base "
-            "fitted is stationary and plays neither: give --window FROM..TO to fit a stretch "
-            f"(the last stationary one: --window {self.stretch_text(log)}, or --window auto)"
+            f"({first:.3g} games a day in its first tenth, {last:.3g} in its last); the fitted "
+            "base changes only by newcomers joining and members leaving at constant rates: "
+            "where the change is a launch, a wave or a decline, fit a stretch with --window "
+            f"FROM..TO (the last stationary one: --window {self.stretch_text(log)}, or "
+            "--window auto)"
         )
 
 
