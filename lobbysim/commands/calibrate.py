@@ -12,7 +12,8 @@ the log (:func:`lobbysim.calibration.scores.score_log`, unless ``--raters none``
   method), ``daily.csv`` (games and distinct players per day, the log's and the calibrated
   scenario's), and the raters' ``scores.csv`` and ``calibration.csv``.
 
-Every file is written whole or not at all; a bad log or option is one line, exit status 2.
+Every file is written whole or not at all; a bad log or option is one line, exit status 2 (a log
+spanning less than 12 hours, :data:`MIN_SPAN_MINUTES`, too).
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ from lobbysim.validation import MAX_STUDY_SIMULATIONS
 
 #: The raters scored by default.
 DEFAULT_RATERS = ("bayesian", "sph_elo", "glicko2", "openskill")
+
+
+#: The shortest log (first start to last end, in minutes) a scenario is fitted to: visits a day
+#: apart cannot be told from a few hours (a log of a day and a bit fits).
+MIN_SPAN_MINUTES = 720.0
 
 
 class CalibrateError(ValueError):
@@ -121,6 +127,11 @@ def run_calibrate(
 
         log, line = cut(log, window)
         say(line)
+    if log.span_minutes < MIN_SPAN_MINUTES:
+        raise CalibrateError(
+            f"{log.source}: the log spans {log.span_minutes:,.1f} minutes; fitting a player "
+            f"base and its visits needs at least {MIN_SPAN_MINUTES / 60:g} hours of it"
+        )
     name = Path(log_path).name.split(".")[0] or "calibrated"
     with display.stage("calibrate: simulate the fit", "min") as update:
         result = calibrate(

@@ -67,17 +67,20 @@ def test_a_game_in_the_year_2999_is_skipped_and_counted_by_log_check(
 
 
 @pytest.mark.slow
-def test_a_game_in_the_year_2999_is_skipped_and_counted_by_calibrate(
+def test_a_game_in_the_year_2999_is_counted_by_calibrate_before_a_short_log_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The bundled lichess rows span minutes: calibrate counts the skipped row as it reads the
+    log, then refuses to fit so short a log in one line."""
     path = far_log(tmp_path)
-    reason = REASON
     to = tmp_path / "fitted.yaml"
     argv = ["calibrate", str(path), "--columns", "lichess", "--to", str(to), "--refine", "0"]
-    assert main([*argv, "--raters", "none", "--report", str(tmp_path / "report")]) == 0
+    assert main([*argv, "--raters", "none", "--report", str(tmp_path / "report")]) == 2
     captured = capsys.readouterr()
-    assert "Traceback" not in captured.err and reason in " ".join(captured.out.split())
-    assert to.is_file()
+    assert "Traceback" not in captured.err and REASON in " ".join(captured.out.split())
+    (line,) = captured.err.splitlines()
+    assert line.endswith("needs at least 12 hours of it") and "the log spans 6.7 minutes" in line
+    assert not to.exists() and not (tmp_path / "report").exists()
 
 
 def test_a_log_of_a_day_and_a_bit_fits(tmp_path: Path) -> None:
