@@ -104,8 +104,6 @@ def main() -> None:
             except ValueError as exc:
                 print(f"{name}: skipped ({exc})")
                 break
-            ids = np.arange(arrays.players)
-            rater.add_players(ids, np.zeros(ids.size), np.full(ids.size, 4.0))
             started = time.perf_counter()
             replay(rater, arrays)
             times.append(time.perf_counter() - started)

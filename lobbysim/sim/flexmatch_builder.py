@@ -47,7 +47,8 @@ from numpy.typing import NDArray
 from lobbysim.scenario.matchmaker import BATCHINGS
 from lobbysim.scenario.teams import TeamShape
 from lobbysim.sim.rules import RuleSet, View, combine, ticket_latency
-from lobbysim.sim.seed_greedy import Match, Split, TicketTable, grow_matches
+from lobbysim.sim.seed_greedy import Match, Split, grow_matches
+from lobbysim.sim.ticket_table import TicketTable
 
 
 @dataclass(frozen=True)

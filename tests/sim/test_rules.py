@@ -13,8 +13,9 @@ from lobbysim.policies.teams import best_split
 from lobbysim.scenario.attributes import AttributeConfig
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.sim.attributes import Attributes
+from lobbysim.sim.rule_kinds import popcount
 from lobbysim.sim.rules import RuleSet, View
-from lobbysim.sim.seed_greedy import popcount, seed_greedy
+from lobbysim.sim.seed_greedy import seed_greedy
 from lobbysim.streams import Streams
 
 
