@@ -123,6 +123,7 @@ def test_the_command_prints_and_reports_rule_sets(
     assert sorted(p.name for p in (out / "rules").iterdir()) == ["fair.json", "tight.json"]
 
 
+@pytest.mark.slow
 def test_the_folder_repeats_the_comparison(
     compared: tuple[Path, str, Path, Path], tmp_path: Path
 ) -> None:
@@ -151,6 +152,7 @@ def test_the_folder_repeats_the_comparison(
     pd.testing.assert_frame_equal(repeated.metrics, ran, check_dtype=False)
 
 
+@pytest.mark.slow
 def test_auto_replications_compare_rule_sets(tmp_path: Path) -> None:
     fair, tight = write_rule_sets(tmp_path)
     lines: list[str] = []

@@ -362,7 +362,14 @@ def test_a_run_under_a_large_set_forms_games_of_its_size(name: str) -> None:
 BUSIER = {"guide_ex10_ranged_teams_compound_or.json": 10.0}
 
 
-@pytest.mark.parametrize("name", [n for n in LOADING if n not in LARGE])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in BUSIER else n
+        for n in LOADING
+        if n not in LARGE
+    ],
+)
 def test_a_run_under_each_set_that_loads_forms_games_and_repeats_its_bytes(name: str) -> None:
     """A short run (an hour of simulated time) under the set, its attributes bound as
     :data:`BINDINGS` says: it forms games of the set's size, and the same seed gives the same

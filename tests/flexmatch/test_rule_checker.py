@@ -342,7 +342,14 @@ def _check(name: str, **changes: Any) -> Report:
     return check_run(changes.get("rule_set", rule_set), games, participants, waits)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+#: The cases whose runs take longest: checked in the slow run (the default keeps the others).
+SLOW_CASES = {"latency_platform", "flexmatch_5v5_true_skill"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES else n for n in sorted(CASES)],
+)
 def test_every_game_keeps_every_rule_when_formed_and_backfilled(name: str) -> None:
     report = _check(name)
     assert report.violations == []
@@ -549,7 +556,7 @@ def test_the_rule_columns_come_only_with_rules() -> None:
     assert math.isnan(result.participants["seat_opened"].iloc[0])
 
 
-@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", pytest.param("parquet", marks=pytest.mark.slow)])
 def test_streamed_records_carry_the_rule_columns_and_check_the_same(
     fmt: str, tmp_path: Path
 ) -> None:

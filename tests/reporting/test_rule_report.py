@@ -146,6 +146,7 @@ def test_section_table_equals_the_summary(with_rules: Run) -> None:
     assert page.count(f'data-file="{RULES_FIGURE_FILE}"') == 1  # embedded, named
 
 
+@pytest.mark.slow
 def test_figure_is_written(with_rules: Run) -> None:
     _, out, calls = with_rules
     png = out / RULES_FIGURE_FILE

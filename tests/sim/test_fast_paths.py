@@ -788,7 +788,7 @@ def test_every_bundled_scenario_is_covered() -> None:
 
 
 #: The longest bundled scenarios: their plan-off comparison is marked slow.
-SLOW_BUNDLED = {"global_5v5", "engagement_pools", "live_game_retention"}
+SLOW_BUNDLED = {"global_5v5", "engagement_pools", "live_game_retention", "flexmatch_5v5"}
 
 
 @pytest.mark.parametrize(
