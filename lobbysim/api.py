@@ -514,8 +514,11 @@ def tune(
         ...         "one_visit", study, out=folder, report=False, progress=False,
         ...         overrides={"horizon": 60, "warmup": 10},
         ...     )
-        >>> len(found.trials), found.simulations, found.evaluations
-        (2, 4, 4)
+        >>> len(found.trials), found.simulations, found.evaluations, found.shipped
+        (2, 4, 2, True)
+
+        The best is the scenario's own tick, so its fresh-seed runs are the scenario's: two
+        distinct evaluation runs, not four.
     """
     from lobbysim.commands.tune import default_folder as tune_folder
     from lobbysim.commands.tune import load_study
