@@ -213,7 +213,8 @@ def latin_hypercube(space: Space, n: int, rng: np.random.Generator) -> list[dict
     from scipy.stats import qmc
 
     dims = space.dimensions()
-    unit = qmc.LatinHypercube(d=len(dims), rng=rng).random(n)
+    # seed= (not rng=, which SciPy 1.15 added): a Generator is used as it is either way
+    unit = qmc.LatinHypercube(d=len(dims), seed=rng).random(n)
     out = []
     for row in unit:
         drawn: dict[str, Any] = {}
