@@ -5,6 +5,7 @@ written."""
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -47,8 +48,10 @@ REASON = "1 a time that cannot be read (or a timestamp outside 1677-2262)"
 def far_log(tmp_path: Path) -> Path:
     """Lichess's layout (epoch milliseconds) with its first game created in the year 2999."""
     frame = pd.read_csv(DATA / "lichess_games.csv", dtype=str, keep_default_na=False)
-    far = pd.Timestamp("2999-06-01", tz="UTC")
-    milliseconds = (far - pd.Timestamp("1970-01-01", tz="UTC")) // pd.Timedelta(milliseconds=1)
+    # (Python's datetime: pandas before 2.2 cannot hold a span of 1,029 years in nanoseconds)
+    far = datetime.datetime(2999, 6, 1, tzinfo=datetime.UTC)
+    milliseconds = int((far - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)).total_seconds())
+    milliseconds *= 1000
     frame.loc[0, "created_at"] = str(milliseconds)
     frame.loc[0, "last_move_at"] = str(milliseconds + 600_000)
     path = tmp_path / "games.csv"

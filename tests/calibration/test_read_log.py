@@ -215,8 +215,9 @@ def test_a_parquet_timestamp_past_2262_skips_its_row(tmp_path: Path) -> None:
         {
             "match_id": [10, 10, 11, 11],
             "player_id": ["a", "b", "a", "b"],
-            "start": pd.Series(pd.to_datetime(stamps).as_unit("us")),
-            "end": pd.Series(pd.to_datetime(stamps).as_unit("us")) + pd.Timedelta(minutes=10),
+            # microseconds from NumPy: pandas before 2.2 parses strings to nanoseconds only
+            "start": pd.Series(np.array(stamps, dtype="datetime64[us]")),
+            "end": pd.Series(np.array(stamps, dtype="datetime64[us]") + np.timedelta64(10, "m")),
             "team": [0, 1, 1, 0],
             "result": [1.0, 0.0, 0.5, 0.5],
         }
