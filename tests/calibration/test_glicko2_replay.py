@@ -1,9 +1,10 @@
 """Glicko-2 replayed over a log as a rating server would have run it (lobbysim/calibration/
 replay.py, "Entry"): rating periods closed on the clock, each player entering at their first
-match as Glickman's unrated player. Checked against an independent Glicko-2 written here from
-the formulas of M. E. Glickman, "Example of the Glicko-2 system" (Boston University, 2013),
-steps 1 to 8, and the predictive probability of "The Glicko system" (1995), over a small log
-with late newcomers."""
+match as Glickman's unrated player. Checked against an independent Glicko-2 (a server written
+here, each period's update by the reference of tests/raters/test_glicko2.py) from the formulas
+of M. E. Glickman, "Example of the Glicko-2 system" (Boston University, 2013), steps 1 to 8,
+and the predictive probability of "The Glicko system" (1995), over a small log with late
+newcomers."""
 
 from __future__ import annotations
 
@@ -19,49 +20,14 @@ from lobbysim.calibration.replay import LogArrays, replay, replay_by_event
 from lobbysim.calibration.scores import score_log
 from lobbysim.raters import RATERS
 from tests.calibration.logs import Match, make_log
+from tests.raters.test_glicko2 import reference
 
 SCALE = 173.7178  # Glicko points per Glicko-2 unit (step 2)
-TOLERANCE = 0.000001  # step 5's convergence tolerance
 
 
 def g(phi: float) -> float:
     """Step 3: g(phi) = 1 / sqrt(1 + 3 phi^2 / pi^2)."""
     return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / (math.pi * math.pi))
-
-
-def expected(mu: float, mu_j: float, phi_j: float) -> float:
-    """Step 3: E(mu, mu_j, phi_j) = 1 / (1 + exp(-g(phi_j) (mu - mu_j)))."""
-    return 1.0 / (1.0 + math.exp(-g(phi_j) * (mu - mu_j)))
-
-
-def volatility(delta: float, phi: float, v: float, sigma: float, tau: float) -> float:
-    """Step 5: the new volatility by the Illinois iteration the paper gives."""
-    a = math.log(sigma * sigma)
-
-    def f(x: float) -> float:
-        ex = math.exp(x)
-        return ex * (delta * delta - phi * phi - v - ex) / (2.0 * (phi * phi + v + ex) ** 2) - (
-            x - a
-        ) / (tau * tau)
-
-    big_a = a
-    if delta * delta > phi * phi + v:
-        big_b = math.log(delta * delta - phi * phi - v)
-    else:
-        k = 1
-        while f(a - k * tau) < 0:
-            k += 1
-        big_b = a - k * tau
-    f_a, f_b = f(big_a), f(big_b)
-    while abs(big_b - big_a) > TOLERANCE:
-        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
-        f_c = f(big_c)
-        if f_c * f_b <= 0:
-            big_a, f_a = big_b, f_b
-        else:
-            f_a = f_a / 2.0
-        big_b, f_b = big_c, f_c
-    return math.exp(big_a / 2.0)
 
 
 class Server:
@@ -101,20 +67,14 @@ class Server:
             if pid not in results:  # idle: step 6 only
                 self.state[pid] = (mu, math.sqrt(phi * phi + sigma * sigma), sigma)
                 continue
-            v_inv = 0.0
-            total = 0.0
-            for opp, s in results[pid]:
-                mu_j, phi_j, _ = pre[opp]
-                e = expected(mu, mu_j, phi_j)
-                v_inv += g(phi_j) ** 2 * e * (1.0 - e)
-                total += g(phi_j) * (s - e)
-            v = 1.0 / v_inv  # step 3
-            delta = v * total  # step 4
-            sigma_new = volatility(delta, phi, v, sigma, self.tau)  # step 5
-            phi_star = math.sqrt(phi * phi + sigma_new * sigma_new)  # step 6
-            phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)  # step 7
-            mu_new = mu + phi_new * phi_new * total
-            self.state[pid] = (mu_new, phi_new, sigma_new)
+            opponents = [  # on the Glicko scale, as the steps' reference takes them
+                (SCALE * pre[opp][0] + 1500.0, SCALE * pre[opp][1], score)
+                for opp, score in results[pid]
+            ]
+            r, rd, sigma_new, _ = reference(
+                SCALE * mu + 1500.0, SCALE * phi, sigma, opponents, self.tau
+            )  # steps 3 to 8
+            self.state[pid] = ((r - 1500.0) / SCALE, rd / SCALE, sigma_new)
             self.rated.add(pid)
 
     def predict(self, a: int, b: int) -> float:
