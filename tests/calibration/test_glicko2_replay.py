@@ -1,7 +1,7 @@
 """Glicko-2 replayed over a log as a rating server would have run it (lobbysim/calibration/
 replay.py, "Entry"): rating periods closed on the clock, each player entering at their first
 match as Glickman's unrated player. Checked against an independent Glicko-2 (a server written
-here, each period's update by the reference of tests/raters/test_glicko2.py) from the formulas
+here, each period's update by the reference of tests/raters/glicko2_reference.py) from the formulas
 of M. E. Glickman, "Example of the Glicko-2 system" (Boston University, 2013), steps 1 to 8,
 and the predictive probability of "The Glicko system" (1995), over a small log with late
 newcomers."""
@@ -20,7 +20,7 @@ from lobbysim.calibration.replay import LogArrays, replay, replay_by_event
 from lobbysim.calibration.scores import score_log
 from lobbysim.raters import RATERS
 from tests.calibration.logs import Match, make_log
-from tests.raters.test_glicko2 import reference
+from tests.raters.glicko2_reference import reference
 
 SCALE = 173.7178  # Glicko points per Glicko-2 unit (step 2)
 
