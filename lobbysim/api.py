@@ -299,8 +299,9 @@ def compare(
     Returns:
         An :class:`~lobbysim.experiments.ExperimentResult`: ``summary`` (per policy and
         metric, the mean with a 95% interval), ``differences`` (each policy minus the first,
-        paired) and ``replications`` (every replication; ``metrics`` is the same frame), and
-        ``runs`` (the frames of each). Its notebook view
+        paired) and ``replications`` (every replication; ``metrics`` is the same frame),
+        ``runs`` (the frames of each) and ``folder`` (the folder written with ``out`` or
+        ``report=True``, which :func:`load_run` reads back; None without). Its notebook view
         (:class:`~lobbysim.reporting.notebook.NotebookExperimentResult`) shows the headline
         ``lobbysim compare`` prints (all of it: ``print(result.headline)``) and, in a notebook,
         the key metrics' means with their 95% intervals.
@@ -374,7 +375,7 @@ def compare(
             note=display.note,
         )
         display.note(f"wrote {folder}")
-        return NotebookExperimentResult.of(result)
+        return NotebookExperimentResult.of(result, folder=folder)
     if chosen.records.stream:
         raise ValueError(
             "out: the scenario streams its records (records.stream: true); give out, the "

@@ -90,7 +90,7 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         description=(
             "Run the scenario once per policy, or once per FlexMatch rule set (--rules), on the "
             "same replication seeds (common random numbers) and report each metric's mean with "
-            "a 95%% interval and the paired differences from the first."
+            "a 95% interval and the paired differences from the first."
         ),
     )
     compare.add_argument(
@@ -140,6 +140,10 @@ def _add_run_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     plugins = subparsers.add_parser(
         "plugins",
         help="list every arrival model, policy, assignment, rater and game mode",
+        description=(
+            "List every registered plug-in with its parameters (defaults) and what it does; "
+            "writing your own: docs/plugins.md."
+        ),
     )
     plugins.set_defaults(handler=_plugins)
 
@@ -215,8 +219,9 @@ def _validate(args: argparse.Namespace) -> int:
             print(
                 f"{path}: ok"
                 + (
-                    f" (plug-ins not imported, so not run: {', '.join(skipped)}; "
-                    "--import-plugins imports and checks them)"
+                    f" (plug-ins not imported, so not run: {', '.join(skipped)}; their "
+                    "parameters are NOT checked: --import-plugins imports and checks them; "
+                    "every bundled plug-in was checked)"
                     if skipped
                     else ""
                 )

@@ -7,6 +7,7 @@ only, and with ``--verbose`` the fast plan; ``plugins`` lists every registered p
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,12 @@ from lobbysim.policies import POLICIES
 from lobbysim.policies.assignment import ASSIGNMENTS
 from lobbysim.raters import RATERS
 from lobbysim.registry import PluginError, Registry, declared_parameters
-from lobbysim.scenario import ScenarioError, read_scenario_data
+from lobbysim.scenario import Scenario, ScenarioError, read_scenario_data
 from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.plugin_fields import user_plugins
+from lobbysim.scenario.plugins import build_plugin
+from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.scenario.specs import policy_spec
 from lobbysim.sim.components import Components
 
 
@@ -44,19 +48,53 @@ def plugins_not_imported(path: str | Path) -> list[str]:
     return [f"{field} '{name}'" for field, name in user_plugins(data)]
 
 
+def section_policy_problems(scenario: Scenario, *, import_plugins: bool = False) -> list[str]:
+    """Return the problems of the policies the ``compare:`` and ``sweep:`` sections name (one
+    line each): each bundled policy is built with its parameters, so that a typo in one
+    (``knowledge_gradient(gama=0.95)``) is found now, not when ``compare`` or ``sweep`` starts;
+    a user class is checked by reference only unless ``import_plugins``."""
+    named: list[tuple[str, Any]] = []
+    if scenario.compare is not None:
+        named += [(f"compare.policies[{i}]", p) for i, p in enumerate(scenario.compare.policies)]
+    if scenario.sweep is not None:
+        named += [(f"sweep.policies[{i}]", p) for i, p in enumerate(scenario.sweep.policies)]
+    problems = []
+    for where, value in named:
+        try:
+            spec = policy_spec(value, where)
+            if not import_plugins and is_user_class(spec.name):
+                problem = reference_problem(spec.name)
+                if problem is not None:
+                    problems.append(f"{where}: {problem}")
+                continue
+            build_plugin(POLICIES, spec, where)
+        except (ScenarioError, PluginError) as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def validate(paths: Sequence[str | Path], *, import_plugins: bool = False) -> list[str]:
     """Return one line per problem in the given scenario files (empty: all valid).
 
     Nothing is run, and without ``import_plugins`` no user class is imported either (importing
     runs the module's code): a ``file.py:Class`` or ``module:Class`` plug-in is checked by
     reference only (:mod:`lobbysim.scenario.references`), and a scenario naming one is not
-    built. ``import_plugins`` imports and checks them as ``run`` does.
+    built. The bundled plug-ins are known without importing anything, so their parameters are
+    checked either way, those of the ``compare:`` and ``sweep:`` sections' policies too
+    (:func:`section_policy_problems`). ``import_plugins`` imports and checks the user classes
+    as ``run`` does.
     """
     problems = []
     for path in paths:
         try:
             scenario = load_run_scenario(path, import_plugins=import_plugins)
-            check_scenario(scenario, import_plugins=import_plugins)
+            found = section_policy_problems(scenario, import_plugins=import_plugins)
+            try:
+                check_scenario(scenario, import_plugins=import_plugins)
+            except PluginError as exc:
+                found[:0] = str(exc).splitlines()
+            if found:
+                raise PluginError("\n".join(found))
         except (ScenarioError, PluginError) as exc:
             for text in str(exc).splitlines():
                 problems.append(text if text.startswith(str(path)) else f"{path}: {text}")
@@ -74,8 +112,17 @@ def fast_plan_lines(path: str | Path, *, import_plugins: bool = False) -> list[s
     return ["fast plan (the speed kernels of a run):", *plan.describe()]
 
 
+PLUGINS_DOC = "docs/plugins.md"
+"""The page on writing plug-ins, which ``lobbysim plugins`` points to."""
+
+PLUGINS_DOC_URL = "https://github.com/lobbysim/lobbysim/blob/main/docs/plugins.md"
+"""Where :data:`PLUGINS_DOC` is read online (the project's homepage in pyproject.toml)."""
+
+
 def plugins_text() -> str:
-    """Return every registered plug-in of every family with its parameters, for humans."""
+    """Return every registered plug-in of every family, for humans: per plug-in its name with
+    its parameters and their defaults, then on a line of its own what it does (its docstring's
+    first line, :func:`description`); last, where writing one's own is documented."""
     lines: list[str] = []
     families: list[tuple[str, Registry[Any]]] = [
         ("arrival models (arrivals)", ARRIVALS),
@@ -89,11 +136,22 @@ def plugins_text() -> str:
     for title, registry in families:
         lines.append(f"{title}:")
         for name, cls in registry:
-            lines.append(f"  {name}{_parameters(cls)}")
+            parameters = _parameters(cls)
+            lines.append(f"  {name}: {parameters}" if parameters else f"  {name}")
+            lines.append(f"      {description(cls)}")
     lines.append("game modes (game.mode):")
     lines.append("  1v1, team (game.team_size), ffa (game.ffa_size)")
-    lines.append('user classes: "package.module:Class" wherever a plug-in name goes')
+    lines.append('user classes: "file.py:Class" or "package.module:Class" wherever a name goes')
+    lines.append(f"writing one: {PLUGINS_DOC} ({PLUGINS_DOC_URL})")
     return "\n".join(lines)
+
+
+def description(cls: type) -> str:
+    """Return the first line of a plug-in class's own docstring, without reST's double
+    backquotes ("" without one)."""
+    doc = cls.__dict__.get("__doc__") or ""
+    lines = inspect.cleandoc(doc).splitlines()
+    return lines[0].strip().replace("``", "") if lines else ""
 
 
 def _parameters(cls: type) -> str:
@@ -107,4 +165,4 @@ def _parameters(cls: type) -> str:
             params.append(f"{name}={f.default_factory()!r}")
         else:
             params.append(f"{name} (required)")
-    return f": {', '.join(params)}" if params else ""
+    return ", ".join(params)

@@ -63,7 +63,7 @@ def sees_truth(policy: object) -> bool:
 @POLICIES.register
 @dataclass(frozen=True)
 class UniformRandom:
-    """No matchmaking: uniformly random pairs over the whole pool, whatever their quality.
+    """Lower bound, no matchmaking: random pairs drawn from the whole pool, ratings unused.
 
     Its scores are equal (so where an engine does use scores, as the paper's study does, the
     tie-break picks uniformly among the candidates); the lobby pairs without them.
@@ -81,7 +81,7 @@ class UniformRandom:
 @POLICIES.register
 @dataclass(frozen=True)
 class Oracle:
-    """Matchmaking on true skill: the candidate closest in true skill (no real system can).
+    """Upper bound: the candidate closest in true skill, which no real system knows.
 
     The lobby's matchmaker puts the true skills in ``Decision.mu`` (and zeros in ``var``), so
     the score below, eq. (8) of point estimate, is the true gap.

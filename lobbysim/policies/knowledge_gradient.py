@@ -292,7 +292,7 @@ def _dense_block(
 @POLICIES.register
 @dataclass(frozen=True)
 class KnowledgeGradient:
-    """The KG policy: argmax_j q_0j + W * F_j.
+    """Knowledge gradient: the draw chance plus the value of what the game teaches the rater.
 
     Attributes:
         rule: ``"discounted"`` (eq. 13, W = gamma / (1 - gamma)) or ``"finite_horizon"``

@@ -160,7 +160,7 @@ def _places(index: IntArray | None, shape: tuple[int, ...], n: int) -> IntArray:
 @POLICIES.register
 @dataclass(frozen=True)
 class LobbyKnowledgeGradient(KnowledgeGradient):
-    """KG whose look-ahead is over the players online: argmax_j q_0j + W * F_j (module doc).
+    """Knowledge gradient whose look-ahead is over the players online, not the candidates.
 
     Attributes:
         rule, gamma, horizon: W, as for ``knowledge_gradient``.

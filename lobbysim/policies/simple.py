@@ -24,7 +24,7 @@ from lobbysim.skill.gaussian import match_quality
 @POLICIES.register
 @dataclass(frozen=True)
 class PointEstimate:
-    """Eq. (8): argmin_j |mu_0 - mu_j|, blind to the variances."""
+    """The candidate nearest in rating mean (eq. 8: argmin_j |mu_0 - mu_j|), blind to the spread."""
 
     name: ClassVar[str] = "point_estimate"
     needs_variance: ClassVar[bool] = False
@@ -43,7 +43,7 @@ class PointEstimate:
 @POLICIES.register
 @dataclass(frozen=True)
 class DrawChance:
-    """Eq. (9): argmax_j q~_0j, the normalised draw probability (TrueSkill's match quality)."""
+    """The candidate of highest predicted draw chance (eq. 9: TrueSkill's match quality q~)."""
 
     name: ClassVar[str] = "draw_chance"
     needs_variance: ClassVar[bool] = True
@@ -74,7 +74,7 @@ class DrawChance:
 @POLICIES.register
 @dataclass(frozen=True)
 class RandomOpponent:
-    """Baseline: a uniformly random candidate."""
+    """Baseline in the matchmaker's loop: a waiting player takes one of its candidates at random."""
 
     name: ClassVar[str] = "random"
     needs_variance: ClassVar[bool] = False

@@ -83,7 +83,7 @@ def _pairs(k: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 @RATERS.register
 @dataclass(frozen=True, eq=False)
 class BayesianRater(GaussianBeliefs):
-    """Gaussian beliefs N(mu, var) per player, updated as in the paper (see the module docstring).
+    """The paper's rater: a Gaussian belief N(mu, var) per player, updated after each game.
 
     Args:
         beta2: the performance-noise variance sigma_eps^2 (> 0 and at most 1e8,

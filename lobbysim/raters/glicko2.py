@@ -165,7 +165,7 @@ class Periods:
 @RATERS.register
 @dataclass(frozen=True, eq=False)
 class Glicko2Rater(EvenMatchQuality):
-    """Glickman's Glicko-2 system over rating periods of simulated time (see the module docstring).
+    """Glickman's Glicko-2 system over rating periods of simulated time.
 
     Every player starts at ``initial_rating`` / ``initial_deviation`` / ``initial_volatility``
     (the prior beliefs given to :meth:`add_players` are only size-checked: the Glicko scale is

@@ -101,7 +101,7 @@ def sph(seat: Seat) -> Fraction:
 @RATERS.register
 @dataclass(frozen=True, eq=False)
 class OpenSkillRater(GaussianBeliefs):
-    """Beliefs N(mu, sigma^2) updated by an ``openskill`` model (see the module docstring).
+    """Beliefs N(mu, sigma^2) updated by an ``openskill`` model (needs the openskill package).
 
     Args:
         model: the openskill model's class name, one of :data:`MODELS`.

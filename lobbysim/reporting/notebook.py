@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -104,25 +105,40 @@ class NotebookSimulationResult(SimulationResult):
         return html_fragment(blocks)
 
 
+@dataclasses.dataclass
 class NotebookExperimentResult(ExperimentResult):
     """An :class:`~lobbysim.experiments.replications.ExperimentResult` as
-    :func:`lobbysim.compare` returns it: the same frames, shown with their headline."""
+    :func:`lobbysim.compare` returns it: the same frames, shown with their headline, and
+    ``folder``, the folder it wrote (with ``out`` or ``report=True``; None when it wrote none),
+    which :func:`lobbysim.load_run` reads back."""
+
+    folder: Path | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, result: ExperimentResult) -> NotebookExperimentResult:
-        """Return the notebook view of ``result`` (the same frames, not copies)."""
-        return cls(**_fields(result))
+    def of(cls, result: ExperimentResult, folder: Path | None = None) -> NotebookExperimentResult:
+        """Return the notebook view of ``result`` (the same frames, not copies), with the
+        folder it was written to, if any (else the folder ``result`` already names)."""
+        fields = _fields(result)
+        if folder is not None:
+            fields["folder"] = Path(folder)
+        return cls(**fields)
 
     @property
     def headline(self) -> str:
         """Return the whole headline, as ``lobbysim run`` and ``compare`` print it."""
         return headline_text(experiment_headline(self))
 
+    def _footer(self) -> str:
+        """Return the line naming the tables, and the folder written, if any."""
+        if self.folder is None:
+            return self.tables()
+        return f"{self.tables()}\n  folder: {self.folder} (lobbysim.load_run(result.folder))"
+
     def __repr__(self) -> str:
-        return experiment_text(self, f"ExperimentResult: {self.describe()}", self.tables())
+        return experiment_text(self, f"ExperimentResult: {self.describe()}", self._footer())
 
     def _repr_html_(self) -> str:
-        return experiment_html(self, f"ExperimentResult: {self.describe()}", self.tables())
+        return experiment_html(self, f"ExperimentResult: {self.describe()}", self._footer())
 
 
 def key_metrics(result: ExperimentResult) -> list[str]:

@@ -5,6 +5,7 @@ and the examples in :mod:`lobbysim.api`'s docstrings run."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import pickle
 import time
@@ -119,7 +120,7 @@ def test_the_notebook_views_are_the_results_themselves(run: NotebookSimulationRe
 def test_a_comparisons_repr_is_its_headline_cut_short(
     compared: tuple[NotebookExperimentResult, Path],
 ) -> None:
-    result, _ = compared
+    result, out = compared
     text = repr(result)
     assert len(text) < REPR_LIMIT
     first = text.splitlines()[0]
@@ -131,7 +132,24 @@ def test_a_comparisons_repr_is_its_headline_cut_short(
     assert result.headline == headline
     assert headline.splitlines()[0] in text  # the answer first, as the terminal prints it
     assert "more lines: print(result.headline)" in text  # the rest is one call away
-    assert text.splitlines()[-1].startswith("  tables: .summary (42 rows)")
+    assert text.splitlines()[-2].startswith("  tables: .summary (42 rows)")
+    assert text.splitlines()[-1] == f"  folder: {out} (lobbysim.load_run(result.folder))"
+
+
+def test_a_comparison_keeps_the_folder_it_wrote(
+    compared: tuple[NotebookExperimentResult, Path],
+) -> None:
+    result, out = compared
+    assert result.folder == out and (out / "replications.csv").is_file()
+    again = lobbysim.load_run(result.folder)
+    pd.testing.assert_frame_equal(again.replications, result.replications)
+    assert f"folder: {out}" in result._repr_html_()
+    assert pickle.loads(pickle.dumps(result)).folder == out
+    assert NotebookExperimentResult.of(result).folder == out  # a view of the view keeps it
+    # a result that wrote nothing has no folder, and says none
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(ExperimentResult)}
+    in_memory = NotebookExperimentResult.of(ExperimentResult(**fields))
+    assert in_memory.folder is None and "folder:" not in repr(in_memory)
 
 
 def test_a_comparisons_html_is_its_headline_and_key_metrics(
