@@ -29,7 +29,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 #: (any record or metric) of some scenario and seed. Sweeps key each run's saved result on it, so
 #: results of different versions are never mixed; tests/test_results_version.py fails when results
 #: change without a bump.
-RESULTS_VERSION = 8
+RESULTS_VERSION = 9
 
 #: The notebook-shaped API, defined in lobbysim.api and loaded on first use.
 _API = (

@@ -90,6 +90,7 @@ _LABELS = {
     "queue_time_p50": "queue time p50",
     "queue_time_p90": "queue time p90",
     "queue_time_p99": "queue time p99",
+    "queue_time_tail_mean": "tail wait (mean of the longest 1%)",
     "abandonment_rate": "abandonment rate",
     "games_per_hour": "games per hour",
     "draw_prob_true_mean": "true draw probability",

@@ -58,6 +58,11 @@ METRIC_MEANINGS = {
     "queue_time_p50": "median minutes in the queue of the players who were matched",
     "queue_time_p90": "90th percentile of the queue time of matched players (minutes)",
     "queue_time_p99": "99th percentile of the queue time of matched players (minutes)",
+    "queue_time_tail_mean": (
+        "mean of the longest 1% of the queue times of matched players, ceil(n/100) of n waits, "
+        "at least one (minutes): the tail wait, continuous where the percentiles sit on the "
+        "pass grid"
+    ),
     "abandonment_rate": "share of queueing spells that ended with the player giving up",
     "games_per_hour": "games started per simulated hour after the warm-up",
     "draw_prob_true_mean": "mean true draw probability of the games (higher: more even matches)",

@@ -1,10 +1,12 @@
 """Metrics of one replication, computed from its record frames and the true skills.
 
 Queue times count only players who queued and were matched (``waits`` rows with outcome
-``matched``); the abandonment rate is abandoned / (matched + abandoned) over queueing spells. A
-warm-up period is excluded: waits that began, and games that started, before it. Per rater, the
-final ratings of registered players who played at least one game after the warm-up are compared
-with their true skills: ``rating_rmse`` (only for raters on the skill scale) and Kendall's tau.
+``matched``); ``queue_time_tail_mean`` is the mean of their longest 1% of waits
+(:func:`tail_mean`: the ``ceil(n / 100)`` longest of ``n``, at least one). The abandonment
+rate is abandoned / (matched + abandoned) over queueing spells. A warm-up period is excluded:
+waits that began, and games that started, before it. Per rater, the final ratings of
+registered players who played at least one game after the warm-up are compared with their true
+skills: ``rating_rmse`` (only for raters on the skill scale) and Kendall's tau.
 
 **By tenure** (only for a scenario with a persistent player base, ``base:``, whose members come
 back visit after visit with one id): a player's *tenure* at a moment is the number of games they
@@ -24,7 +26,33 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-QUEUE_METRICS = ("queue_time_mean", "queue_time_p50", "queue_time_p90", "queue_time_p99")
+QUEUE_METRICS = (
+    "queue_time_mean",
+    "queue_time_p50",
+    "queue_time_p90",
+    "queue_time_p99",
+    "queue_time_tail_mean",
+)
+
+TAIL_SHARE = 0.01
+"""The share of the longest waits ``queue_time_tail_mean`` averages (:func:`tail_mean`)."""
+
+
+def tail_mean(values: np.ndarray, share: float = TAIL_SHARE) -> float:
+    """Return the mean of the longest ``share`` of ``values`` (NaN without any).
+
+    The ``k = ceil(share * n)`` largest of the ``n`` values are averaged: at least one (with
+    ``n`` of 1 to 100 and the default 1%, the longest wait alone), exactly ``share * n`` when
+    that is whole (the 10 longest of 1,000 waits). Unlike a percentile, it moves with every
+    wait of the tail, so it takes values between the steps of a pass grid that pins the
+    queue-time percentiles to multiples of the pass interval.
+    """
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        return math.nan
+    k = max(1, math.ceil(share * values.size - 1e-9))
+    return float(np.partition(values, values.size - k)[values.size - k :].mean())
+
 
 MIN_GAMES_FOR_WIN_RATIO = 5
 """Decided games a player needs for their win ratio to count (``win_ratio_dispersion``)."""
@@ -80,6 +108,7 @@ def compute_metrics(
     out["queue_time_mean"] = float(matched.mean()) if matched.size else math.nan
     for q, name in ((50, "queue_time_p50"), (90, "queue_time_p90"), (99, "queue_time_p99")):
         out[name] = float(np.percentile(matched, q)) if matched.size else math.nan
+    out["queue_time_tail_mean"] = tail_mean(matched)
     decided = matched.size + abandoned
     out["abandonment_rate"] = abandoned / decided if decided else math.nan
 

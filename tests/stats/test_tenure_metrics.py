@@ -207,6 +207,7 @@ OLD_KEYS = [
     "queue_time_p50",
     "queue_time_p90",
     "queue_time_p99",
+    "queue_time_tail_mean",
     "abandonment_rate",
     "games_per_hour",
     "draw_prob_true_mean",
