@@ -182,10 +182,12 @@ def test_glicko2_replay_is_glickmans_system_on_the_sample_log(period: float) -> 
 
 
 @pytest.mark.slow
-def test_glicko2_scores_near_the_gaussian_rater_on_the_sample_log() -> None:
-    """Tuned on the first half, scored on the second: glicko2's log loss is within three
-    standard errors of the paired difference of the Bayesian rater's (the log is lobbysim's own,
-    drawn from the Bayesian rater's Gaussian model, so the Bayesian rater may be ahead)."""
+def test_glicko2_scores_no_worse_than_the_gaussian_rater_on_the_sample_log() -> None:
+    """Issue 44's bar: tuned on the first half, scored on the second, glicko2's log loss is no
+    worse than the Bayesian rater's by more than the interval says: the 95% interval of the
+    paired difference (glicko2 - bayesian, per pair of the second part) holds 0 or lies below
+    it. (It missed before the volatility was tuned with the period: 3.75-minute periods at
+    Glickman's 0.06 scored 0.6423 against 0.6313, a difference of 0.0110 +/- 0.0044.)"""
     log = read_log(SAMPLE / "quickstart_games.csv.gz")
     result = score_log(log, ["bayesian", "glicko2"])
     second = result.pairs[result.pairs["part"] == "second"]
@@ -196,4 +198,4 @@ def test_glicko2_scores_near_the_gaussian_rater_on_the_sample_log() -> None:
 
     diff = loss(second["glicko2"].to_numpy()) - loss(second["bayesian"].to_numpy())
     se = diff.std(ddof=1) / math.sqrt(diff.size)
-    assert diff.mean() < 3.0 * se
+    assert diff.mean() - 1.96 * se <= 0.0, (diff.mean(), se, result.chosen["glicko2"])

@@ -502,8 +502,10 @@ def test_a_grid_below_the_best_setting_is_extended_in_score_log(
     short = {"glicko2": [{"tau": t, "period": p} for t in (0.3, 0.6) for p in (60.0, 15.0)]}
     capped = score_log(log, ["glicko2"], grids=short)
     assert capped.chosen["glicko2"]["period"] == 3.75
+    # then the coordinate pass: the grid's other tau beside the period the walk moved
     assert capped.grid["params"].tolist()[4:] == ["tau 0.15, period 15 min",
-                                                  "tau 0.3, period 3.75 min"]  # fmt: skip
+                                                  "tau 0.3, period 3.75 min",
+                                                  "tau 0.6, period 3.75 min"]  # fmt: skip
     assert [note for note in capped.notes if "tried" in note] == [
         "glicko2: period 3.75 min is the smallest value tried, the grid extended as far as "
         "allowed (up to 4 steps, within 1 to 10080); the best may lie further"
