@@ -204,6 +204,21 @@ def _fixed(game: Mapping[str, Any]) -> bool:
     return shape is None or shape.fixed
 
 
+def batching_text(batching: str, sort: tuple[str, ...], size: int | None) -> str:
+    """Return how FlexMatch's builder batches its pool, as ``rules show`` prints it after the
+    algorithm: `` (batching largest_population on skill, batches of 40 tickets)``; with no
+    batch size, the pool is one batch (each data centre's, with ``fastest_region``), so its
+    order does not matter and the line says so."""
+    parts = []
+    if batching != "none":
+        parts.append(f"batching {batching}" + (f" on {', '.join(sort)}" if sort else ""))
+    if size is not None:
+        parts.append(f"batches of {size} tickets")
+    elif sort:
+        parts.append("one batch: set matchmaker.batch_size to cut the sorted pool")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _game_lines(game: Mapping[str, Any]) -> list[str]:
     """Return the game's line (its mode and teams in words), and a line per team where the
     teams are given one by one (their ranges and the expansions of their minimum, in seconds)."""
@@ -241,7 +256,7 @@ def show_lines(file: str | Path) -> list[str]:
             f"FlexMatch rule set{title} ({path}), as lobbysim reads it:",
             *_game_lines(imported.game),
             f"matchmaker.algorithm: {imported.algorithm}"
-            + (f" (batching {imported.batching})" if imported.batching != "none" else ""),
+            + batching_text(imported.batching, imported.batch_sort, None),
             "rules:",
             *rule_lines(rules, _fixed(imported.game)),
         ]
@@ -279,7 +294,7 @@ def show_lines(file: str | Path) -> list[str]:
     if mm.rules is None:
         steps = ", ".join(f"{_number(w)} min: {_number(q)}" for w, q in mm.threshold)
         return [*lines, f"no rule set: the matchmaker's threshold alone [{steps}]"]
-    batching = f" (batching {mm.batching})" if mm.batching != "none" else ""
+    batching = batching_text(mm.batching, mm.batch_sort, mm.batch_size)
     lines += [
         f"matchmaker.algorithm: {mm.algorithm}{batching}",
         "rules:",

@@ -106,6 +106,11 @@ the same, a string ``X``, ``=`` / ``!=`` a string       ``compare``, ``op``, ``v
                                                         scenario sets its own)
 ``algorithm.batchingPreference`` ``fastestRegion``      ``matchmaker.batching: fastest_region``
                                                         (with ``algorithm: flexmatch``)
+``largestPopulation`` (``balanced``'s default)          ``matchmaker.batching:
+                                                        largest_population``, ``batch_sort:
+                                                        [balancedAttribute]``
+``sorted`` with ``sortByAttributes``                    ``matchmaker.batching: sorted``,
+                                                        ``batch_sort: [...]``
 ======================================================  ==========================================
 
 An imported rule set runs FlexMatch's builder (:mod:`lobbysim.sim.flexmatch_builder`: the
@@ -114,8 +119,12 @@ the sort rules, while every rule holds); a scenario may choose lobbysim's ``exac
 ``seed_greedy`` instead (docs/model.md, section 10, compares them). FlexMatch's batching
 (``batchingPreference``) decides which tickets are tried together, not which matches are
 allowed: ``fastestRegion`` batches by each ticket's lowest-latency data centre (it needs the
-scenario's world), and the defaults (``random``; ``largestPopulation`` with ``balanced``) are
-one batch of every ticket (FlexMatch forms more only past a batch size it does not publish).
+scenario's world); otherwise every ticket is in one batch, since FlexMatch forms more only past
+a batch size it does not publish. ``matchmaker.batch_size`` states one: the pool is then cut
+into batches of that many tickets after FlexMatch's pre-batch sort, ``largestPopulation`` (the
+``balanced`` strategy's default) on ``balancedAttribute`` and ``sorted`` on
+``sortByAttributes`` (``matchmaker.batch_sort``; bind the attributes to sort on them), or dealt
+at random for ``random``. The size is lobbysim's assumption, never written to an exported file.
 ``balanced`` spreads players over teams to even out ``balancedAttribute``: with one team (a
 free-for-all) it has nothing to spread; with two, lobbysim's split of every team game evens out
 the teams' driving-rater means, the same when the attribute is bound to the rating. A FlexMatch
@@ -146,8 +155,7 @@ sort rule, or a rule listed after it (as FlexMatch requires); ``latency``'s ``ma
 ``distanceReference`` (they bound a ticket's latency above the match's lowest or average one, where
 lobbysim's ``delta_ping`` bounds it above the player's own best data centre); expansions of a team's
 ``maxPlayers`` or of a property no limit comes from (a compound, a sort, ``=``/``!=``);
-``batchingPreference`` ``sorted``, ``sortByAttributes``, a ``backfillPriority`` other than
-``normal``.
+a ``backfillPriority`` other than ``normal``.
 
 The export refuses, naming ``matchmaker.rules[i]``, what FlexMatch cannot say: the kinds
 ``match_quality``, ``party_parity``, ``count`` and ``delta_ping``, ``equal`` on a number

@@ -37,8 +37,9 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
     The game section the teams give fills in the scenario's, and must agree with what it sets;
     the attributes join the scenario's own ``attributes:`` (a name bound twice is an error);
     ``matchmaker.algorithm`` is ``flexmatch`` (FlexMatch's builder) unless the scenario sets
-    one, with the rule set's ``batching`` (``fastestRegion``: ``fastest_region``) when the
-    algorithm is ``flexmatch`` and the scenario sets none.
+    one, with the rule set's ``batching`` (``fastestRegion``: ``fastest_region``;
+    ``largestPopulation``: ``largest_population``; ``sorted``) and ``batch_sort`` when the
+    algorithm is ``flexmatch`` and the scenario sets no batching.
 
     Raises:
         ScenarioError: the rule set's problems, or a disagreement with the scenario's fields.
@@ -68,6 +69,8 @@ def expand_scenario_data(data: Mapping[str, Any]) -> Mapping[str, Any]:
     out["matchmaker"] = {**mm, "rules": [dict(r) for r in imported.rules], "algorithm": algorithm}
     if algorithm == "flexmatch" and imported.batching != "none" and "batching" not in mm:
         out["matchmaker"]["batching"] = imported.batching
+        if imported.batch_sort and "batch_sort" not in mm:
+            out["matchmaker"]["batch_sort"] = list(imported.batch_sort)
     game = data.get("game", {})
     if isinstance(game, Mapping):
         merged = dict(game)

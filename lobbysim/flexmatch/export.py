@@ -386,17 +386,28 @@ def export_flexmatch(scenario: Any) -> dict[str, Any]:
     numbers = [name for name, a in attributes.items() if a.type == "number"]
     if any(_reads_rating(r) for r in rules) or (large and not numbers):
         declared.append({"name": RATING, "type": "number", "default": 0})
+    mm = scenario.matchmaker
     algorithm: dict[str, Any] = {"strategy": "exhaustiveSearch"}
-    if large:
+    if large or mm.batching == "largest_population":
         spread = [r.attribute or RATING for r in rules if r.kind == "skill_distance"]
         balanced = spread[0] if spread else numbers[0] if numbers else RATING
+        if mm.batching == "largest_population":  # the pool sorted on it: its batch_sort
+            balanced = mm.batch_sort[0]
         algorithm = {
             "strategy": "balanced",
             "balancedAttribute": balanced,
             "batchingPreference": "largestPopulation",
         }
-    if scenario.matchmaker.batching == "fastest_region":
+    if mm.batching == "fastest_region":
         algorithm["batchingPreference"] = "fastestRegion"
+    elif mm.batching == "sorted":
+        algorithm["batchingPreference"] = "sorted"
+        algorithm["sortByAttributes"] = list(mm.batch_sort)
+    # an attribute the pool sorts on that no rule reads is declared all the same (unbound,
+    # a number: FlexMatch needs it declared)
+    for name in [algorithm.get("balancedAttribute"), *algorithm.get("sortByAttributes", [])]:
+        if name is not None and all(d["name"] != name for d in declared):
+            declared.append({"name": name, "type": "number", "default": 0})
     algorithm["expansionAgeSelection"] = clock
     document: dict[str, Any] = {
         "name": scenario.name,

@@ -73,8 +73,12 @@ class FlexMatchImport:
         unbound: the attributes a rule reads that the mapping does not bind, by name, with
             their type (only when read without a mapping, e.g. ``lobbysim rules show``).
         algorithm: the ``matchmaker.algorithm``: ``flexmatch``, FlexMatch's builder.
-        batching: the ``matchmaker.batching``: ``fastest_region`` for a
-            ``batchingPreference`` of ``fastestRegion``, else ``none``.
+        batching: the ``matchmaker.batching``: ``fastest_region``, ``largest_population``
+            (the ``balanced`` strategy's default) or ``sorted`` for a ``batchingPreference``
+            of ``fastestRegion``, ``largestPopulation`` or ``sorted``; ``none`` for
+            ``random``.
+        batch_sort: the ``matchmaker.batch_sort``: the ``balancedAttribute`` with
+            ``largest_population``, the ``sortByAttributes`` with ``sorted``.
         clock: every rule's clock (``algorithm.expansionAgeSelection``).
         declared: every declared player attribute, by name, with its type (one no rule reads
             and the mapping does not bind is left out of :attr:`attributes`).
@@ -94,6 +98,7 @@ class FlexMatchImport:
     unbound: dict[str, str] = field(default_factory=dict)
     algorithm: str = "flexmatch"
     batching: str = "none"
+    batch_sort: tuple[str, ...] = ()
     clock: str = "newest"
     declared: dict[str, str] = field(default_factory=dict)
     split_expansions: tuple[tuple[int, int], ...] = ()
@@ -109,6 +114,8 @@ class FlexMatchImport:
         }
         if self.batching != "none":
             data["matchmaker"]["batching"] = self.batching
+        if self.batch_sort:
+            data["matchmaker"]["batch_sort"] = list(self.batch_sort)
         if self.attributes:
             data["attributes"] = {k: dict(v) for k, v in self.attributes.items()}
         return data
@@ -313,25 +320,64 @@ class _Reader(TeamsReader):
             )
         default = "largestPopulation" if strategy == "balanced" else "random"
         batching = algorithm.get("batchingPreference", default)
+        attribute = algorithm.get("balancedAttribute")
         if batching == "fastestRegion":  # FlexMatch's builder batches by the fastest region
             self.batching = "fastest_region"
-        elif batching != default:
+        elif batching == "largestPopulation" and strategy == "balanced":
+            # the pool sorted on the balancing attribute before it is cut into batches
+            self.batching = "largest_population"
+            if isinstance(attribute, str):
+                self.batch_sort = (attribute,)
+        elif batching == "sorted":
+            self.batching = "sorted"
+        elif batching != "random":
             self.problem(
-                f"algorithm.batchingPreference: {quoted(batching)} is not supported by lobbysim "
-                f"(only {default!r}, the default: how FlexMatch batches tickets decides which are "
-                "tried together, which lobbysim's search does not mimic)"
+                "algorithm.batchingPreference: expected "
+                + (
+                    "random, sorted or fastestRegion"
+                    if strategy != "balanced"
+                    else "largestPopulation, sorted, random or fastestRegion"
+                )
+                + f", got {quoted(batching)}"
+                + (
+                    " (largestPopulation is the balanced strategy's)"
+                    if batching == "largestPopulation"
+                    else ""
+                )
             )
-        if algorithm.get("sortByAttributes", []) not in ([], None):
-            self.problem(
-                "algorithm.sortByAttributes: not supported by lobbysim (it sorts the ticket pool "
-                "before batching; lobbysim's search has no such order)"
-            )
+        self.read_sort_attributes(algorithm.get("sortByAttributes"), batching)
         backfill = algorithm.get("backfillPriority", "normal")
         if backfill != "normal":
             self.problem(
                 f"algorithm.backfillPriority: {quoted(backfill)} is not supported by lobbysim "
                 "(only 'normal': lobbysim back-fills seats by game.backfill)"
             )
+
+    def read_sort_attributes(self, names: Any, batching: Any) -> None:
+        """Read ``algorithm.sortByAttributes``: the declared number or string attributes a
+        ``sorted`` batching sorts the pool on (each later one breaking the earlier's ties)."""
+        where = "algorithm.sortByAttributes"
+        if batching != "sorted":
+            if names not in (None, []):
+                self.problem(f"{where}: only with batchingPreference 'sorted'")
+            return
+        if not isinstance(names, list) or not names:
+            self.problem(
+                f"{where}: batchingPreference 'sorted' needs a non-empty list of declared "
+                f"attributes, got {quoted(names)}"
+            )
+            return
+        out = []
+        for k, name in enumerate(names):
+            kind = self.declared.get(name, (0, None))[1] if isinstance(name, str) else None
+            if kind not in ("number", "string"):
+                self.problem(
+                    f"{where}[{k}]: expected a declared number or string attribute, got "
+                    f"{quoted(name)}" + (f" (a {kind})" if kind is not None else "")
+                )
+                continue
+            out.append(name)
+        self.batch_sort = tuple(out)
 
     # --- expansions ------------------------------------------------------------------------
 
@@ -550,6 +596,7 @@ def read_flexmatch(
         attributes=bound,
         unbound=unbound,
         batching=reader.batching,
+        batch_sort=reader.batch_sort,
         clock=reader.clock,
         declared={name: kind for name, (_, kind) in reader.declared.items()},
         split_expansions=tuple(sorted(reader.split.items())),

@@ -166,6 +166,7 @@ class RuleReader:
         self.balanced = False
         self.clock = "newest"
         self.batching = "none"  # matchmaker.batching (fastestRegion: fastest_region)
+        self.batch_sort: tuple[str, ...] = ()  # matchmaker.batch_sort
         #: the FlexMatch property a rule's limit comes from and its factor, where they are not
         #: its kind's (:data:`LIMIT_PROPERTY`), by rule name (None: no property expands it)
         self.limit_property: dict[str, tuple[str | None, float]] = {}

@@ -17,7 +17,10 @@ from lobbysim.scenario.rules import RuleConfig
 from lobbysim.validation import check, non_negative, positive, whole
 
 #: How FlexMatch's builder may batch tickets before building matches (``matchmaker.batching``).
-BATCHINGS = ("none", "fastest_region")
+BATCHINGS = ("none", "fastest_region", "largest_population", "sorted")
+
+#: The batchings that sort the pool on ``matchmaker.batch_sort`` before cutting it into batches.
+SORTED_BATCHINGS = ("largest_population", "sorted")
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,19 @@ class MatchmakerConfig:
         algorithm: how matches are searched with a rule set: ``exact`` (the matchmaker's own
             search, every rule a hard constraint), ``seed_greedy`` or ``flexmatch`` (FlexMatch's
             builder: :mod:`lobbysim.sim.flexmatch_builder`).
-        batching: how ``flexmatch`` batches the tickets before building matches: ``none`` (one
-            batch) or ``fastest_region`` (by the data centre of each ticket's lowest latency;
-            needs a ``world``).
+        batching: how ``flexmatch`` batches the tickets before building matches (FlexMatch's
+            ``batchingPreference``): ``none`` (FlexMatch's ``random``), ``fastest_region`` (by
+            the data centre of each ticket's lowest latency; needs a ``world``),
+            ``largest_population`` (``balanced`` strategy's default: the pool sorted on the
+            ``balancedAttribute``, ``batch_sort``) or ``sorted`` (the pool sorted on
+            ``sortByAttributes``, ``batch_sort``). How the pool is ordered matters only once it
+            is cut into batches of ``batch_size`` tickets.
+        batch_sort: the attributes the pool is sorted on before it is cut into batches (with
+            ``largest_population`` or ``sorted``; the first sorts, the next break its ties).
+        batch_size: tickets per batch (None: every ticket in one batch, or one batch per data
+            centre with ``fastest_region``). FlexMatch forms more batches as its pool grows
+            past a size it does not publish: this states one. The ``none`` batching then
+            deals the tickets into batches at random.
     """
 
     policy: PluginSpec = field(default_factory=lambda: PluginSpec("draw_chance"))
@@ -96,6 +109,10 @@ class MatchmakerConfig:
     rules: tuple[RuleConfig, ...] | None = None
     algorithm: str = "exact"
     batching: str = "none"
+    batch_sort: tuple[str, ...] = field(
+        default=(), metadata={"expected": "a list of attribute names"}
+    )
+    batch_size: int | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -106,6 +123,15 @@ class MatchmakerConfig:
             f"matchmaker.batching: expected one of {', '.join(BATCHINGS)}, got {self.batching!r}"
             + did_you_mean(str(self.batching), list(BATCHINGS))
             if self.batching not in BATCHINGS
+            else None,
+            None if self.batch_size is None else whole("matchmaker.batch_size", self.batch_size, 2),
+            f"matchmaker.batch_sort: {self.batching} sorts the pool on the attributes of "
+            "batch_sort: name at least one"
+            if self.batching in SORTED_BATCHINGS and not self.batch_sort
+            else None,
+            "matchmaker.batch_sort: only with matchmaker.batching largest_population or "
+            f"sorted (got batching {self.batching}, batch_sort {list(self.batch_sort)})"
+            if self.batch_sort and self.batching not in SORTED_BATCHINGS
             else None,
             "matchmaker.focal_rank: expected a non-zero whole number (1 = highest prior mean, "
             f"-1 = lowest), got {self.focal_rank!r}"

@@ -10,7 +10,12 @@ whole party):
   outgrows a batch size it does not publish). With ``batching: fastest_region`` (a FlexMatch
   ``batchingPreference`` of ``fastestRegion``; a world is needed) the tickets are batched by the
   data centre where their latency is lowest (a party's latency to a data centre is its worst
-  member's), and a batch's matches are built before the next's, the batch whose oldest ticket
+  member's). With a ``batch_size`` the pool (each data centre's, with ``fastest_region``) is
+  cut into batches of that many tickets, in the order of its batching
+  (:func:`cut_batches`): ``largest_population`` and ``sorted`` sort it on ``batch_sort``
+  (FlexMatch's ``balancedAttribute``, ``sortByAttributes``), so a batch holds players alike in
+  them; ``none`` (FlexMatch's ``random``) deals it at random; ``fastest_region`` keeps it
+  oldest first. A batch's matches are built before the next's, the batch whose oldest ticket
   has waited longest first.
 * **Anchors.** Within a batch, the oldest free ticket anchors a match (ties to the earlier in the
   queue); if it cannot be completed in this pass, it waits for the next and the next oldest
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -117,6 +123,46 @@ def fastest_region_batches(view: View, tickets: Sequence[Sequence[int]]) -> list
     return [np.flatnonzero(best == centre) for centre in np.unique(best).tolist()]
 
 
+def batch_order_values(view: View, tickets: Sequence[Sequence[int]], name: str) -> NDArray[Any]:
+    """Return each ticket's value of attribute ``name`` as the pool is sorted on it before it
+    is cut into batches: a number's party average; a string's code (equal strings, equal
+    codes), the ticket's first player's."""
+    if name in view.numbers:
+        x = view.numbers[name]
+        return np.array([combine(x[list(t)], "average") for t in tickets], dtype=float)
+    codes = view.codes[name]
+    return np.array([int(codes[t[0]]) for t in tickets], dtype=np.int64)
+
+
+def cut_batches(
+    groups: Sequence[NDArray[np.intp]],
+    size: int,
+    order: str,
+    sort_values: Sequence[NDArray[Any]] = (),
+    waits: NDArray[np.float64] | None = None,
+    rng: np.random.Generator | None = None,
+) -> list[NDArray[np.intp]]:
+    """Cut each group of tickets (indices, in queue order) into batches of ``size`` tickets
+    (the last of a group may hold fewer), in the order ``order`` gives: ``sorted`` by
+    ``sort_values`` (the first sorts, the next break its ties, then queue order), ``random``
+    (a permutation drawn from ``rng``) or ``oldest`` (the longest ``waits`` first, then queue
+    order)."""
+    out: list[NDArray[np.intp]] = []
+    for group in groups:
+        group = np.asarray(group, dtype=np.intp)
+        if order == "sorted":
+            keys = [group] + [np.asarray(v)[group] for v in reversed(sort_values)]
+            ordered = group[np.lexsort(tuple(keys))]
+        elif order == "random":
+            assert rng is not None, "random batches need a generator"
+            ordered = group[rng.permutation(len(group))]
+        else:
+            assert waits is not None
+            ordered = group[np.lexsort((group, -waits[group]))]
+        out += [ordered[k : k + size] for k in range(0, len(ordered), size)]
+    return out
+
+
 def flexmatch_matches(
     view: View,
     rules: RuleSet,
@@ -128,6 +174,9 @@ def flexmatch_matches(
     sorts: Sequence[SortKey] = (),
     batching: str = "none",
     shape: TeamShape | None = None,
+    batch_size: int | None = None,
+    batch_sort: Sequence[str] = (),
+    rng: np.random.Generator | None = None,
 ) -> list[Match]:
     """Build matches of ``seats`` players from ``tickets`` as FlexMatch does (see the module
     docstring).
@@ -144,6 +193,9 @@ def flexmatch_matches(
             ticket's lowest latency; needs the view's latencies).
         shape: the game's teams, if of ranges, uneven or more than two (``seats``: its most
             players; :func:`~lobbysim.sim.seed_greedy.grow_matches`).
+        batch_size: tickets per batch (None: one batch, or one per data centre).
+        batch_sort: the attributes ``largest_population`` and ``sorted`` sort the pool on.
+        rng: deals the tickets into batches for ``none`` with a ``batch_size``.
     """
     if batching not in BATCHINGS:
         raise ValueError(f"batching: expected one of {', '.join(BATCHINGS)}, got {batching!r}")
@@ -165,9 +217,16 @@ def flexmatch_matches(
             keys.append(-x if sort.descending else x)
         return list(others[np.lexsort(tuple(keys))].tolist())
 
-    if batching == "none":
+    if batching == "none" and batch_size is None:
         return grow_matches(view, rules, table, seats, team_size, split, rank, shape=shape)
-    batches = fastest_region_batches(view, tickets)
+    if batching == "fastest_region":
+        batches = fastest_region_batches(view, tickets)
+    else:
+        batches = [np.arange(len(tickets), dtype=np.intp)]
+    if batch_size is not None:
+        order = {"none": "random", "fastest_region": "oldest"}.get(batching, "sorted")
+        order_values = [batch_order_values(view, tickets, name) for name in batch_sort]
+        batches = cut_batches(batches, batch_size, order, order_values, waits, rng)
     batches.sort(key=lambda b: (-float(waits[b].max()), int(b[0])))
     matches: list[Match] = []
     for batch in batches:

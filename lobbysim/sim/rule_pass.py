@@ -108,6 +108,15 @@ class RulePass:
         #: Whether this pass forms the matches (seed_greedy, flexmatch), and which way.
         self.greedy = mm.algorithm in ("seed_greedy", "flexmatch")
         self._algorithm, self._batching = mm.algorithm, mm.batching
+        self._batch_size, self._batch_sort = mm.batch_size, mm.batch_sort
+        #: Deals the pool into batches at random (FlexMatch's ``random`` batching, cut into
+        #: batches of ``batch_size``); None where nothing is dealt, so other runs keep their
+        #: streams.
+        self._batch_rng = (
+            streams.get("matchmaker:batches")
+            if mm.batch_size is not None and mm.batching == "none"
+            else None
+        )
         self._game = scenario.game
         self._games, self._rematch = games, rematch
         self._driver_name = scenario.raters.driver.name
@@ -295,6 +304,9 @@ class RulePass:
                 sorts=sort_keys(self.rule_set),
                 batching=self._batching,
                 shape=ranged,
+                batch_size=self._batch_size,
+                batch_sort=self._batch_sort,
+                rng=self._batch_rng,
             )
         else:
             matches = seed_greedy(

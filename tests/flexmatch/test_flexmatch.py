@@ -597,7 +597,8 @@ SKILL = {"name": "S", "type": "batchDistance", "batchAttribute": "skill", "maxDi
         ),
         (
             lambda d: d.update(algorithm={"batchingPreference": "sorted"}),
-            "algorithm.batchingPreference: 'sorted' is not supported by lobbysim",
+            "algorithm.sortByAttributes: batchingPreference 'sorted' needs a non-empty list of "
+            "declared attributes, got null",
         ),
         (
             lambda d: d.update(algorithm={"backfillPriority": "high"}),

@@ -85,7 +85,7 @@ def test_fastest_region_batches_by_each_tickets_lowest_latency() -> None:
     batched = flexmatch_matches(view, rules, tickets, seats=2, batching="fastest_region")
     assert _pairs(batched) == [[0, 1], [2, 3]]  # never across the batches
     with pytest.raises(ValueError, match="batching"):
-        flexmatch_matches(view, rules, tickets, seats=2, batching="sorted")
+        flexmatch_matches(view, rules, tickets, seats=2, batching="by_mood")
 
 
 def _scenario(algorithm: str, batching: str = "none", world: bool = True) -> Any:
