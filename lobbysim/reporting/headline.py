@@ -45,6 +45,9 @@ from lobbysim.reporting.answer import (
     detail_sentences,
     duration_text,
     grid_notes,
+    measure_flags,
+    points_text,
+    queue_seconds,
 )
 from lobbysim.reporting.document import (
     HTML_FILE,
@@ -79,7 +82,7 @@ LEVEL = "level"
 RETENTION_HEADLINE = ("daily_active_players", "churn_per_week")
 """The headline metrics of a run with a retention model (when its metrics have them)."""
 
-TERMINAL_EXTRA = ("queue_time_p90", "games_per_hour")
+TERMINAL_EXTRA = ("queue_time_p90", "queue_time_tail_mean", "games_per_hour")
 """Metrics the terminal's table shows besides the headline metrics."""
 
 TERMINAL_WIDTH = 100
@@ -156,6 +159,53 @@ def shown_unit(metric: str) -> str:
     """Return the unit written after a metric's numbers: empty for a dimensionless one."""
     unit = metric_unit(metric)
     return "" if unit in _DIMENSIONLESS else unit
+
+
+def is_percent(metric: str) -> bool:
+    """Whether a metric is shown in percent (its differences in percentage points): the
+    abandonment rate (of a tenure group or region too), one form in sentences and tables."""
+    for prefix in ("newcomer_", "veteran_"):
+        metric = metric.removeprefix(prefix)
+    return metric.partition("@")[0] == "abandonment_rate"
+
+
+def display_unit(metric: str, seconds: bool | None, *, difference: bool = False) -> str:
+    """Return the unit a metric's numbers are shown in: ``s`` or ``min`` for a queue time
+    (``seconds``: the comparison's unit, :func:`~lobbysim.reporting.answer.queue_seconds`;
+    None: minutes), ``%`` for the abandonment rate (``points`` for a difference of it), else
+    :func:`metric_unit`."""
+    if metric_unit(metric) == "min":
+        return "s" if seconds else "min"
+    if is_percent(metric):
+        return "points" if difference else "%"
+    return metric_unit(metric)
+
+
+def display_interval(
+    metric: str,
+    mean: float,
+    low: float,
+    high: float,
+    *,
+    seconds: bool | None,
+    signed: bool = False,
+) -> str:
+    """Return ``"mean [low, high]"`` in :func:`display_unit`'s unit, without the unit (a
+    table's unit column says it): queue times in seconds with ``seconds``, the abandonment rate
+    in percent."""
+    scale = 1.0
+    if metric_unit(metric) == "min" and seconds:
+        scale = 60.0
+    elif is_percent(metric):
+        scale = 100.0
+    return format_interval(scale * mean, scale * low, scale * high, signed=signed)
+
+
+def queue_time_axis_label(runs: pd.DataFrame, what: str = "mean queue time") -> str:
+    """Return a figure's axis label for a comparison's queue times in its one unit
+    (:func:`~lobbysim.reporting.answer.queue_time_unit`): ``"mean queue time (s)"``; multiply
+    the values (minutes) by 60 where :func:`~lobbysim.reporting.answer.queue_seconds` holds."""
+    return f"{what} ({'s' if queue_seconds(runs) else 'min'})"
 
 
 def with_unit(text: str, metric: str) -> str:
@@ -244,6 +294,8 @@ class Headline:
     #: their plural: the words of the lead and of each item.
     noun: str = "policy"
     plural: str = "policies"
+    #: Queue times in seconds (True) or minutes (False) throughout, or by each interval (None).
+    seconds: bool | None = None
 
 
 def headline_metrics(columns: Sequence[str], driver: str) -> list[str]:
@@ -352,7 +404,11 @@ def experiment_headline(result: ExperimentResult) -> Headline:
     significant = (BETTER, BASELINE_BEST)
     items = sorted(kept, key=lambda item: item.outcome not in significant)
     headline = replace(
-        headline, items=tuple(items), noun=result.noun(), plural=result.noun(plural=True)
+        headline,
+        items=tuple(items),
+        noun=result.noun(),
+        plural=result.noun(plural=True),
+        seconds=queue_seconds(result.metrics),
     )
     said = []
     if len(result.seeds) >= 2:
@@ -396,38 +452,60 @@ def constant_note(metric: str, value: float, noun: str = "policy") -> str:
 # Wording
 
 
-def value_text(estimate: Estimate, metric: str, *, signed: bool = False) -> str:
-    """Return an estimate with its unit; a queue time in seconds where it is under two minutes
-    (:func:`~lobbysim.reporting.answer.duration_text`)."""
+def value_text(
+    estimate: Estimate, metric: str, *, signed: bool = False, seconds: bool | None = None
+) -> str:
+    """Return an estimate with its unit: a queue time in seconds with ``seconds`` (the
+    comparison's unit), minutes with False, and with None in seconds where it is under two
+    minutes (:func:`~lobbysim.reporting.answer.duration_text`); the abandonment rate in percent,
+    a difference of it (``signed``) in percentage points."""
+    e = estimate
     if metric_unit(metric) == "min":
-        e = estimate
         if math.isfinite(e.mean) and not math.isfinite(e.low):
-            return duration_text(e.mean, math.nan, math.nan, signed=signed)
-        return duration_text(e.mean, e.low, e.high, signed=signed)
+            return duration_text(e.mean, math.nan, math.nan, signed=signed, seconds=seconds)
+        return duration_text(e.mean, e.low, e.high, signed=signed, seconds=seconds)
+    if is_percent(metric):
+        if signed:
+            return points_text(e.mean, e.low, e.high)
+        if not math.isfinite(e.mean):
+            return "n/a"
+        text = f"{format_number(100 * e.mean)}%"
+        if math.isfinite(e.low) and math.isfinite(e.high):
+            text += f" [{format_number(100 * e.low)}%, {format_number(100 * e.high)}%]"
+        return text
     return with_unit(estimate.text(signed=signed), metric)
 
 
-def _difference_text(difference: Difference, metric: str, against: str = "") -> str:
+def _difference_text(
+    difference: Difference, metric: str, against: str = "", seconds: bool | None = None
+) -> str:
     """Return ``"+6.1 s [3.0, 9.2]<against> (adjusted p 0.01)"``."""
-    estimate = value_text(difference.estimate, metric, signed=True)
+    estimate = value_text(difference.estimate, metric, signed=True, seconds=seconds)
     return f"{estimate}{against} (adjusted p {format_p_value(difference.p_adjusted)})"
 
 
-def _levels_text(item: HeadlineItem) -> str:
+def _levels_text(item: HeadlineItem, seconds: bool | None = None) -> str:
     return ", ".join(
-        f"{policy}{' (bound)' if policy in BOUNDS else ''} {value_text(estimate, item.metric)}"
+        f"{policy}{' (bound)' if policy in BOUNDS else ''} "
+        f"{value_text(estimate, item.metric, seconds=seconds)}"
         for policy, estimate in item.levels.items()
     )
 
 
-def item_sentence(item: HeadlineItem, baseline: str, noun: str = "policy") -> str:
+def item_sentence(
+    item: HeadlineItem, baseline: str, noun: str = "policy", seconds: bool | None = None
+) -> str:
     """Return the headline on one metric as one sentence, numbers with units; ``noun``: what
-    the variants compared are (``policy``, ``rule set``)."""
+    the variants compared are (``policy``, ``rule set``); ``seconds``: the comparison's unit of
+    queue times (:attr:`Headline.seconds`)."""
     if item.outcome == BETTER and item.difference is not None:
         against = f" against {baseline}"
-        return f"{item.best} is best: {_difference_text(item.difference, item.metric, against)}"
+        text = _difference_text(item.difference, item.metric, against, seconds)
+        return f"{item.best} is best: {text}"
     if item.outcome == BASELINE_BEST:
-        worse = "; ".join(f"{d.policy} {_difference_text(d, item.metric)}" for d in item.worse)
+        worse = "; ".join(
+            f"{d.policy} {_difference_text(d, item.metric, seconds=seconds)}" for d in item.worse
+        )
         return f"no {noun} beats {baseline}; worse: {worse}"
     if item.outcome == NO_DIFFERENCE:
         text = f"no {noun} differs significantly from {baseline}"
@@ -436,24 +514,29 @@ def item_sentence(item: HeadlineItem, baseline: str, noun: str = "policy") -> st
             return f"{text} (fewer than 2 replications with data: no test)"
         parts = []
         if closest.estimate.mean != 0:
-            estimate = value_text(closest.estimate, item.metric, signed=True)
+            estimate = value_text(closest.estimate, item.metric, signed=True, seconds=seconds)
             p_value = format_p_value(closest.p_adjusted)
             parts.append(f"closest: {closest.policy} {estimate}, adjusted p {p_value}")
-        parts.append(_detectable(closest, item.metric))
+        parts.append(_detectable(closest, item.metric, seconds))
         return f"{text} ({'; '.join(parts)})"
     if item.outcome == NO_INTERVAL:
-        return f"{_levels_text(item)}; n/a (1 replication): no verdict"
+        return f"{_levels_text(item, seconds)}; n/a (1 replication): no verdict"
     if item.outcome == LEVEL:
-        return _levels_text(item)
+        return _levels_text(item, seconds)
     return "no data"
 
 
-def _detectable(difference: Difference, metric: str) -> str:
-    """Return :func:`detectable_text` for a difference, a queue time's sizes in seconds where
-    they are under two minutes (as the differences themselves are shown)."""
+def _detectable(difference: Difference, metric: str, seconds: bool | None = None) -> str:
+    """Return :func:`detectable_text` for a difference in the unit its differences are shown
+    in: a queue time's sizes in seconds with ``seconds`` (with None, where they are under two
+    minutes), the abandonment rate's in percentage points."""
     sd, unit = difference.sd, shown_unit(metric)
-    if metric_unit(metric) == "min" and detectable_difference(sd, difference.n) < 2:
-        sd, unit = 60 * sd, "s"
+    if metric_unit(metric) == "min":
+        small = detectable_difference(sd, difference.n) < 2
+        if seconds or (seconds is None and small):
+            sd, unit = 60 * sd, "s"
+    elif is_percent(metric):
+        sd, unit = 100 * sd, "points"
     return detectable_text(sd, difference.n, unit)
 
 
@@ -469,6 +552,14 @@ def headline_lead(headline: Headline) -> str:
             f"Headline: each {headline.noun} against {headline.baseline}, 1 replication: no "
             "interval and no verdict (run 2 or more replications)."
         )
+    if headline.items and all(item.outcome in (LEVEL, NO_DATA) for item in headline.items):
+        # nothing but the bounds besides the baseline: levels, no differences
+        bounds = " and ".join(p for p in headline.policies if p in BOUNDS)
+        return (
+            f"Headline: each {headline.noun}'s level, mean [{CONFIDENCE:.0%} CI] over {runs} "
+            f"(the bounds {bounds} are references, not ranked: no other {headline.noun} to "
+            f"set against {headline.baseline})."
+        )
     return (
         f"Headline: each {headline.noun} minus {headline.baseline}, paired over {runs}, mean "
         f"[{CONFIDENCE:.0%} CI]; significant: Benjamini-Hochberg adjusted p < {FDR_LEVEL:.2g} "
@@ -480,7 +571,7 @@ def headline_blocks(headline: Headline) -> list[Block]:
     """Return the headline as report blocks: the answers, the lead sentence, one item per
     metric, the notes."""
     items = [
-        (item.label, item_sentence(item, headline.baseline, headline.noun))
+        (item.label, item_sentence(item, headline.baseline, headline.noun, headline.seconds))
         for item in headline.items
     ]
     blocks = [md_text(f"**{sentence}**") for sentence in headline.answers]
@@ -543,22 +634,48 @@ def headline_text(headline: Headline) -> str:
         lines.append("")
     lines += wrap_terminal(headline_lead(headline), indent="  ")
     for item in headline.items:
-        sentence = item_sentence(item, headline.baseline, headline.noun)
+        sentence = item_sentence(item, headline.baseline, headline.noun, headline.seconds)
         lines += wrap_terminal(f"  {item.label}: {sentence}")
     for note in headline.notes:
         lines += wrap_terminal(f"Note: {note}", indent="  ")
     return "\n".join(lines)
 
 
+FLAG_MARK = "†"
+"""The mark of a measure :func:`~lobbysim.reporting.answer.measure_flags` flags, in tables."""
+
+
+def flag_footnote(flags: Mapping[str, str], tick: float) -> str:
+    """Return the tables' footnote on the flagged measures (empty without any)."""
+    if not flags:
+        return ""
+    reasons = "; ".join(
+        f"{metric}: {flag}" + (f" (every value a multiple of the {tick:g}-minute pass interval)"
+                               if flag == "on the pass grid" else
+                               " (one value in every replication of some policy)")
+        for metric, flag in flags.items()
+    )  # fmt: skip
+    return f"{FLAG_MARK} flagged, not used in the answer: {reasons}."
+
+
 def _metrics_rows(result: ExperimentResult, metrics: Sequence[str]) -> list[list[str]]:
     summary = result.summary.set_index(["policy", "metric"])
+    seconds = queue_seconds(result.metrics)
+    flags = measure_flags(result.metrics, float(result.scenario.matchmaker.tick))
     rows = []
     for metric in metrics:
-        cells = [metric, metric_unit(metric) or "-"]
+        name = f"{metric} {FLAG_MARK}" if metric in flags else metric
+        cells = [name, display_unit(metric, seconds) or "-"]
         for policy in result.policies:
-            found = (policy, metric) in summary.index
-            estimate = _estimate(summary.loc[(policy, metric)]) if found else None
-            cells.append(estimate.text() if estimate is not None else "n/a")
+            if (policy, metric) not in summary.index:
+                cells.append("n/a")
+                continue
+            e = _estimate(summary.loc[(policy, metric)])
+            if not math.isfinite(e.low):
+                cells.append(display_interval(metric, e.mean, e.mean, e.mean, seconds=seconds)
+                             .partition(" [")[0])  # fmt: skip
+            else:
+                cells.append(display_interval(metric, e.mean, e.low, e.high, seconds=seconds))
         rows.append(cells)
     return rows
 
@@ -581,6 +698,11 @@ def metrics_text(result: ExperimentResult) -> str:
     lines += [
         "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows
     ]
+    tick = float(result.scenario.matchmaker.tick)
+    flags = measure_flags(result.metrics, tick)
+    shown = {m: f for m, f in flags.items() if m in metrics}
+    if shown:
+        lines += wrap_terminal(flag_footnote(shown, tick), indent="    ")
     return "\n".join(line.rstrip() for line in lines)
 
 

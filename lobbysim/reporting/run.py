@@ -163,7 +163,8 @@ def _percent_interval(row: pd.Series) -> str:
     where the oracle is no fairer than random pairing, none, with the oracle's difference)."""
     share, low, high = (100 * float(row[c]) for c in ("share", "ci_low", "ci_high"))
     if not math.isfinite(share) and math.isfinite(float(row.get("oracle_low", math.nan))):
-        gain = Cost(str(row["metric"]), *(float(row[c]) for c in ORACLE_GAIN_COLUMNS))
+        mean, low, high = (float(row[c]) for c in ORACLE_GAIN_COLUMNS)
+        gain = Cost(str(row["metric"]), mean, low, high)
         return f"none: the oracle is no fairer than random ({fairness_difference(gain)})"
     if not math.isfinite(share):
         return "n/a"

@@ -17,15 +17,29 @@ from lobbysim.experiments.replications import (
     run_experiment,
 )
 from lobbysim.reporting.answer import (
+    ON_GRID,
+    ZERO_WIDTH,
+    Answer,
+    Cost,
     answer_sentence,
     answers,
     duration_text,
     grid_notes,
+    measure_flags,
+    queue_seconds,
+    queue_time_unit,
     runs_answers,
 )
 from lobbysim.reporting.document import format_number
-from lobbysim.reporting.headline import experiment_headline, headline_text, item_sentence
+from lobbysim.reporting.headline import (
+    FLAG_MARK,
+    experiment_headline,
+    headline_text,
+    item_sentence,
+    metrics_text,
+)
 from lobbysim.scenario import Scenario
+from lobbysim.stats.intervals import detectable_difference
 
 SMALL = {
     "name": "answer",
@@ -75,10 +89,19 @@ def test_the_answer_is_the_share_of_the_oracles_gain_and_the_costs_against_rando
         )
     sentence = answer_sentence(answer)
     assert sentence.startswith(f"draw_chance captures {100 * answer.share:.0f}% [")
+    assert [c.metric for c in answer.costs] == [
+        "queue_time_mean", "queue_time_tail_mean", "abandonment_rate"
+    ]  # fmt: skip
     mean_wait = next(c for c in answer.costs if c.metric == "queue_time_mean")
-    assert duration_text(mean_wait.mean, mean_wait.low, mean_wait.high) + " mean wait" in sentence
+    if mean_wait.low > 0:
+        wait = duration_text(mean_wait.mean, mean_wait.low, mean_wait.high, seconds=True)
+        assert f"at a cost of {wait} mean wait" in sentence
     abandonment = next(c for c in answer.costs if c.metric == "abandonment_rate")
-    assert f"{format_number(100 * abandonment.mean, signed=True)} points [" in sentence
+    if abandonment.low > 0:
+        assert f"{format_number(100 * abandonment.mean, signed=True)} points [" in sentence
+    for cost in answer.costs:  # a difference whose interval holds 0 is never a cost
+        if cost.low <= 0 <= cost.high:
+            assert "no significant change in " in sentence
 
 
 def test_the_bounds_are_never_ranked_and_the_answer_comes_first(
@@ -93,19 +116,77 @@ def test_the_bounds_are_never_ranked_and_the_answer_comes_first(
     assert "oracle (bound)" in text and "uniform_random (bound)" in text
 
 
-def test_a_percentile_on_the_pass_grid_for_every_policy_is_flagged(
+def test_a_queue_time_on_the_pass_grid_in_every_run_is_flagged_and_never_quoted(
     compared: ExperimentResult,
 ) -> None:
-    summary = compared.summary.copy()
+    runs = compared.metrics.copy()
     tick = compared.scenario.matchmaker.tick
-    rows = summary["metric"] == "queue_time_p90"
-    summary.loc[rows, "mean"] = 2 * tick  # every policy on the grid, the same
-    flagged = dataclasses.replace(compared, summary=summary)
-    (note,) = grid_notes(flagged)
-    assert note.startswith(f"queue time p90 is {format_number(2 * tick)} min for every policy")
-    summary.loc[rows & (summary["policy"] == "oracle"), "mean"] = 3 * tick  # one differs
-    assert grid_notes(dataclasses.replace(compared, summary=summary)) == []
-    assert isinstance(flagged.summary, pd.DataFrame)
+    before = measure_flags(runs, tick)  # continuous waits (a pass on every arrival)
+    assert "queue_time_p90" not in before and "queue_time_tail_mean" not in before
+    # every run of every policy a multiple of the tick, not all the same
+    runs["queue_time_p90"] = tick * (1 + runs["replication"] % 3)
+    runs["queue_time_tail_mean"] = tick * (2 + runs["replication"] % 2)
+    flagged = dataclasses.replace(compared, metrics=runs)
+    flags = measure_flags(runs, tick)
+    assert (flags["queue_time_p90"], flags["queue_time_tail_mean"]) == (ON_GRID, ON_GRID)
+    notes = grid_notes(flagged)
+    grid = [n.split(" is ")[0] for n in notes if "pass interval" in n]
+    assert grid == ["queue time p90", "tail wait"]
+    assert f"a multiple of the {format_number(tick)}-minute pass interval" in notes[-2]
+    (answer,) = answers(flagged)
+    assert [c.metric for c in answer.costs] == ["queue_time_mean", "abandonment_rate"]
+    assert "tail wait" not in answer_sentence(answer)
+    # one run off the grid: not flagged
+    runs = runs.copy()
+    runs.loc[0, "queue_time_p90"] += tick / 3
+    assert "queue_time_p90" not in measure_flags(runs, tick)
+    # one policy with one value in every replication: a zero-width interval, flagged
+    runs.loc[runs["policy"] == "oracle", "queue_time_p50"] = 0.123
+    assert measure_flags(runs, tick)["queue_time_p50"] == ZERO_WIDTH
+    # in the terminal's table: the mark and its footnote
+    table = metrics_text(flagged)
+    assert f"queue_time_p90 {FLAG_MARK}" in table and f"queue_time_tail_mean {FLAG_MARK}" in table
+    assert f"{FLAG_MARK} flagged, not used in the answer: queue_time_p90: on the pass grid" in (
+        " ".join(table.split())
+    )
+
+
+def _cost(metric: str, mean: float, low: float, high: float, sd: float = 0.1) -> Cost:
+    return Cost(metric, mean, low, high, sd, 10)
+
+
+def test_words_follow_the_signs_of_shares_and_costs() -> None:
+    waits = _cost("queue_time_mean", 0.1, 0.05, 0.15)
+    tail = _cost("queue_time_tail_mean", -0.02, -0.03, -0.01)
+    held = _cost("abandonment_rate", 0.001, -0.002, 0.004, sd=0.004)
+    answer = Answer("p", "skill_gap_true_mean", 0.55, 0.5, 0.59, (waits, tail, held), seconds=True)
+    assert answer_sentence(answer) == (
+        "p captures 55% [50%, 59%] of the fairness the oracle adds over random pairing (true "
+        "skill gap), at a cost of +6.00 s [+3.00, +9.00] mean wait; with 1.20 s [0.600, 1.80] "
+        "less tail wait; no significant change in abandonment (could detect "
+        f"±{format_number(100 * detectable_difference(0.004, 10))} points)."
+    )
+    worse = dataclasses.replace(answer, share=-0.74, low=-1.01, high=-0.46)
+    sentence = answer_sentence(worse)
+    assert sentence.startswith(
+        "p is less fair than random pairing by 74% [46%, 101%] of the fairness the oracle adds "
+        "over it (true skill gap)"
+    )
+    assert "captures" not in sentence
+    tied = dataclasses.replace(answer, share=0.05, low=-0.1, high=0.2, costs=(held,))
+    assert answer_sentence(tied) == (
+        "p is not significantly fairer than random pairing: 5% [-10%, 20%] of the fairness the "
+        "oracle adds over it (true skill gap), no significant change in abandonment (could "
+        f"detect ±{format_number(100 * detectable_difference(0.004, 10))} points)."
+    )
+    # one unit for every queue time of the comparison: minutes when a mean wait reaches 2
+    assert "+0.100 min [+0.0500, +0.150] mean wait" in answer_sentence(
+        dataclasses.replace(answer, seconds=False)
+    )
+    runs = pd.DataFrame({"policy": ["a", "b"], "queue_time_mean": [0.5, 1.99]})
+    assert queue_seconds(runs) and queue_time_unit(runs) == (60.0, "s")
+    runs.loc[1, "queue_time_mean"] = 2.0
+    assert not queue_seconds(runs) and queue_time_unit(runs) == (1.0, "min")
 
 
 def _runs(gaps: dict[str, list[float]], draws: dict[str, list[float]]) -> pd.DataFrame:
@@ -118,7 +199,9 @@ def _runs(gaps: dict[str, list[float]], draws: dict[str, list[float]]) -> pd.Dat
                 "replication": r,
                 "skill_gap_true_mean": gap,
                 "draw_prob_true_mean": draws[policy][r],
-                "queue_time_mean": 0.15 if policy == "draw_chance" else 0.1 + 0.001 * r,
+                "queue_time_mean": 0.15 + 0.002 * r * r
+                if policy == "draw_chance"
+                else 0.1 + 0.001 * r,
             }
             for policy, values in gaps.items()
             for r, gap in enumerate(values)
@@ -147,7 +230,7 @@ def test_no_share_is_claimed_where_the_oracle_is_no_fairer_than_random() -> None
         "draw_chance has no share of the oracle's gain to capture: matching on true skill is no "
         "fairer than random pairing here (true skill gap +0.0250 [+0.0158, +0.0342] skill points "
         "for the oracle); draw_chance's is +0.0600 [+0.0600, +0.0600] skill points against "
-        "random pairing, at a cost of +2.91 s [+2.79, +3.03] mean wait."
+        "random pairing, at a cost of +3.33 s [+2.68, +3.98] mean wait."
     )
     assert "captures" not in sentence and "%" not in sentence
     # the draw probability shows a gain: its share is the answer

@@ -456,7 +456,7 @@ def test_a_measure_no_policy_moves_is_left_out_of_the_headline_with_a_note() -> 
     metrics = ["abandonment_rate", "queue_time_mean", "skill_gap_true_mean", "absent"]
     assert constant_metrics(runs, metrics) == {"abandonment_rate": 0.0}
     assert constant_note("abandonment_rate", 0.0) == (
-        "abandonment rate is 0 in every replication of every policy: left out of the headline "
+        "abandonment rate is 0% in every replication of every policy: left out of the headline "
         "(no policy moves it here)"
     )
     assert constant_note("queue_time_mean", 0.0).startswith("mean queue time is 0 s in every")
@@ -475,4 +475,4 @@ def test_compare_without_patience_leaves_abandonment_out_of_the_headline(
     headline = text[text.index("Headline:") : text.index("Metrics (")]
     assert "abandonment rate (" not in headline and "mean queue time (" in headline
     flat = " ".join(headline.split())
-    assert "Note: abandonment rate is 0 in every replication of every policy" in flat
+    assert "Note: abandonment rate is 0% in every replication of every policy" in flat
