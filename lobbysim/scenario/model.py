@@ -407,6 +407,18 @@ class Scenario:
                 )
         if mm.batch_size is None:
             return problems
+        shape = self.game.shape
+        least = self.game.seats if shape is None else shape.least_ever
+        largest = 1
+        if self.parties is not None:
+            largest = max(int(size) for size, _ in self.parties.sizes)
+        if mm.batch_size * largest < least:
+            problems.append(
+                f"matchmaker.batch_size: a batch of {mm.batch_size} tickets"
+                + (f" (of at most {largest} players)" if largest > 1 else "")
+                + f" cannot hold a match of {least} players; give at least "
+                f"{-(-least // largest)}"
+            )
         for name in mm.batch_sort:
             config = bound.get(name)
             if name == RATING or (config is not None and config.type in ("number", "string")):

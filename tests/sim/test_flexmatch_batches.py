@@ -272,3 +272,16 @@ def test_a_balanced_set_sorts_its_pool_on_the_balanced_attribute(tmp_path: Path)
     assert algorithm["balancedAttribute"] == "skill"
     assert algorithm["batchingPreference"] == "largestPopulation"
     assert simulate(scenario, 0).metrics["games_per_hour"] > 0
+
+
+def test_a_batch_too_small_for_a_match_is_refused() -> None:
+    data = _lobby(batch_size=5)
+    data["game"] = {"mode": "ffa", "ffa_size": 6, "length": 6.0}
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(data)
+    assert str(info.value).splitlines() == [
+        "scenario (a dict): matchmaker.batch_size: a batch of 5 tickets cannot hold a match of "
+        "6 players; give at least 6"
+    ]
+    data["matchmaker"]["batch_size"] = 6
+    assert load_scenario(data).matchmaker.batch_size == 6
