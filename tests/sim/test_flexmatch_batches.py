@@ -122,6 +122,7 @@ def _lobby(**matchmaker: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_batches_sorted_on_skill_beat_the_random_pairs_closed_form() -> None:
     expected = 2 * 2.0 / math.sqrt(math.pi)  # E|X - Y| for two N(0, 2^2) draws: 2.257
     oldest = [simulate(load_scenario(_lobby()), r) for r in range(3)]
