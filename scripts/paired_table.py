@@ -1,4 +1,4 @@
-"""Print the paired differences of comparisons as one Markdown table, for the README's tables.
+"""Print the paired differences of comparisons as one Markdown table, for docs/findings.md's tables.
 
 Each FOLDER is the output of ``lobbysim compare`` (its ``replications.csv``) or of ``lobbysim
 sweep`` with one cell (its ``runs/``); every row of the table is one folder and policy: for each

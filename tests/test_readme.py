@@ -1,4 +1,5 @@
-"""Every Python example in the README runs as printed."""
+"""Every Python example in the README and in docs/python.md runs as printed; docs/scenarios.md's
+annotated scenario sets every field."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PYTHON_PAGES = (README, ROOT / "docs" / "python.md")  # the README's Python moved there in part
+SCENARIOS = ROOT / "docs" / "scenarios.md"  # "A scenario, field by field", moved from the README
+BLOCKS = [
+    block
+    for page in PYTHON_PAGES
+    for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+]
 
 
 def test_the_readme_has_examples() -> None:
@@ -19,7 +27,7 @@ def test_the_readme_has_examples() -> None:
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(README.parent)  # examples use paths relative to the repository
-    exec(compile(BLOCKS[index], f"README.md example {index}", "exec"), {})
+    exec(compile(BLOCKS[index], f"README.md or docs/python.md example {index}", "exec"), {})
 
 
 def test_the_readme_prints_the_custom_arrival_model_exactly() -> None:
@@ -28,7 +36,8 @@ def test_the_readme_prints_the_custom_arrival_model_exactly() -> None:
 
 
 def _tour() -> str:
-    (block,) = re.findall(r"```yaml\n(name: tour .*?)```", README.read_text(encoding="utf-8"), re.S)
+    text = SCENARIOS.read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml\n(name: tour .*?)```", text, re.S)
     return str(block)
 
 

@@ -1,6 +1,6 @@
 """The JSON Schema of scenario files (``lobbysim schema``, lobbysim/scenario/schema.py).
 
-It accepts every bundled scenario and the README's annotated tour, rejects the mistakes the
+It accepts every bundled scenario and docs/scenarios.md's annotated tour, rejects the mistakes the
 parser rejects (unknown fields, wrong types, values outside a fixed set), agrees with the
 validation on its explicit tables (enums, non-empty lists, required fields), describes every
 field, and its committed copy beside the bundled scenarios is the generated one.
@@ -52,7 +52,7 @@ from lobbysim.yaml_input import load_yaml, read_yaml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "lobbysim" / "scenarios"
-README = ROOT / "README.md"
+TOUR = ROOT / "docs" / "scenarios.md"  # the annotated tour, moved there from the README
 
 SCHEMA = scenario_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -115,7 +115,7 @@ def test_a_draft_7_editor_reads_it_the_same_way() -> None:
 
 
 def test_the_readme_tour_validates() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = TOUR.read_text(encoding="utf-8")
     (tour,) = re.findall(r"```yaml\n(name: tour .*?)```", text, re.S)
     assert schema_errors(load_yaml(tour)) == []
 

@@ -119,7 +119,7 @@ def test_a_bad_fair_band_is_one_line_naming_the_field(band: list[float]) -> None
 @pytest.mark.slow
 def test_the_bounds_bracket_the_matchmaker_on_the_true_skill_gap() -> None:
     """oracle < draw_chance < uniform_random, paired over 6 replications, each difference's
-    95% t interval clear of 0 (the README's team_4v4 figures: 20 replications)."""
+    95% t interval clear of 0 (docs/findings.md's team_4v4 figures: 20 replications)."""
     gaps: dict[str, list[float]] = {}
     for policy in ("oracle", "draw_chance", "uniform_random"):
         scenario = Scenario.from_dict(_team(policy, horizon=120))
