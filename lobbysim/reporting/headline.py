@@ -193,12 +193,16 @@ def display_interval(
     """Return ``"mean [low, high]"`` in :func:`display_unit`'s unit, without the unit (a
     table's unit column says it): queue times in seconds with ``seconds``, the abandonment rate
     in percent."""
-    scale = 1.0
-    if metric_unit(metric) == "min" and seconds:
-        scale = 60.0
-    elif is_percent(metric):
-        scale = 100.0
+    scale = display_scale(metric, seconds)
     return format_interval(scale * mean, scale * low, scale * high, signed=signed)
+
+
+def display_scale(metric: str, seconds: bool | None) -> float:
+    """Return what a metric's stored values are multiplied by to show them in
+    :func:`display_unit`'s unit: 60 for a queue time in seconds, 100 for a percent, else 1."""
+    if metric_unit(metric) == "min" and seconds:
+        return 60.0
+    return 100.0 if is_percent(metric) else 1.0
 
 
 def queue_time_axis_label(runs: pd.DataFrame, what: str = "mean queue time") -> str:

@@ -49,11 +49,16 @@ from lobbysim.experiments.replications import (
     oracle_shares,
 )
 from lobbysim.experiments.variants import RULE_SET
-from lobbysim.reporting.answer import Cost, fairness_difference
+from lobbysim.reporting.answer import (
+    SECONDS_UNDER,
+    Cost,
+    fairness_difference,
+    measure_flags,
+    queue_seconds,
+)
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
-    format_interval,
     format_number,
     format_p_value,
     md_code,
@@ -65,7 +70,18 @@ from lobbysim.reporting.document import (
     md_text,
     write_documents,
 )
-from lobbysim.reporting.headline import experiment_headline, headline_blocks
+from lobbysim.reporting.headline import (
+    FLAG_MARK,
+    Estimate,
+    display_interval,
+    display_scale,
+    display_unit,
+    experiment_headline,
+    flag_footnote,
+    headline_blocks,
+    shown_unit,
+    value_text,
+)
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE
 from lobbysim.reporting.run_figures import write_figures
@@ -88,27 +104,45 @@ def _minutes(value: float) -> str:
 
 
 def metrics_table(result: ExperimentResult) -> tuple[list[str], list[list[str]]]:
-    """Return the header and rows of the "Metrics" table: per metric, one column per policy."""
+    """Return the header and rows of the "Metrics" table: per metric its unit, which way is
+    better, and one column per policy. Queue times are in the comparison's one unit (seconds
+    where every mean wait is under two minutes, :func:`~lobbysim.reporting.answer.queue_seconds`),
+    the abandonment rate in percent; a measure
+    :func:`~lobbysim.reporting.answer.measure_flags` flags carries
+    :data:`~lobbysim.reporting.headline.FLAG_MARK` (:func:`table_flags` says why)."""
     summary = result.summary
-    header = ["metric", "better", *result.policies]
+    seconds = queue_seconds(result.metrics)
+    flags = measure_flags(result.metrics, float(result.scenario.matchmaker.tick))
+    header = ["metric", "unit", "better", *result.policies]
     rows = []
     for metric in summary["metric"].unique():
-        cells = [str(metric), better_direction(str(metric))]
+        name = str(metric)
+        cells = [
+            f"{name} {FLAG_MARK}" if name in flags else name,
+            display_unit(name, seconds) or "-",
+            better_direction(name),
+        ]
         for policy in result.policies:
             found = summary[(summary["policy"] == policy) & (summary["metric"] == metric)]
             if found.empty:
                 cells.append("n/a")
                 continue
             row = found.iloc[0]
-            cells.append(
-                format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
-            )
+            mean, low, high = (float(row[c]) for c in ("mean", "ci_low", "ci_high"))
+            cells.append(display_interval(name, mean, low, high, seconds=seconds))
         rows.append(cells)
     return header, rows
 
 
+def table_flags(result: ExperimentResult) -> list[Block]:
+    """Return the footnote of the flagged measures under a table (none without any)."""
+    tick = float(result.scenario.matchmaker.tick)
+    note = flag_footnote(measure_flags(result.metrics, tick), tick)
+    return [md_text(note)] if note else []
+
+
 def differences_table(
-    differences: pd.DataFrame, noun: str = "policy"
+    differences: pd.DataFrame, noun: str = "policy", seconds: bool | None = None
 ) -> tuple[list[str], list[list[str]]]:
     """Return the header and rows of the "Which policy is better" table (``noun``: what the
     variants compared are, ``policy`` or ``rule set``, in its header).
@@ -119,18 +153,28 @@ def differences_table(
     p-value (the ``significant`` column); a difference that is not significant says the
     smallest difference the comparison could detect at 80% power (the ``detectable`` column)
     and the replications that would detect half that
-    (:func:`~lobbysim.reporting.verdicts.detectable_text`).
+    (:func:`~lobbysim.reporting.verdicts.detectable_text`). Each difference carries its unit: a
+    queue time's in seconds with ``seconds`` (the comparison's unit,
+    :func:`~lobbysim.reporting.answer.queue_seconds`; None: seconds where under two minutes),
+    the abandonment rate's in percentage points.
     """
     header = ["metric", f"{noun} vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
     rows = []
     for _, row in differences.iterrows():
         policy, baseline, metric = str(row["policy"]), str(row["baseline"]), str(row["metric"])
         mean = float(row["mean"])
+        estimate = Estimate(mean, float(row["ci_low"]), float(row["ci_high"]))
+        shown = value_text(estimate, metric, signed=True, seconds=seconds)
+        in_seconds = seconds
+        if in_seconds is None:  # as duration_text decides: every number under two minutes
+            numbers = [v for v in (mean, estimate.low, estimate.high) if math.isfinite(v)]
+            in_seconds = all(abs(v) < SECONDS_UNDER for v in numbers)
+        scale = display_scale(metric, in_seconds)
         rows.append(
             [
                 metric,
                 f"{policy} - {baseline}",
-                format_interval(mean, float(row["ci_low"]), float(row["ci_high"]), signed=True),
+                shown if math.isfinite(estimate.low) or shown == "n/a" else f"{shown} [n/a]",
                 format_p_value(float(row["p_value"])),
                 format_p_value(float(row["p_adjusted"])),
                 verdict(
@@ -140,7 +184,10 @@ def differences_table(
                     policy=policy,
                     baseline=baseline,
                     n=int(row["n"]),
-                    sd=float(row["sd"]),
+                    sd=scale * float(row["sd"]),
+                    unit=display_unit(metric, in_seconds, difference=True)
+                    if scale != 1.0
+                    else shown_unit(metric),
                 ),
             ]
         )
@@ -346,7 +393,8 @@ def report_blocks(
     )
 
     header, rows = metrics_table(result)
-    meanings = [(row[0], metric_meaning(row[0])) for row in rows if metric_meaning(row[0])]
+    names = [row[0].removesuffix(f" {FLAG_MARK}") for row in rows]
+    meanings = [(name, metric_meaning(name)) for name in names if metric_meaning(name)]
     blocks += [
         md_heading("Metrics"),
         md_details(
@@ -359,16 +407,21 @@ def report_blocks(
                     "confidence interval, cut at the values the metric can take]; 'better' says "
                     "which way the metric is better. n/a: no data (for example the RMSE of a "
                     "rater that is not on the skill scale); [n/a]: no interval (fewer than 2 "
-                    "replications with data)."
+                    "replications with data). Queue times are in one unit, s (seconds) where "
+                    "every policy's mean wait is under two minutes in every replication, else "
+                    "min; the abandonment rate in percent (its differences in points)."
                 ),
                 md_table(header, rows),
+                *table_flags(result),
                 *([md_items(meanings)] if meanings else []),
             ],
         ),
     ]
 
     if comparison:
-        header, rows = differences_table(result.differences, noun)
+        header, rows = differences_table(
+            result.differences, noun, seconds=queue_seconds(result.metrics)
+        )
         text = md_text(
             f"Per metric, the paired difference {noun} - baseline (mean over replications "
             f"[{CONFIDENCE:.0%} confidence interval]), the p-value of the paired t-test, the "

@@ -233,6 +233,7 @@ def verdict(
     baseline: str,
     n: int = 2,
     sd: float = math.nan,
+    unit: str = "",
 ) -> str:
     """Return the verdict on one paired difference ``policy - baseline`` of a metric.
 
@@ -246,6 +247,7 @@ def verdict(
         n: the number of paired replications behind the difference.
         sd: the standard deviation of the paired differences; with it, "no significant
             difference" says what the comparison could have detected (:func:`detectable_text`).
+        unit: the unit of ``sd`` (and of the sizes said), as the difference is shown.
 
     Returns:
         ``"<policy> better"``, ``"<baseline> better"``, :data:`NO_DIFFERENCE` (followed by
@@ -263,7 +265,7 @@ def verdict(
     if not significant or difference == 0:
         if math.isnan(sd):
             return NO_DIFFERENCE
-        return f"{NO_DIFFERENCE} ({detectable_text(sd, n)})"
+        return f"{NO_DIFFERENCE} ({detectable_text(sd, n, unit)})"
     policy_lower = difference < 0
     policy_better = policy_lower == (direction == LOWER_IS_BETTER)
     return f"{policy} better" if policy_better else f"{baseline} better"

@@ -22,6 +22,7 @@ from lobbysim.experiments.replications import (
     paired_differences,
     summarise,
 )
+from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.headline import (
     BASELINE_BEST,
@@ -192,7 +193,8 @@ def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentR
             assert low <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= high
     report = (out / "report.md").read_text(encoding="utf-8")
     row = summary[(summary.policy == "uniform_random") & (summary.metric == "queue_time_p90")]
-    shown = format_interval(*(float(row.iloc[0][c]) for c in ("mean", "ci_low", "ci_high")))
+    scale = 60.0 if queue_seconds(pd.read_csv(out / "replications.csv")) else 1.0
+    shown = format_interval(*(scale * float(row.iloc[0][c]) for c in ("mean", "ci_low", "ci_high")))
     assert shown in report
 
 
@@ -376,7 +378,9 @@ def test_the_verdict_follows_the_adjusted_p_value() -> None:
     _, rows = differences_table(differences)
     said = dict((r[0], r[5]) for r in rows)["games_per_hour"]
     detectable = format_number(row["detectable"])
-    assert said.startswith(f"{NOT_SIGNIFICANT} (detectable: ±{detectable} at 80% power with 5 ")
+    assert said.startswith(
+        f"{NOT_SIGNIFICANT} (detectable: ±{detectable} games/h at 80% power with 5 "
+    )
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,16 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
+from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
+from lobbysim.reporting.headline import (
+    FLAG_MARK,
+    Estimate,
+    display_interval,
+    is_percent,
+    shown_unit,
+    value_text,
+)
 from lobbysim.reporting.run import differences_table, write_report
 from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES
 from lobbysim.reporting.run_frames import driver_on_skill_scale
@@ -134,19 +143,29 @@ def test_metrics_table_has_a_row_per_metric_and_a_column_per_policy(
 ) -> None:
     text = (report / "report.md").read_text(encoding="utf-8")
     section = _section(text, "Metrics")
-    assert "| metric | better | point_estimate | draw_chance |" in section
+    assert "| metric | unit | better | point_estimate | draw_chance |" in section
     rows = _table_rows(section)
-    assert [row[0] for row in rows] == list(result.summary["metric"].unique())
-    assert all(len(row) == 2 + len(POLICIES) for row in rows)
+    names = [row[0].removesuffix(f" {FLAG_MARK}") for row in rows]
+    assert names == list(result.summary["metric"].unique())
+    assert all(len(row) == 3 + len(POLICIES) for row in rows)
     summary = result.summary.set_index(["policy", "metric"])
-    for row in rows:
-        for policy, cell in zip(POLICIES, row[2:], strict=True):
-            s = summary.loc[(policy, row[0])]
-            assert cell == format_interval(s["mean"], s["ci_low"], s["ci_high"])
-    by_metric = {row[0]: row for row in rows}
-    assert by_metric["games_per_hour"][1] == HIGHER_IS_BETTER
-    assert by_metric["queue_time_p90"][1] == LOWER_IS_BETTER
-    assert by_metric["sph_elo.rating_rmse"][2:] == ["n/a", "n/a"]  # not on the skill scale
+    seconds = queue_seconds(result.metrics)
+    scales = {"queue_time_p90": 60.0 if seconds else 1.0, "abandonment_rate": 100.0}
+    for name, row in zip(names, rows, strict=True):
+        for policy, cell in zip(POLICIES, row[3:], strict=True):
+            s = summary.loc[(policy, name)]
+            scale = scales.get(name, 1.0)
+            if name in scales:  # queue times in the comparison's unit, abandonment in percent
+                scaled = (scale * s[c] for c in ("mean", "ci_low", "ci_high"))
+                assert cell == format_interval(*scaled)
+            shown = display_interval(name, s["mean"], s["ci_low"], s["ci_high"], seconds=seconds)
+            assert cell == shown
+    by_metric = dict(zip(names, rows, strict=True))
+    assert by_metric["queue_time_p90"][1] == ("s" if seconds else "min")
+    assert by_metric["abandonment_rate"][1] == "%"
+    assert by_metric["games_per_hour"][1:3] == ["games/h", HIGHER_IS_BETTER]
+    assert by_metric["queue_time_p90"][2] == LOWER_IS_BETTER
+    assert by_metric["sph_elo.rating_rmse"][3:] == ["n/a", "n/a"]  # not on the skill scale
 
 
 def test_which_policy_is_better_has_one_row_per_metric(
@@ -157,11 +176,19 @@ def test_which_policy_is_better_has_one_row_per_metric(
     metrics = list(result.summary["metric"].unique())
     assert [row[0] for row in rows] == metrics
     differences = result.differences.set_index("metric")
+    seconds = queue_seconds(result.metrics)
     for metric, pair, cell, p, adjusted, said in rows:
         d = differences.loc[metric]
         assert pair == "draw_chance - point_estimate"
-        assert cell == format_interval(d["mean"], d["ci_low"], d["ci_high"], signed=True)
+        estimate = Estimate(d["mean"], d["ci_low"], d["ci_high"])
+        assert cell == value_text(estimate, metric, signed=True, seconds=seconds)
+        if metric.startswith("queue_time_"):  # in the comparison's one unit
+            scale, unit = (60.0, "s") if seconds else (1.0, "min")
+            centre = format_number(scale * d["mean"], signed=True)
+            assert cell.startswith(f"{centre} {unit} [") or d["mean"] == 0
         assert (p, adjusted) == (format_p_value(d["p_value"]), format_p_value(d["p_adjusted"]))
+        if is_percent(metric) or shown_unit(metric):
+            continue  # the verdict's sizes carry the unit: checked on the hand-made frame
         expected = verdict(
             metric,
             d["mean"],
@@ -270,7 +297,7 @@ def test_single_policy_report_has_no_comparison(single: ExperimentResult, tmp_pa
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Which policy is better" not in text and "Which policy is better" not in page
     assert "## Metrics" in text and page.count("<table>") == 1
-    assert "| metric | better | draw_chance |" in text
+    assert "| metric | unit | better | draw_chance |" in text
     assert "Reproduce with" not in text  # no command given
 
 
@@ -421,7 +448,7 @@ def test_differences_table_on_a_hand_made_frame() -> None:
         "verdict",
     ]
     assert rows == [
-        ["queue_time_p90", "kg - pe", "-0.250 [-0.370, -0.130]", "0.004", "0.005", "kg better"],
+        ["queue_time_p90", "kg - pe", "-15.0 s [-22.2, -7.80]", "0.004", "0.005", "kg better"],
         [
             "draw_prob_true_mean",
             "kg - pe",
@@ -441,12 +468,12 @@ def test_differences_table_on_a_hand_made_frame() -> None:
         [
             "bayesian.rating_rmse",
             "dc - pe",
-            "+0.00200 [-0.0104, +0.0144]",
+            "+0.00200 [-0.0104, +0.0144] skill points",
             "0.6",
             "0.6",
             # sd 0.01 over 5 pairs: (t_.975,4 + t_.8,4) 0.01 / sqrt(5) = 0.0166
-            f"{NO_DIFFERENCE} (detectable: ±0.0166 at 80% power with 5 replications; "
-            "~14 replications would detect half that, ±0.00831)",
+            f"{NO_DIFFERENCE} (detectable: ±0.0166 skill points at 80% power with 5 "
+            "replications; ~14 replications would detect half that, ±0.00831 skill points)",
         ],
     ]
 
