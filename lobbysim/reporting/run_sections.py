@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
-    format_interval,
     md_details,
     md_figure,
     md_heading,
@@ -32,6 +32,7 @@ from lobbysim.reporting.document import (
     md_table,
     md_text,
 )
+from lobbysim.reporting.headline import display_interval
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE, rule_metric, step_label
 from lobbysim.reporting.tenure_figures import convergence_table, reference_text
@@ -84,24 +85,27 @@ def tenure_blocks(result: ExperimentResult, curves: pd.DataFrame | None) -> list
 
 #: The per-region columns of the "Regions" table: metric prefix, column title.
 REGION_COLUMNS = (
-    ("queue_time_mean", "queue time (min)"),
+    ("queue_time_mean", "queue time ({unit})"),
     ("queue_time_peak", "at its 6 busiest hours"),
     ("queue_time_quiet", "at its 6 quietest hours"),
-    ("abandonment_rate", "abandonment"),
+    ("abandonment_rate", "abandonment (%)"),
     ("skill_gap_true_mean", "true skill gap"),
 )
 
 
 def summary_cell(result: ExperimentResult) -> Callable[[str, str], str]:
     """Return what formats a policy's metric from the summary: ``mean [low, high]`` (``n/a``
-    where the summary has no row)."""
+    where the summary has no row), queue times in the comparison's one unit and the
+    abandonment rate in percent (:func:`~lobbysim.reporting.headline.display_interval`)."""
     summary = result.summary.set_index(["policy", "metric"])
+    seconds = queue_seconds(result.metrics)
 
     def cell(policy: str, metric: str) -> str:
         if (policy, metric) not in summary.index:
             return "n/a"
         row = summary.loc[(policy, metric)]
-        return format_interval(float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]))
+        mean, low, high = (float(row[c]) for c in ("mean", "ci_low", "ci_high"))
+        return display_interval(metric, mean, low, high, seconds=seconds)
 
     return cell
 
@@ -116,7 +120,8 @@ def world_blocks(result: ExperimentResult, figures: Sequence[FigureOutcome]) -> 
         return []
     cell = summary_cell(result)
     noun = result.noun()
-    header = ["region", noun, *(title for _, title in REGION_COLUMNS)]
+    unit = "s" if queue_seconds(result.metrics) else "min"
+    header = ["region", noun, *(title.format(unit=unit) for _, title in REGION_COLUMNS)]
     rows = [
         [region, policy, *(cell(policy, f"{prefix}@{region}") for prefix, _ in REGION_COLUMNS)]
         for region in world.region_names

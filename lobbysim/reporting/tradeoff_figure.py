@@ -1,8 +1,10 @@
 """The trade-off figure at the top of the run and compare report: queue time against fairness.
 
-Two panels with the same x axis, the mean queue time of matched players (minutes, lower is
-better; the mean, not a percentile, which passes on a tick grid can pin to a multiple of the
-tick for every policy): against the mean true draw probability of the games (higher is
+Two panels with the same x axis, the mean queue time of matched players (lower is better; in
+the comparison's one unit of queue times, seconds where every mean wait is under two minutes,
+as the answer and the tables give it: :func:`lobbysim.reporting.answer.queue_time_unit`; the
+mean, not a percentile, which passes on a tick grid can pin to a multiple of the tick for every
+policy): against the mean true draw probability of the games (higher is
 better) and against the mean true skill gap (lower is better). One point per policy, its mean
 over replications, with its 95% confidence interval in both directions (cut to what the
 metric can take, as in
@@ -31,6 +33,7 @@ from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import DPI, marker, new_panels, save_figure, style_axes
 from lobbysim.stats.intervals import CONFIDENCE
@@ -119,13 +122,14 @@ def _error(mean: float, low: float, high: float) -> list[list[float]] | None:
 
 
 def _panel(
-    ax: Axes, result: ExperimentResult, y_metric: str, colours: dict[str, str]
+    ax: Axes, result: ExperimentResult, y_metric: str, colours: dict[str, str], scale: float = 1.0
 ) -> list[PointLabel]:
-    """Draw one panel's points; return their names to place (none if no policy has both
-    values)."""
+    """Draw one panel's points, the queue times (minutes) times ``scale``; return their names to
+    place (none if no policy has both values)."""
     labels: list[PointLabel] = []
     for index, policy in enumerate(result.policies):
         x, y = _point(result.summary, policy, X_METRIC), _point(result.summary, policy, y_metric)
+        x = (scale * x[0], scale * x[1], scale * x[2])
         if not (math.isfinite(x[0]) and math.isfinite(y[0])):
             continue
         ax.errorbar(
@@ -253,15 +257,18 @@ def tradeoff_figure(
         "the headline are sharper than the overlap of these bars suggests."
     )
     fig, axes = new_panels(len(Y_METRICS), *TRADEOFF_SIZE)
+    scale, unit = queue_time_unit(result.metrics)
     labels = [
-        _panel(ax, result, metric, colours) for ax, (metric, _) in zip(axes, Y_METRICS, strict=True)
+        _panel(ax, result, metric, colours, scale)
+        for ax, (metric, _) in zip(axes, Y_METRICS, strict=True)
     ]
     if not any(labels):
         return FigureOutcome(
             TRADEOFF_FIGURE_FILE, title, caption, skipped="no policy has a mean queue time"
         )
     for ax, (_, ylabel) in zip(axes, Y_METRICS, strict=True):
-        style_axes(ax, title="", xlabel="mean queue time (minutes, lower is better)", ylabel=ylabel)
+        xlabel = f"mean queue time ({unit}, lower is better)"
+        style_axes(ax, title="", xlabel=xlabel, ylabel=ylabel)
     fig.suptitle(
         f'{title}\nscenario "{result.scenario.name}", {replications} '
         f"replication{'s' if replications != 1 else ''} per policy; {bars}",
