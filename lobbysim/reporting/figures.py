@@ -9,13 +9,17 @@ PNG metadata, so the same data gives the same bytes whatever matplotlib wrote th
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 DPI = 150
 """Resolution of every saved figure."""
@@ -82,6 +86,65 @@ def save_figure(fig: Figure, path: Path) -> Path:
     for figures in _captures:
         figures[Path(path).name] = fig
     return path
+
+
+def laid_out(fig: Figure) -> RendererBase:
+    """Lay ``fig`` out at the saved resolution (:data:`DPI`) and return its renderer, to
+    measure its texts as the saved PNG draws them."""
+    fig.set_dpi(DPI)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    return canvas.get_renderer()
+
+
+def _x_tick_labels(ax: Axes) -> list[Text]:
+    """Return an axes' shown x tick labels at ticks inside the view, left to right."""
+    low, high = sorted(ax.get_xlim())
+    span = (high - low) * 1e-9
+    return [
+        tick.label1
+        for loc, tick in zip(ax.xaxis.get_majorticklocs(), ax.xaxis.get_major_ticks(), strict=False)
+        if low - span <= loc <= high + span and tick.label1.get_visible() and tick.label1.get_text()
+    ]
+
+
+def _crowded(labels: Sequence[Text], renderer: RendererBase) -> bool:
+    """Return whether two neighbouring labels overlap by more than a pixel."""
+    boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+    return any(
+        min(a.x1, b.x1) - max(a.x0, b.x0) > 1.0 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1.0
+        for a, b in itertools.pairwise(boxes)
+    )
+
+
+def fit_tick_labels(fig: Figure) -> None:
+    """Keep the x tick labels of each axes of ``fig`` apart, as measured at the saved
+    resolution: where two overlap, turn that axes' labels 30 degrees (anchored at their right
+    end, under their tick); where they still do, show every other one, then every third, and so
+    on. One layout per round, whatever the number of axes."""
+    renderer = laid_out(fig)
+    crowded = [ax for ax in fig.axes if _crowded(_x_tick_labels(ax), renderer)]
+    if not crowded:
+        return
+    labels = {id(ax): _x_tick_labels(ax) for ax in crowded}
+    for ax in crowded:
+        for label in labels[id(ax)]:
+            label.set_rotation(30)
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+    every = 1
+    while crowded:
+        renderer = laid_out(fig)
+        crowded = [
+            ax
+            for ax in crowded
+            if _crowded([t for t in labels[id(ax)] if t.get_visible()], renderer)
+            and every < len(labels[id(ax)])
+        ]
+        every += 1
+        for ax in crowded:
+            for k, label in enumerate(labels[id(ax)]):
+                label.set_visible(k % every == 0)
 
 
 def titled(text: str, subtitle: str) -> str:

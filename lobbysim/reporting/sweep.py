@@ -8,10 +8,12 @@ its per-run metrics (``results``, one row per successful run) and its failed run
 
 - ``cells.csv``: per cell, policy and metric, the mean over replications with a 95% Student-t
   interval (:func:`~lobbysim.reporting.sweep_summary.summarise_cells`);
-- ``tradeoff_draw.png``: every (cell, policy) as a point of p90 queue time (lower is better)
-  against the mean true draw probability (higher is better), with 95% intervals both ways and
-  the Pareto frontier (:func:`~lobbysim.reporting.sweep_summary.pareto_front`): the settings
-  that no other setting beats on both at once. Waiting longer buys more even matches; the
+- ``tradeoff_draw.png``: the headline's trade-off, from its own computation: one panel per
+  setting of the keys the matchmaker does not choose, each choice (a cell under a real policy)
+  a point of mean queue time against the headline's fairness metric, with 95% intervals both
+  ways, and the Pareto frontier the headline lists for that setting
+  (:func:`~lobbysim.reporting.sweep_headline.frontier_steps`): the choices that no other
+  choice of the setting beats on both at once. Waiting longer buys fairer matches; the
   frontier shows the best price available;
 - ``tradeoff_rating.png``: the same against the driving rater's rating RMSE (lower is better),
   when that rater has one;
@@ -39,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -51,25 +54,28 @@ from lobbysim.reporting.document import (
     md_text,
     write_documents,
 )
+from lobbysim.reporting.headline import metric_label, value_text
 from lobbysim.reporting.sweep_figures import (
     TRADEOFF_DRAW_FILE,
     TRADEOFF_RATING_FILE,
-    axis_label,
     write_sweep_figures,
 )
-from lobbysim.reporting.sweep_headline import build_sweep_headline
+from lobbysim.reporting.sweep_headline import (
+    QUEUE,
+    SweepHeadline,
+    Tradeoff,
+    build_sweep_headline,
+    setting_tradeoffs,
+)
 from lobbysim.reporting.sweep_headline_wording import sweep_headline_blocks
 from lobbysim.reporting.sweep_summary import (
     DRAW_METRIC,
-    QUEUE_METRIC,
     by_key_files,
     format_value,
-    frontier,
     headline_metrics,
     levels_of,
     policies_in,
     summarise_cells,
-    tradeoff_points,
 )
 from lobbysim.reporting.verdicts import metric_meaning
 from lobbysim.stats.intervals import CONFIDENCE
@@ -132,42 +138,33 @@ def _grid_cells(row: pd.Series, grid_keys: Sequence[str]) -> list[str]:
     return [format_value(row[k]) for k in grid_keys]
 
 
-def _frontier_blocks(
-    points: pd.DataFrame, grid_keys: Sequence[str], y: str, y_words: str, driver: str
+def _rating_frontier_blocks(
+    tradeoffs: Sequence[Tradeoff], headline: SweepHeadline, driver: str, *, seconds: bool
 ) -> list[Block]:
-    """Return the plain-language reading of one trade-off's frontier and its table."""
-    front = frontier(points, y)
-    dominated = len(points) - len(front)
-    x_name, y_name = "p90 queue time", axis_label(y, driver).split("\n")[0]
-    if len(front) == 1:
-        row = front.iloc[0]
-        reading = (
-            f"One point is best on both at once: cell {int(row['cell'])} under "
-            f"{row['policy']}; no setting tried trades a longer wait for {y_words}."
-        )
-    else:
-        reading = (
-            f"{len(front)} points are on the frontier. Listed from the shortest {x_name} to the "
-            f"best {y_name}: moving down the list, each step buys {y_words} with a longer wait; "
-            "no other setting gets both at once."
-        )
-    reading += (
-        f" The other {_count(dominated, 'point')} "
-        f"{'is' if dominated == 1 else 'are'} dominated: some frontier point is at least as "
-        "good on both. The frontier is drawn through the means; where intervals overlap, "
-        "neighbouring points may not really differ."
+    """Return the frontier of each setting against the rating error: a reading and a table
+    (queue times in seconds with ``seconds``, else minutes)."""
+    metric = f"{driver}.rating_rmse"
+    header = ["setting", "cell", *headline.choice_keys, "policy", "mean wait", f"{driver} RMSE"]
+    rows = []
+    for tradeoff in tradeoffs:
+        setting = ", ".join(f"{k}={v}" for k, v in tradeoff.group.values.items()) or "all"
+        for step in tradeoff.frontier:
+            choice = step.choice
+            rows.append(
+                [
+                    setting,
+                    str(choice.cell),
+                    *headline.cell_values.get(choice.cell, ()),
+                    choice.policy,
+                    value_text(choice.levels[QUEUE], QUEUE, seconds=seconds),
+                    value_text(choice.levels[metric], metric),
+                ]
+            )
+    reading = (
+        f"Per setting, the choices no other choice of the setting beats on both mean wait and "
+        f"{driver}'s rating error (by the means), from the shortest wait; where intervals "
+        "overlap, neighbouring points may not really differ."
     )
-    header = ["cell", *grid_keys, "policy", QUEUE_METRIC, y]
-    rows = [
-        [
-            str(int(row["cell"])),
-            *_grid_cells(row, grid_keys),
-            str(row["policy"]),
-            format_interval(float(row["x_mean"]), float(row["x_low"]), float(row["x_high"])),
-            format_interval(float(row["y_mean"]), float(row["y_low"]), float(row["y_high"])),
-        ]
-        for _, row in front.iterrows()
-    ]
     return [md_text(reading), md_table(header, rows)]
 
 
@@ -228,41 +225,46 @@ def failures_table(
 
 
 TRADEOFFS_TEXT = (
-    "Shorter queues and better matches pull against each other: a matchmaker that waits "
+    "Shorter queues and fairer matches pull against each other: a matchmaker that waits "
     "longer can find more even opponents and learn ratings from more informative games. "
-    "Each figure shows every cell and policy as one point; the Pareto frontier joins "
-    "the points that no other point beats on both axes at once. A setting off the "
-    "frontier can be improved on both counts by moving to a frontier point; choosing "
-    "among frontier points is a matter of how much waiting a better match is worth."
+    "Each figure has a panel per setting of what the matchmaker does not choose, as the "
+    "headline compares; each choice (a cell under a real policy) is one point, and the Pareto "
+    "frontier joins the choices that no other choice of the setting beats on both axes at "
+    "once. A choice off the frontier can be improved on both counts by moving to a frontier "
+    "point; choosing among frontier points is a matter of how much waiting a fairer match is "
+    "worth."
 )
 
 
 def _tradeoff_blocks(
-    summary: pd.DataFrame,
+    results: pd.DataFrame,
     grid_keys: Sequence[str],
+    headline: SweepHeadline,
     by_file: dict[str, FigureOutcome],
     driver: str,
 ) -> list[Block]:
     """Return the "Trade-offs" section: per trade-off its figure and its frontier's reading."""
     blocks = [md_heading("Trade-offs"), md_text(TRADEOFFS_TEXT)]
-    tradeoffs = (
-        (TRADEOFF_DRAW_FILE, DRAW_METRIC, "more even matches", "Queue time against match evenness"),
-        (
-            TRADEOFF_RATING_FILE,
-            f"{driver}.rating_rmse",
-            "more accurate ratings",
-            f"Queue time against the rating error of {driver}",
-        ),
-    )
-    for file, y, y_words, heading in tradeoffs:
-        blocks.append(md_heading(heading, level=3))
-        figure = by_file.get(file)
-        if figure is not None:
-            blocks.append(md_figure(figure))
-        if figure is None or figure.path is None:
-            continue
-        points = tradeoff_points(summary, grid_keys, QUEUE_METRIC, y)
-        blocks += _frontier_blocks(points, grid_keys, y, y_words, driver)
+    fairness = metric_label(headline.fairness or DRAW_METRIC)
+    blocks.append(md_heading(f"Queue time against {fairness}", level=3))
+    figure = by_file.get(TRADEOFF_DRAW_FILE)
+    if figure is not None:
+        blocks.append(md_figure(figure))
+        if figure.path is not None:
+            blocks.append(
+                md_text(
+                    "The ringed points of each panel are the Pareto-efficient choices the "
+                    "headline lists for that setting, with their paired steps (above)."
+                )
+            )
+    blocks.append(md_heading(f"Queue time against the rating error of {driver}", level=3))
+    figure = by_file.get(TRADEOFF_RATING_FILE)
+    if figure is not None:
+        blocks.append(md_figure(figure))
+        if figure.path is not None:
+            tradeoffs = setting_tradeoffs(results, grid_keys, f"{driver}.rating_rmse")
+            seconds = queue_seconds(results)
+            blocks += _rating_frontier_blocks(tradeoffs, headline, driver, seconds=seconds)
     return blocks
 
 
@@ -335,19 +337,22 @@ def sweep_report_blocks(
     title: str,
     driver: str,
     scenario_line: str = "",
+    headline: SweepHeadline | None = None,
 ) -> list[Block]:
     """Return the sweep report's content, in order, for the renderers of the document model: the
-    title, what was run, the headline (:mod:`lobbysim.reporting.sweep_headline`), then the rest."""
+    title, what was run, the headline (:mod:`lobbysim.reporting.sweep_headline`; ``headline``:
+    the one the figures were drawn from, else built here), then the rest."""
     policies = policies_in(results)
     by_file = {f.file: f for f in figures}
     setup = _setup_items(results, failures, grid_keys, policies, driver, scenario_line)
+    headline = build_sweep_headline(results, grid_keys) if headline is None else headline
     return [
         md_heading(title, level=1),
         md_text(_description(results, failures, grid_keys, policies)),
-        *sweep_headline_blocks(build_sweep_headline(results, grid_keys)),
+        *sweep_headline_blocks(headline),
         md_heading("Set-up"),
         md_items(setup),
-        *_tradeoff_blocks(summary, grid_keys, by_file, driver),
+        *_tradeoff_blocks(results, grid_keys, headline, by_file, driver),
         *_per_key_blocks(grid_keys, by_file),
         *_cells_blocks(results, summary, grid_keys, driver),
         *_failures_blocks(failures, grid_keys),
@@ -363,6 +368,7 @@ def write_sweep_report(
     title: str,
     driver: str,
     scenario_line: str = "",
+    tick: float | None = None,
 ) -> list[Path]:
     """Write the report of a parameter sweep into ``out_dir``.
 
@@ -378,6 +384,9 @@ def write_sweep_report(
         driver: the driving rater (the y axis of ``tradeoff_rating.png`` is its
             ``rating_rmse``).
         scenario_line: a one-line description of the scenario, for the set-up and the figures.
+        tick: the scenario's pass interval (minutes), where ``matchmaker.tick`` is not swept:
+            no answer quotes a queue time on the pass grid
+            (:func:`~lobbysim.reporting.sweep_headline.build_sweep_headline`).
 
     Returns:
         The files written: ``cells.csv``, the figures that were drawn (``tradeoff_draw.png``,
@@ -393,8 +402,9 @@ def write_sweep_report(
     summary = summarise_cells(results, grid_keys)
     cells = out_dir / CELLS_FILE
     summary.to_csv(cells, index=False, lineterminator="\n")
+    headline = build_sweep_headline(results, grid_keys, tick=tick)
     figures = write_sweep_figures(
-        results, summary, grid_keys, out_dir, driver=driver, scenario_line=scenario_line
+        results, grid_keys, headline, out_dir, driver=driver, scenario_line=scenario_line
     )
     blocks = sweep_report_blocks(
         results,
@@ -405,6 +415,7 @@ def write_sweep_report(
         title=title,
         driver=driver,
         scenario_line=scenario_line,
+        headline=headline,
     )
     markdown, page = write_documents(blocks, out_dir, title)
     return [cells, *(f.path for f in figures if f.path is not None), markdown, page]

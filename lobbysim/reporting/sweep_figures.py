@@ -1,12 +1,21 @@
-"""The figures of the sweep report: two trade-offs with their Pareto frontier, panels per key.
+"""The figures of the sweep report: the trade-offs the headline states, panels per key.
 
-- ``tradeoff_draw.png``: every (cell, policy) as a point of p90 queue time (lower is better)
-  against the mean true draw probability (higher is better), with 95% intervals both ways and
-  the Pareto frontier;
+- ``tradeoff_draw.png``: the headline's trade-off, drawn from its own computation
+  (:func:`~lobbysim.reporting.sweep_headline.headline_tradeoffs`): one panel per setting of the
+  keys the matchmaker does not choose (all cells in one panel when every key is a choice),
+  each choice (a cell under a real policy) a point of mean queue time (lower is better) against
+  the headline's fairness metric (the true skill gap, else the true draw probability), with
+  95% intervals both ways, and the Pareto frontier the headline lists for that setting;
 - ``tradeoff_rating.png``: the same against the driving rater's rating RMSE (lower is better),
-  when that rater has one;
+  its frontier by the same computation
+  (:func:`~lobbysim.reporting.sweep_headline.setting_tradeoffs`), when that rater has one;
 - ``by_<key>.png`` per swept key: small panels of the headline metrics against that key's
   values, one line per policy, the other swept keys averaged over.
+
+The bounds ``uniform_random`` and ``oracle`` are references, never choices: the trade-off
+figures leave them out, as the headline does. Queue times are in the sweep's one unit
+(:func:`~lobbysim.reporting.answer.queue_time_unit`: seconds when every mean wait is under two
+minutes).
 """
 
 from __future__ import annotations
@@ -22,21 +31,33 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome
-from lobbysim.reporting.figures import marker, policy_colours, save_figure, titled
+from lobbysim.reporting.figures import (
+    fit_tick_labels,
+    marker,
+    policy_colours,
+    save_figure,
+    titled,
+)
+from lobbysim.reporting.headline import metric_label
+from lobbysim.reporting.sweep_headline import (
+    QUEUE,
+    SweepHeadline,
+    Tradeoff,
+    headline_tradeoffs,
+    setting_tradeoffs,
+)
 from lobbysim.reporting.sweep_summary import (
     DRAW_METRIC,
     QUEUE_METRIC,
     by_key_files,
     by_key_summary,
-    cell_descriptions,
     format_value,
-    frontier,
     has_values,
     headline_metrics,
     levels_of,
     policies_in,
-    tradeoff_points,
 )
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, LOWER_IS_BETTER, better_direction
 from lobbysim.stats.intervals import CONFIDENCE
@@ -44,106 +65,134 @@ from lobbysim.stats.intervals import CONFIDENCE
 TRADEOFF_DRAW_FILE = "tradeoff_draw.png"
 TRADEOFF_RATING_FILE = "tradeoff_rating.png"
 
-MAX_LABELLED_CELLS = 12
-"""Up to this many cells, the trade-off figures map cell numbers to grid values in a legend."""
+PANEL_COLUMNS = 3
+"""At most this many settings' panels side by side in a trade-off figure."""
 
 
-def axis_label(metric: str, driver: str) -> str:
+def axis_label(metric: str, driver: str, *, seconds: bool = False) -> str:
     labels = {
         QUEUE_METRIC: "90th percentile queue time (minutes)",
+        QUEUE: f"mean queue time ({'s' if seconds else 'min'})",
         DRAW_METRIC: "mean true draw probability",
         "abandonment_rate": "abandonment rate",
         "games_per_hour": "games per hour",
         "win_ratio_dispersion": "mean |win ratio - 0.5|",
         f"{driver}.rating_rmse": f"{driver} rating RMSE",
     }
-    label = labels.get(metric, metric)
+    label = labels.get(metric) or metric_label(metric)
     direction = better_direction(metric)
     if direction in (LOWER_IS_BETTER, HIGHER_IS_BETTER):
         label += f"\n({direction} is better)"
     return label
 
 
-def _error_bars(ax: Axes, points: pd.DataFrame, colour: str) -> None:
-    """Draw the x and y 95% intervals of the points that have them."""
-    for axis in ("x", "y"):
-        low = points[f"{axis}_low"].to_numpy(dtype=float)
-        high = points[f"{axis}_high"].to_numpy(dtype=float)
-        mean = points[f"{axis}_mean"].to_numpy(dtype=float)
-        has = np.isfinite(low) & np.isfinite(high)
-        if not has.any():
-            continue
-        err = np.vstack([mean[has] - low[has], high[has] - mean[has]])
-        ax.errorbar(
-            points["x_mean"].to_numpy(dtype=float)[has],
-            points["y_mean"].to_numpy(dtype=float)[has],
-            xerr=err if axis == "x" else None,
-            yerr=err if axis == "y" else None,
-            fmt="none",
-            ecolor=colour,
-            elinewidth=0.9,
-            capsize=2.5,
-            alpha=0.6,
-            zorder=2,
-        )
+def _choice_markers(
+    tradeoffs: Sequence[Tradeoff], cell_values: dict[int, tuple[str, ...]]
+) -> dict[tuple[str, ...], str]:
+    """Return a marker per combination of the choice keys' values, in first-met order."""
+    combos = dict.fromkeys(cell_values.get(c.cell, ()) for t in tradeoffs for c in t.group.choices)
+    return {combo: marker(k) for k, combo in enumerate(combos)}
 
 
-def _policy_points(
-    ax: Axes, points: pd.DataFrame, policies: Sequence[str], colours: dict[str, str]
-) -> list[Any]:
-    """Draw each policy's points with their intervals and cell numbers; return legend handles."""
-    handles: list[Any] = []
-    for k, policy in enumerate(policies):
-        mine = points[points["policy"] == policy]
-        if mine.empty:
+def _tradeoff_panel(
+    ax: Axes,
+    tradeoff: Tradeoff,
+    *,
+    scale: float,
+    colours: dict[str, str],
+    markers: dict[tuple[str, ...], str],
+    cell_values: dict[int, tuple[str, ...]],
+) -> None:
+    """Draw one setting's choices with their intervals, and its frontier as a ringed step line
+    (the choices' markers have the gid ``choice:<cell>:<policy>``, the rings ``frontier``)."""
+    metric = tradeoff.metric
+    for choice in tradeoff.group.choices:
+        x, y = choice.levels[QUEUE], choice.levels[metric]
+        if not (math.isfinite(x.mean) and math.isfinite(y.mean)):
             continue
-        colour, shape = colours[policy], marker(k)
-        _error_bars(ax, mine, colour)
+        colour = colours[choice.policy]
+        xerr = yerr = None
+        if math.isfinite(x.low) and math.isfinite(x.high):
+            xerr = [[(x.mean - x.low) * scale], [(x.high - x.mean) * scale]]
+        if math.isfinite(y.low) and math.isfinite(y.high):
+            yerr = [[y.mean - y.low], [y.high - y.mean]]
+        if xerr is not None or yerr is not None:
+            ax.errorbar(
+                [x.mean * scale],
+                [y.mean],
+                xerr=xerr,
+                yerr=yerr,
+                fmt="none",
+                ecolor=colour,
+                elinewidth=0.9,
+                capsize=2.5,
+                alpha=0.6,
+                zorder=2,
+            )
         ax.plot(
-            mine["x_mean"].to_numpy(dtype=float),
-            mine["y_mean"].to_numpy(dtype=float),
+            [x.mean * scale],
+            [y.mean],
             linestyle="none",
-            marker=shape,
-            markersize=6,
+            marker=markers[cell_values.get(choice.cell, ())],
+            markersize=7,
             color=colour,
             zorder=3,
+            gid=f"choice:{choice.cell}:{choice.policy}",
         )
-        for _, row in mine.iterrows():
-            ax.annotate(
-                str(int(row["cell"])),
-                (float(row["x_mean"]), float(row["y_mean"])),
-                xytext=(5, 4),
-                textcoords="offset points",
-                fontsize="x-small",
-                fontweight="bold" if bool(row["on_front"]) else "normal",
-                color=colour,
-                zorder=5,
+    fx = np.array([s.choice.levels[QUEUE].mean * scale for s in tradeoff.frontier])
+    fy = np.array([s.choice.levels[metric].mean for s in tradeoff.frontier])
+    if fx.size:
+        ax.step(fx, fy, where="post", color="black", linestyle="--", linewidth=1.2, zorder=1)
+        ax.plot(
+            fx,
+            fy,
+            linestyle="none",
+            marker="o",
+            markersize=14,
+            markerfacecolor="none",
+            markeredgecolor="black",
+            markeredgewidth=1.4,
+            zorder=4,
+            gid="frontier",
+        )
+    ax.grid(True, alpha=0.3)
+    ax.margins(0.12)
+
+
+def _setting_title(tradeoff: Tradeoff) -> str:
+    values = tradeoff.group.values
+    if not values:
+        return f"all {len(tradeoff.group.cells)} cells"
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+def _tradeoff_legend(
+    fig: Figure,
+    policies: Sequence[str],
+    colours: dict[str, str],
+    markers: dict[tuple[str, ...], str],
+    choice_keys: Sequence[str],
+    cells_of: dict[tuple[str, ...], list[int]],
+) -> None:
+    """Add the legend below the panels: policies by colour, choices by marker, the frontier."""
+    handles: list[Any] = [
+        Line2D([], [], linestyle="none", marker="s", color=colours[p], label=p) for p in policies
+    ]
+    if choice_keys and len(markers) > 1:
+        for combo, shape in markers.items():
+            words = ", ".join(f"{k}={v}" for k, v in zip(choice_keys, combo, strict=True))
+            cells = ", ".join(map(str, cells_of.get(combo, [])))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    linestyle="none",
+                    marker=shape,
+                    color="grey",
+                    label=f"{words} (cell{'s' if ',' in cells else ''} {cells})",
+                )
             )
-        handles.append(Line2D([], [], linestyle="none", marker=shape, color=colour, label=policy))
-    return handles
-
-
-def _frontier_line(ax: Axes, points: pd.DataFrame, y: str) -> list[Any]:
-    """Draw the Pareto frontier as a step line with ringed points; return legend handles."""
-    front = frontier(points, y)
-    fx = front["x_mean"].to_numpy(dtype=float)
-    fy = front["y_mean"].to_numpy(dtype=float)
-    right = float(points["x_mean"].max())
-    if fx.size and right > fx[-1]:
-        fx, fy = np.r_[fx, right], np.r_[fy, fy[-1]]
-    ax.step(fx, fy, where="post", color="black", linestyle="--", linewidth=1.2, zorder=1)
-    ax.plot(
-        front["x_mean"].to_numpy(dtype=float),
-        front["y_mean"].to_numpy(dtype=float),
-        linestyle="none",
-        marker="o",
-        markersize=13,
-        markerfacecolor="none",
-        markeredgecolor="black",
-        markeredgewidth=1.4,
-        zorder=4,
-    )
-    return [
+    handles += [
         Line2D([], [], color="black", linestyle="--", linewidth=1.2, label="Pareto frontier"),
         Line2D(
             [],
@@ -156,78 +205,102 @@ def _frontier_line(ax: Axes, points: pd.DataFrame, y: str) -> list[Any]:
             label="on the frontier",
         ),
     ]
-
-
-def _cells_legend(fig: Figure, points: pd.DataFrame, cells: dict[int, str]) -> None:
-    """Add a legend of the shown cells' grid values below the axes, if there are few cells."""
-    shown = sorted({int(c) for c in points["cell"]})
-    if len(shown) > MAX_LABELLED_CELLS:
-        return
-    labels = [Line2D([], [], linestyle="none", label=f"{c}: {cells.get(c, '')}") for c in shown]
     fig.legend(
-        handles=labels,
-        title="cells",
-        fontsize="x-small",
-        title_fontsize="small",
-        handlelength=0,
-        handletextpad=0,
+        handles=handles,
+        fontsize="small",
         loc="outside lower center",
-        ncols=2 if len(shown) > 3 else 1,
+        ncols=min(3, len(handles)),
     )
 
 
 def _tradeoff_figure(
-    points: pd.DataFrame,
+    tradeoffs: Sequence[Tradeoff],
     *,
-    y: str,
     outcome: FigureOutcome,
     out_dir: Path,
     driver: str,
     policies: Sequence[str],
-    cells: dict[int, str],
+    headline: SweepHeadline,
     scenario_line: str,
+    scale: float,
 ) -> FigureOutcome:
-    """Draw one trade-off figure of the points of :func:`tradeoff_points`."""
-    fig = Figure(figsize=(9.0, 6.0), layout="constrained")
-    ax = fig.add_subplot()
-    handles = _policy_points(ax, points, policies, policy_colours(policies))
-    handles += _frontier_line(ax, points, y)
-    ax.set_xlabel(axis_label(QUEUE_METRIC, driver))
-    ax.set_ylabel(axis_label(y, driver))
-    ax.set_title(titled(outcome.title, scenario_line))
-    ax.grid(True, alpha=0.3)
-    ax.margins(0.08)
-    ax.legend(handles=handles, fontsize="small", loc="best")
-    _cells_legend(fig, points, cells)
+    """Draw one trade-off figure: a panel per setting, its choices and its frontier; queue
+    times (minutes) times ``scale`` (60: in seconds)."""
+    seconds = scale == 60.0
+    real = [p for p in policies if any(c.policy == p for t in tradeoffs for c in t.group.choices)]
+    colours = policy_colours(policies)
+    cell_values = dict(headline.cell_values)
+    markers = _choice_markers(tradeoffs, cell_values)
+    cells_of: dict[tuple[str, ...], list[int]] = {}
+    for cell, combo in sorted(cell_values.items()):
+        cells_of.setdefault(combo, []).append(cell)
+    columns = min(PANEL_COLUMNS, len(tradeoffs))
+    rows = math.ceil(len(tradeoffs) / columns)
+    fig = Figure(figsize=(max(4.6 * columns, 7.5), 3.9 * rows + 1.6), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False)
+    metric = tradeoffs[0].metric
+    for k, tradeoff in enumerate(tradeoffs):
+        ax = axes[k // columns][k % columns]
+        _tradeoff_panel(
+            ax, tradeoff, scale=scale, colours=colours, markers=markers, cell_values=cell_values
+        )
+        if len(tradeoffs) > 1 or tradeoff.group.values:
+            ax.set_title(_setting_title(tradeoff), fontsize="medium")
+        ax.set_xlabel(axis_label(QUEUE, driver, seconds=seconds), fontsize="small")
+        ax.set_ylabel(axis_label(metric, driver), fontsize="small")
+    for k in range(len(tradeoffs), rows * columns):
+        axes[k // columns][k % columns].set_axis_off()
+    _tradeoff_legend(fig, real, colours, markers, headline.choice_keys, cells_of)
+    fig.suptitle(titled(outcome.title, scenario_line))
+    fit_tick_labels(fig)
     path = save_figure(fig, out_dir / outcome.file)
     return FigureOutcome(outcome.file, outcome.title, outcome.caption, path=path)
 
 
 _TRADEOFF_CAPTION = (
-    "One point per cell and policy: the mean over replications, with {confidence:.0%} "
-    "confidence intervals in both directions (none with a single replication); the numbers are "
-    "cell numbers{mapping}. Ringed points are on the Pareto frontier (dashed step line): no other "
-    "point has {better_x} and {better_y}, both at least as good and one strictly better. Bold "
-    "numbers mark frontier points."
+    "{panels} each choice (a cell under a real policy; colour: the policy{markers}) is the mean "
+    "over replications of its mean queue time and {y}, with {confidence:.0%} confidence "
+    "intervals in both directions (none with a single replication). Ringed points are the "
+    "setting's Pareto frontier (dashed step line){which}: no other choice of the setting has "
+    "{better_y} and a mean queue time as short, both at least as good and one strictly better. "
+    "The bounds uniform_random and oracle are references, not choices, and are not drawn."
 )
 
 
-def _tradeoff_caption(y_words: str, cells: int) -> str:
-    mapping = (
-        " (the legend below gives their grid values)"
-        if cells <= MAX_LABELLED_CELLS
-        else " (the Cells table gives their grid values)"
-    )
+def _tradeoff_caption(
+    tradeoffs: Sequence[Tradeoff],
+    y_words: str,
+    better_y: str,
+    choice_keys: Sequence[str],
+    *,
+    headline: bool,
+) -> str:
+    if len(tradeoffs) > 1 or (tradeoffs and tradeoffs[0].group.values):
+        keys = ", ".join(tradeoffs[0].group.values) if tradeoffs else ""
+        panels = (
+            f"One panel per setting of what the matchmaker does not choose ({keys}); choices "
+            "are compared within a setting, never across. In each,"
+        )
+    else:
+        panels = "Every cell is a choice of the matchmaker: one panel;"
     return _TRADEOFF_CAPTION.format(
+        panels=panels,
+        markers=f"; marker: the value of {', '.join(choice_keys)}" if choice_keys else "",
+        y=y_words,
         confidence=CONFIDENCE,
-        mapping=mapping,
-        better_x="a p90 queue time as short",
-        better_y=y_words,
+        which=", the one the headline lists" if headline else "",
+        better_y=better_y,
     )
 
 
 def _by_key_caption(
-    key: str, others: Sequence[str], numeric: bool, policies: Sequence[str], empty: Sequence[str]
+    key: str,
+    others: Sequence[str],
+    numeric: bool,
+    policies: Sequence[str],
+    empty: Sequence[str],
+    *,
+    scaled: bool,
 ) -> str:
     averaged = (
         f"averaged over the other swept key{'s' if len(others) > 1 else ''} "
@@ -246,6 +319,11 @@ def _by_key_caption(
             " The values of the key are categories, in the order first met; the dotted lines "
             "only join a policy's points."
         )
+    elif not scaled:
+        caption += (
+            " The values are evenly spaced, not to scale (to scale, the labels of the closest "
+            "would overlap)."
+        )
     if len(policies) > 1:
         caption += " Policies are offset sideways a little so their bars do not overlap."
     if empty:
@@ -253,9 +331,34 @@ def _by_key_caption(
     return caption
 
 
-def _positions(levels: Sequence[Any], numeric: bool) -> tuple[np.ndarray, float]:
-    """Return the x position of each value of a key and the smallest step between two."""
-    if not numeric:
+PANEL_SPAN_POINTS = 190.0
+"""About how many points (1/72 inch) a per-key panel's values span across (4.2 inches wide,
+less its axis labels and margins)."""
+
+TICK_CHAR_POINTS = 6.5
+"""About how wide one character of a tick label is, in points (10-point type)."""
+
+
+def to_scale(levels: Sequence[Any], numeric: bool) -> bool:
+    """Return whether a numeric key's values are placed to scale: not where two neighbours would
+    sit so close that their labels overlap (base sizes 100 and 110 beside 1,000); then they
+    are evenly spaced, as categories are."""
+    if not numeric or len(levels) < 2:
+        return numeric
+    values = np.asarray(levels, dtype=float)
+    span = float(values[-1] - values[0])
+    widths = [TICK_CHAR_POINTS * len(format_value(v)) for v in levels]
+    for k in range(len(levels) - 1):
+        room = (values[k + 1] - values[k]) / span * PANEL_SPAN_POINTS
+        if room < (widths[k] + widths[k + 1]) / 2 + 4.0:
+            return False
+    return True
+
+
+def _positions(levels: Sequence[Any], scaled: bool) -> tuple[np.ndarray, float]:
+    """Return the x position of each value of a key (to scale, else evenly spaced) and the
+    smallest step between two."""
+    if not scaled:
         return np.arange(len(levels), dtype=float), 1.0
     positions = np.asarray(levels, dtype=float)
     gaps = np.diff(positions)
@@ -324,7 +427,8 @@ def _by_key_figure(
     metrics = [m for m in wanted if has_values(results, m)]
     empty = [m for m in wanted if m not in metrics]
     levels, numeric = levels_of(results[key]) if not results.empty else ([], True)
-    caption = _by_key_caption(key, others, numeric, policies, empty)
+    scaled = to_scale(levels, numeric)
+    caption = _by_key_caption(key, others, numeric, policies, empty, scaled=scaled)
     if not metrics:
         return FigureOutcome(file, title, caption, skipped="no headline metric has any value")
 
@@ -333,13 +437,13 @@ def _by_key_figure(
     rows = math.ceil(len(metrics) / columns)
     fig = Figure(figsize=(4.2 * columns, 3.4 * rows + 0.9), layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False)
-    positions, step = _positions(levels, numeric)
+    positions, step = _positions(levels, scaled)
     where = {v: float(p) for v, p in zip(levels, positions, strict=True)}
     spread = 0.12 * step / max(len(policies) - 1, 1) if len(policies) > 1 else 0.0
     for panel, metric in enumerate(metrics):
         ax = axes[panel // columns][panel % columns]
         table = by_key_summary(results, key, metric, policies)
-        _by_key_panel(ax, table, policies, colours, where, spread=spread, numeric=numeric)
+        _by_key_panel(ax, table, policies, colours, where, spread=spread, numeric=scaled)
         ax.set_xticks(positions, [format_value(v) for v in levels])
         ax.set_xlabel(key)
         ax.set_ylabel(axis_label(metric, driver), fontsize="small")
@@ -354,6 +458,7 @@ def _by_key_figure(
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(policies), 4))
     suptitle = f"{title}, other keys averaged" if others else title
     fig.suptitle(titled(suptitle, scenario_line))
+    fit_tick_labels(fig)
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
@@ -366,57 +471,82 @@ def _tradeoff_skip_reason(results: pd.DataFrame, y: str, driver: str) -> str | N
                 "has no values: a rater not on the true-skill scale has no RMSE)"
             )
         return f"no run has a {y}"
-    if not has_values(results, QUEUE_METRIC):
-        return f"no run has a {QUEUE_METRIC}"
+    if not has_values(results, QUEUE):
+        return f"no run has a {QUEUE}"
     return None
+
+
+def _drawn(tradeoffs: Sequence[Tradeoff]) -> list[Tradeoff]:
+    """Return the trade-offs with at least one choice that has both metrics."""
+    return [
+        t
+        for t in tradeoffs
+        if any(
+            math.isfinite(c.levels[QUEUE].mean) and math.isfinite(c.levels[t.metric].mean)
+            for c in t.group.choices
+        )
+    ]
 
 
 def _tradeoff_outcomes(
     results: pd.DataFrame,
-    summary: pd.DataFrame,
     grid_keys: Sequence[str],
+    headline: SweepHeadline,
     out_dir: Path,
     *,
     driver: str,
     scenario_line: str,
 ) -> list[FigureOutcome]:
     """Draw (or skip) the two trade-off figures."""
-    policies = policies_in(results)
-    cells = cell_descriptions(results, grid_keys)
+    policies = policies_in(results) if not results.empty else []
+    fairness = headline.fairness or DRAW_METRIC
+    rating = f"{driver}.rating_rmse"
+    fair_words = metric_label(fairness)
     specs = (
         (
             TRADEOFF_DRAW_FILE,
-            DRAW_METRIC,
-            "Trade-off: queue time against match evenness",
-            "a true draw probability as high",
+            fairness,
+            f"Trade-off per setting: mean queue time against {fair_words}",
+            f"the {fair_words}",
+            f"a {fair_words} as good",
+            True,
         ),
         (
             TRADEOFF_RATING_FILE,
-            f"{driver}.rating_rmse",
-            f"Trade-off: queue time against the rating error of {driver}",
+            rating,
+            f"Trade-off per setting: mean queue time against the rating error of {driver}",
+            f"the {driver} rating RMSE",
             f"a {driver} rating RMSE as low",
+            False,
         ),
     )
     outcomes = []
-    for file, y, title, y_words in specs:
-        outcome = FigureOutcome(file, title, _tradeoff_caption(y_words, len(cells)))
+    for file, y, title, y_words, better_y, stated in specs:
         reason = _tradeoff_skip_reason(results, y, driver)
-        points = tradeoff_points(summary, grid_keys, QUEUE_METRIC, y) if reason is None else None
-        if points is not None and points.empty:
-            reason = f"no cell has both {QUEUE_METRIC} and {y}"
-        if reason is not None or points is None:
-            outcomes.append(FigureOutcome(file, title, outcome.caption, skipped=reason))
+        tradeoffs: list[Tradeoff] = []
+        if reason is None:
+            every = (
+                headline_tradeoffs(headline) if stated else setting_tradeoffs(results, grid_keys, y)
+            )
+            tradeoffs = _drawn(every)
+            if not tradeoffs:
+                reason = f"no choice (a cell under a real policy) has both {QUEUE} and {y}"
+        caption = _tradeoff_caption(
+            tradeoffs, y_words, better_y, headline.choice_keys, headline=stated
+        )
+        if reason is not None:
+            outcomes.append(FigureOutcome(file, title, caption, skipped=reason))
             continue
         outcomes.append(
             _tradeoff_figure(
-                points,
-                y=y,
-                outcome=outcome,
+                tradeoffs,
+                outcome=FigureOutcome(file, title, caption),
                 out_dir=out_dir,
                 driver=driver,
                 policies=policies,
-                cells=cells,
+                headline=headline,
                 scenario_line=scenario_line,
+                scale=queue_time_unit(results)[0],
             )
         )
     return outcomes
@@ -424,8 +554,8 @@ def _tradeoff_outcomes(
 
 def write_sweep_figures(
     results: pd.DataFrame,
-    summary: pd.DataFrame,
     grid_keys: Sequence[str],
+    headline: SweepHeadline,
     out_dir: Path,
     *,
     driver: str,
@@ -435,8 +565,9 @@ def write_sweep_figures(
 
     Args:
         results: the per-run results.
-        summary: :func:`~lobbysim.reporting.sweep_summary.summarise_cells` of ``results``.
         grid_keys: the swept keys.
+        headline: :func:`~lobbysim.reporting.sweep_headline.build_sweep_headline` of
+            ``results``: the trade-off figure draws its frontiers.
         out_dir: an existing folder.
         driver: the driving rater.
         scenario_line: a line naming the scenario, under each figure's title if given.
@@ -447,9 +578,9 @@ def write_sweep_figures(
     """
     out_dir = Path(out_dir)
     outcomes = _tradeoff_outcomes(
-        results, summary, grid_keys, out_dir, driver=driver, scenario_line=scenario_line
+        results, grid_keys, headline, out_dir, driver=driver, scenario_line=scenario_line
     )
-    policies = policies_in(results)
+    policies = policies_in(results) if not results.empty else []
     for key, file in by_key_files(grid_keys).items():
         if results.empty:
             outcomes.append(

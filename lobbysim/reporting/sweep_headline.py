@@ -17,9 +17,11 @@ and ``oracle`` are references, never ranked, never on the frontier. Per setting
   adjusted over that pick's comparisons. The choices not significantly different from the best
   are named (a tie the replications cannot break), else the next best with its difference;
 - the *Pareto-efficient* choices on mean queue time against fairness
-  (:func:`~lobbysim.reporting.sweep_summary.pareto_front` on the means): those no other choice of
-  the setting beats on both; from the shortest wait, each one's paired step from the previous
-  (what the longer wait buys);
+  (:func:`frontier_steps`: :func:`~lobbysim.reporting.sweep_summary.pareto_front` on the means):
+  those no other choice of the setting beats on both; from the shortest wait, each one's paired
+  step from the previous (what the longer wait buys). The sweep report's trade-off figure draws
+  these frontiers, one panel per setting (:func:`headline_tradeoffs`), and its rating figure
+  the same computation against the rating error (:func:`setting_tradeoffs`);
 - with ``uniform_random`` and ``oracle`` among the policies, per cell and real policy the answer
   sentence of :func:`~lobbysim.reporting.answer.answer_sentence`: the share of the oracle's gain
   over random pairing it captures and its costs.
@@ -181,22 +183,27 @@ def _step(before: pd.DataFrame, after: pd.DataFrame, metric: str) -> Estimate:
     return Estimate(float(stats["mean"]), float(stats["ci_low"]), float(stats["ci_high"]))
 
 
-def _frontier(
-    choices: Sequence[Choice], fairness: str, by_run: Mapping[tuple[int, str], pd.DataFrame]
+def frontier_steps(
+    choices: Sequence[Choice], y: str, by_run: Mapping[tuple[int, str], pd.DataFrame]
 ) -> tuple[Step, ...]:
-    """Return the Pareto-efficient choices from the shortest mean queue time, with steps."""
+    """Return the Pareto-efficient choices on mean queue time (:data:`QUEUE`) against ``y``,
+    from the shortest mean queue time, each with its paired step from the one before.
+
+    The choices need the levels of both metrics; ``by_run`` is each (cell, policy)'s runs
+    indexed by replication (:func:`runs_by_choice`). The headline's frontier is this with ``y``
+    its fairness metric; the sweep report's figures draw these very steps."""
     usable = [
         c
         for c in choices
-        if math.isfinite(c.levels[QUEUE].mean) and math.isfinite(c.levels[fairness].mean)
+        if math.isfinite(c.levels[QUEUE].mean) and math.isfinite(c.levels[y].mean)
     ]
     on_front = pareto_front(
         [c.levels[QUEUE].mean for c in usable],
-        [c.levels[fairness].mean for c in usable],
-        minimize_y=better_direction(fairness) != HIGHER_IS_BETTER,
+        [c.levels[y].mean for c in usable],
+        minimize_y=better_direction(y) != HIGHER_IS_BETTER,
     )
     front = [c for c, on in zip(usable, on_front, strict=True) if on]
-    front.sort(key=lambda c: (c.levels[QUEUE].mean, -_sign(fairness) * c.levels[fairness].mean))
+    front.sort(key=lambda c: (c.levels[QUEUE].mean, -_sign(y) * c.levels[y].mean))
     steps = []
     for k, choice in enumerate(front):
         if k == 0:
@@ -204,21 +211,45 @@ def _frontier(
             continue
         before = by_run[(front[k - 1].cell, front[k - 1].policy)]
         after = by_run[(choice.cell, choice.policy)]
-        steps.append(Step(choice, _step(before, after, QUEUE), _step(before, after, fairness)))
+        steps.append(Step(choice, _step(before, after, QUEUE), _step(before, after, y)))
     return tuple(steps)
 
 
 def _answers(
-    runs: pd.DataFrame, cells: Sequence[int], policies: Sequence[str]
+    runs: pd.DataFrame,
+    cells: Sequence[int],
+    policies: Sequence[str],
+    ticks: Mapping[int, float | None],
 ) -> tuple[tuple[int, str, str], ...]:
-    """Return per cell and real policy its answer sentence (with both bounds in the cell)."""
+    """Return per cell and real policy its answer sentence (with both bounds in the cell);
+    ``ticks``: each cell's pass interval, whence the queue times on its pass grid, never
+    quoted."""
     out = []
     for cell in cells:
         mine = runs[runs["cell"] == cell]
         present = [p for p in policies if p in set(mine["policy"])]
-        for answer in runs_answers(mine, present):
+        for answer in runs_answers(mine, present, tick=ticks.get(cell)):
             out.append((cell, answer.policy, answer_sentence(answer)))
     return tuple(out)
+
+
+TICK_KEY = "matchmaker.tick"
+"""The grid key of the pass interval: where it is swept, each cell's own."""
+
+
+def _ticks(
+    firsts: pd.DataFrame, grid_keys: Sequence[str], tick: float | None
+) -> dict[int, float | None]:
+    """Return each cell's pass interval: its value of :data:`TICK_KEY` where that is swept,
+    else ``tick`` (the scenario's)."""
+    out: dict[int, float | None] = {}
+    for _, row in firsts.iterrows():
+        value = row[TICK_KEY] if TICK_KEY in grid_keys else tick
+        number = (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+        out[int(row["cell"])] = number if number is not None and math.isfinite(number) else None
+    return out
 
 
 def _grouped(firsts: pd.DataFrame, keys: Sequence[str]) -> dict[tuple[str, ...], list[int]]:
@@ -230,7 +261,97 @@ def _grouped(firsts: pd.DataFrame, keys: Sequence[str]) -> dict[tuple[str, ...],
     return groups
 
 
-def build_sweep_headline(results: pd.DataFrame, grid_keys: Sequence[str]) -> SweepHeadline:
+def runs_by_choice(results: pd.DataFrame) -> dict[tuple[int, str], pd.DataFrame]:
+    """Return each (cell, policy)'s runs, indexed by replication."""
+    return {
+        (int(cell), str(policy)): group.set_index("replication")
+        for (cell, policy), group in results.groupby(["cell", "policy"], sort=False)
+    }
+
+
+@dataclass(frozen=True)
+class Group:
+    """One setting's cells and its choices (real policies only) with their levels."""
+
+    values: Mapping[str, Any]
+    cells: tuple[int, ...]
+    choices: tuple[Choice, ...]
+
+
+def setting_groups(
+    results: pd.DataFrame,
+    grid_keys: Sequence[str],
+    metrics: Sequence[str],
+    by_run: Mapping[tuple[int, str], pd.DataFrame] | None = None,
+) -> tuple[Group, ...]:
+    """Return per setting (each combination of the values of the keys that are not choices,
+    :func:`split_keys`) its cells and its choices: each cell under each real policy (not the
+    bounds), with the levels of ``metrics`` (those in ``results``)."""
+    _, setting_keys = split_keys(grid_keys)
+    if results.empty:
+        return ()
+    by_run = runs_by_choice(results) if by_run is None else by_run
+    real = [p for p in policies_in(results) if p not in BOUNDS]
+    metrics = [m for m in metrics if m in results.columns]
+    firsts = results.drop_duplicates("cell").sort_values("cell", kind="stable")
+    groups = []
+    for values, cells in _grouped(firsts, setting_keys).items():
+        choices = []
+        for cell in cells:
+            for policy in real:
+                group = by_run.get((cell, policy))
+                if group is not None:
+                    columns = {m: group[m].to_numpy(dtype=float) for m in metrics}
+                    choices.append(Choice(cell, policy, _levels(columns)))
+        groups.append(
+            Group(dict(zip(setting_keys, values, strict=True)), tuple(cells), tuple(choices))
+        )
+    return tuple(groups)
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """One setting's choices and its frontier on mean queue time against ``metric``."""
+
+    metric: str
+    group: Group
+    frontier: tuple[Step, ...]
+
+
+def setting_tradeoffs(
+    results: pd.DataFrame, grid_keys: Sequence[str], metric: str
+) -> tuple[Tradeoff, ...]:
+    """Return per setting its choices and their frontier on mean queue time against ``metric``
+    (:func:`frontier_steps`, as the headline computes its own against fairness), for a
+    metric the headline does not state (the driving rater's rating error); none where no run
+    has both metrics."""
+    if results.empty or QUEUE not in results.columns or metric not in results.columns:
+        return ()
+    by_run = runs_by_choice(results)
+    return tuple(
+        Tradeoff(metric, group, frontier_steps(group.choices, metric, by_run))
+        for group in setting_groups(results, grid_keys, (metric, QUEUE), by_run)
+    )
+
+
+def headline_tradeoffs(headline: SweepHeadline) -> tuple[Tradeoff, ...]:
+    """Return the headline's own frontiers per setting, as :class:`Tradeoff` values (the sweep
+    report's trade-off figure draws these: the frontier the headline states)."""
+    if headline.fairness is None:
+        return ()
+    return tuple(
+        Tradeoff(
+            headline.fairness,
+            Group(setting.values, setting.cells, setting.choices),
+            setting.frontier,
+        )
+        for setting in headline.settings
+    )
+
+
+def build_sweep_headline(
+    results: pd.DataFrame, grid_keys: Sequence[str], *, tick: float | None = None
+) -> SweepHeadline:
     """Return the headline of a sweep from its per-run results.
 
     Args:
@@ -238,10 +359,11 @@ def build_sweep_headline(results: pd.DataFrame, grid_keys: Sequence[str]) -> Swe
             ``replication``, ``seed`` (optional) and the metrics; replication r of every cell and
             policy ran on the same seeds (common random numbers), so differences pair on it.
         grid_keys: the swept keys, in grid order.
+        tick: the scenario's pass interval (minutes), where ``matchmaker.tick`` is not swept
+            (swept, each cell's own): a cell's answer quotes no queue time on its pass grid.
     """
     choice_keys, setting_keys = split_keys(grid_keys)
     policies = policies_in(results) if not results.empty else []
-    real = [p for p in policies if p not in BOUNDS]
     fairness = next(
         (m for m in ORACLE_SHARE_METRICS if m in results.columns and results[m].notna().any()),
         None,
@@ -254,30 +376,22 @@ def build_sweep_headline(results: pd.DataFrame, grid_keys: Sequence[str]) -> Swe
         int(row["cell"]): tuple(format_value(row[k]) for k in choice_keys)
         for _, row in firsts.iterrows()
     }
-    by_run = {
-        (int(cell), str(policy)): group.set_index("replication")
-        for (cell, policy), group in results.groupby(["cell", "policy"], sort=False)
-    }
+    by_run = runs_by_choice(results) if not results.empty else {}
+    ticks = _ticks(firsts, grid_keys, tick) if not results.empty else {}
     settings = []
-    for values, cells in _grouped(firsts, setting_keys).items():
-        choices = []
-        for cell in cells:
-            for policy in real:
-                group = by_run.get((cell, policy))
-                if group is not None:
-                    columns = {m: group[m].to_numpy(dtype=float) for m in metrics}
-                    choices.append(Choice(cell, policy, _levels(columns)))
+    for group in setting_groups(results, grid_keys, metrics, by_run):
+        cells, choices = group.cells, group.choices
         runs = results[results["cell"].isin(cells)]
         picks = [_pick(m, choices, runs) for m in metrics]
         frontier = (
-            _frontier(choices, fairness, by_run)
+            frontier_steps(choices, fairness, by_run)
             if fairness is not None and QUEUE in metrics
             else ()
         )
-        said = _answers(runs, cells, policies) if replications[1] >= 2 else ()
+        said = _answers(runs, cells, policies, ticks) if replications[1] >= 2 else ()
         settings.append(
             Setting(
-                dict(zip(setting_keys, values, strict=True)),
+                group.values,
                 tuple(cells),
                 tuple(choices),
                 tuple(p for p in picks if p is not None),

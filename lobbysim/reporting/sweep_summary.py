@@ -1,8 +1,9 @@
 """The data of the sweep report: names, per-cell summaries, Pareto fronts and per-key summaries.
 
 No figures and no text here (see :mod:`lobbysim.reporting.sweep_figures` and
-:mod:`lobbysim.reporting.sweep`): the frames they draw and tabulate, with every interval from
-:mod:`lobbysim.stats.intervals`.
+:mod:`lobbysim.reporting.sweep`; the trade-offs' frontiers are the headline's,
+:mod:`lobbysim.reporting.sweep_headline`): the frames they draw and tabulate, with every
+interval from :mod:`lobbysim.stats.intervals`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
 from lobbysim.stats.intervals import INTERVAL_COLUMNS, interval_columns
 from lobbysim.stats.metrics import metric_support
 
@@ -25,10 +25,10 @@ SUMMARY_COLUMNS = INTERVAL_COLUMNS
 """The statistics :func:`summarise_cells` gives per cell, policy and metric."""
 
 QUEUE_METRIC = "queue_time_p90"
-"""The x axis of both trade-off figures."""
+"""The queue-time metric of the per-key panels and the "Cells" table."""
 
 DRAW_METRIC = "draw_prob_true_mean"
-"""The y axis of ``tradeoff_draw.png``."""
+"""The fairness metric of the trade-off figure when the headline has none."""
 
 # --------------------------------------------------------------------------------------------
 # Names and values
@@ -214,57 +214,6 @@ def pareto_front(
     dominated = (has_before & (before <= sb)) | (sb != sb[run_start])
     on_front[order] = ~dominated
     return on_front
-
-
-# --------------------------------------------------------------------------------------------
-# Points of the trade-off figures
-
-
-def tradeoff_points(
-    summary: pd.DataFrame, grid_keys: Sequence[str], x: str, y: str
-) -> pd.DataFrame:
-    """Return per (cell, policy) the x and y statistics, with ``on_front`` (both means finite).
-
-    Columns: ``cell``, the grid keys, ``policy``, ``x_mean, x_low, x_high, y_mean, y_low,
-    y_high`` and ``on_front``; rows in the order of ``summary``, without the points whose x or y
-    mean is NaN.
-    """
-    keep = ["cell", *grid_keys, "policy"]
-    stats = ["mean", "ci_low", "ci_high"]
-    xs = summary.loc[summary["metric"] == x, [*keep, *stats]]
-    ys = summary.loc[summary["metric"] == y, ["cell", "policy", *stats]]
-    xs = xs.rename(columns={"mean": "x_mean", "ci_low": "x_low", "ci_high": "x_high"})
-    ys = ys.rename(columns={"mean": "y_mean", "ci_low": "y_low", "ci_high": "y_high"})
-    points = xs.merge(ys, on=["cell", "policy"], how="inner", sort=False)
-    points = points[np.isfinite(points["x_mean"]) & np.isfinite(points["y_mean"])]
-    points = points.reset_index(drop=True)
-    points["on_front"] = pareto_front(
-        points["x_mean"].to_numpy(dtype=float),
-        points["y_mean"].to_numpy(dtype=float),
-        minimize_x=better_direction(x) != HIGHER_IS_BETTER,
-        minimize_y=better_direction(y) != HIGHER_IS_BETTER,
-    )
-    return points
-
-
-def frontier(points: pd.DataFrame, y: str) -> pd.DataFrame:
-    """Return the frontier points from the best x to the best y (cell and policy break ties)."""
-    front = points[points["on_front"]]
-    y_key = -front["y_mean"] if better_direction(y) == HIGHER_IS_BETTER else front["y_mean"]
-    ordered = front.assign(_y=y_key, _rank=np.arange(len(front)))
-    ordered = ordered.sort_values(["x_mean", "_y", "_rank"], kind="stable")
-    return ordered.drop(columns=["_y", "_rank"])
-
-
-def cell_descriptions(frame: pd.DataFrame, grid_keys: Sequence[str]) -> dict[int, str]:
-    """Return per cell number its grid values as ``"key=value, ..."`` (in cell order)."""
-    if frame.empty:
-        return {}
-    firsts = frame.drop_duplicates("cell").sort_values("cell", kind="stable")
-    return {
-        int(row["cell"]): ", ".join(f"{k}={format_value(row[k])}" for k in grid_keys) or "-"
-        for _, row in firsts.iterrows()
-    }
 
 
 def has_values(frame: pd.DataFrame, column: str) -> bool:

@@ -15,10 +15,14 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.figure import Figure
 from scipy import stats
 
 from lobbysim.reporting.document import format_interval
+from lobbysim.reporting.figures import captured_figures
 from lobbysim.reporting.sweep import write_sweep_report
+from lobbysim.reporting.sweep_figures import to_scale
+from lobbysim.reporting.sweep_headline import build_sweep_headline
 from lobbysim.reporting.sweep_summary import (
     by_key_files,
     by_key_summary,
@@ -28,6 +32,7 @@ from lobbysim.reporting.sweep_summary import (
     summarise_cells,
 )
 from lobbysim.stats.metrics import metric_names, metric_support
+from tests.reporting.layout_helpers import layout_problems
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KEYS = ["matchmaker.tick", "arrivals.rate"]
@@ -64,6 +69,15 @@ def _results(
                 metrics["queue_time_p90"] = 2.0 + push + 1.5 * p + float(rng.normal(0, 0.3))
                 metrics["draw_prob_true_mean"] = (
                     0.3 + 0.02 * push + 0.03 * p + float(rng.normal(0, 0.01))
+                )
+                # the headline's: the mean wait against the true skill gap, a trade-off with
+                # some choices dominated (the second policy waits longer, not always fairer)
+                metrics["queue_time_mean"] = 0.5 + 0.3 * push + 0.4 * p + float(rng.normal(0, 0.1))
+                metrics["skill_gap_true_mean"] = (
+                    2.0 - 0.1 * push + 0.05 * p * (-1) ** cell + float(rng.normal(0, 0.03))
+                )
+                metrics["bayesian.rating_rmse"] = (
+                    1.0 - 0.05 * push + 0.1 * p * (-1) ** (cell + 1) + float(rng.normal(0, 0.03))
                 )
                 metrics["sph_elo.rating_rmse"] = math.nan
                 rows.append(
@@ -114,11 +128,14 @@ def results() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def report(results: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def written_report(
+    results: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Figure]]:
     out = tmp_path_factory.mktemp("sweep")
-    written = write_sweep_report(
-        results, FAILURES, KEYS, out, title=TITLE, driver=DRIVER, scenario_line="quickstart"
-    )
+    with captured_figures() as figures:
+        written = write_sweep_report(
+            results, FAILURES, KEYS, out, title=TITLE, driver=DRIVER, scenario_line="quickstart"
+        )
     assert written == [
         out / "cells.csv",
         out / "tradeoff_draw.png",
@@ -128,7 +145,17 @@ def report(results: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> P
         out / "report.md",
         out / "report.html",
     ]
-    return out
+    return out, figures
+
+
+@pytest.fixture(scope="module")
+def report(written_report: tuple[Path, dict[str, Figure]]) -> Path:
+    return written_report[0]
+
+
+@pytest.fixture(scope="module")
+def figures(written_report: tuple[Path, dict[str, Figure]]) -> dict[str, Figure]:
+    return written_report[1]
 
 
 def _section(markdown: str, heading: str) -> str:
@@ -404,21 +431,6 @@ def test_writing_twice_gives_identical_bytes(
 # write_sweep_report: report.md
 
 
-def _frontier_expectation(
-    results: pd.DataFrame, y: str, *, maximise_y: bool
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Return per (cell, policy) the x and y means and the brute-force frontier mask."""
-    means = results.groupby(["cell", "policy"], sort=False)[["queue_time_p90", y]].mean()
-    means = means.reset_index()
-    mask = _brute_front(
-        means["queue_time_p90"].to_numpy(dtype=float),
-        means[y].to_numpy(dtype=float),
-        True,
-        not maximise_y,
-    )
-    return means, mask
-
-
 def _formatted(results: pd.DataFrame, cell: int, policy: str, metric: str) -> str:
     """Return the cell's interval as the report shows it: cut to the metric's support."""
     mine = results[(results["cell"] == cell) & (results["policy"] == policy)]
@@ -429,43 +441,122 @@ def _formatted(results: pd.DataFrame, cell: int, policy: str, metric: str) -> st
     return format_interval(mean, low, high)
 
 
-@pytest.mark.parametrize(
-    ("heading", "y", "maximise_y"),
-    [
-        ("### Queue time against match evenness", "draw_prob_true_mean", True),
-        ("### Queue time against the rating error of bayesian", "bayesian.rating_rmse", False),
-    ],
-)
-def test_markdown_lists_exactly_the_frontier_points(
-    report: Path, results: pd.DataFrame, heading: str, y: str, maximise_y: bool
+def _brute_frontiers(results: pd.DataFrame, y: str, *, maximise_y: bool) -> dict[str, set]:
+    """Return per setting (arrivals.rate, the key the matchmaker does not choose) the (cell,
+    policy) on the brute-force frontier of mean queue time against ``y``, by the means."""
+    means = results.groupby(["cell", "policy"], sort=False)[["queue_time_mean", y]].mean()
+    means = means.reset_index()
+    rates = results.drop_duplicates("cell").set_index("cell")["arrivals.rate"]
+    means["setting"] = [f"arrivals.rate={rates[c]:g}" for c in means["cell"]]
+    out = {}
+    for setting, group in means.groupby("setting", sort=False):
+        mask = _brute_front(
+            group["queue_time_mean"].to_numpy(dtype=float),
+            group[y].to_numpy(dtype=float),
+            True,
+            not maximise_y,
+        )
+        out[str(setting)] = {
+            (int(c), str(p))
+            for c, p, on in zip(group["cell"], group["policy"], mask, strict=True)
+            if on
+        }
+    return out
+
+
+def _drawn_frontiers(fig: Figure) -> dict[str, set]:
+    """Return per panel (its title: the setting) the (cell, policy) of its ringed points."""
+    out = {}
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.get_title():
+            continue
+        choices = {
+            tuple(line.get_xydata()[0]): tuple(line.get_gid().split(":")[1:])
+            for line in ax.get_lines()
+            if str(line.get_gid()).startswith("choice:")
+        }
+        (rings,) = [line for line in ax.get_lines() if line.get_gid() == "frontier"]
+        out[ax.get_title()] = {
+            (int(choices[tuple(xy)][0]), choices[tuple(xy)][1]) for xy in rings.get_xydata()
+        }
+    return out
+
+
+def test_the_tradeoff_figure_draws_the_frontier_the_headline_states(
+    figures: dict[str, Figure], results: pd.DataFrame
 ) -> None:
-    text = (report / "report.md").read_text(encoding="utf-8")
-    section = _section(text, heading)
-    means, mask = _frontier_expectation(results, y, maximise_y=maximise_y)
-    assert mask.any() and not mask.all()
-    rows = _table_rows(section)
-    listed = {(int(r[0]), r[3]): r for r in rows}
-    assert len(listed) == len(rows)
-    frontier = {
-        (int(c), str(p))
-        for c, p, on in zip(means["cell"], means["policy"], mask, strict=True)
-        if on
+    """One panel per setting (arrivals.rate), its ringed points exactly the frontier the
+    headline lists for that setting, which is the brute-force frontier of its choices on the
+    headline's metrics (mean queue time against the true skill gap)."""
+    headline = build_sweep_headline(results, KEYS)
+    assert headline.fairness == "skill_gap_true_mean"
+    stated = {
+        ", ".join(f"{k}={v}" for k, v in s.values.items()): {
+            (step.choice.cell, step.choice.policy) for step in s.frontier
+        }
+        for s in headline.settings
     }
-    assert set(listed) == frontier
-    grid = results.drop_duplicates("cell").set_index("cell")
-    for (cell, policy), row in listed.items():
-        assert row[1:3] == [f"{grid.loc[cell, k]:g}" for k in KEYS]
-        assert row[4] == _formatted(results, cell, policy, "queue_time_p90")
-        assert row[5] == _formatted(results, cell, policy, y)
-    # listed from the shortest queue time
-    waits = [float(r[4].split(" ")[0]) for r in rows]
-    assert waits == sorted(waits)
-    n_front = len(frontier)
-    if n_front > 1:
-        assert f"{n_front} points are on the frontier" in section
-    dominated = len(means) - n_front
-    verb = "point is" if dominated == 1 else "points are"
-    assert f"The other {dominated} {verb} dominated" in section
+    expected = _brute_frontiers(results, "skill_gap_true_mean", maximise_y=False)
+    assert stated == expected
+    drawn = _drawn_frontiers(figures["tradeoff_draw.png"])
+    assert drawn == stated
+    # the test can fail: some setting has a dominated choice, and some a frontier of several
+    assert any(len(f) < 4 for f in expected.values())
+    assert any(len(f) > 1 for f in expected.values())
+    fig = figures["tradeoff_draw.png"]
+    (ax, *_) = fig.axes
+    assert ax.get_xlabel().startswith("mean queue time (min)")  # the mean waits reach 2 min
+    assert ax.get_ylabel().startswith("true skill gap")
+
+
+def test_the_rating_figure_and_its_table_give_each_settings_frontier(
+    report: Path, figures: dict[str, Figure], results: pd.DataFrame
+) -> None:
+    expected = _brute_frontiers(results, "bayesian.rating_rmse", maximise_y=False)
+    assert _drawn_frontiers(figures["tradeoff_rating.png"]) == expected
+    text = (report / "report.md").read_text(encoding="utf-8")
+    rows = _table_rows(_section(text, "### Queue time against the rating error of bayesian"))
+    listed: dict[str, set] = {}
+    for row in rows:
+        listed.setdefault(row[0], set()).add((int(row[1]), row[3]))
+    assert listed == expected
+    for row in rows:
+        mine = results[(results["cell"] == int(row[1])) & (results["policy"] == row[3])]
+        assert row[2] == f"{mine['matchmaker.tick'].iloc[0]:g}"
+
+
+def test_the_tradeoff_figures_have_no_overlapping_or_cut_labels(
+    figures: dict[str, Figure],
+) -> None:
+    assert set(figures) == {
+        "tradeoff_draw.png",
+        "tradeoff_rating.png",
+        "by_matchmaker_tick.png",
+        "by_arrivals_rate.png",
+    }
+    for name, fig in figures.items():
+        assert layout_problems(fig) == [], name
+
+
+@pytest.mark.slow
+def test_close_values_of_a_key_are_evenly_spaced_and_every_label_shows(tmp_path: Path) -> None:
+    """Base sizes 100, 110, 1,000 and 1,010 to scale: the labels of 100 and 110 would overlap;
+    the per-key figure spaces the values evenly (and says so), every label shown, none
+    overlapping or cut at the edge. Well-spread values stay to scale."""
+    frame = _results({"base.size": [100, 110, 1000, 1010]}, POLICIES, 2)
+    with captured_figures() as drawn:
+        write_sweep_report(frame, None, ["base.size"], tmp_path, title="sizes", driver=DRIVER)
+    fig = drawn["by_base_size.png"]
+    assert layout_problems(fig) == []
+    for ax in fig.axes:
+        if ax.get_visible() and ax.get_title():
+            assert list(ax.get_xticks()) == [0.0, 1.0, 2.0, 3.0]
+            shown = [t.get_text() for t in ax.get_xticklabels() if t.get_visible()]
+            assert shown == ["100", "110", "1000", "1010"]
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "The values are evenly spaced, not to scale" in text
+    assert to_scale([0.25, 0.5, 1.0], True) and to_scale([2, 4, 8], True)
+    assert not to_scale([100, 110, 1000], True) and not to_scale(["a", "b"], False)
 
 
 def test_markdown_has_title_setup_sections_and_figures(report: Path) -> None:
@@ -573,7 +664,8 @@ def test_html_embeds_every_png_and_escapes_text(report: Path) -> None:
 
 def test_single_replication_string_key_single_policy(tmp_path: Path) -> None:
     frame = _results({"matchmaker.assignment": ["greedy", "blossom", "random"]}, ["kg"], 1)
-    frame.loc[frame["cell"] == 2, "draw_prob_true_mean"] = math.nan  # a cell without draws
+    # a cell without games' fairness: no skill gap, no draw probability
+    frame.loc[frame["cell"] == 2, ["skill_gap_true_mean", "draw_prob_true_mean"]] = math.nan
     frame.loc[:, "win_ratio_dispersion"] = math.nan  # a metric without any value
     written = write_sweep_report(
         frame, None, ["matchmaker.assignment"], tmp_path, title="one", driver="sph_elo"
@@ -599,9 +691,9 @@ def test_single_replication_string_key_single_policy(tmp_path: Path) -> None:
     assert rows[0][4].endswith(" [n/a]")
     assert rows[1][6] == "n/a"  # cell 2's draw probability
     assert "**Swept matchmaker.assignment**: greedy, blossom, random" in text
-    # the cell without draws is no point of the draw trade-off
-    frontier = _table_rows(_section(text, "### Queue time against match evenness"))
-    assert frontier and all(r[0] != "2" for r in frontier)
+    # no choice keys: the trade-off is one panel of every cell, the cell without a skill gap
+    # left out of it
+    assert "Every cell is a choice of the matchmaker: one panel" in text
     assert "Left out for lack of data: sph_elo.rating_rmse, win_ratio_dispersion." in text
     assert "None: every run finished." in _section(text, "## Failed runs")
     page, _ = _page(tmp_path)
