@@ -172,7 +172,7 @@ def compare_policies(
     chosen = [f"{spec_label(s)} ({what[s.name]})" for s in specs[1:]]
     why = (
         f"compare: {spec_label(own)} (the scenario's policy, the reference of the differences)"
-        + (f" against the baselines {' and '.join(chosen)}" if chosen else "")
+        + (f" against the bounds {' and '.join(chosen)}" if chosen else "")
         + "; choose others with --policies or a compare: section"
     )
     return specs, "; ".join([why, *left_out])
