@@ -10,7 +10,8 @@
   its frontier by the same computation
   (:func:`~lobbysim.reporting.sweep_headline.setting_tradeoffs`), when that rater has one;
 - ``by_<key>.png`` per swept key: small panels of the headline metrics against that key's
-  values, one line per policy, the other swept keys averaged over.
+  values, one line per policy, the other swept keys averaged over
+  (:mod:`lobbysim.reporting.sweep_key_figures`).
 
 The bounds ``uniform_random`` and ``oracle`` are references, never choices: the trade-off
 figures leave them out, as the headline does. Queue times are in the sweep's one unit
@@ -48,18 +49,13 @@ from lobbysim.reporting.sweep_headline import (
     headline_tradeoffs,
     setting_tradeoffs,
 )
+from lobbysim.reporting.sweep_key_figures import axis_label, by_key_figure
 from lobbysim.reporting.sweep_summary import (
     DRAW_METRIC,
-    QUEUE_METRIC,
     by_key_files,
-    by_key_summary,
-    format_value,
     has_values,
-    headline_metrics,
-    levels_of,
     policies_in,
 )
-from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, LOWER_IS_BETTER, better_direction
 from lobbysim.stats.intervals import CONFIDENCE
 
 TRADEOFF_DRAW_FILE = "tradeoff_draw.png"
@@ -67,23 +63,6 @@ TRADEOFF_RATING_FILE = "tradeoff_rating.png"
 
 PANEL_COLUMNS = 3
 """At most this many settings' panels side by side in a trade-off figure."""
-
-
-def axis_label(metric: str, driver: str, *, seconds: bool = False) -> str:
-    labels = {
-        QUEUE_METRIC: "90th percentile queue time (minutes)",
-        QUEUE: f"mean queue time ({'s' if seconds else 'min'})",
-        DRAW_METRIC: "mean true draw probability",
-        "abandonment_rate": "abandonment rate",
-        "games_per_hour": "games per hour",
-        "win_ratio_dispersion": "mean |win ratio - 0.5|",
-        f"{driver}.rating_rmse": f"{driver} rating RMSE",
-    }
-    label = labels.get(metric) or metric_label(metric)
-    direction = better_direction(metric)
-    if direction in (LOWER_IS_BETTER, HIGHER_IS_BETTER):
-        label += f"\n({direction} is better)"
-    return label
 
 
 def _choice_markers(
@@ -293,175 +272,6 @@ def _tradeoff_caption(
     )
 
 
-def _by_key_caption(
-    key: str,
-    others: Sequence[str],
-    numeric: bool,
-    policies: Sequence[str],
-    empty: Sequence[str],
-    *,
-    scaled: bool,
-) -> str:
-    averaged = (
-        f"averaged over the other swept key{'s' if len(others) > 1 else ''} "
-        f"({', '.join(others)}): per replication, the mean over the cells with that value of "
-        f"{key}, then the mean over replications"
-        if others
-        else "the mean over replications (no other key is swept)"
-    )
-    caption = (
-        f"Per headline metric, its value against {key}, one line per policy: {averaged}; "
-        f"bars: {CONFIDENCE:.0%} confidence intervals over replications (none with a single "
-        "replication)."
-    )
-    if not numeric:
-        caption += (
-            " The values of the key are categories, in the order first met; the dotted lines "
-            "only join a policy's points."
-        )
-    elif not scaled:
-        caption += (
-            " The values are evenly spaced, not to scale (to scale, the labels of the closest "
-            "would overlap)."
-        )
-    if len(policies) > 1:
-        caption += " Policies are offset sideways a little so their bars do not overlap."
-    if empty:
-        caption += f" Left out for lack of data: {', '.join(empty)}."
-    return caption
-
-
-PANEL_SPAN_POINTS = 190.0
-"""About how many points (1/72 inch) a per-key panel's values span across (4.2 inches wide,
-less its axis labels and margins)."""
-
-TICK_CHAR_POINTS = 6.5
-"""About how wide one character of a tick label is, in points (10-point type)."""
-
-
-def to_scale(levels: Sequence[Any], numeric: bool) -> bool:
-    """Return whether a numeric key's values are placed to scale: not where two neighbours would
-    sit so close that their labels overlap (base sizes 100 and 110 beside 1,000); then they
-    are evenly spaced, as categories are."""
-    if not numeric or len(levels) < 2:
-        return numeric
-    values = np.asarray(levels, dtype=float)
-    span = float(values[-1] - values[0])
-    widths = [TICK_CHAR_POINTS * len(format_value(v)) for v in levels]
-    for k in range(len(levels) - 1):
-        room = (values[k + 1] - values[k]) / span * PANEL_SPAN_POINTS
-        if room < (widths[k] + widths[k + 1]) / 2 + 4.0:
-            return False
-    return True
-
-
-def _positions(levels: Sequence[Any], scaled: bool) -> tuple[np.ndarray, float]:
-    """Return the x position of each value of a key (to scale, else evenly spaced) and the
-    smallest step between two."""
-    if not scaled:
-        return np.arange(len(levels), dtype=float), 1.0
-    positions = np.asarray(levels, dtype=float)
-    gaps = np.diff(positions)
-    return positions, float(gaps.min()) if gaps.size else 1.0
-
-
-def _by_key_panel(
-    ax: Axes,
-    table: pd.DataFrame,
-    policies: Sequence[str],
-    colours: dict[str, str],
-    where: dict[Any, float],
-    *,
-    spread: float,
-    numeric: bool,
-) -> None:
-    """Draw one metric's lines (and interval bars) per policy on one panel."""
-    for k, policy in enumerate(policies):
-        mine = table[(table["policy"] == policy) & np.isfinite(table["mean"])]
-        if mine.empty:
-            continue
-        offset = (k - (len(policies) - 1) / 2) * spread
-        x = np.array([where[v] for v in mine["value"]]) + offset
-        mean = mine["mean"].to_numpy(dtype=float)
-        low = mine["ci_low"].to_numpy(dtype=float)
-        high = mine["ci_high"].to_numpy(dtype=float)
-        colour = colours[policy]
-        ax.plot(
-            x,
-            mean,
-            color=colour,
-            marker=marker(k),
-            markersize=4,
-            linewidth=1.4 if numeric else 1.0,
-            linestyle="-" if numeric else ":",
-        )
-        has = np.isfinite(low) & np.isfinite(high)
-        if has.any():
-            ax.errorbar(
-                x[has],
-                mean[has],
-                yerr=np.vstack([mean[has] - low[has], high[has] - mean[has]]),
-                fmt="none",
-                ecolor=colour,
-                elinewidth=0.9,
-                capsize=2.5,
-                alpha=0.7,
-            )
-
-
-def _by_key_figure(
-    results: pd.DataFrame,
-    key: str,
-    grid_keys: Sequence[str],
-    *,
-    file: str,
-    out_dir: Path,
-    driver: str,
-    policies: Sequence[str],
-    scenario_line: str,
-) -> FigureOutcome:
-    """Draw the panels of the headline metrics against one swept key."""
-    title = f"Headline metrics by {key}"
-    others = [k for k in grid_keys if k != key]
-    wanted = [m for m in headline_metrics(driver) if m in results.columns]
-    metrics = [m for m in wanted if has_values(results, m)]
-    empty = [m for m in wanted if m not in metrics]
-    levels, numeric = levels_of(results[key]) if not results.empty else ([], True)
-    scaled = to_scale(levels, numeric)
-    caption = _by_key_caption(key, others, numeric, policies, empty, scaled=scaled)
-    if not metrics:
-        return FigureOutcome(file, title, caption, skipped="no headline metric has any value")
-
-    colours = policy_colours(policies)
-    columns = min(3, len(metrics))
-    rows = math.ceil(len(metrics) / columns)
-    fig = Figure(figsize=(4.2 * columns, 3.4 * rows + 0.9), layout="constrained")
-    axes = fig.subplots(rows, columns, squeeze=False)
-    positions, step = _positions(levels, scaled)
-    where = {v: float(p) for v, p in zip(levels, positions, strict=True)}
-    spread = 0.12 * step / max(len(policies) - 1, 1) if len(policies) > 1 else 0.0
-    for panel, metric in enumerate(metrics):
-        ax = axes[panel // columns][panel % columns]
-        table = by_key_summary(results, key, metric, policies)
-        _by_key_panel(ax, table, policies, colours, where, spread=spread, numeric=scaled)
-        ax.set_xticks(positions, [format_value(v) for v in levels])
-        ax.set_xlabel(key)
-        ax.set_ylabel(axis_label(metric, driver), fontsize="small")
-        ax.set_title(metric, fontsize="medium")
-        ax.grid(True, alpha=0.3)
-        ax.margins(x=0.1)
-    for panel in range(len(metrics), rows * columns):
-        axes[panel // columns][panel % columns].set_axis_off()
-    handles = [
-        Line2D([], [], color=colours[p], marker=marker(k), label=p) for k, p in enumerate(policies)
-    ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(policies), 4))
-    suptitle = f"{title}, other keys averaged" if others else title
-    fig.suptitle(titled(suptitle, scenario_line))
-    fit_tick_labels(fig)
-    return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
-
-
 def _tradeoff_skip_reason(results: pd.DataFrame, y: str, driver: str) -> str | None:
     """Return why a trade-off figure against ``y`` cannot be drawn, or None."""
     if not has_values(results, y):
@@ -588,7 +398,7 @@ def write_sweep_figures(
             )
             continue
         outcomes.append(
-            _by_key_figure(
+            by_key_figure(
                 results,
                 key,
                 grid_keys,

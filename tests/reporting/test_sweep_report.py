@@ -21,8 +21,8 @@ from scipy import stats
 from lobbysim.reporting.document import format_interval
 from lobbysim.reporting.figures import captured_figures
 from lobbysim.reporting.sweep import write_sweep_report
-from lobbysim.reporting.sweep_figures import to_scale
 from lobbysim.reporting.sweep_headline import build_sweep_headline
+from lobbysim.reporting.sweep_key_figures import to_scale
 from lobbysim.reporting.sweep_summary import (
     by_key_files,
     by_key_summary,
