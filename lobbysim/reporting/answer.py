@@ -467,11 +467,15 @@ def detail_sentences(result: ExperimentResult, answer: Answer) -> list[str]:
 
 
 def grid_notes(result: ExperimentResult) -> list[str]:
-    """Return a note per queue-time measure :func:`measure_flags` flags: on the pass grid in
-    every run of every policy, or of zero-width interval (see the module docstring)."""
+    """Return a note per queue-time measure :func:`measure_flags` flags on the pass grid in
+    every run of every policy, and per cost the answer leaves out for a zero-width interval
+    (see the module docstring); the tables mark every flagged measure."""
     tick = float(result.scenario.matchmaker.tick)
+    costs = {m for m, _ in COSTS}
     out = []
     for metric, flag in measure_flags(result.metrics, tick).items():
+        if flag == ZERO_WIDTH and metric not in costs:
+            continue  # a percentile no sentence uses: the tables' mark says it
         words = metric.removeprefix("queue_time_").replace("_", " ")
         name = "tail wait" if metric == "queue_time_tail_mean" else f"queue time {words}"
         if flag == ON_GRID:

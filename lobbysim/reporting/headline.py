@@ -23,6 +23,15 @@ returns the structured :class:`Headline`; :func:`headline_blocks` renders it for
 document model (:mod:`lobbysim.reporting.document`) and :func:`headline_text` and
 :func:`terminal_summary` as plain text for the terminal, every number with its unit, the
 headline's lines wrapped to :data:`TERMINAL_WIDTH` characters.
+
+One unit per quantity: a comparison's queue times are all in seconds or all in minutes
+(:func:`~lobbysim.reporting.answer.queue_seconds`), in the answer, the headline, the tables and
+the trade-off figure; the abandonment rate is in percent, its differences in percentage points
+(:func:`is_percent`, :func:`display_unit`, :func:`display_interval`, :func:`value_text`). A
+measure :func:`~lobbysim.reporting.answer.measure_flags` flags (on the pass grid, or of
+zero-width interval) carries :data:`FLAG_MARK` in the tables, with :func:`flag_footnote`. The
+lead says "minus the baseline" only over differences; where every item shows levels (nothing
+but the bounds beside the baseline) it says levels.
 """
 
 from __future__ import annotations
