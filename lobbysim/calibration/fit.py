@@ -453,13 +453,11 @@ def _offset(log: MatchLog) -> float:
     return float((log.origin - log.origin.normalize()).total_seconds() / 60.0)
 
 
-def fit_log(
-    log: MatchLog, *, beta2: float = 2.5, behind_multiplier: float = 1.0, min_games: int = 20
-) -> Fit:
-    """Fit every quantity of the module docstring to a log."""
-    if log.seats.empty:
-        raise ValueError("the log has no seats left to fit")
-    offset = _offset(log)
+def _base_of(
+    log: MatchLog, offset: float
+) -> tuple[TimePrecision, NDArray[np.bool_] | None, Sessions, FloatArray, FloatArray, BaseFit]:
+    """Return the log's time precision, its exact matches (None: all), sessions, each player's
+    start of exposure, the hourly profile and the base fitted to them."""
     times = time_precision(log)
     exact = times.exact if times.degenerate and times.usable else None
     sessions = find_sessions(log, times if exact is not None else None)
@@ -470,15 +468,30 @@ def fit_log(
     early = first <= start + MINUTES_PER_DAY  # exposure from the start for the first day's
     exposure_from = np.where(early, start, first)
     profile = fit_profile(sessions, exposure_from, end, offset)
-    clock = Clock(profile, offset)
-    base = fit_base(sessions, log.players, end, clock, start)
+    base = fit_base(sessions, log.players, end, Clock(profile, offset), start)
+    return times, exact, sessions, exposure_from, profile, base
+
+
+def fit_log(
+    log: MatchLog, *, beta2: float = 2.5, behind_multiplier: float = 1.0, min_games: int = 20
+) -> Fit:
+    """Fit every quantity of the module docstring to a log."""
+    if log.seats.empty:
+        raise ValueError("the log has no seats left to fit")
+    offset = _offset(log)
+    times, exact, sessions, exposure_from, profile, base = _base_of(log, offset)
+    end = float(log.seats["end"].max())
+    start = float(log.seats["start"].min())
     games = fit_games(log, behind_multiplier, exact)
     skill_sd, skill_method = fit_skill(log, beta2, min_games)
     skill_sd_error = (
         skill_error(log, beta2, skill_sd) if skill_method.startswith("predictive") else math.nan
     )
     notes = []
-    warnings = [w for w in (times.warning(), activity_trend(log).warning(log)) if w]
+    trend = activity_trend(log)
+    warnings = [w for w in (times.warning(), trend.warning(log)) if w]
+    if trend.note():
+        notes.append(str(trend.note()))
     if games.draw_rate > 0:
         notes.append(
             f"{games.draw_rate:.1%} of the matches were drawn; lobbysim's games have no draws, "

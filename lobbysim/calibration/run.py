@@ -6,15 +6,28 @@ the players' patience and a world's data centres and latencies, come from the te
 log holds only visits that reached a game, a visit's games are cut short when the player gives
 up waiting, and quits make results noisier than skill alone would, so three quantities are then
 **refined by simulation** (indirect inference): the calibrated scenario is simulated over the
-log's span, the same estimators are applied to the simulated log, and the visit rate, the
-games per visit and the skill spread are scaled by fitted / re-estimated (at most x1.5 or
-/1.5 a step), ``refine`` times in turn, each simulation of the scenario as the
-last step left it, step k by the ratio to the power 1 / k (a stochastic approximation of the
-fixed point: an estimator whose bias is not one factor, such as the skill spread's on a short
-log, needs more than one step, and the later steps' gains average a simulation's noise
-away), so that the scenario reproduces what the log shows rather than what was typed.
-(Newcomers per day are not refined: on the round trips of scripts/calibrate_roundtrip.py the
+log's span, the same estimators are applied to the simulated log, and the visit rate and the
+games per visit are scaled by fitted / re-estimated (at most x1.5 or /1.5 a step), ``refine``
+times in turn, each simulation of the scenario as the last step left it, step k by the ratio to
+the power 1 / k (a stochastic approximation of the fixed point: an estimator whose bias is not
+one factor needs more than one step, and the later steps' gains average a simulation's noise
+away), so that the scenario reproduces what the log shows rather than what was typed. The skill
+spread is corrected by its estimator's own bias (:func:`lobbysim.calibration.skills.fit_skill`),
+measured in each simulation against the skills the simulation actually drew for the players in
+its log, not against the scenario's ``skill_sd`` (from which a few thousand players' skills
+stray by a percent or two: measured that way, every step's factor carried that sampling noise):
+the fitted spread is divided by the geometric mean of (re-estimated / drawn) over the
+simulations so far (at most x1.5 or /1.5). The estimator itself strays from log to log by some
+3%: on four logs of a skill sd of 3.0 (scripts/calibrate_roundtrip.py's ``large_wide``, seeds
+11 to 14) it read 1.030, 0.965, 0.976 and 0.959 times the skills the log's players drew.
+(Newcomers per day are not refined: on the round trips the
 factor moved them away from the truth.)
+
+**The written scenario** carries a warm-up (:func:`warmup_plan`): whole days before the log's
+minute 0 in which the raters learn the members the log starts with, the base sized so that it
+holds the fitted ``N0`` members when the warm-up ends; the comparison simulation runs it and is
+compared from the warm-up's end (:func:`after`). The refining simulations run without it: the
+estimators are applied, as on the log, from the log's own minute 0.
 :func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
 and the distinct players, the games per visit, the hour-of-day share of games, the game length
 and the players online over time.
@@ -24,13 +37,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from lobbysim.calibration.fit import Fit, fit_base, fit_log
+from lobbysim.calibration.fit import BaseFit, Fit, fit_base, fit_log
 from lobbysim.calibration.matchlog import MatchLog, from_records
 from lobbysim.calibration.sessions import MINUTES_PER_DAY, Clock, find_sessions
 from lobbysim.calibration.skills import fit_skill
@@ -47,13 +60,16 @@ class Calibration:
         scenario: the calibrated scenario (refined where ``refined``).
         refined: the factors the refinement applied, in all (``per_day``,
             ``session_games_mean``, ``skill_sd``), or empty without it.
-        simulated: the refined scenario's own log over the same span (None without it).
+        simulated: the written scenario's own log over the same span, after its warm-up
+            (None without a refinement).
+        warmup: the written scenario's warm-up in minutes (:func:`warmup_plan`).
     """
 
     fit: Fit
     scenario: Scenario
     refined: dict[str, float]
     simulated: MatchLog | None
+    warmup: float = 0.0
 
 
 def simulated_log(
@@ -61,10 +77,27 @@ def simulated_log(
 ) -> MatchLog:
     """Simulate ``scenario`` once and return its match log (``progress(now, horizon)`` as
     :func:`lobbysim.experiments.simulation.simulate` calls it)."""
+    return _simulated(scenario, seed, progress)[0]
+
+
+def _simulated(
+    scenario: Scenario, seed: int, progress: Callable[[float, float], None] | None = None
+) -> tuple[MatchLog, float]:
+    """Simulate ``scenario`` once; return its match log and the standard deviation of the true
+    skills of the players in it (NaN where the run does not record its players)."""
     from lobbysim.experiments.simulation import simulate
 
     result = simulate(scenario, seed, progress=progress)
-    return from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
+    log = from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
+    drawn = math.nan
+    players = result.players
+    if players is not None and {"player_id", "skill"} <= set(players.columns):
+        skills = players.set_index("player_id")["skill"].astype(float)
+        seen = skills.reindex(pd.Index(log.player_ids)).to_numpy(dtype=float)
+        seen = seen[np.isfinite(seen)]
+        if len(seen) > 1:
+            drawn = float(np.std(seen))
+    return log, drawn
 
 
 def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float]:
@@ -172,22 +205,97 @@ def calibrate(
         targets = {
             "per_day": fit.base.per_day,
             "session_games_mean": fit.sessions.games_per_visit,
-            "skill_sd": fit.skill_sd,
         }
-        refined = dict.fromkeys(targets, 1.0)
+        refined = dict.fromkeys([*targets, "skill_sd"], 1.0)
+        skill_bias: list[float] = []  # log(re-estimated / drawn) of each simulation
         for r in range(refine):
-            stats = _visit_stats(simulated_log(scenario, seed + r, step(r)), fit)
-            got = dict(zip(targets, stats[:3], strict=True))
+            sim_log, drawn = _simulated(scenario, seed + r, step(r))
+            per_day, per_visit, skill_sd, _ = _visit_stats(sim_log, fit)
+            got = {"per_day": per_day, "session_games_mean": per_visit}
             for key, target in targets.items():
                 if got[key] > 1e-9 and target > 1e-9:
                     # a step of gain 1 / (r + 1) (stochastic approximation): the first moves
                     # the whole way, the later ones average a simulation's noise away
                     ratio = min(max(target / got[key], 1 / MAX_STEP), MAX_STEP)
                     refined[key] *= ratio ** (1.0 / (r + 1))
+            if math.isfinite(drawn) and drawn > 0 and skill_sd > 0:
+                # the skill spread's bias against the skills this simulation drew, averaged
+                # over the simulations so far (see the module docstring)
+                skill_bias.append(math.log(skill_sd / drawn))
+                ratio = math.exp(-float(np.mean(skill_bias)))
+                refined["skill_sd"] = min(max(ratio, 1 / MAX_STEP), MAX_STEP)
             data = _refined_data(fitted, refined)
             scenario = Scenario.from_dict(data)
-        simulated = simulated_log(scenario, seed + refine, step(refine))
-    return Calibration(fit, scenario, refined, simulated)
+    warmup, size = warmup_plan(fit.base, data)
+    if warmup > 0:
+        data = _with_warmup(data, warmup, size)
+        scenario = Scenario.from_dict(data)
+    if refine:
+        simulated = after(simulated_log(scenario, seed + refine, step(refine)), warmup)
+    return Calibration(fit, scenario, refined, simulated, warmup)
+
+
+#: The games a member at the fitted visit rate has played by the warm-up's end (lobbysim's
+#: ``base.newcomer_games`` default: the games a player counts as a newcomer's).
+WARMUP_GAMES = 20
+#: The longest warm-up, in days.
+MAX_WARMUP_DAYS = 7
+
+
+def warmup_plan(base_fit: BaseFit, data: Mapping[str, Any]) -> tuple[float, int]:
+    """Return the written scenario's warm-up (minutes) and its base's size at minute 0.
+
+    The warm-up is the whole days (at least 1, at most :data:`MAX_WARMUP_DAYS`) a member at the
+    mean visit rate ``m`` (as refined) needs to play :data:`WARMUP_GAMES` games at ``g`` games
+    a visit, ``ceil(20 / (m g))``: by then the raters know the members the log starts with, as
+    the game's raters knew them, and the members are spread over their visits. The base model's
+    lifetimes are memoryless, so its size needs no settling; the size at minute 0 is the one
+    that grows (or shrinks) to the fitted size ``N0`` by the warm-up's end under the fitted
+    newcomers ``nu`` and leave rate ``lambda``: ``nu / lambda + (N0 - nu / lambda) exp(lambda
+    W)`` (``N0 - nu W`` without leaving). Where that falls below one member (a base growing
+    fast), the warm-up is shortened by whole days until it does not (to none at worst).
+    """
+    population, base = data["population"], data["base"]
+    per_day = float(base["visits"]["per_day"])
+    games = float(population["session_games_mean"])
+    if not (per_day > 0 and games > 0):
+        return 0.0, int(base["size"])
+    days = min(max(math.ceil(WARMUP_GAMES / (per_day * games)), 1), MAX_WARMUP_DAYS)
+    n0, nu, lam = base_fit.size, base_fit.newcomers_per_day, base_fit.leave_per_day
+
+    def size_at_start(w: float) -> float:
+        if lam > 0:
+            steady = nu / lam
+            return steady + (n0 - steady) * math.exp(lam * w)
+        return n0 - nu * w
+
+    while days > 0 and size_at_start(days) < 1:
+        days -= 1
+    return days * MINUTES_PER_DAY, max(1, round(size_at_start(days)))
+
+
+def _with_warmup(data: Mapping[str, Any], warmup: float, size: int) -> dict[str, Any]:
+    """Return scenario data whose horizon starts ``warmup`` minutes earlier, as its warm-up, with
+    the base's size at minute 0 ``size``."""
+    out = dict(data)
+    out["warmup"] = float(warmup)
+    out["horizon"] = float(out["horizon"]) + warmup
+    out["base"] = {**out["base"], "size": size}
+    return out
+
+
+def after(log: MatchLog, minute: float) -> MatchLog:
+    """Return the matches of ``log`` that start at or after ``minute``, the times moved back by
+    it (the part of a simulation after its warm-up, on the log's clock)."""
+    if minute <= 0:
+        return log
+    from lobbysim.calibration.trend import window
+
+    cut, _ = window(log, f"{minute!r}..")
+    seats = cut.seats.copy()
+    seats["start"] = seats["start"] - minute
+    seats["end"] = seats["end"] - minute
+    return replace(cut, seats=seats)
 
 
 #: The most a refinement moves a quantity in one simulation (times or over): a log too small

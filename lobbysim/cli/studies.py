@@ -299,7 +299,9 @@ def add_calibrate_parser(
         "--window",
         default=None,
         help="fit only the matches that start within FROM..TO (dates, UTC date-times or the "
-        "log's minutes; either end may be left out), or auto: the log's last stationary stretch",
+        "log's minutes; either end may be left out), auto: the log's last stationary stretch, or "
+        "all: the whole log (default: the whole log, or its last stationary stretch where its "
+        "activity changes beyond what the fitted base follows, said in one line)",
     )
     _add_max_simulations(calibrate, "the calibration may run (--refine + 1)")
     add_quiet(calibrate)

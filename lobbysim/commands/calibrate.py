@@ -101,9 +101,10 @@ def run_calibrate(
     refused before the log is read. ``note`` gets the lines a user reads as the work goes (the
     log read, any warning, the fitted values with their standard errors); ``split`` is the
     share of the matches the raters are tuned on (the rest scores them); ``progress`` shows the
-    simulations (in simulated minutes) and the raters' replays; ``window`` (``FROM..TO`` or
-    ``auto``, :func:`lobbysim.calibration.trend.window`) fits the matches that start within it
-    only."""
+    simulations (in simulated minutes) and the raters' replays; ``window`` (``FROM..TO``,
+    ``auto`` or ``all``, :func:`lobbysim.calibration.trend.window`) fits the matches that start
+    within it only; without it, a log whose activity changes beyond what its fitted base follows
+    is fitted over its last stationary stretch (:func:`default_window`)."""
     from lobbysim.calibration.read import read_log
     from lobbysim.reporting.calibration import fitted_lines
 
@@ -127,6 +128,8 @@ def run_calibrate(
 
         log, line = cut(log, window)
         say(line)
+    else:
+        log = default_window(log, say)
     if log.span_minutes < MIN_SPAN_MINUTES:
         raise CalibrateError(
             f"{log.source}: the log spans {log.span_minutes:,.1f} minutes; fitting a player "
@@ -167,6 +170,32 @@ def run_calibrate(
     if folder is not None:
         _write_report(log, result, folder, target, lines, scores)
     return CalibrateOutcome(log, result, lines, target, folder)
+
+
+def default_window(log: MatchLog, say: Callable[[str], None]) -> MatchLog:
+    """Return the part of ``log`` fitted when no ``--window`` is given: the whole log, unless its
+    activity changes as the base model cannot (:mod:`lobbysim.calibration.trend`: a trend, and
+    the closest curve the base draws straying beyond
+    :data:`~lobbysim.calibration.trend.FOLLOW` from the log's matches between its tenths);
+    then its last stationary stretch, said in one line with what was left out and why."""
+    from lobbysim.calibration.trend import FOLLOW, activity_trend, window
+
+    trend = activity_trend(log)
+    if trend.stationary or trend.stretch == 0:
+        return log
+    stray = trend.strays()
+    if not stray > FOLLOW:
+        return log
+    cut, _ = window(log, "auto")
+    say(
+        f"fitting the log's last stationary stretch by default, --window "
+        f"{trend.stretch_text(log)}: {cut.matches:,} of its {log.matches:,} matches; the "
+        f"{log.matches - cut.matches:,} before it are left out because the log's activity "
+        f"{trend.change_text()}, which a base of newcomers joining and members leaving at "
+        f"constant rates does not follow (its closest curve and the log's matches differ up "
+        f"to {stray:.3g}-fold between tenths of the log); --window all fits the whole log"
+    )
+    return cut
 
 
 def _write_report(

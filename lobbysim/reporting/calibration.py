@@ -3,10 +3,11 @@
 Opens with the fitted parameters (each with its standard error where the fit gives one, and the
 method), the warnings (degenerate times, an activity trend), the notes (rows skipped, draws the
 scenario cannot make) and the scenario file written;
-then, side by side, the log and one simulation of the calibrated scenario over the same span:
-games and distinct players per day, the hour-of-day share of matches, the games per visit, the
-match length and the players in a match over time; then, where the raters were scored on the
-log, their scores and calibration curves.
+then, side by side, the log and one simulation of the calibrated scenario over the same span
+(from the end of its warm-up): one figure of the games and distinct players per day, the
+hour-of-day share of matches and the games per visit, one of the players in a match over time
+and the match lengths; then, where the raters were scored on the log, their scores and
+calibration curves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.run import Calibration, compare_logs
+from lobbysim.calibration.run import (
+    MAX_WARMUP_DAYS,
+    WARMUP_GAMES,
+    Calibration,
+    compare_logs,
+)
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -51,7 +57,24 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
         return f" ± {e:.2g}" if math.isfinite(e) else ""
 
     rows = [
-        ("base.size", f"{scenario.base.size}{se('size')}", "maximum likelihood (base model)"),
+        (
+            "base.size",
+            f"{scenario.base.size}",
+            f"maximum likelihood (base model): {fit.base.size:,.0f}{se('size')} at the log's "
+            "start"
+            + (
+                f"; {scenario.base.size:,} at minute 0, growing to it by the warm-up's end"
+                if calibration.warmup > 0 and scenario.base.size != round(fit.base.size)
+                else ""
+            ),
+        ),
+        (
+            "warmup",
+            f"{calibration.warmup:g} min",
+            f"{calibration.warmup / 1440:g} days before the log's span (horizon "
+            f"{scenario.horizon:g} min): a member at the mean visit rate plays {WARMUP_GAMES} "
+            f"games by its end (at most {MAX_WARMUP_DAYS} days)",
+        ),
         (
             "base.newcomers_per_day",
             f"{scenario.base.newcomers_per_day:g}",
@@ -132,7 +155,7 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     nan = math.nan
     visits = dict(base.visits.params)
     per_day_factor = refined.get("per_day", 1.0)
-    size = _pm(float(base.size), errors.get("size", nan))
+    size = _pm(float(fit.base.size), errors.get("size", nan))
     newcomers = _pm(base.newcomers_per_day, errors.get("newcomers_per_day", nan))
     leave = _pm(base.leave_per_day, errors.get("leave_per_day", nan))
     per_day = _pm(float(visits["per_day"]), errors.get("per_day", nan) * per_day_factor)
@@ -151,7 +174,14 @@ def fitted_lines(calibration: Calibration) -> list[str]:
         f"{scenario.population['session_games_mean']:.3g} games a visit",
         f"  games {game.mode}, {game.length:.3g} min{quits}; skill sd {skill} (beta^2 "
         f"{fit.beta2:g})",
-    ]
+    ] + (
+        [
+            f"  warm-up {calibration.warmup / 1440:g} days before the log's span (base of "
+            f"{base.size:,} at minute 0)"
+        ]
+        if calibration.warmup > 0
+        else []
+    )
 
 
 def calibration_figure(
@@ -161,11 +191,13 @@ def calibration_figure(
     ``comparison`` is :func:`~lobbysim.calibration.run.compare_logs` of the two (None: no
     simulation)."""
     title = "The log beside the calibrated scenario (one simulation over the same span)"
+    period = float(comparison["period"]) if comparison is not None else 1440.0
+    per = "per day" if period >= 1440 else f"per {period / 60:g} hours"
     caption = (
-        "Black: the log; orange: one simulation of the calibrated scenario. Top: games and "
-        "distinct players per day; the hour-of-day share of matches (the grey line is the "
-        "fitted visit profile, as shares). Bottom: games per visit; match length; players in a "
-        "match, hour by hour."
+        "Black: the log; orange: one simulation of the calibrated scenario (from the end of its "
+        f"warm-up). Left: games (solid) and distinct players (dashed) {per}; middle: the "
+        "hour-of-day share of matches (grey: the fitted visit profile, as shares); right: games "
+        "per visit. The players in a match and the match lengths are in the next figure."
     )
     if comparison is None:
         return FigureOutcome(FIGURE, title, caption, skipped="no simulation (refine 0)")
@@ -206,7 +238,10 @@ def online_figure(
     """Draw players in a match over time and the match lengths, log beside calibrated."""
     file = "calibration_online.png"
     title = "Players in a match over time, and match lengths"
-    caption = "Black: the log; orange: one simulation of the calibrated scenario."
+    caption = (
+        "Black: the log; orange: one simulation of the calibrated scenario (from the end of its "
+        "warm-up). Left: the players in a match, hour by hour; right: the match lengths."
+    )
     sim = calibration.simulated
     if sim is None or comparison is None:
         return FigureOutcome(file, title, caption, skipped="no simulation (refine 0)")

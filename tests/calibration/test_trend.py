@@ -12,8 +12,9 @@ import pytest
 from lobbysim.calibration.fit import fit_log
 from lobbysim.calibration.mapping import LogError
 from lobbysim.calibration.read import read_log
-from lobbysim.calibration.trend import activity_trend, window
+from lobbysim.calibration.trend import FOLLOW, Trend, activity_trend, window
 from lobbysim.cli.main import main
+from lobbysim.commands.calibrate import default_window
 
 ORIGIN = pd.Timestamp("2017-01-01", tz="UTC")
 
@@ -78,7 +79,7 @@ def test_a_stationary_log_has_no_trend_warning() -> None:
 
 def test_bad_windows_are_one_line(tmp_path: Path) -> None:
     log = read_log(growing_log(tmp_path))
-    with pytest.raises(LogError, match=r"expected FROM\.\.TO"):
+    with pytest.raises(LogError, match=r"expected FROM\.\.TO, auto or all"):
         window(log, "2017-01-31")
     with pytest.raises(LogError, match="ends before it starts"):
         window(log, "2017-02-05..2017-02-01")
@@ -98,3 +99,40 @@ def test_a_window_with_no_match_is_one_line_from_the_cli(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--window: no match of the log starts within" in err
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_a_launch_is_fitted_over_its_last_stationary_stretch_by_default(tmp_path: Path) -> None:
+    """No curve of the base model (steady newcomers, steady leaving) follows 2 games a day for
+    25 days and then a launch: calibrate fits the last stationary stretch unless told
+    otherwise, saying in one line what it left out and why; --window all fits everything."""
+    log = read_log(growing_log(tmp_path))
+    trend = activity_trend(log)
+    assert trend.strays() > 10 * FOLLOW
+    lines: list[str] = []
+    cut = default_window(log, lines.append)
+    assert len(lines) == 1 and 590 <= cut.matches <= 700
+    line = lines[0]
+    assert line.startswith("fitting the log's last stationary stretch by default, --window 2017")
+    assert f"{cut.matches:,} of its {log.matches:,} matches" in line
+    assert f"the {log.matches - cut.matches:,} before it are left out because" in line
+    assert "grows 42.1-fold" in line and line.endswith("--window all fits the whole log")
+    whole, said = window(log, "all")
+    assert whole is log and said.startswith("--window all: the whole log fitted")
+
+
+def test_a_base_growing_by_steady_newcomers_is_followed_not_cut() -> None:
+    """Activity that grows as a base of steady newcomers and leaving grows (a + b exp(-l t): 30
+    games a day rising towards 300) is followed: no warning, a note, the whole log fitted; the
+    same days with a step in the middle are not."""
+    rng = np.random.default_rng(5)
+    days = np.arange(20, dtype=np.float64)
+    steady = rng.poisson(300.0 - 270.0 * np.exp(-0.08 * (days + 0.5))).astype(np.float64)
+    growing = Trend(steady, 4.0, False, 13)
+    assert growing.strays() <= FOLLOW
+    assert growing.note() is not None and "the base model follows it" in str(growing.note())
+    stepped = Trend(np.where(days < 10, 30.0, 300.0), 10.0, False, 10)
+    assert stepped.strays() > FOLLOW and stepped.note() is None
+    lines: list[str] = []
+    sample = Path(__file__).resolve().parents[2] / "lobbysim/scenarios/logs/quickstart_games.csv.gz"
+    log = read_log(sample)
+    assert default_window(log, lines.append) is log and lines == []  # stationary: untouched
