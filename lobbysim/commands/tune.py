@@ -37,7 +37,7 @@ from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
 from lobbysim.scenario.loading import load_run_scenario
-from lobbysim.tuning.folder import check_study_folder, study_folder_name
+from lobbysim.tuning.folder import TuneError, check_study_folder, study_folder_name
 from lobbysim.tuning.space import Space, load_space
 from lobbysim.tuning.study import StudyResult, check_size, run_study
 from lobbysim.validation import MAX_STUDY_SIMULATIONS
@@ -114,38 +114,95 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def write_outputs(scenario: Scenario, result: StudyResult, folder: Path) -> None:
-    """Write the study's tables and scenarios into ``folder``, each file whole or not at all."""
-    write_text(folder / "trials.csv", result.table().to_csv(index=False))
-    write_text(folder / "scenario.yaml", _yaml(scenario.to_dict()))
-    write_text(folder / "space.yaml", _yaml(result.space.to_dict()))
-    if result.tuned is not None:
-        write_text(folder / "evaluation.csv", result.evaluation.to_csv(index=False))
-        write_text(folder / "differences.csv", result.differences.to_csv(index=False))
-        tuned = result.tuned.replace(name=f"{scenario.name}_tuned")
-        number = result.best.number if result.best is not None else "?"
-        header = (
-            f"# {scenario.name} tuned by lobbysim tune (trial {number} of the study in this "
-            "folder; report.html has the evidence)\n"
-        )
-        if result.kept:
-            write_text(folder / TUNED_FILE, header + _yaml(tuned.to_dict()))
-            flexmatch = _flexmatch(tuned)
-            if flexmatch is not None:
-                write_text(folder / FLEXMATCH_FILE, flexmatch)
-            stale = [CLOSEST_FILE]
-        else:
-            missed = "; ".join(c for c, ok in result.held().items() if not ok)
-            header += (
-                f"# NOT tuned: the fresh seeds do not keep {missed} at the pessimistic end of "
-                "the 95% interval; this is the closest setting the study found\n"
-            )
-            write_text(folder / CLOSEST_FILE, header + _yaml(tuned.to_dict()))
-            stale = [TUNED_FILE, FLEXMATCH_FILE]
+def planned_outputs(scenario: Scenario, result: StudyResult) -> dict[str, str]:
+    """Return the study's tables and scenarios, by file name, as :func:`write_outputs` writes
+    them."""
+    out = {
+        "trials.csv": result.table().to_csv(index=False),
+        "scenario.yaml": _yaml(scenario.to_dict()),
+        "space.yaml": _yaml(result.space.to_dict()),
+    }
+    if result.tuned is None:
+        return out
+    out["evaluation.csv"] = result.evaluation.to_csv(index=False)
+    out["differences.csv"] = result.differences.to_csv(index=False)
+    tuned = result.tuned.replace(name=f"{scenario.name}_tuned")
+    number = result.best.number if result.best is not None else "?"
+    header = (
+        f"# {scenario.name} tuned by lobbysim tune (trial {number} of the study in this "
+        "folder; report.html has the evidence)\n"
+    )
+    if result.kept:
+        out[TUNED_FILE] = header + _yaml(tuned.to_dict())
+        flexmatch = _flexmatch(tuned)
+        if flexmatch is not None:
+            out[FLEXMATCH_FILE] = flexmatch
     else:
-        stale = ["evaluation.csv", "differences.csv", TUNED_FILE, CLOSEST_FILE, FLEXMATCH_FILE]
-    for name in stale:
-        (folder / name).unlink(missing_ok=True)  # a stale answer of an earlier version
+        missed = "; ".join(c for c, ok in result.held().items() if not ok)
+        header += (
+            f"# NOT tuned: the fresh seeds do not keep {missed} at the pessimistic end of "
+            "the 95% interval; this is the closest setting the study found\n"
+        )
+        out[CLOSEST_FILE] = header + _yaml(tuned.to_dict())
+    return out
+
+
+#: The files a study's answer is written in: a rerun that would change or not write one of
+#: them, where the folder holds it, writes nothing (:func:`clobber_problem`).
+ANSWER_FILES = (
+    "tuned.yaml",
+    "closest.yaml",
+    "tuned_flexmatch.json",
+    "evaluation.csv",
+    "differences.csv",
+    "trials.csv",
+    "scenario.yaml",
+    "space.yaml",
+)
+
+
+def clobber_problem(folder: Path, planned: Mapping[str, str], answer: str) -> str | None:
+    """Return the line refusing to write ``planned`` into ``folder`` where the folder holds an
+    answer file (:data:`ANSWER_FILES`, of an earlier run of the study, by an earlier version)
+    that they would change or leave beside a different answer, or None (a new folder, or the
+    same answer again). ``answer`` says what this run found."""
+    for name in ANSWER_FILES:
+        path = folder / name
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            same = path.is_file() and path.read_text(encoding="utf-8") == planned.get(name)
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            return (
+                f"--out: {path} holds an earlier answer of this study that this run does not "
+                f"give ({answer}); nothing written, the earlier files are left as they are: "
+                "give a new --out, or move the earlier answer files away, and run again (the "
+                "finished runs are kept in the folder's store and read back)"
+            )
+    return None
+
+
+def write_outputs(scenario: Scenario, result: StudyResult, folder: Path) -> None:
+    """Write the study's tables and scenarios into ``folder``, each file whole or not at all.
+
+    Raises:
+        TuneError: the folder holds an earlier answer this run would change or leave beside a
+            different one (:func:`clobber_problem`); nothing is written or removed.
+    """
+    planned = planned_outputs(scenario, result)
+    if result.tuned is None:
+        answer = "no feasible setting"
+    elif TUNED_FILE in planned:
+        answer = f"{TUNED_FILE}: trial {result.best.number if result.best else '?'}"
+    else:
+        answer = f"{CLOSEST_FILE}: the fresh seeds do not keep every constraint"
+    problem = clobber_problem(folder, planned, answer)
+    if problem is not None:
+        raise TuneError(problem)
+    for name, text in planned.items():
+        write_text(folder / name, text)
 
 
 #: The tuned scenario, written only where the fresh seeds keep every constraint.

@@ -231,3 +231,23 @@ def latin_hypercube(space: Space, n: int, rng: np.random.Generator) -> list[dict
                 drawn[name] = min(dim.high, max(dim.low, float(f"{x:.4g}")))
         out.append(drawn)
     return out
+
+
+def neighbours(space: Space, drawn: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """Return the settings one step from ``drawn`` on one dimension (the next level or
+    allowed value on each side of an ordered one; every other choice of an unordered one), in
+    the space's order of dimensions; None where a dimension is continuous."""
+    out = []
+    for name, dim in space.dimensions().items():
+        ordered = not isinstance(dim, Choices) or dim.ordered
+        options = dim.values if isinstance(dim, Choices) else dim.values()
+        if options is None:
+            return None
+        index = next((i for i, v in enumerate(options) if _same(v, drawn[name])), None)
+        if index is None:
+            continue
+        near = [index - 1, index + 1] if ordered else range(len(options))
+        for j in near:
+            if 0 <= j < len(options) and j != index:
+                out.append({**drawn, name: options[j]})
+    return out

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,91 +47,126 @@ def _better(space: Space, a: float, b: float) -> bool:
     return a < b if space.minimize else a > b
 
 
-#: The two-sided level of the racing interval: a candidate is promoted while the better end of
-#: the 50% interval of its paired difference from its rival (the mean less one quartile of the
-#: t distribution's spread) is on the better side of 0. With the 2 or 3 replications of a first
-#: rung a 95% interval would promote nearly everything; the final answer does not rest on
-#: this choice (it is measured on fresh seeds).
-RACE_CONFIDENCE = 0.5
+#: The least chance (:func:`prospect`) a trial must have of keeping every constraint and beating
+#: the best so far, once replicated ``most`` times, for racing to give it another replication.
+MIN_CHANCE = 0.05
+
+#: The Monte Carlo draws :func:`prospect` predicts a trial's missing replications with.
+DRAWS = 512
 
 
-def may_beat(space: Space, trial: Trial, best: Trial) -> bool:
-    """Whether the paired difference from ``best`` over shared seeds leaves it a chance of being
-    better (:data:`RACE_CONFIDENCE`)."""
-    shared = sorted(set(trial.runs) & set(best.runs))
-    a = np.array([trial.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
+def design_size(space: Space, most: int) -> int:
+    """Return how many settings the design tries (at most ``most``): as many as the budget
+    gives their first rung while leaving room to replicate a third of them to ``most`` (a
+    third: successive halving's usual rate, as in Hyperband); the whole budget where the first
+    rung is ``most`` already. A budget of 12 with replications [1, 3] tries 7 settings at 1
+    (5 runs left to race them); a budget of 36 tries every one of 16."""
+    per_third = 3 * space.first + (space.most - space.first)  # three settings' share, in runs
+    return max(1, min(most, 3 * space.search_budget // per_third))
+
+
+def _observed(t: Trial, metric: str) -> np.ndarray:
+    x = np.array(t.metric(metric), dtype=float)
+    return x[np.isfinite(x)]
+
+
+def _complete(
+    x: np.ndarray, spread: float, dof: float, most: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Return DRAWS predicted completions of the values ``x`` to ``most`` values: the missing
+    ones drawn about a mean drawn about their mean (its standard error), each with a spread
+    drawn about ``spread`` as its ``dof`` degrees of freedom allow (a spread from one pair of
+    replications is a rough one: the predictions' tails are wider), as replications on new
+    seeds would scatter."""
+    need = most - len(x)
+    sigma = spread * np.sqrt(max(dof, 1.0) / rng.chisquare(max(dof, 1.0), (DRAWS, 1)))
+    mean = x.mean() + rng.normal(0.0, 1.0, (DRAWS, 1)) * sigma / math.sqrt(len(x))
+    missing = mean + rng.normal(0.0, 1.0, (DRAWS, need)) * sigma
+    return np.concatenate([np.broadcast_to(x, (DRAWS, len(x))), missing], axis=1)
+
+
+def _spread_dof(t: Trial, metric: str, pooled: Mapping[str, float]) -> tuple[float, float]:
+    """Return the spread :func:`prospect` predicts a trial's metric with, and its degrees of
+    freedom: its own with 3 replications or more, else the larger of its own and the pooled
+    one."""
+    x = _observed(t, metric)
+    own = float(x.std(ddof=1)) if len(x) >= 2 else math.nan
+    share = pooled.get(metric, math.nan)
+    dof = pooled.get(metric + DOF, 0.0)
+    if len(x) >= 3 or (math.isfinite(own) and not math.isfinite(share)):
+        return own, len(x) - 1.0
+    if math.isfinite(own) and own > share:
+        return own, 1.0
+    return share, dof
+
+
+def prospect(
+    space: Space, t: Trial, best: Trial | None, pooled: Mapping[str, float], worst: float
+) -> tuple[float, float] | None:
+    """Return the chance that the trial, replicated ``most`` times, is feasible (keeps every
+    constraint at the pessimistic end of its 95% interval) and better than ``best`` (its mean
+    objective; without a best, feasible alone), and its expected gain: the mean over the same
+    predictions of how much better than ``best`` it ends (without a best, than ``worst``, the
+    worst mean objective of the trials), where it is feasible and better, else 0 (constrained
+    expected improvement). The missing replications are predicted from its values and their
+    spread (its own, or pooled over the trials while it has fewer than 3; Monte Carlo,
+    :data:`DRAWS` draws seeded by the study's seed and the trial, so the same trial always
+    gets the same answer); the objective as its paired difference from the best on the same
+    seeds. None when a spread it needs is not known yet (no trial has 2 replications)."""
+    n = space.most
+    rng = np.random.default_rng([space.seed, t.number, len(t.runs)])
+    t_q = float(stats.t.ppf(0.975, n - 1))
+    ok = np.ones(DRAWS, dtype=bool)
+    for c in space.constraints:
+        x = _observed(t, c.metric)
+        if len(x) == 0:
+            return 0.0, 0.0
+        if len(x) < 2 and not math.isfinite(pooled.get(c.metric, math.nan)):
+            return None
+        full = _complete(x, *_spread_dof(t, c.metric, pooled), n, rng)
+        sd = full.std(axis=1, ddof=1)
+        end = full.mean(axis=1) + (t_q if c.op == "<=" else -t_q) * sd / math.sqrt(n)
+        ok &= np.array([c.violation(e) <= 0 for e in end])
+    if best is None or best.number == t.number:
+        x = _observed(t, space.objective)
+        spread, dof = _spread_dof(t, space.objective, pooled)
+        if len(x) == 0 or not math.isfinite(spread):
+            return None if len(x) else (0.0, 0.0)
+        mean = _complete(x, spread, dof, n, rng).mean(axis=1)
+        gain = np.maximum(0.0, worst - mean if space.minimize else mean - worst)
+        return float(ok.mean()), float((ok * gain).mean())
+    shared = sorted(set(t.runs) & set(best.runs))
+    a = np.array([t.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
     b = np.array([best.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
-    d = (a - b) if space.minimize else (b - a)  # positive: worse than the rival
+    d = a - b if space.minimize else b - a  # positive: worse than the best
     d = d[np.isfinite(d)]
-    if len(d) < 2:
-        return False
-    half = stats.t.ppf(0.5 + RACE_CONFIDENCE / 2, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-    return bool(d.mean() - half < 0)
+    if len(d) == 0:
+        return 0.0, 0.0
+    spread, dof = math.nan, 0.0
+    if len(d) >= 3:
+        spread, dof = float(d.std(ddof=1)), len(d) - 1.0
+    elif math.isfinite(pooled.get(PAIRED, math.nan)):
+        spread, dof = pooled[PAIRED], pooled.get(PAIRED + DOF, 0.0)
+    elif math.isfinite(pooled.get(space.objective, math.nan)):
+        spread = math.sqrt(2) * pooled[space.objective]
+        dof = pooled.get(space.objective + DOF, 0.0)
+    if not math.isfinite(spread):
+        return None
+    gain = -_complete(d, spread, dof, n, rng).mean(axis=1)
+    better = ok & (gain > 0)
+    return float(better.mean()), float((better * gain).mean())
 
 
-@dataclass(frozen=True)
-class Halving:
-    """A successive halving: ``size`` settings at ``rungs[0]`` replications, and at each next
-    rung the best-ranked 1 in ``eta`` of them (at least 2) with that rung's replications."""
-
-    rungs: tuple[int, ...]
-    eta: int
-    size: int
-
-    def survivors(self, n: int) -> int:
-        """Return how many of ``n`` settings go on to the next rung."""
-        return min(n, max(2, math.ceil(n / self.eta)))
-
-    def cost(self, n: int) -> int:
-        """Return the runs the halving of ``n`` settings makes."""
-        total, previous = 0, 0
-        for r in self.rungs:
-            total += n * (r - previous)
-            previous = r
-            n = self.survivors(n)
-        return total
-
-
-def rungs_of(space: Space, doubling: bool = True) -> tuple[int, ...]:
-    """Return the replications of the rungs from ``first`` to ``most``: doubling (at least one
-    more each rung), or straight from ``first`` to ``most``."""
-    if not doubling:
-        return (space.first, space.most) if space.first < space.most else (space.most,)
-    out = [space.first]
-    while out[-1] < space.most:
-        out.append(min(space.most, max(out[-1] + 1, 2 * out[-1])))
-    return tuple(out)
-
-
-#: The halvings a study chooses among, gentlest first: (doubling rungs, eta).
-SCHEMES = ((True, 2), (False, 2), (False, 3), (False, 4))
-
-
-def plan_halving(space: Space, most: int) -> Halving:
-    """Return the halving that races the most settings (at most ``most``) within the budget:
-    of :data:`SCHEMES`, the one whose design is the largest, the gentlest among equals (a
-    budget of 12 with replications [1, 3] races 8 settings at 1 and the best 2 to 3; a budget
-    of 36 races 16 at 1, 8 to 2 and 4 to 3)."""
-    best: Halving | None = None
-    for doubling, eta in SCHEMES:
-        plan = Halving(rungs_of(space, doubling), eta, max(1, most))
-        n = plan.size
-        while n > 1 and plan.cost(n) > space.search_budget:
-            n -= 1
-        if best is None or n > best.size:
-            best = Halving(plan.rungs, eta, n)
-    assert best is not None
-    return best
+#: The key of :func:`pooled_spread`'s spread of the objective's paired difference from the best.
+PAIRED = "paired difference"
+#: Added to a key of :func:`pooled_spread`: the degrees of freedom of that spread.
+DOF = " dof"
 
 
 class Race:
-    """The study's trials and their runs, within the search's budget.
-
-    Trials are ranked by :func:`rank`: first those expected to keep every constraint at the
-    pessimistic end of its interval once replicated ``most`` times (their own spread, or the
-    spread pooled over every trial where they have one replication), by objective; then the
-    rest, by how far they miss. Replication r of every trial runs on the same seed, so ranking by
-    means over the same seeds is ranking by paired differences."""
+    """The study's trials and their runs, within the search's budget (see the module
+    docstring): every setting gets its first rung (:meth:`run`), then :meth:`chase` gives
+    replications, one more at a time, to the trials with the best :func:`prospect`."""
 
     def __init__(
         self, scenario: Scenario, space: Space, seeds: Sequence[int], runs: StudyRuns
@@ -176,79 +210,97 @@ class Race:
         return len(keys - self.runs.keys)
 
     def run(self, batch: Sequence[Trial], upto: int) -> None:
-        """Replicate each trial of ``batch`` to ``upto`` replications."""
-        todo = [t for t in batch if t.error is None and len(t.runs) < upto]
-        if todo:
-            replicate(todo, self.scenarios, range(upto), self.seeds, self.runs)
+        """Replicate each trial of ``batch`` to ``upto`` replications, as many as the budget
+        allows (the first of the batch first)."""
+        batch = [t for t in batch if t.error is None and len(t.runs) < upto]
+        while batch and self.cost(batch, upto) > self.left():
+            batch = batch[:-1]
+        self.replicate({t.number: upto for t in batch})
+
+    def replicate(self, upto: Mapping[int, int]) -> None:
+        """Replicate trial ``number`` to ``upto[number]`` replications, every trial's runs at
+        once."""
+        batch = [t for t in self.trials if t.number in upto]
+        if batch:
+            replicate(batch, self.scenarios, upto, self.seeds, self.runs)
         for t in batch:
             if len(t.runs) >= self.space.most:
                 t.promoted = True
 
-    def halve(self, batch: list[Trial], plan: Halving) -> None:
-        """Successive halving: every trial of ``batch`` to the first rung, then the best-ranked
-        (:func:`rank`) to each next rung, as far as the budget allows."""
-        for k, r in enumerate(plan.rungs):
-            batch = [t for t in batch if t.error is None]
-            if k > 0:
-                pooled = pooled_spread(self.space, self.trials)
-                batch = sorted(batch, key=lambda t: rank(self.space, t, pooled))
-                batch = batch[: plan.survivors(len(batch))]
-            while batch and self.cost(batch, r) > self.left():
-                batch = batch[:-1]
-            if not batch:
-                return
-            self.run(batch, r)
+    def chances(self) -> list[tuple[float, Trial]]:
+        """Return the trials racing may replicate further, the largest expected gain first,
+        with their chances (:func:`prospect`): those not at ``most`` replications whose chance is
+        at least :data:`MIN_CHANCE` (while no spread is known, those that may keep the
+        constraints, by :func:`rank`)."""
+        best = best_trial(self.space, self.trials)
+        pooled = pooled_spread(self.space, self.trials, best)
+        means = [t.estimate(self.space.objective).mean for t in self.trials if t.runs]
+        means = [m for m in means if math.isfinite(m)]
+        worst = (max(means) if self.space.minimize else min(means)) if means else math.nan
+        scored = []
+        for t in self.trials:
+            if t.error is not None or not t.runs or len(t.runs) >= self.space.most:
+                continue
+            if self.space.most - len(t.runs) > self.left():
+                continue  # the budget left cannot replicate it fully: it cannot be the answer
+            got = prospect(self.space, t, best, pooled, worst)
+            if got is None:
+                got = (1.0, 0.0) if may_keep(self.space, t, pooled) else (0.0, 0.0)
+            if got[0] >= MIN_CHANCE:
+                scored.append((got, t))
+        scored.sort(
+            key=lambda gt: (
+                -gt[0][1] / (self.space.most - len(gt[1].runs)),
+                rank(self.space, gt[1], pooled),
+            )
+        )
+        return [(p, t) for (p, _), t in scored]
 
-    def extend(self) -> None:
-        """Race on: while the budget allows, give the next rung to the best-ranked trials that
-        may still beat the best so far on their paired differences (or, before there is a
-        best, that may keep the constraints)."""
-        rungs = rungs_of(self.space)
+    def chase(self) -> None:
+        """While budget is left, give one more replication to the trials with the best chance
+        (:meth:`chances`): one at a time while the budget left is under twice ``most`` per
+        trial (each result informs the next choice), up to ``batch`` at once otherwise."""
         while self.left() > 0:
-            best = best_trial(self.space, self.trials)
-            pooled = pooled_spread(self.space, self.trials)
-            open_ = [
-                t
-                for t in self.trials
-                if t.error is None
-                and t.runs
-                and len(t.runs) < self.space.most
-                and may_keep(self.space, t, pooled)
-                and expected_miss(self.space, t, pooled) <= 0
-                and (best is None or ahead(self.space, t, best))
-            ]
-            if not open_:
+            ranked = self.chances()
+            if not ranked:
                 return
-            open_.sort(key=lambda t: rank(self.space, t, pooled))
-            batch = open_[: self.space.batch]
-            upto = {t.number: next(r for r in rungs if r > len(t.runs)) for t in batch}
-            chosen = []
-            spent = 0
-            for t in batch:
-                extra = self.cost([t], upto[t.number])
-                if spent + extra <= self.left():
-                    chosen.append(t)
-                    spent += extra
-            if not chosen:
-                return
-            for t in chosen:
-                self.run([t], upto[t.number])
+            step = max(1, min(self.space.batch, self.left() // (2 * self.space.most)))
+            chosen = [t for _, t in ranked[: min(step, self.left())]]
+            self.replicate({t.number: len(t.runs) + 1 for t in chosen})
 
 
-def pooled_spread(space: Space, trials: Sequence[Trial]) -> dict[str, float]:
-    """Return each constraint metric's spread between replications, pooled over the trials
-    with two or more (NaN with none)."""
+def pooled_spread(
+    space: Space, trials: Sequence[Trial], best: Trial | None = None
+) -> dict[str, float]:
+    """Return each constraint metric's and the objective's spread between replications, pooled
+    over the trials with two or more (NaN with none), and with a ``best``, the spread of the
+    objective's paired difference from it (:data:`PAIRED`), pooled over the trials sharing two
+    or more seeds with it."""
     out = {}
-    for c in space.constraints:
-        num, den = 0.0, 0
+    for metric in dict.fromkeys([*(c.metric for c in space.constraints), space.objective]):
+        out[metric], out[metric + DOF] = _pooled([_observed(t, metric) for t in trials])
+    if best is not None:
+        diffs = []
         for t in trials:
-            x = np.array(t.metric(c.metric), dtype=float)
-            x = x[np.isfinite(x)]
-            if len(x) >= 2:
-                num += float(((x - x.mean()) ** 2).sum())
-                den += len(x) - 1
-        out[c.metric] = math.sqrt(num / den) if den else math.nan
+            if t.number == best.number:
+                continue
+            shared = sorted(set(t.runs) & set(best.runs))
+            a = [t.runs[r].get(space.objective, math.nan) for r in shared]
+            b = [best.runs[r].get(space.objective, math.nan) for r in shared]
+            d = np.array(a, dtype=float) - np.array(b, dtype=float)
+            diffs.append(d[np.isfinite(d)])
+        out[PAIRED], out[PAIRED + DOF] = _pooled(diffs)
     return out
+
+
+def _pooled(samples: Sequence[np.ndarray]) -> tuple[float, float]:
+    """Return the spread pooled over the samples of 2 or more, and its degrees of freedom."""
+    num, den = 0.0, 0
+    for x in samples:
+        if len(x) >= 2:
+            num += float(((x - x.mean()) ** 2).sum())
+            den += len(x) - 1
+    return (math.sqrt(num / den) if den else math.nan), float(den)
 
 
 def _spread(space: Space, t: Trial, metric: str, pooled: Mapping[str, float]) -> float:
@@ -309,29 +361,15 @@ def rank(space: Space, t: Trial, pooled: Mapping[str, float]) -> tuple[bool, flo
     return (miss > 0, miss, value)
 
 
-def ahead(space: Space, trial: Trial, best: Trial) -> bool:
-    """Whether the trial may beat ``best``: on their shared seeds its paired difference leaves
-    it a chance (:func:`_may_beat`; with one shared seed, it was better there)."""
-    shared = sorted(set(trial.runs) & set(best.runs))
-    if trial.number == best.number:
-        return False
-    if len(shared) >= 2:
-        return may_beat(space, trial, best)
-    if not shared:
-        return True
-    r = shared[0]
-    a = trial.runs[r].get(space.objective, math.nan)
-    b = best.runs[r].get(space.objective, math.nan)
-    return bool(a < b) if space.minimize else bool(a > b)
-
-
 def replicate(
     batch: Sequence[Trial],
     scenarios: Mapping[int, Scenario],
-    replications: range,
+    upto: Mapping[int, int],
     seeds: Sequence[int],
     runs: StudyRuns,
 ) -> None:
+    """Run each trial of ``batch`` on its first ``upto[number]`` seeds (the runs it has read
+    from the store) and record their metrics, or the first failure as its error."""
     planned = [
         SweepRun(
             run_key(scenarios[t.number], seeds[r]),
@@ -343,7 +381,7 @@ def replicate(
         )
         for t in batch
         if t.error is None
-        for r in replications
+        for r in range(upto[t.number])
     ]
     got = runs.metrics(planned)
     by_trial = {t.number: t for t in batch}

@@ -56,15 +56,10 @@ from lobbysim.experiments.store import RunStore
 from lobbysim.experiments.sweeps import Cell, SweepRun, run_key
 from lobbysim.running.progress import ProgressLike, as_progress
 from lobbysim.scenario import Scenario
-from lobbysim.tuning.design import MAX_ENUMERATED, design, setting_key
+from lobbysim.tuning.design import MAX_ENUMERATED, design, neighbours, setting_key
 from lobbysim.tuning.dimensions import Choices, Range
 from lobbysim.tuning.folder import StudyRuns, TuneError, check_study_folder, claim_study_folder
-from lobbysim.tuning.racing import (
-    TUNED,
-    Race,
-    best_trial,
-    plan_halving,
-)
+from lobbysim.tuning.racing import TUNED, Race, best_trial, design_size, pooled_spread, rank
 from lobbysim.tuning.space import Space, apply
 from lobbysim.tuning.trials import (
     Interval,
@@ -362,8 +357,7 @@ def _search(
     settings = space.size()
     finite = settings is not None and settings <= MAX_ENUMERATED
     startup = settings if finite else max(4, min(10, space.trials // 3))
-    plan = plan_halving(space, min(space.trials, startup if startup else 1))
-    drawn, _ = design(scenario, space, plan.size, rng)
+    drawn, _ = design(scenario, space, design_size(space, min(space.trials, startup or 1)), rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constraints_func is marked experimental
         sampler = optuna.samplers.TPESampler(
@@ -384,27 +378,56 @@ def _search(
             handle = study.ask()
             t = race.add(_rounded(_suggest(handle, space)))
             handles[t.number] = handle
-    race.halve(list(race.trials), plan)
+    race.run(list(race.trials), space.first)
     _note(note, space, race)
-    race.extend()
+    race.chase()
     _note(note, space, race)
     for t in race.trials:
         _tell(optuna, study, handles.pop(t.number), space, t)
     untried = [d for d in design(scenario, space, settings or 0, rng)[0]] if finite else []
-    while len(race.trials) < space.trials and race.left() >= space.first:
+    while len(race.trials) < space.trials and race.left() >= space.most:
         if finite and race.tried() >= (settings or 0):
             break  # every setting the space allows has been tried
-        room = min(space.batch, space.trials - len(race.trials), race.left() // space.first)
-        asked = _propose(optuna, study, space, race, untried, room)
+        room = min(space.batch, space.trials - len(race.trials), race.left() // space.most)
+        asked = _around(optuna, study, space, race, rng, room) or _propose(
+            optuna, study, space, race, untried, room
+        )
         if not asked:
             break
         batch = [race.add(proposal) for _, proposal in asked]
         race.run(batch, space.first)
-        race.extend()
+        race.chase()
         for (handle, _), t in zip(asked, batch, strict=True):
             _tell(optuna, study, handle, space, t)
         _note(note, space, race)
     return race.trials
+
+
+def _around(
+    optuna: Any, study: Any, space: Space, race: Race, rng: np.random.Generator, room: int
+) -> list[tuple[Any, dict[str, Any]]]:
+    """Return up to ``room`` untried neighbours (:func:`lobbysim.tuning.design.neighbours`) of
+    the lead, the best trial (or, before there is one, the trial ranked first by
+    :func:`lobbysim.tuning.racing.rank`), in an order drawn from ``rng``, as the sampler's
+    trials (enqueued, so TPE is told their results); none in a continuous space."""
+    lead = best_trial(space, race.trials)
+    if lead is None:
+        pooled = pooled_spread(space, race.trials)
+        ran = [t for t in race.trials if t.error is None and t.runs]
+        lead = min(ran, key=lambda t: rank(space, t, pooled), default=None)
+    near = None if lead is None else neighbours(space, lead.drawn)
+    if not near:
+        return []
+    fresh = [d for d in near if race.known(d) is None]
+    fresh = [fresh[i] for i in rng.permutation(len(fresh))][:room]
+    asked = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d in fresh:
+            study.enqueue_trial(_params(space, d))
+            handle = study.ask()
+            asked.append((handle, _rounded(_suggest(handle, space))))
+    return asked
 
 
 def _propose(

@@ -17,11 +17,13 @@ from lobbysim.cli.main import main
 from lobbysim.commands.tune import write_outputs
 from lobbysim.reporting.tune import chance, infeasible_line, tune_headline_lines, wilson
 from lobbysim.scenario import load_scenario
-from lobbysim.tuning.design import design, setting_key, shipped_draw
+from lobbysim.tuning.design import design, neighbours, setting_key, shipped_draw
 from lobbysim.tuning.dimensions import Range
-from lobbysim.tuning.racing import Halving, plan_halving, rungs_of
+from lobbysim.tuning.folder import TuneError
+from lobbysim.tuning.racing import MIN_CHANCE, design_size, pooled_spread, prospect
 from lobbysim.tuning.space import Constraint, SpaceError, load_space
 from lobbysim.tuning.study import run_study
+from lobbysim.tuning.trials import Trial
 
 pytest.importorskip("optuna")
 
@@ -140,15 +142,71 @@ def test_the_shipped_schedule_is_found_where_the_shape_writes_it() -> None:
     }
 
 
-def test_successive_halving_races_the_most_settings_the_budget_allows() -> None:
+def test_the_design_leaves_room_to_race_a_third_of_its_settings() -> None:
     space = load_space(LEVELS, load_scenario("one_visit"))
-    assert rungs_of(space) == (1, 2, 3) and rungs_of(space, doubling=False) == (1, 3)
-    small = plan_halving(space, 16)  # 12 runs: 8 at 1, the best 2 to 3 (halving: 6 at most)
-    assert (small.size, small.rungs, small.eta, small.cost(8)) == (8, (1, 3), 4, 12)
-    assert Halving((1, 2, 3), 2, 7).cost(7) == 7 + 4 + 2 > 12
-    wide = plan_halving(dataclasses.replace(space, budget=36), 16)
-    assert (wide.size, wide.rungs, wide.eta, wide.cost(16)) == (16, (1, 2, 3), 2, 28)
-    assert plan_halving(dataclasses.replace(space, budget=3), 16).size == 1
+    assert design_size(space, 16) == 7  # 12 runs at [1, 3]: 7 settings at 1, 5 runs to race
+    assert design_size(dataclasses.replace(space, budget=36), 16) == 16  # every setting
+    assert design_size(dataclasses.replace(space, budget=36), 10) == 10  # at most the cap
+    assert design_size(dataclasses.replace(space, budget=3), 16) == 1
+    wide = dataclasses.replace(space, first=3, most=10, budget=240)
+    assert design_size(wide, 100) == 45  # 45 x 3 + 15 x 7 = 240
+    # a first rung of the most replications leaves nothing to race: the budget is the design's
+    full = dataclasses.replace(space, first=3, most=3)
+    assert design_size(full, 16) == 4
+
+
+def _run(number: int, objective: list[float], queue: list[float]) -> Trial:
+    runs = {
+        r + 1: {"skill_gap_true_mean": o, "queue_time_mean": q}
+        for r, (o, q) in enumerate(zip(objective, queue, strict=True))
+    }
+    return Trial(number, {}, {}, runs)
+
+
+def test_racing_chases_the_chance_of_a_feasible_better_setting_not_the_mean_alone() -> None:
+    space = load_space({**LEVELS, "constraints": ["queue_time_mean <= 0.30"]}, _short())
+    # promotions showed the spread between replications: about 0.015 minutes (3 dof)
+    known = _run(1, [2.10, 2.12, 2.11], [0.25, 0.28, 0.26])
+    other = _run(7, [2.2, 2.25], [0.24, 0.26])
+    margin = _run(2, [1.90], [0.29])  # the better objective, on the bound's edge
+    slack = _run(3, [2.00], [0.22])  # a little worse, well inside the bound
+    pooled = pooled_spread(space, [known, other, margin, slack])
+    worst = 2.2
+    got = {t.number: prospect(space, t, None, pooled, worst) for t in (margin, slack)}
+    assert got[2] is not None and got[3] is not None
+    # replicated to 3, the edge one's interval would rarely keep 0.30; the other's mostly
+    assert got[2][0] < 0.2 < 0.8 < got[3][0]
+    # its expected gain over the worst, counted where it ends feasible, is the larger
+    assert got[3][1] > got[2][1] > 0
+    # the same trial always gets the same chance (seeded by the study's seed and the trial)
+    assert prospect(space, slack, None, pooled, worst) == got[3]
+    # no spread known yet: no chance to give (racing falls back on the ranking)
+    assert prospect(space, slack, None, pooled_spread(space, [margin, slack]), worst) is None
+    # a best on 3 replications: a rival worse on every shared seed has no chance left
+    best = _run(4, [2.0, 2.1, 2.0], [0.2, 0.21, 0.2])
+    pooled = pooled_spread(space, [known, best], best)
+    rival = prospect(space, _run(5, [2.2, 2.3], [0.2, 0.21]), best, pooled, worst)
+    close = prospect(space, _run(6, [1.95, 2.12], [0.2, 0.21]), best, pooled, worst)
+    assert rival is not None and close is not None
+    assert rival[0] < MIN_CHANCE <= close[0]
+
+
+def test_the_neighbours_of_a_setting_are_one_step_on_one_dimension() -> None:
+    space = load_space(LEVELS, load_scenario("one_visit"))
+    near = neighbours(space, {"matchmaker.tick": 0.5, "matchmaker.assignment.block_size": 4})
+    assert near == [
+        {"matchmaker.tick": 0.25, "matchmaker.assignment.block_size": 4},
+        {"matchmaker.tick": 1.0, "matchmaker.assignment.block_size": 4},
+        {"matchmaker.tick": 0.5, "matchmaker.assignment.block_size": 6},
+    ]
+    choices = {**LEVELS, "parameters": {"matchmaker.tick": {"choices": [0.25, 0.5, 1.0]}}}
+    unordered = load_space(choices, load_scenario("one_visit"))
+    assert neighbours(unordered, {"matchmaker.tick": 1.0}) == [
+        {"matchmaker.tick": 0.25},
+        {"matchmaker.tick": 0.5},
+    ]
+    continuous = {**LEVELS, "parameters": {"matchmaker.tick": [0.25, 1.0]}}
+    assert neighbours(load_space(continuous, _short()), {"matchmaker.tick": 0.5}) is None
 
 
 @pytest.mark.slow
@@ -233,6 +291,16 @@ def test_fresh_seeds_that_miss_a_constraint_write_closest_not_tuned(tmp_path: Pa
     assert "closest.yaml, not tuned.yaml" in lines[-1]
     assert any("it held in 0 of 2 replications, chance 0%" in line for line in lines)
     assert isinstance(result.evaluation, pd.DataFrame)
+    # a rerun in the first folder that now ends in closest.yaml (a later version's answer)
+    # writes nothing and leaves the earlier tuned.yaml as it was, naming it
+    study = tmp_path / "study"
+    before = {p.name: p.read_bytes() for p in study.iterdir() if p.is_file()}
+    with pytest.raises(TuneError, match=r"study/tuned\.yaml holds an earlier answer") as caught:
+        write_outputs(scenario, tight, study)
+    assert "closest.yaml" in str(caught.value) and "\n" not in str(caught.value)
+    assert {p.name: p.read_bytes() for p in study.iterdir() if p.is_file()} == before
+    write_outputs(scenario, result, study)  # the same answer again: the same files
+    assert {p.name: p.read_bytes() for p in study.iterdir() if p.is_file()} == before
 
 
 def test_a_budget_beyond_the_limit_is_refused_naming_it(
