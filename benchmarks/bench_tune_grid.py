@@ -14,11 +14,13 @@ Then ``tune`` runs from 20 tuning seeds (the space's ``seed``) at each bound, at
 budgets: 12 simulations, and 36 (with the 2 x 6 fresh-seed runs of the answer, at most 48 in
 all, the grid's own cost). A seed HITS when the setting it answers with has a grid value within
 2% of the grid's best feasible value and is feasible on the grid. Printed per budget and bound:
-the share of seeds that hit, the mean distinct simulations spent (search + evaluation), the
-seeds that found no feasible setting within the budget, and any that printed "infeasible" where
-the grid has a feasible setting; and, with the same 12 simulations, plain random search (4
-settings drawn independently and uniformly, as Optuna's RandomSampler draws, 3 replications
-each, judged by the same rule on the grid's values, which are the same runs). Targets: >= 90%
+the share of seeds that hit, how many answered with a setting feasible on the grid at all, the
+mean distinct simulations spent (search + evaluation), the seeds that found no feasible setting
+within the budget, and any that printed "infeasible" where the grid has a feasible setting
+(``--explain`` also prints each study's trials: grid setting x replications, and its answer);
+and, with the same 12 simulations, plain random search (4 settings drawn independently and
+uniformly, as Optuna's RandomSampler draws, 3 replications each, judged by the same rule on the
+grid's values, which are the same runs). Targets: >= 90%
 of seeds at both bounds with a total spend <= 48; at 12 search simulations clearly above random
 search; no false "infeasible".
 
@@ -28,6 +30,7 @@ asks for it, so the 160 studies need only about 150 distinct simulations; each s
 still the distinct runs it needed. Example::
 
     python benchmarks/bench_tune_grid.py            # the committed grid, 20 tuning seeds
+    python benchmarks/bench_tune_grid.py --explain  # and each study's trials
     python benchmarks/bench_tune_grid.py --regrid --jobs 2
 """
 
@@ -35,12 +38,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import math
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -167,11 +172,12 @@ def random_search(table: pd.DataFrame, space: Space, seed: int, runs: int) -> in
 
 
 def tune_once(
-    scenario: object, space: Space, cache: Path, jobs: int
+    scenario: object, space: Space, cache: Path, jobs: int, explain: Callable[[object], None]
 ) -> tuple[dict[str, object] | None, int, int, bool, bool]:
     """Run one study in a fresh folder whose run store starts with the cache's runs; return
     its answer (the best trial's draw), its search and evaluation spend, whether the fresh
-    seeds kept every constraint, and whether it printed "infeasible"."""
+    seeds kept every constraint, and whether it printed "infeasible" (``explain`` is given the
+    study's result first)."""
     from lobbysim.tuning.folder import claim_study_folder
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,6 +197,7 @@ def tune_once(
         for path in (folder / "runs").glob("*.json"):
             if not (cache / path.name).exists():
                 shutil.copy2(path, cache / path.name)
+    explain(result)
     drawn = None if result.best is None else dict(result.best.drawn)
     said = any("infeasible" in line for line in tune_headline_lines(result))
     return drawn, result.simulations, result.evaluations, result.kept, said
@@ -201,6 +208,12 @@ def main() -> int:
     parser.add_argument("--regrid", action="store_true", help="run the grid again")
     parser.add_argument("--jobs", type=int, default=default_jobs())
     parser.add_argument("--seeds", type=int, default=20, help="tuning seeds 1..N")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each study's trials (grid setting x replications, F: feasible on the "
+        "grid) and its answer",
+    )
     args = parser.parse_args()
     if args.regrid or not REFERENCE.exists():
         started = time.perf_counter()
@@ -232,13 +245,17 @@ def main() -> int:
             )
             for budget in BUDGETS:
                 hits, spends, false_infeasible, kept, unanswered = 0, [], 0, 0, 0
+                answered = 0
                 for seed in seeds:
                     study = dataclasses.replace(bounded, budget=budget, trials=budget, seed=seed)
+                    label = f"budget {budget}, seed {seed}"
+                    explain = functools.partial(_explain, args.explain, table, space, label)
                     drawn, searched, evaluated, held, said = tune_once(
-                        scenario, study, cache, args.jobs
+                        scenario, study, cache, args.jobs, explain
                     )
                     number = None if drawn is None else _setting_of(table, space, drawn)
                     hits += _hit(table, number, target)
+                    answered += number is not None and bool(table.loc[number]["feasible"])
                     spends.append(searched + evaluated)
                     false_infeasible += said and best is not None
                     unanswered += drawn is None
@@ -247,7 +264,8 @@ def main() -> int:
                 spend = float(np.mean(spends))
                 line = (
                     f"  tune, search budget {budget}: {share:.0%} of {len(seeds)} seeds within "
-                    f"{TOLERANCE:.0%} of the grid's best; total spend mean {spend:.1f} "
+                    f"{TOLERANCE:.0%} of the grid's best, {answered} answered with a setting "
+                    f"feasible on the grid; total spend mean {spend:.1f} "
                     f"(max {max(spends)}) distinct simulations; fresh seeds kept the constraint "
                     f"for {kept}; no feasible setting found (the budget spent): {unanswered}; "
                     f"'infeasible' printed where the grid has a feasible setting: "
@@ -256,9 +274,11 @@ def main() -> int:
                 if budget == BUDGETS[0]:
                     rand = [random_search(table, space, seed, budget) for seed in seeds]
                     rshare = sum(_hit(table, n, target) for n in rand) / len(seeds)
+                    ranswered = sum(n is not None for n in rand)
                     line += (
                         f"\n  random search, {budget} simulations: {rshare:.0%} of "
-                        f"{len(seeds)} seeds within {TOLERANCE:.0%}"
+                        f"{len(seeds)} seeds within {TOLERANCE:.0%}, {ranswered} answered with "
+                        "a setting feasible on the grid"
                     )
                     met &= share > rshare
                 else:
@@ -271,6 +291,24 @@ def main() -> int:
         f"{'MET' if met else 'NOT MET'} ({time.perf_counter() - started:.0f} s)"
     )
     return 0 if met else 1
+
+
+def _explain(on: bool, table: pd.DataFrame, space: Space, label: str, result: object) -> None:
+    if on:
+        print(f"    {label}: {_explained(table, space, result)}", flush=True)
+
+
+def _explained(table: pd.DataFrame, space: Space, result: object) -> str:
+    """Return a study's trials in order as grid setting x replications (F: feasible on the
+    grid), then its answer."""
+    parts = []
+    for t in result.trials:  # type: ignore[attr-defined]
+        number = _setting_of(table, space, t.drawn)
+        mark = "F" if table.loc[number]["feasible"] else ""
+        parts.append(f"{number}x{len(t.runs)}{mark}")
+    best = result.best  # type: ignore[attr-defined]
+    answer = "none" if best is None else str(_setting_of(table, space, best.drawn))
+    return " ".join(parts) + f" -> {answer}"
 
 
 def _describe(table: pd.DataFrame, space: Space, number: int | None) -> str:
