@@ -16,7 +16,10 @@ Loads the scenario and the space (:mod:`lobbysim.tuning.space`), runs or resumes
 * ``report.html`` and ``report.md`` (:mod:`lobbysim.reporting.tune`).
 
 The folder defaults to ``outputs/<name>-tune-<hash of the scenario and the space>``: running the
-same study again resumes it, reading every finished run from its store.
+same study again resumes it, reading every finished run from its store. Nothing is overwritten
+or removed: where the folder holds an earlier answer this run does not give (a study finished
+by an earlier version), nothing is written and one line names the file
+(:func:`clobber_problem`).
 """
 
 from __future__ import annotations

@@ -1,26 +1,30 @@
-"""A tuning study's racing: trials replicated on common seeds within the search's budget,
-ranked by what they are expected to keep and by paired differences, and successive halving.
+"""A tuning study's racing: trials replicated on common seeds within the search's budget, each
+next replication given to the trial with the most to gain from it.
 
 **Common random numbers.** Replication r of every trial runs on the same seed (the scenario's
 replication seeds), so two trials differ only by their settings, and comparing their means over
 the same seeds is comparing their paired differences, much sharper than their separate intervals.
 
-**Ranking** (:func:`rank`): first the trials expected to keep every constraint at the
-pessimistic end of the 95% interval that ``most`` replications would give (their own spread
-between replications, or the spread pooled over every trial while they have too few), by mean
-objective; then the rest, by how far they are expected to miss.
+**The design's size** (:func:`design_size`): as many settings as the budget gives their first
+rung while leaving room to replicate a third of them to ``most``.
 
-**Successive halving** (:meth:`Race.halve`): every setting of the design gets ``first``
-replications; the best-ranked half go on to the next rung (double the replications, at least
-one more), and so on to ``most``; a budget too small for that lets a third or a quarter (at
-least 2) go straight from ``first`` to ``most`` instead, whichever races the most settings
-(:func:`plan_halving`).
+**The prospect of a trial** (:func:`prospect`): its missing replications are predicted from its
+values and the spread between replications (its own, or pooled over the trials,
+:func:`pooled_spread`, with t-like tails for few degrees of freedom), by Monte Carlo; each
+prediction is judged by the rule that makes a trial feasible (:func:`lobbysim.tuning.trials.
+feasible`) and by its paired difference from the best trial. This gives the chance that it ends
+feasible and better, and its expected gain where it does (constrained expected improvement).
 
-**Racing on** (:meth:`Race.extend`): while budget is left, the best-ranked trials that may still
-beat the best so far get their next rung: those whose optimistic interval end keeps every
-constraint and whose paired difference from the best over their shared seeds leaves them a
-chance of being better (:func:`ahead`: the better end of the difference's 50% interval,
-:data:`RACE_CONFIDENCE`, on the better side of 0; with one shared seed, better on it).
+**Racing** (:meth:`Race.chase`): while budget is left, one more replication goes to the trials
+with the largest expected gain per run still needed (:meth:`Race.chances`); a trial whose chance
+is under :data:`MIN_CHANCE`, or that the budget left cannot replicate fully, is dropped. Before
+any trial has two replications there is no spread: the trial ranked first by :func:`rank`
+(expected to keep every constraint, then by objective) gets the first one.
+
+Why not successive halving on the objective: at a tight bound what makes a setting feasible is
+mostly the spread of its replications, which one replication cannot show; halving promoted the
+fairest settings whose single run kept the bound, which were the ones whose later replications
+missed it (``benchmarks/bench_tune_grid.py --explain`` shows it, seed by seed).
 """
 
 from __future__ import annotations

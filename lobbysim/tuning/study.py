@@ -14,14 +14,17 @@ Ax/BoTorch, models noisy constraints more finely but needs PyTorch.)
 
 1. *a design* (:mod:`lobbysim.tuning.design`): the scenario's own setting, where the space
    allows it, and a Latin hypercube over the space (a finite space's settings also ordered
-   farthest-first), as many settings as successive halving can race within the budget;
+   farthest-first), as many settings as leave room to race a third of them
+   (:func:`lobbysim.tuning.racing.design_size`), each run ``first`` times;
 2. *racing* (:mod:`lobbysim.tuning.racing`) on common random numbers (replication r of every
    setting sees the same arrivals, so means over the same seeds compare as paired differences):
-   successive halving from ``first`` to ``most`` replications, then the next rung for whichever
-   trials may still beat the best on their paired differences;
-3. *TPE* (Optuna's sampler, told every trial's result) proposes new settings while budget is
-   left; a setting proposed again is told its result and not run, and a finite space whose every
-   setting has been tried ends the search.
+   one more replication at a time to the trials most likely to end feasible and better than the
+   best, by their expected gain per run;
+3. *new settings* while the budget can replicate one fully: in a finite space the untried
+   neighbours of the lead first (:func:`lobbysim.tuning.design.neighbours`), then TPE (Optuna's
+   sampler, told every trial's result); each races as above. A setting proposed again is told
+   its result and not run, and a finite space whose every setting has been tried ends the
+   search.
 
 No (setting, seed) runs twice in a study: one run store, keyed by the run, serves the search
 and the evaluation (:class:`lobbysim.tuning.folder.StudyRuns`).
