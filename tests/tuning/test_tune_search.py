@@ -20,7 +20,7 @@ from lobbysim.scenario import load_scenario
 from lobbysim.tuning.design import design, neighbours, setting_key, shipped_draw
 from lobbysim.tuning.dimensions import Range
 from lobbysim.tuning.folder import TuneError
-from lobbysim.tuning.racing import MIN_CHANCE, design_size, pooled_spread, prospect
+from lobbysim.tuning.racing import MIN_CHANCE, Race, design_size, pooled_spread, prospect
 from lobbysim.tuning.space import Constraint, SpaceError, load_space
 from lobbysim.tuning.study import run_study
 from lobbysim.tuning.trials import Trial
@@ -313,3 +313,51 @@ def test_a_budget_beyond_the_limit_is_refused_naming_it(
     err = capsys.readouterr().err
     assert "space.yaml: budget: " in err and "a search of 1,000,000 + 2 x 2" in err, err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+class _Table:
+    """A study's runs read from a table (trial number, replication) -> metrics: no simulation."""
+
+    def __init__(self, table: dict[tuple[int, int], dict[str, float]]) -> None:
+        self.table = table
+        self.keys: set[str] = set()
+
+    @property
+    def count(self) -> int:
+        return len(self.keys)
+
+    def metrics(self, runs: list) -> dict[str, dict[str, float]]:  # type: ignore[type-arg]
+        self.keys.update(r.key for r in runs)
+        return {r.key: self.table[(r.cell.number, r.replication)] for r in runs}
+
+
+def _chased(table: dict[tuple[int, int], dict[str, float]]) -> tuple[list[Trial], int]:
+    scenario = _short()
+    data = {**LEVELS, "constraints": ["queue_time_mean <= 0.30"], "budget": 9}
+    space = load_space(data, scenario)
+    runs = _Table(table)
+    race = Race(scenario, space, [11, 12, 13, 14, 15, 16], runs)  # type: ignore[arg-type]
+    for tick in (0.25, 0.5, 1.0):
+        race.add({"matchmaker.tick": tick, "matchmaker.assignment.block_size": 4})
+    race.run(race.trials, space.first)
+    race.chase()
+    return race.trials, runs.count
+
+
+def test_racing_finishes_the_setting_likely_to_keep_the_bound_and_drops_the_hopeless() -> None:
+    def row(gap: float, queue: float) -> dict[str, float]:
+        return {"skill_gap_true_mean": gap, "queue_time_mean": queue}
+
+    table = {}
+    for r, noise in enumerate([0.0, 0.02, -0.01], start=1):
+        table[(1, r)] = row(1.8 + noise, 0.29 + noise)  # fairest, at the bound's edge
+        table[(2, r)] = row(2.0 + noise, 0.22 + noise / 2)  # well inside the bound
+        table[(3, r)] = row(1.7 + noise, 0.45 + noise)  # fairest of all, far over the bound
+    trials, spent = _chased(table)
+    edge, inside, over = trials
+    assert spent <= 9 and len(over.runs) == 1  # never replicated: no chance of keeping 0.30
+    assert len(inside.runs) == 3 and inside.promoted  # finished: the answer on these seeds
+    # the same table, the same study: the same replications (seeded by the study's seed)
+    again, _ = _chased(table)
+    assert [len(t.runs) for t in again] == [len(t.runs) for t in trials]
+    assert edge.runs == again[0].runs
