@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 
 from lobbysim.experiments.figure_data import HOURS, NO_REGIONS, REGION_HOURS
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
 from lobbysim.reporting.run_frames import Frames
@@ -71,6 +72,8 @@ def region_hours_figure(
     axes = np.atleast_1d(fig.subplots(len(world.regions), 1, sharex=True))
     x = np.arange(HOURS, dtype=float)
     width = 0.5 / max(len(result.policies), 1)
+    # the comparison's one unit of queue time (seconds when every mean wait is under 2 min)
+    scale, unit = queue_time_unit(result.metrics)
     drawn = False
     for r, (ax, region) in enumerate(zip(axes, world.regions, strict=True)):
         volume = ax.twinx()
@@ -79,6 +82,7 @@ def region_hours_figure(
             if data is None:
                 continue
             per_run, counts = data
+            per_run = per_run * scale
             if index == 0 and counts.sum() > 0:
                 volume.bar(x, counts / counts.sum(), color="grey", alpha=0.25, width=0.9)
             stats = [interval(per_run[:, h]) for h in range(HOURS)]
@@ -110,7 +114,7 @@ def region_hours_figure(
             ax,
             title=f"{region.name} (UTC{region.utc_offset_hours:+g}, {region.share:.0%} of players)",
             xlabel="local hour of the day the spell began" if last else None,
-            ylabel="queue time (min)",
+            ylabel=f"queue time ({unit})",
         )
     if not drawn:
         reason = "no region has a matched queueing spell after the metrics' start"
@@ -125,6 +129,7 @@ def region_hours_figure(
     bars = f"error bars: {CONFIDENCE:.0%} CI over replications"
     handles.append(Line2D([], [], color="grey", marker="|", linestyle="none", label=bars))
     handles.append(Patch(color="grey", alpha=0.25, label="share of the region's spells"))
-    axes[0].legend(handles=handles, fontsize="small", loc="upper left")
+    # below the panels, where it covers no line
+    fig.legend(handles=handles, fontsize="small", loc="outside lower center", ncols=3)
     path = save_figure(fig, out_dir / REGION_FIGURE_FILE)
     return FigureOutcome(REGION_FIGURE_FILE, title, caption, path=path)

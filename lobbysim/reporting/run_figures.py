@@ -19,7 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -34,6 +36,7 @@ from lobbysim.experiments.figure_data import (
     time_edges,
 )
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome, format_number
 from lobbysim.reporting.figures import new_axes, policy_colours, save_figure, style_axes
 from lobbysim.reporting.region_figures import region_hours_figure
@@ -46,8 +49,9 @@ from lobbysim.reporting.tradeoff_figure import tradeoff_figure
 from lobbysim.stats.intervals import mean_and_se
 from lobbysim.stats.metrics import MIN_GAMES_FOR_WIN_RATIO
 
-OVER_TIME_SIZE = (8.0, 4.0)
-"""Size of the over-time figures in inches (wide and low: a line per policy over time)."""
+OVER_TIME_SIZE = (8.0, 4.4)
+"""Size of the over-time figures in inches (wide and low: a line per policy over time, the
+legend below)."""
 
 FIGURE_SIZES = {
     "queue_times.png": (8.0, 4.5),
@@ -93,14 +97,65 @@ def _burn_in(result: ExperimentResult) -> str:
     start = _shown_from(result)
     if start <= 0:
         return ""
+    return f"from {clock_text(start)}, {_start_event(result)}"
+
+
+def _start_event(result: ExperimentResult) -> str:
+    """Return what the over-time figures start at: the policy switch or the end of the warm-up."""
     switch = getattr(result.scenario.matchmaker, "switch_at", None)
-    what = (
-        "the policy switch"
-        if switch is not None and float(switch) >= float(result.scenario.warmup)
-        else "the end of the warm-up"
-    )
-    minute = f"{start:,.0f}" if start.is_integer() else f"{start:,g}"
-    return f"from minute {minute}, {what}"
+    if switch is not None and float(switch) >= float(result.scenario.warmup):
+        return "the policy switch"
+    return "the end of the warm-up"
+
+
+def clock_text(minute: float) -> str:
+    """Return a simulated time in words: ``"minute 90"`` under three hours, ``"hour 5.5"``
+    under a day, else ``"day 2, 06:00"`` (day 1, 00:00 is the start)."""
+    if minute < HOURS_FROM:
+        return f"minute {minute:g}"
+    if minute < DAY:
+        return f"hour {minute / 60:g}"
+    day, rest = divmod(round(minute), round(DAY))
+    return f"day {day + 1}, {rest // 60:02d}:{rest % 60:02d}"
+
+
+HOURS_FROM = 180.0
+"""Minutes: an over-time axis reaching this far is in hours, not minutes."""
+
+DAY = 1440.0
+"""Minutes in a day: an over-time axis reaching a day is in days and time of day."""
+
+MAX_TIME_TICKS = 8
+"""At most this many labelled ticks on an over-time axis."""
+
+_HOUR_STEPS = (0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 12.0, 24.0, 48.0, 72.0, 168.0)
+"""Tick spacings of an axis in hours or days (hours)."""
+
+
+def time_ticks(start: float, end: float) -> tuple[np.ndarray, list[str], str]:
+    """Return the ticks (minutes), their labels and the unit's words of an over-time axis from
+    ``start`` to ``end`` (minutes since the start): minutes under :data:`HOURS_FROM`, hours
+    under a day, else the day and the time of day (``"day 2"`` over ``"06:00"``), at most
+    :data:`MAX_TIME_TICKS` ticks on round values."""
+    if end < HOURS_FROM:
+        span = max(end - start, 1e-9)
+        minutes = next(
+            (float(m) for m in (1, 2, 5, 10, 15, 20, 30, 60) if span / m <= MAX_TIME_TICKS), 60.0
+        )
+        ticks = np.arange(math.ceil(start / minutes) * minutes, end + 1e-9, minutes, dtype=float)
+        return ticks, [f"{t:g}" for t in ticks], "minutes since the start"
+    hours = max(end - start, 1e-9) / 60
+    step_h = next((h for h in _HOUR_STEPS if hours / h <= MAX_TIME_TICKS), _HOUR_STEPS[-1])
+    step = step_h * 60
+    ticks = np.arange(math.ceil(start / step - 1e-9) * step, end + 1e-9, step, dtype=float)
+    if end < DAY:
+        return ticks, [f"{t / 60:g}" for t in ticks], "hours since the start"
+    labels = []
+    for tick in ticks:
+        day, rest = divmod(round(tick), round(DAY))
+        clock = f"{rest // 60:02d}:{rest % 60:02d}"
+        labels.append(f"day {day + 1}" if step_h >= 24 else f"day {day + 1}\n{clock}")
+    return ticks, labels, "day and time of day; day 1, 00:00 is the start"
 
 
 def _time_caption(result: ExperimentResult) -> str:
@@ -114,11 +169,24 @@ def _time_caption(result: ExperimentResult) -> str:
 
 
 def _time_axis(ax: Axes, result: ExperimentResult, what: str) -> str:
-    """Limit an over-time axes to the shown window; return its x label."""
-    ax.set_xlim(_shown_from(result), float(result.scenario.horizon))
-    burn_in = _burn_in(result)
-    window = f"; shown {burn_in}" if burn_in else ""
-    return f"simulated time {what}(minutes since the start{window})"
+    """Limit an over-time axes to the shown window, with ticks in minutes, hours or days
+    (:func:`time_ticks`); return its x label."""
+    start, end = _shown_from(result), float(result.scenario.horizon)
+    ax.set_xlim(start, end)
+    ticks, labels, unit = time_ticks(start, end)
+    ax.set_xticks(ticks, labels)
+    window = f"; from {_start_event(result)}" if start > 0 else ""
+    return f"time {what}({unit}{window})"
+
+
+def _legend_below(fig: Figure, handles: Sequence[Artist]) -> None:
+    """Put an over-time figure's legend below its axes, where it covers no line."""
+    fig.legend(
+        handles=handles,
+        fontsize="small",
+        loc="outside lower center",
+        ncols=min(len(handles), 3),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,10 +211,11 @@ def _band_line(
     return True
 
 
-def _band_legend(ax: Axes) -> None:
+def _band_legend(fig: Figure, ax: Axes) -> None:
+    """Add the policies' lines and the band's meaning in a legend below the axes."""
     handles, _ = ax.get_legend_handles_labels()
     handles = [*handles, Patch(color="grey", alpha=0.3, label="band: ±1 SE over replications")]
-    ax.legend(handles=handles, fontsize="small", loc="best")
+    _legend_below(fig, handles)
 
 
 def _queue_times(
@@ -159,13 +228,15 @@ def _queue_times(
         "warm-up, pooled over replications; circles mark the median (p50), triangles the 90th "
         "percentile (p90)."
     )
+    # in the comparison's one unit of queue time (seconds when every mean wait is under 2 min)
+    scale, unit = queue_time_unit(result.metrics)
     waits: dict[str, np.ndarray] = {}
     for policy in result.policies:
         # per replication its matched waits after the warm-up, sorted: pooled, then sorted
         parts = [p for p in frames.parts(policy, (QUEUE_WAITS,)) if p is not None]
         values = np.sort(np.concatenate(parts)) if parts else np.array([])
         if values.size:
-            waits[policy] = values
+            waits[policy] = values * scale
     if not waits:
         return FigureOutcome(file, title, caption, skipped="no matched waits after the warm-up")
 
@@ -175,7 +246,9 @@ def _queue_times(
         index = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(np.int64))
         x, y = values[index], (index + 1) / n
         p50, p90 = (float(v) for v in np.percentile(values, [50, 90]))
-        label = f"{policy}: p50 {format_number(p50)}, p90 {format_number(p90)} min ({n:,} spells)"
+        label = (
+            f"{policy}: p50 {format_number(p50)}, p90 {format_number(p90)} {unit} ({n:,} spells)"
+        )
         colour = colours[policy]
         ax.step(np.r_[x[0], x], np.r_[0.0, y], where="post", color=colour, label=label)
         ax.plot([p50], [0.5], marker="o", color=colour, markersize=7, linestyle="none")
@@ -185,19 +258,19 @@ def _queue_times(
 
     pooled = np.concatenate(list(waits.values()))
     positive = pooled[pooled > 0]
-    xlabel = "queue time (minutes)"
+    xlabel = f"queue time ({unit})"
     threshold = 0.0
     if positive.size:
         low = float(np.percentile(positive, 5))
         if positive.max() / low > 100:
             if positive.size == pooled.size:
                 ax.set_xscale("log")
-                xlabel = "queue time (minutes, log scale)"
+                xlabel = f"queue time ({unit}, log scale)"
             else:
                 threshold = 10.0 ** math.floor(math.log10(low))
                 ax.set_xscale("symlog", linthresh=threshold)
                 xlabel = (
-                    f"queue time (minutes; log scale above {threshold:g}, linear below, "
+                    f"queue time ({unit}; log scale above {threshold:g}, linear below, "
                     "so that waits of 0 show)"
                 )
     if ax.get_xscale() == "symlog":
@@ -244,9 +317,9 @@ def _draw_probability(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
         xlabel=_time_axis(ax, result, "the game started "),
-        ylabel="true draw probability (mean over the games of a bin)",
+        ylabel="true draw probability\n(mean over the games of a bin)",
     )
-    _band_legend(ax)
+    _band_legend(fig, ax)
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 
@@ -259,7 +332,7 @@ def _rating_error(
     statistic = "rmse" if on_scale else "tau"
     if on_scale:
         title = f"Rating error of the driving rater {driver}: RMSE against true skill"
-        ylabel = "RMSE of the rating against true skill (skill units)"
+        ylabel = "RMSE of the rating\nagainst true skill (skill units)"
         caption = (
             f"Root mean squared error of the driving rater {driver}'s ratings against the true "
             "skills of the registered players in the lobby at each rating sample; mean over "
@@ -270,7 +343,7 @@ def _rating_error(
             f"Rating accuracy of the driving rater {driver}: Kendall's tau against true skill\n"
             f"({driver} is not on the skill scale, so tau instead of RMSE)"
         )
-        ylabel = "Kendall's tau between rating and true skill"
+        ylabel = "Kendall's tau between\nrating and true skill"
         caption = (
             f"{driver} is not on the skill scale, so instead of an RMSE: Kendall's tau between "
             f"its ratings and the true skills of the registered players in the lobby at each "
@@ -298,7 +371,7 @@ def _rating_error(
         xlabel=_time_axis(ax, result, "of the rating sample "),
         ylabel=ylabel,
     )
-    _band_legend(ax)
+    _band_legend(fig, ax)
     return FigureOutcome(
         file, title.replace("\n", " "), caption, path=save_figure(fig, out_dir / file)
     )
@@ -393,8 +466,8 @@ def _abandonment(
     drawn = False
     for policy in result.policies:
         rows = [p for p in frames.parts(policy, (ABANDONMENT,)) if p is not None]
-        if rows:
-            drawn |= _band_line(ax, centres, np.vstack(rows), colours[policy], policy)
+        if rows:  # in percent, as the headline and the tables give it
+            drawn |= _band_line(ax, centres, 100 * np.vstack(rows), colours[policy], policy)
     if not drawn:
         return FigureOutcome(file, title, caption, skipped="no queueing spell was decided")
     ax.set_ylim(bottom=0.0)
@@ -402,9 +475,9 @@ def _abandonment(
         ax,
         title=f"{title}\n{_scenario_line(result)}",
         xlabel=_time_axis(ax, result, "the spell began "),
-        ylabel="share of queueing spells abandoned",
+        ylabel="queueing spells abandoned (%)",
     )
-    _band_legend(ax)
+    _band_legend(fig, ax)
     return FigureOutcome(file, title, caption, path=save_figure(fig, out_dir / file))
 
 

@@ -43,7 +43,7 @@ from lobbysim.reporting.run_frames import Frames, driver_on_skill_scale
 from lobbysim.stats.intervals import CONFIDENCE, interval
 from lobbysim.stats.metrics import TENURE_BIN_EDGES
 
-TENURE_SIZE = (8.0, 4.2)
+TENURE_SIZE = (8.0, 5.0)
 """The convergence figure's size in inches."""
 
 TENURE_FIGURE_FILE = "rating_error_by_games_played.png"
@@ -264,7 +264,8 @@ def convergence_figure(
     handles, _ = ax.get_legend_handles_labels()
     bars = f"error bars: {CONFIDENCE:.0%} CI over replications"
     handles.append(Line2D([], [], color="grey", marker="|", linestyle="none", label=bars))
-    ax.legend(handles=handles, fontsize="small", loc="upper right")  # the curves fall
+    # below the axes: inside, it covered the reference lines where the curves fall
+    fig.legend(handles=handles, fontsize="small", loc="outside lower center", ncols=2)
     return FigureOutcome(
         TENURE_FIGURE_FILE, title, caption, path=save_figure(fig, out_dir / TENURE_FIGURE_FILE)
     )

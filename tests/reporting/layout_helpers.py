@@ -1,6 +1,7 @@
 """The layout checks of every report's figures, shared by the layout tests (a test module does
-not import another): no two labels of one axes overlap (:func:`overlaps`), and no text runs
-past the figure's edge, where the saved PNG would cut it (:func:`cut_off`).
+not import another): no two labels of one axes overlap (:func:`overlaps`), no text runs past
+the figure's edge, where the saved PNG would cut it (:func:`cut_off`), and no legend inside an
+axes covers one of its lines (:func:`covered_lines`).
 
 Both measure the very :class:`~matplotlib.figure.Figure` a report saved
 (:func:`lobbysim.reporting.figures.captured_figures`), laid out at the saved resolution: the
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.backend_bases import RendererBase
@@ -161,3 +163,36 @@ def cut_off(fig: Figure) -> list[str]:
 def layout_problems(fig: Figure) -> list[str]:
     """Return every layout problem of ``fig``: overlapping labels, then texts cut off."""
     return overlaps(fig) + cut_off(fig)
+
+
+def _inside(points: np.ndarray, box: Bbox) -> np.ndarray:
+    """Return which display points lie inside a box."""
+    x, y = points[:, 0], points[:, 1]
+    return (x >= box.x0) & (x <= box.x1) & (y >= box.y0) & (y <= box.y1)
+
+
+def covered_lines(fig: Figure, samples: int = 24) -> list[str]:
+    """Return the lines of ``fig`` that a legend drawn inside their axes covers: a drawn point
+    of the line (its vertices and ``samples`` points along each segment, at the saved
+    resolution) inside the legend's frame, a pixel in from its edge."""
+    render = renderer(fig)
+    found = []
+    for index, ax in enumerate(fig.axes):
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        frame = legend.get_frame().get_window_extent(render).padded(-TOLERANCE)
+        clip = ax.get_window_extent(render)
+        for line in ax.get_lines():
+            xy = line.get_xydata()
+            if not line.get_visible() or len(xy) == 0:
+                continue
+            points = line.get_transform().transform(xy)
+            if len(points) > 1:
+                steps = np.linspace(0.0, 1.0, samples)[:, None, None]
+                points = (points[:-1] + steps * (points[1:] - points[:-1])).reshape(-1, 2)
+            points = points[np.isfinite(points).all(axis=1)]
+            shown = points[_inside(points, clip)]
+            if len(shown) and _inside(shown, frame).any():
+                found.append(f"axes {index}: the legend covers the line {line.get_label()!r}")
+    return found

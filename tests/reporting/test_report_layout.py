@@ -1,43 +1,41 @@
-"""The run report's layout: no two labels of a figure overlap, and the page answers first.
+"""Every report's figures are laid out cleanly: no two labels of an axes overlap, and no text
+runs past the figure's edge (the checks of tests/reporting/layout_helpers.py), for the run,
+compare, sweep, tune and calibrate reports; and the run report's page answers first.
 
-Every figure of a small comparison of four policies (with a long name,
-``knowledge_gradient(gamma=0.95)``, and both bounds, so that the headline has its answers) is
-checked on the very :class:`~matplotlib.figure.Figure` the report saved
-(:func:`~lobbysim.reporting.figures.captured_figures`): within each axes, the window extents of
-the tick labels, the texts and annotations (point names, bar labels), the axis labels and the
-legend's frame overlap pairwise by no more than a pixel. Two scenarios between them draw every
-figure of the run report: a live game (a player base with a policy switch and a retention
-model: the trade-off, the five figures, the convergence and retention figures), and a world
-with a rule set (the region and rule figures).
+Each figure is checked on the very :class:`~matplotlib.figure.Figure` the report saved
+(:func:`~lobbysim.reporting.figures.captured_figures`). For the compare report, a small
+comparison of four policies (with a long name, ``knowledge_gradient(gamma=0.95)``, and both
+bounds, so that the headline has its answers) in two scenarios that between them draw every
+figure of the report: a live game (a player base with a policy switch and a retention model:
+the trade-off, the five figures, the convergence and retention figures), and a world with a rule
+set (the region and rule figures); for the run report, one policy; for the others, each
+command's report of a tiny study.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import itertools
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from matplotlib.axes import Axes
-from matplotlib.axis import Axis
-from matplotlib.backend_bases import RendererBase
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.text import Annotation, Text
-from matplotlib.transforms import Bbox
 
+import lobbysim
+from lobbysim.calibration.export import records_to_log, write_log
+from lobbysim.cli.main import main
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
-from lobbysim.reporting.figures import DPI, captured_figures
+from lobbysim.reporting.figures import captured_figures
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.retention_figures import RETENTION_FIGURE_FILE
 from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE
 from lobbysim.reporting.run import write_report
-from lobbysim.reporting.run_figures import FIGURE_FILES
+from lobbysim.reporting.run_figures import FIGURE_FILES, clock_text, time_ticks
 from lobbysim.reporting.tenure_figures import TENURE_FIGURE_FILE
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.scenario import Scenario
+from tests.reporting.layout_helpers import covered_lines, cut_off, layout_problems, overlaps
 
 POLICIES = ["uniform_random", "draw_chance", "knowledge_gradient(gamma=0.95)", "oracle"]
 
@@ -96,9 +94,6 @@ WORLD_RULES = {
     },
 }
 
-TOLERANCE = 1.0
-"""Pixels of overlap (at the saved resolution) still taken as touching, not overlapping."""
-
 
 def _report(data: dict[str, object], out: Path) -> dict[str, Figure]:
     result: ExperimentResult = run_experiment(
@@ -126,69 +121,6 @@ def world_rules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Figure]:
     return _report(WORLD_RULES, tmp_path_factory.mktemp("world_rules"))
 
 
-def _renderer(fig: Figure) -> RendererBase:
-    """Return a renderer of ``fig`` at the saved resolution, with its layout done."""
-    fig.set_dpi(DPI)
-    canvas = FigureCanvasAgg(fig)
-    fig.draw_without_rendering()
-    return canvas.get_renderer()
-
-
-def _tick_labels(axis: Axis) -> list[Text]:
-    """Return an axis' drawn tick labels: shown, not empty, at a tick inside the view."""
-    low, high = sorted(axis.get_view_interval())
-    span = (high - low) * 1e-9
-    labels = []
-    for locs, ticks in (
-        (axis.get_majorticklocs(), axis.get_major_ticks()),
-        (axis.get_minorticklocs(), axis.get_minor_ticks()),
-    ):
-        for loc, tick in zip(locs, ticks, strict=False):
-            label = tick.label1
-            if low - span <= loc <= high + span and label.get_visible() and label.get_text():
-                labels.append(label)
-    return labels
-
-
-def _boxes(ax: Axes, renderer: RendererBase) -> list[tuple[str, Bbox]]:
-    """Return the named window extents of an axes' labels that must not overlap."""
-    boxes: list[tuple[str, Bbox]] = []
-    for axis in (ax.xaxis, ax.yaxis):
-        for label in _tick_labels(axis):
-            boxes.append((f"tick label {label.get_text()!r}", label.get_window_extent(renderer)))
-        if axis.label.get_visible() and axis.label.get_text():
-            boxes.append((f"axis label {axis.label.get_text()!r}", axis.label.get_window_extent()))
-    for text in ax.texts:
-        if not (text.get_visible() and text.get_text()):
-            continue
-        if isinstance(text, Annotation):
-            text.update_positions(renderer)
-        # the text itself, not an annotation's line to its point
-        boxes.append((f"text {text.get_text()!r}", Text.get_window_extent(text, renderer)))
-    legend = ax.get_legend()
-    if legend is not None and legend.get_visible():
-        boxes.append(("legend", legend.get_frame().get_window_extent(renderer)))
-    return boxes
-
-
-def _overlap(a: Bbox, b: Bbox) -> float:
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return min(width, height)
-
-
-def overlaps(fig: Figure) -> list[str]:
-    """Return the pairs of labels of one axes of ``fig`` that overlap (none, if laid out well)."""
-    renderer = _renderer(fig)
-    found = []
-    for index, ax in enumerate(fig.axes):
-        boxes = _boxes(ax, renderer)
-        for (name_a, a), (name_b, b) in itertools.combinations(boxes, 2):
-            if _overlap(a, b) > TOLERANCE:
-                found.append(f"axes {index}: {name_a} and {name_b}")
-    return found
-
-
 LIVE_GAME_FIGURES = [
     TRADEOFF_FIGURE_FILE,
     *FIGURE_FILES,
@@ -199,20 +131,24 @@ LIVE_GAME_FIGURES = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LIVE_GAME_FIGURES)
-def test_no_labels_overlap_in_the_live_game_figures(
+def test_no_labels_overlap_or_are_cut_in_the_live_game_figures(
     live_game: dict[str, Figure], name: str
 ) -> None:
     assert name in live_game, f"{name} was not drawn"
-    assert overlaps(live_game[name]) == []
+    assert layout_problems(live_game[name]) == []
+    if name != TRADEOFF_FIGURE_FILE:  # (the trade-off's names sit beside its points)
+        assert covered_lines(live_game[name]) == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [TRADEOFF_FIGURE_FILE, REGION_FIGURE_FILE, RULES_FIGURE_FILE])
-def test_no_labels_overlap_in_the_world_and_rule_figures(
+def test_no_labels_overlap_or_are_cut_in_the_world_and_rule_figures(
     world_rules: dict[str, Figure], name: str
 ) -> None:
     assert name in world_rules, f"{name} was not drawn"
-    assert overlaps(world_rules[name]) == []
+    assert layout_problems(world_rules[name]) == []
+    if name != TRADEOFF_FIGURE_FILE:
+        assert covered_lines(world_rules[name]) == []
 
 
 def test_the_checker_finds_overlapping_labels() -> None:
@@ -225,6 +161,39 @@ def test_the_checker_finds_overlapping_labels() -> None:
     found = overlaps(fig)
     assert any("'oracle' and text 'point_estimate'" in pair for pair in found)
     assert any("tick label 'knowledge_gradient 0'" in pair for pair in found)
+
+
+def test_the_checker_finds_a_legend_over_a_line() -> None:
+    """A legend in the upper left over a line that runs there is found; below the axes, not."""
+    fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 10], [10, 10], label="flat at the top")
+    ax.plot([0, 10], [0, 1], label="low")
+    ax.set_ylim(0, 11)
+    ax.legend(loc="upper left")
+    assert covered_lines(fig) == ["axes 0: the legend covers the line 'flat at the top'"]
+    ax.get_legend().remove()
+    fig.legend(loc="outside lower center")
+    assert covered_lines(fig) == []
+
+
+def test_the_checker_finds_text_cut_at_the_edge() -> None:
+    """A long x label under a small figure runs past both edges; a title past the top; a
+    figure legend placed outside the canvas; laid out with room, nothing is cut."""
+    fig = Figure(figsize=(3.0, 2.0))
+    ax = fig.add_subplot()
+    ax.set_xlabel("simulated time the spell began (minutes since the start; shown from the end)")
+    ax.set_title("a title\nof\nfive\nlines\nhigh")
+    found = cut_off(fig)
+    assert any(f.startswith("axes 0: axis label 'simulated time") and "left by" in f for f in found)
+    assert any("right by" in f for f in found)
+    assert any(f.startswith("axes 0: title") and "top by" in f for f in found)
+    roomy = Figure(figsize=(9.0, 4.0), layout="constrained")
+    ax = roomy.add_subplot()
+    ax.set_xlabel("simulated time the spell began (minutes since the start)")
+    ax.plot([0, 1], [0, 1], label="a line")
+    roomy.legend(loc="outside lower center")
+    assert cut_off(roomy) == []
 
 
 def test_the_tradeoff_names_of_points_on_top_of_each_other_do_not_overlap(
@@ -246,6 +215,9 @@ def test_the_tradeoff_names_of_points_on_top_of_each_other_do_not_overlap(
     result = types.SimpleNamespace(
         policies=POLICIES,
         summary=pd.DataFrame(rows),
+        metrics=pd.DataFrame(
+            [{"policy": p, "replication": r, X_METRIC: 0.5} for p in POLICIES for r in (1, 2)]
+        ),
         seeds=[1, 2],
         scenario=types.SimpleNamespace(name="same point"),
     )
@@ -262,11 +234,44 @@ def test_the_tradeoff_names_of_points_on_top_of_each_other_do_not_overlap(
 # Over-time axes start at the switch; the page answers first and stands alone
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIGURE_FILES[1:3] + FIGURE_FILES[4:])
-def test_over_time_axes_start_at_the_switch(live_game: dict[str, Figure], name: str) -> None:
-    (ax,) = live_game[name].axes
+def test_over_time_axes_start_at_the_switch_in_hours_with_the_legend_outside(
+    live_game: dict[str, Figure], name: str
+) -> None:
+    fig = live_game[name]
+    (ax,) = fig.axes
     assert ax.get_xlim() == (360.0, 720.0)  # the switch, the horizon: no burn-in shown
-    assert "from minute 360, the policy switch" in ax.get_xlabel()
+    label = ax.get_xlabel()
+    assert "(hours since the start; from the policy switch)" in label and "minute" not in label
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"{h}" for h in range(6, 13)]
+    # the legend is below the axes, where it covers no line
+    assert ax.get_legend() is None and len(fig.legends) == 1
+    legend = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
+    assert legend.y1 <= ax.get_window_extent().y0
+
+
+def test_over_time_axes_read_in_minutes_hours_or_days() -> None:
+    ticks, labels, unit = time_ticks(1440.0, 2880.0)  # the second day
+    assert unit == "day and time of day; day 1, 00:00 is the start"
+    assert labels[0] == "day 2\n00:00" and labels[2] == "day 2\n06:00" and len(labels) <= 9
+    assert ticks[0] == 1440.0 and ticks[-1] == 2880.0
+    assert time_ticks(1440.0, 10080.0)[1] == [f"day {d}" for d in range(2, 9)]
+    ticks, labels, unit = time_ticks(20.0, 150.0)
+    assert unit == "minutes since the start" and labels == [
+        "20",
+        "40",
+        "60",
+        "80",
+        "100",
+        "120",
+        "140",
+    ]
+    assert time_ticks(360.0, 720.0)[1:] == (
+        ["6", "7", "8", "9", "10", "11", "12"],
+        "hours since the start",
+    )
+    assert clock_text(1800.0) == "day 2, 06:00" and clock_text(20.0) == "minute 20"
 
 
 class _Page(HTMLParser):
@@ -331,3 +336,94 @@ def test_in_headless_chromium_the_answer_is_on_the_first_screen(
     assert data["linked"] == [] and data["broken"] == 0
     assert data["embedded"] == len(LIVE_GAME_FIGURES)
     assert data["height"] < 6000
+
+
+# --------------------------------------------------------------------------------------------
+# The run, sweep, tune and calibrate reports: every figure each writes
+
+SHORT = {"horizon": 90, "warmup": 10}
+
+
+def _problems(figures: dict[str, Figure]) -> dict[str, list[str]]:
+    """Return each figure's layout problems (overlapping labels, texts cut at the edge)."""
+    return {name: layout_problems(fig) for name, fig in sorted(figures.items())}
+
+
+@pytest.mark.slow
+def test_the_run_reports_figures_are_laid_out_cleanly(tmp_path: Path) -> None:
+    """``lobbysim run``'s report (one policy) of a tiny scenario: every figure it writes."""
+    with captured_figures() as figures:
+        lobbysim.compare(
+            "one_visit",
+            ["draw_chance"],
+            replications=2,
+            overrides=SHORT,
+            out=tmp_path / "run",
+            progress=False,
+        )
+    assert {TRADEOFF_FIGURE_FILE, *FIGURE_FILES} <= set(figures)
+    assert _problems(figures) == {name: [] for name in sorted(figures)}
+
+
+@pytest.mark.slow
+def test_the_sweep_reports_figures_are_laid_out_cleanly(tmp_path: Path) -> None:
+    """``lobbysim sweep``'s report of a real tiny sweep: a choice (the tick) within settings
+    (the arrival rate), both bounds; every figure it writes (the synthetic sweeps of
+    tests/reporting/test_sweep_report.py are checked there)."""
+    with captured_figures() as figures:
+        lobbysim.sweep(
+            "one_visit",
+            {"matchmaker.tick": [0.5, 1.0], "arrivals.rate": [2, 4]},
+            ["uniform_random", "draw_chance", "oracle"],
+            replications=2,
+            out=tmp_path / "sweep",
+            progress=False,
+            overrides={"horizon": 60, "warmup": 10},
+        )
+    assert {"tradeoff_draw.png", "by_matchmaker_tick.png", "by_arrivals_rate.png"} <= set(figures)
+    assert _problems(figures) == {name: [] for name in sorted(figures)}
+
+
+@pytest.mark.slow
+def test_the_tune_reports_figures_are_laid_out_cleanly(tmp_path: Path) -> None:
+    study = {
+        "objective": {"minimize": "skill_gap_true_mean"},
+        "constraints": ["queue_time_mean <= 1.0"],
+        "parameters": {"matchmaker.tick": [0.25, 1.0]},
+        "trials": 4,
+        "batch": 2,
+        "replications": [2, 2],
+        "evaluate": 2,
+    }
+    with captured_figures() as figures:
+        lobbysim.tune(
+            "one_visit",
+            study,
+            out=tmp_path / "tune",
+            progress=False,
+            overrides={"horizon": 60, "warmup": 10},
+        )
+    assert {"tune_trials.png", "tune_convergence.png"} <= set(figures)
+    assert _problems(figures) == {name: [] for name in sorted(figures)}
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Figure]:
+    """``lobbysim calibrate``'s report of a day of the quickstart's games, one refinement (so
+    that it draws the log beside the calibrated scenario) and one rater."""
+    out = tmp_path_factory.mktemp("calibrate")
+    run = lobbysim.simulate("quickstart", seed=2, horizon=1440, warmup=0, progress=False)
+    write_log(records_to_log(run.games, run.participants, run.players), out / "games.csv")
+    argv = ["calibrate", str(out / "games.csv"), "--to", str(out / "fitted.yaml")]
+    argv += ["--report", str(out / "report"), "--refine", "1", "--raters", "bayesian"]
+    with captured_figures() as figures:
+        assert main([*argv, "--template", "quickstart"]) == 0
+    return figures
+
+
+@pytest.mark.slow
+def test_the_calibrate_reports_figures_are_laid_out_cleanly(
+    calibrated: dict[str, Figure],
+) -> None:
+    assert "rater_calibration.png" in calibrated and len(calibrated) >= 3
+    assert _problems(calibrated) == {name: [] for name in sorted(calibrated)}
