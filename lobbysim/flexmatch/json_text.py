@@ -11,15 +11,24 @@ times, alternately (``k`` expansions written into one object, as one of the guid
 does), is read as ``k`` expansions in the order written, each a :class:`SplitExpansion` that
 remembers the object it came from. :func:`comment_lines` counts the lines holding a comment, for
 ``lobbysim rules show`` to note them (FlexMatch's service takes plain JSON).
-:func:`lobbysim.flexmatch.read.load_json` reads a rule set's file through it.
+:func:`load_json` reads a rule set's file through it, within a size and a depth, NaN and
+Infinity refused, numbers too long to convert kept as text for the field to be named.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from lobbysim.flexmatch.rules import LongNumber
+from lobbysim.validation import ScenarioError, read_input_text
+
+MAX_BYTES = 1_000_000  # a rule set is a few kilobytes
+MAX_DEPTH = 50
 
 _QUOTE = '"'
 _BACKSLASH = "\\"
@@ -221,4 +230,68 @@ def parse_json_text(
         path, key = found
         where = path or "the top-level object"
         raise ValueError(f"{where}: the key {key!r} is given twice; remove one")
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _integer(text: str) -> int | LongNumber:
+    """Return a JSON integer, or the text of one too long for Python to convert (over 4,300
+    digits), for the field holding it to be named (:class:`LongNumber`)."""
+    try:
+        return int(text)
+    except ValueError:
+        return LongNumber(text)
+
+
+def _real(text: str) -> float | LongNumber:
+    """Return a JSON number with a fraction or an exponent, or its text if it is beyond a
+    float's range (``1e400``: :class:`LongNumber`)."""
+    value = float(text)
+    return value if math.isfinite(value) else LongNumber(text)
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level)
+    return level
+
+
+def load_json(path: str | Path) -> Any:
+    """Return the data of a FlexMatch rule set's JSON file.
+
+    Raises:
+        ScenarioError: one line naming the file: it cannot be read, is not a regular file, is
+            larger than :data:`MAX_BYTES`, is not UTF-8, is not JSON (with the line and column),
+            gives a key twice (but for several expansions written into one object of
+            ``expansions``, read as those expansions: :mod:`lobbysim.flexmatch.json_text`),
+            nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
+    """
+    try:
+        text = read_input_text(path, MAX_BYTES, encoding="utf-8-sig")
+    except ValueError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    try:
+        data = parse_json_text(
+            text,
+            parse_constant=_no_constant,
+            parse_int=_integer,
+            parse_float=_real,
+        )
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            f"{path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except ValueError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(data) > MAX_DEPTH:
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep")
     return data

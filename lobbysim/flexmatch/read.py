@@ -1,6 +1,7 @@
 """A FlexMatch rule set read into lobbysim's scenario data (FlexMatch -> lobbysim).
 
-:func:`load_json` reads the JSON file (bounded, strict); :func:`read_flexmatch` reads the rule
+:func:`~lobbysim.flexmatch.json_text.load_json` reads the JSON file (bounded, strict);
+:func:`read_flexmatch` reads the rule
 set's sections (the player attributes, the teams, the algorithm, the rules through
 :class:`lobbysim.flexmatch.rules.RuleReader`, the expansions) and binds its attributes
 with the mapping, into a :class:`FlexMatchImport`. The module docstring of
@@ -9,29 +10,25 @@ with the mapping, into a :class:`FlexMatchImport`. The module docstring of
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lobbysim.flexmatch.json_text import load_json
 from lobbysim.flexmatch.rules import (
     LIMIT_PROPERTY,
     MAX_COUNT,
     SMALL_MATCH,
-    LongNumber,
     quoted,
 )
 from lobbysim.flexmatch.teams import TeamsReader
 from lobbysim.registry import did_you_mean
 from lobbysim.scenario.attributes import RATING, AttributeConfig
 from lobbysim.scenario.rules import limit_is_minimum
-from lobbysim.validation import ScenarioError, read_input_text
+from lobbysim.validation import ScenarioError
 
-MAX_BYTES = 1_000_000  # a rule set is a few kilobytes
-MAX_DEPTH = 50
 _TOP = (
     "name",
     "ruleLanguageVersion",
@@ -119,84 +116,6 @@ class FlexMatchImport:
         if self.attributes:
             data["attributes"] = {k: dict(v) for k, v in self.attributes.items()}
         return data
-
-
-# --- reading the JSON -----------------------------------------------------------------------------
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} is given twice in one object; remove one")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _integer(text: str) -> int | LongNumber:
-    """Return a JSON integer, or the text of one too long for Python to convert (over 4,300
-    digits), for the field holding it to be named (:class:`LongNumber`)."""
-    try:
-        return int(text)
-    except ValueError:
-        return LongNumber(text)
-
-
-def _real(text: str) -> float | LongNumber:
-    """Return a JSON number with a fraction or an exponent, or its text if it is beyond a
-    float's range (``1e400``: :class:`LongNumber`)."""
-    value = float(text)
-    return value if math.isfinite(value) else LongNumber(text)
-
-
-def _depth(value: Any, level: int = 0) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level)
-    return level
-
-
-def load_json(path: str | Path) -> Any:
-    """Return the data of a FlexMatch rule set's JSON file.
-
-    Raises:
-        ScenarioError: one line naming the file: it cannot be read, is not a regular file, is
-            larger than :data:`MAX_BYTES`, is not UTF-8, is not JSON (with the line and column),
-            gives a key twice (but for several expansions written into one object of
-            ``expansions``, read as those expansions: :mod:`lobbysim.flexmatch.json_text`),
-            nests deeper than :data:`MAX_DEPTH` or uses NaN or Infinity.
-    """
-    try:
-        text = read_input_text(path, MAX_BYTES, encoding="utf-8-sig")
-    except ValueError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    from lobbysim.flexmatch.json_text import parse_json_text  # comments, a key twice located
-
-    try:
-        data = parse_json_text(
-            text,
-            parse_constant=_no_constant,
-            parse_int=_integer,
-            parse_float=_real,
-        )
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(
-            f"{path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        ) from None
-    except ValueError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
-    if _depth(data) > MAX_DEPTH:
-        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep")
-    return data
 
 
 # --- FlexMatch -> lobbysim ------------------------------------------------------------------------

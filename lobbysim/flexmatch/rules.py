@@ -98,9 +98,10 @@ _TEAM_COUNT = re.compile(r"count\(teams\[[^\]]*\]\.players\)")
 
 class LongNumber:
     """A JSON number too long to be read as one: an integer of more digits than Python converts
-    (4,300), or a number beyond a float's range (``1e400``). :func:`lobbysim.flexmatch.
-    flexmatch_read.load_json` keeps it as its text, so that the field holding it is named
-    (:meth:`RuleReader.number`) rather than the whole file refused by a conversion error."""
+    (4,300), or a number beyond a float's range (``1e400``).
+    :func:`lobbysim.flexmatch.json_text.load_json` keeps it as its text, so that the field holding
+    it is named (:meth:`RuleReader.number`) rather than the whole file refused by a conversion
+    error."""
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lobbysim.registry import did_you_mean
+from lobbysim.scenario.attributes import RATING, AttributeConfig
+from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
 from lobbysim.scenario.rules import RuleConfig
+from lobbysim.scenario.teams import TeamShape
 from lobbysim.validation import check, non_negative, positive, whole
 
 #: How FlexMatch's builder may batch tickets before building matches (``matchmaker.batching``).
@@ -217,3 +221,48 @@ def _threshold_problem(steps: tuple[tuple[float, float], ...]) -> str | None:
     if bad:
         return f"{where}: min_quality must be in [0, 1], got {bad[0]!r} in {shown}"
     return None
+
+
+def batch_problems(
+    mm: MatchmakerConfig,
+    attributes: Mapping[str, AttributeConfig],
+    shape: TeamShape | None,
+    parties: PartiesConfig | None,
+) -> list[str]:
+    """Return what is wrong with FlexMatch's batches given the rest of the scenario: the
+    attribute ``largest_population`` balances on must be a number; once the pool is cut into
+    batches (``batch_size``), every attribute it sorts on must be bound (``rating`` is built
+    in), and a batch must be able to hold a match (the game's ``shape``: None for 1v1; its
+    tickets at most the largest of the ``parties``)."""
+    least = 2 if shape is None else shape.least_ever
+    largest_party = max((int(n) for n, _ in parties.sizes), default=1) if parties else 1
+    problems = []
+    if mm.batching == "largest_population" and mm.batch_sort:
+        first = attributes.get(mm.batch_sort[0])
+        if first is not None and first.type != "number":
+            problems.append(
+                "matchmaker.batch_sort: largest_population sorts on the balancing attribute, a "
+                f"number; {mm.batch_sort[0]!r} is a {first.type} attribute"
+            )
+    if mm.batch_size is None:
+        return problems
+    if mm.batch_size * largest_party < least:
+        problems.append(
+            f"matchmaker.batch_size: a batch of {mm.batch_size} tickets"
+            + (f" (of at most {largest_party} players)" if largest_party > 1 else "")
+            + f" cannot hold a match of {least} players; give at least "
+            f"{-(-least // largest_party)}"
+        )
+    for name in mm.batch_sort:
+        config = attributes.get(name)
+        if name == RATING or (config is not None and config.type in ("number", "string")):
+            continue
+        problems.append(
+            f"matchmaker.batch_sort: {name!r} is not a bound number or string attribute; bind "
+            f"it (attributes.{name}, or matchmaker.rules.attributes.{name} for a FlexMatch "
+            "file) to sort the pool on it"
+            if config is None
+            else f"matchmaker.batch_sort: {name!r} is a {config.type} attribute; the pool sorts "
+            "on a number or a string"
+        )
+    return problems

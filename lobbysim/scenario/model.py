@@ -19,8 +19,8 @@ from typing import Any
 
 from lobbysim.records.rows import DEFAULT_RECORD_FORMAT, RECORD_FORMATS
 from lobbysim.registry import did_you_mean
-from lobbysim.scenario.attributes import RATING, AttributeConfig
-from lobbysim.scenario.matchmaker import MatchmakerConfig
+from lobbysim.scenario.attributes import AttributeConfig
+from lobbysim.scenario.matchmaker import MatchmakerConfig, batch_problems
 from lobbysim.scenario.metrics import MetricsConfig
 from lobbysim.scenario.parties import PartiesConfig
 from lobbysim.scenario.plugin_spec import PluginSpec
@@ -392,47 +392,6 @@ class Scenario:
     attributes: Mapping[str, AttributeConfig] | None = None
     metrics: MetricsConfig | None = None
 
-    def _batch_sort_problems(self) -> list[str]:
-        """Return what is wrong with ``matchmaker.batch_sort``: once the pool is cut into
-        batches, every attribute it sorts on must be bound (``rating`` is built in)."""
-        mm = self.matchmaker
-        bound = dict(self.attributes or {})
-        problems = []
-        if mm.batching == "largest_population" and mm.batch_sort:
-            first = bound.get(mm.batch_sort[0])
-            if first is not None and first.type != "number":
-                problems.append(
-                    f"matchmaker.batch_sort: largest_population sorts on the balancing "
-                    f"attribute, a number; {mm.batch_sort[0]!r} is a {first.type} attribute"
-                )
-        if mm.batch_size is None:
-            return problems
-        shape = self.game.shape
-        least = self.game.seats if shape is None else shape.least_ever
-        largest = 1
-        if self.parties is not None:
-            largest = max(int(size) for size, _ in self.parties.sizes)
-        if mm.batch_size * largest < least:
-            problems.append(
-                f"matchmaker.batch_size: a batch of {mm.batch_size} tickets"
-                + (f" (of at most {largest} players)" if largest > 1 else "")
-                + f" cannot hold a match of {least} players; give at least "
-                f"{-(-least // largest)}"
-            )
-        for name in mm.batch_sort:
-            config = bound.get(name)
-            if name == RATING or (config is not None and config.type in ("number", "string")):
-                continue
-            problems.append(
-                f"matchmaker.batch_sort: {name!r} is not a bound number or string attribute; "
-                f"bind it (attributes.{name}, or matchmaker.rules.attributes.{name} for a "
-                "FlexMatch file) to sort the pool on it"
-                if config is None
-                else f"matchmaker.batch_sort: {name!r} is a {config.type} attribute; the pool "
-                "sorts on a number or a string"
-            )
-        return problems
-
     def __post_init__(self) -> None:
         mm = self.matchmaker
         check(
@@ -465,7 +424,7 @@ class Scenario:
             f"matchmaker.algorithm: flexmatch (got {mm.algorithm})"
             if mm.batch_size is not None and mm.algorithm != "flexmatch"
             else None,
-            *self._batch_sort_problems(),
+            *batch_problems(mm, self.attributes or {}, self.game.shape, self.parties),
         )
         check(
             name_problem(self.name),

@@ -22,7 +22,8 @@ import pytest
 from lobbysim.cli.main import main
 from lobbysim.commands.rules import export_text, show_lines
 from lobbysim.flexmatch.export import export_bindings, export_flexmatch
-from lobbysim.flexmatch.read import MAX_BYTES, read_flexmatch
+from lobbysim.flexmatch.json_text import MAX_BYTES
+from lobbysim.flexmatch.read import read_flexmatch
 from lobbysim.scenario import Scenario, ScenarioError, load_scenario
 from lobbysim.scenario.parse import build
 from lobbysim.scenario.rules import RuleConfig

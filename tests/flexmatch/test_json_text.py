@@ -12,10 +12,11 @@ from lobbysim.cli.main import main
 from lobbysim.flexmatch.json_text import (
     SplitExpansion,
     comment_lines,
+    load_json,
     parse_json_text,
     strip_comments,
 )
-from lobbysim.flexmatch.read import load_json, read_flexmatch
+from lobbysim.flexmatch.read import read_flexmatch
 from lobbysim.scenario import ScenarioError
 
 COMMENTED = """{
