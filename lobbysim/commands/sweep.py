@@ -490,6 +490,7 @@ def _write_tables(
             title=f"Sweep: {sweep.base.name}",
             driver=sweep.base.raters.driver.name,
             scenario_line=_scenario_line(sweep),
+            tick=float(sweep.base.matchmaker.tick),
         )
         for path in written:
             os.replace(path, folder / path.name)
