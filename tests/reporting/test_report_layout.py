@@ -427,3 +427,28 @@ def test_the_calibrate_reports_figures_are_laid_out_cleanly(
 ) -> None:
     assert "rater_calibration.png" in calibrated and len(calibrated) >= 3
     assert _problems(calibrated) == {name: [] for name in sorted(calibrated)}
+    assert {name: covered_lines(fig) for name, fig in sorted(calibrated.items())} == {
+        name: [] for name in sorted(calibrated)
+    }
+
+
+@pytest.mark.slow
+def test_no_legend_covers_a_line_in_the_tune_figures(tmp_path: Path) -> None:
+    """A tiny tune study's figures: no legend inside an axes over a line."""
+    study = {
+        "objective": {"minimize": "skill_gap_true_mean"},
+        "parameters": {"matchmaker.tick": [0.25, 1.0]},
+        "trials": 2,
+        "batch": 2,
+        "replications": [2, 2],
+        "evaluate": 2,
+    }
+    with captured_figures() as figures:
+        lobbysim.tune(
+            "one_visit",
+            study,
+            out=tmp_path / "tune",
+            progress=False,
+            overrides={"horizon": 60, "warmup": 10},
+        )
+    assert figures and all(covered_lines(fig) == [] for fig in figures.values())
