@@ -256,6 +256,7 @@ def test_the_chance_a_constraint_holds_has_a_wilson_interval() -> None:
     assert (k, n) == (2, 3) and abs(p - 2 / 3) < 1e-12 and low < p < high
 
 
+@pytest.mark.slow  # a real study and its fresh seeds: ~20 s on a loaded 2-core machine
 def test_fresh_seeds_that_miss_a_constraint_write_closest_not_tuned(tmp_path: Path) -> None:
     scenario = _short()
     tick = scenario.matchmaker.tick
