@@ -145,7 +145,9 @@ def test_the_headlines_numbers_are_the_rows_of_differences_csv(
                 assert item.difference.estimate.mean == pytest.approx(closest["mean"], rel=1e-12)
                 assert item.difference.p_adjusted == pytest.approx(closest["p_adjusted"])
                 # and what it could have detected: its row's detectable, at 80% power
-                detectable = f"detectable: ±{format_number(closest['detectable'])}"
+                # (the abandonment rate's in percentage points, as its differences are shown)
+                scale = 100.0 if item.metric == "abandonment_rate" else 1.0
+                detectable = f"detectable: ±{format_number(scale * closest['detectable'])}"
                 assert detectable in item_sentence(item, "uniform_random")
             continue
         expected = better.loc[(sign * better["mean"]).idxmax()]  # the largest improvement
