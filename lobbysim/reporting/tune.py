@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
+from lobbysim.reporting.answer import SECONDS_UNDER
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -34,7 +36,13 @@ from lobbysim.reporting.document import (
     write_documents,
 )
 from lobbysim.reporting.figures import new_axes, save_figure
-from lobbysim.reporting.headline import Estimate, metric_label, value_text, wrap_terminal
+from lobbysim.reporting.headline import (
+    Estimate,
+    metric_label,
+    metric_unit,
+    value_text,
+    wrap_terminal,
+)
 from lobbysim.tuning.racing import TUNED
 from lobbysim.tuning.space import Constraint, Space
 from lobbysim.tuning.study import OWN, StudyResult
@@ -273,6 +281,12 @@ def trials_figure(result: StudyResult, out: Path) -> FigureOutcome:
     fig, ax = new_axes(7.0, 4.6)
     x = [t.estimate(con.metric).mean for t in ran]
     y = [t.estimate(space.objective).mean for t in ran]
+    # a queue time in seconds where every point and the bound are under two minutes, as the
+    # headline's bound_text shows it; other metrics in their own unit
+    scale, unit = 1.0, metric_unit(con.metric)
+    if unit == "min" and all(abs(v) < SECONDS_UNDER for v in [*x, con.bound] if math.isfinite(v)):
+        scale, unit = 60.0, "s"
+    x = [v * scale for v in x]
     for t, xi, yi in zip(ran, x, y, strict=True):
         ok = feasible(space, t)
         ax.scatter(
@@ -284,7 +298,7 @@ def trials_figure(result: StudyResult, out: Path) -> FigureOutcome:
             edgecolors="tab:blue",
             linewidths=1.0,
         )
-    ax.axvline(con.bound, color="grey", linestyle="--", linewidth=1.0)
+    ax.axvline(con.bound * scale, color="grey", linestyle="--", linewidth=1.0)
     promoted = [i for i, t in enumerate(ran) if t.promoted]
     front = pareto_front([(x[i], y[i]) for i in promoted], [con.op == "<=", space.minimize])
     if front:
@@ -293,16 +307,38 @@ def trials_figure(result: StudyResult, out: Path) -> FigureOutcome:
     if result.best is not None:
         b = result.best
         ax.scatter(
-            [b.estimate(con.metric).mean],
+            [b.estimate(con.metric).mean * scale],
             [b.estimate(space.objective).mean],
             marker="*",
             s=220,
             color="tab:red",
             zorder=5,
         )
-    ax.set_xlabel(f"{metric_label(con.metric)} ({con.metric}; bound {con.bound:g})")
+    shown = f"{unit}; " if unit else ""
+    ax.set_xlabel(
+        f"{metric_label(con.metric)} ({shown}bound {con.bound * scale:g}"
+        f"{' ' + unit if unit in ('s', 'min') else ''})"
+    )
     ax.set_ylabel(f"{metric_label(space.objective)} ({space.objective})")
     ax.grid(alpha=0.3)
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color="tab:blue", label="feasible trial"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            linestyle="",
+            markerfacecolor="none",
+            color="tab:blue",
+            label="infeasible trial",
+        ),
+        Line2D([], [], color="grey", linestyle="--", label="the constraint's bound"),
+        Line2D([], [], color="tab:orange", label="Pareto front (promoted trials)"),
+        Line2D(
+            [], [], marker="*", linestyle="", color="tab:red", markersize=12, label="best feasible"
+        ),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     path = save_figure(fig, out / TRIALS_FIGURE)
     return FigureOutcome(TRIALS_FIGURE, title, caption, path=path)
 
