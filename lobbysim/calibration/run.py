@@ -189,14 +189,17 @@ def calibrate(
     refined: dict[str, float] = {}
     simulated = None
 
+    span = float(scenario.horizon)
+
     def step(k: int) -> Callable[[float, float], None] | None:
-        """The progress of simulation ``k`` of ``refine + 1``, over them all."""
+        """The progress of simulation ``k`` of ``refine + 1``, over them all (each counted as
+        the log's span: the last, with its warm-up, in proportion)."""
         if progress is None:
             return None
         report = progress
 
         def update(now: float, horizon: float) -> None:
-            report(k * horizon + now, (refine + 1) * horizon)
+            report(k * span + now * span / horizon, (refine + 1) * span)
 
         return update
 

@@ -38,11 +38,16 @@ def test_calibrate_writes_a_scenario_that_runs_and_a_report(
     truth = load_scenario("quickstart")
     assert fitted.game.mode == "1v1" and fitted.game.length == truth.game.length
     assert fitted.base is not None and truth.base is not None
-    # a two-day log of 500 members: the base and the skills come back roughly
-    assert abs(fitted.base.size / truth.base.size - 1) < 0.15
+    rows = pd.read_csv(report / "parameters.csv").set_index("field")
+    # a two-day log of 500 members: the base (its fitted size at the log's start; the scenario
+    # starts a warm-up earlier, its base sized to grow to it) and the skills come back roughly
+    start = re.search(r"maximum likelihood \(base model\): ([\d,]+)", rows.loc["base.size", "how"])
+    assert start is not None
+    assert abs(float(start.group(1).replace(",", "")) / truth.base.size - 1) < 0.15
+    assert fitted.warmup >= 1440.0 and fitted.horizon == fitted.warmup + 2 * 1440.0
+    assert fitted.base.size <= float(start.group(1).replace(",", "")) + 1
     assert abs(fitted.population["skill_sd"] / 2.0 - 1) < 0.15
     assert fitted.matchmaker == truth.matchmaker  # from the template
-    rows = pd.read_csv(report / "parameters.csv").set_index("field")
     assert {"base.size", "base.visits.per_day", "population.skill_sd"} <= set(rows.index)
     assert "refined" in rows.loc["base.visits.per_day", "how"]
     html = (report / "report.html").read_text()
@@ -51,7 +56,7 @@ def test_calibrate_writes_a_scenario_that_runs_and_a_report(
     assert "bayesian" in set(scores["rater"])
     daily = pd.read_csv(report / "daily.csv")
     assert {"games", "games_calibrated", "players", "players_calibrated"} <= set(daily.columns)
-    run = simulate(fitted.replace(horizon=120.0), 1)  # the written scenario runs as it is
+    run = simulate(fitted.replace(horizon=120.0, warmup=0.0), 1)  # the written scenario runs
     assert len(run.games) > 0
 
 
