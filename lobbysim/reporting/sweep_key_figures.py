@@ -9,6 +9,7 @@ a category's, evenly spaced.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,18 @@ def to_scale(levels: Sequence[Any], numeric: bool) -> bool:
     return True
 
 
+def tick_texts(levels: Sequence[Any]) -> list[str]:
+    """Return a key's values as tick labels, each wrapped at its spaces to the room one value
+    has on a panel (a threshold schedule ``[[0, 0.6], [2, 0.4], [4, 0.0]]`` on three lines
+    where three such share a panel), so that neighbours do not overlap."""
+    room = PANEL_SPAN_POINTS / max(len(levels), 1) / TICK_CHAR_POINTS
+    width = max(int(room), 10)
+    return [
+        textwrap.fill(format_value(v), width, break_long_words=False, break_on_hyphens=False)
+        for v in levels
+    ]
+
+
 def _positions(levels: Sequence[Any], scaled: bool) -> tuple[np.ndarray, float]:
     """Return the x position of each value of a key (to scale, else evenly spaced) and the
     smallest step between two."""
@@ -206,7 +219,7 @@ def by_key_figure(
         ax = axes[panel // columns][panel % columns]
         table = by_key_summary(results, key, metric, policies)
         _by_key_panel(ax, table, policies, colours, where, spread=spread, numeric=scaled)
-        ax.set_xticks(positions, [format_value(v) for v in levels])
+        ax.set_xticks(positions, tick_texts(levels))
         ax.set_xlabel(key)
         ax.set_ylabel(axis_label(metric, driver), fontsize="small")
         ax.set_title(metric, fontsize="medium")

@@ -559,6 +559,29 @@ def test_close_values_of_a_key_are_evenly_spaced_and_every_label_shows(tmp_path:
     assert not to_scale([100, 110, 1000], True) and not to_scale(["a", "b"], False)
 
 
+@pytest.mark.slow
+def test_the_quickstarts_threshold_schedules_label_their_ticks_without_overlap(
+    tmp_path: Path,
+) -> None:
+    """The quickstart's own sweep: three threshold schedules (long labels) by two base sizes.
+    Each schedule's label is wrapped at its spaces, shown whole on its tick, none turned,
+    overlapping or cut; the trade-off has a panel per base size."""
+    schedules = ["[[0, 0.0]]", "[[0, 0.5], [1, 0.3], [2, 0.0]]", "[[0, 0.6], [2, 0.4], [4, 0.0]]"]
+    grid = {"matchmaker.threshold": schedules, "base.size": [250, 500]}
+    frame = _results(grid, ["uniform_random", "draw_chance", "oracle"], 2)
+    with captured_figures() as drawn:
+        write_sweep_report(frame, None, list(grid), tmp_path, title="thresholds", driver=DRIVER)
+    for name, fig in drawn.items():
+        assert layout_problems(fig) == [], name
+    for ax in drawn["by_matchmaker_threshold.png"].axes:
+        if ax.get_visible() and ax.get_title():
+            labels = [t for t in ax.get_xticklabels() if t.get_visible()]
+            assert [t.get_text().replace("\n", " ") for t in labels] == schedules
+            assert all(t.get_rotation() == 0 for t in labels)
+    titles = [ax.get_title() for ax in drawn["tradeoff_draw.png"].axes if ax.get_title()]
+    assert titles == ["base.size=250", "base.size=500"]
+
+
 def test_markdown_has_title_setup_sections_and_figures(report: Path) -> None:
     text = (report / "report.md").read_text(encoding="utf-8")
     assert text.startswith(f"# {TITLE}\n")
