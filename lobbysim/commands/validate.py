@@ -1,7 +1,9 @@
 """``lobbysim validate`` and ``lobbysim plugins``: their text. ``validate`` prints one line per
 problem of each scenario file (loaded and checked as a run would:
-:mod:`lobbysim.commands.run_scenario`), its warnings, the user classes it checks by reference
-only, and with ``--verbose`` the fast plan; ``plugins`` lists every registered plug-in.
+:mod:`lobbysim.commands.run_scenario`; the policies of its ``compare:`` and ``sweep:`` sections
+too), its warnings, the user classes it checks by reference only, and with ``--verbose`` the
+fast plan; ``plugins`` lists every registered plug-in with its parameters and what it does, and
+points to docs/plugins.md.
 """
 
 from __future__ import annotations
