@@ -383,10 +383,10 @@ def run_summary(result: ExperimentResult, folder: Path) -> str:
     The headline (per headline metric the best policy with its paired difference, interval and
     adjusted p-value, or the values of a single run), a table of the headline metrics with
     units, and where the tables and ``report.html`` are
-    (:func:`lobbysim.reporting.headline.terminal_summary`); "n/a" where one replication gives no
+    (:func:`lobbysim.reporting.tables.terminal_summary`); "n/a" where one replication gives no
     interval.
     """
-    from lobbysim.reporting.headline import terminal_summary
+    from lobbysim.reporting.tables import terminal_summary
 
     return terminal_summary(result, folder)
 

@@ -71,13 +71,8 @@ from lobbysim.reporting.document import (
     write_documents,
 )
 from lobbysim.reporting.headline import (
-    FLAG_MARK,
     Estimate,
-    display_interval,
-    display_scale,
-    display_unit,
     experiment_headline,
-    flag_footnote,
     headline_blocks,
     shown_unit,
     value_text,
@@ -87,6 +82,13 @@ from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE
 from lobbysim.reporting.run_figures import write_figures
 from lobbysim.reporting.run_frames import Frames
 from lobbysim.reporting.run_sections import rule_blocks, tenure_blocks, world_blocks
+from lobbysim.reporting.tables import (
+    FLAG_MARK,
+    display_interval,
+    display_scale,
+    display_unit,
+    flag_footnote,
+)
 from lobbysim.reporting.tenure_figures import driver_curves
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import better_direction, metric_meaning, verdict
@@ -109,7 +111,7 @@ def metrics_table(result: ExperimentResult) -> tuple[list[str], list[list[str]]]
     where every mean wait is under two minutes, :func:`~lobbysim.reporting.answer.queue_seconds`),
     the abandonment rate in percent; a measure
     :func:`~lobbysim.reporting.answer.measure_flags` flags carries
-    :data:`~lobbysim.reporting.headline.FLAG_MARK` (:func:`table_flags` says why)."""
+    :data:`~lobbysim.reporting.tables.FLAG_MARK` (:func:`table_flags` says why)."""
     summary = result.summary
     seconds = queue_seconds(result.metrics)
     flags = measure_flags(result.metrics, float(result.scenario.matchmaker.tick))

@@ -32,9 +32,9 @@ from lobbysim.reporting.document import (
     md_table,
     md_text,
 )
-from lobbysim.reporting.headline import display_interval
 from lobbysim.reporting.region_figures import REGION_FIGURE_FILE
 from lobbysim.reporting.rule_figures import RULES_FIGURE_FILE, rule_metric, step_label
+from lobbysim.reporting.tables import display_interval
 from lobbysim.reporting.tenure_figures import convergence_table, reference_text
 from lobbysim.scenario.rules import RuleConfig
 from lobbysim.stats.intervals import CONFIDENCE
@@ -96,7 +96,7 @@ REGION_COLUMNS = (
 def summary_cell(result: ExperimentResult) -> Callable[[str, str], str]:
     """Return what formats a policy's metric from the summary: ``mean [low, high]`` (``n/a``
     where the summary has no row), queue times in the comparison's one unit and the
-    abandonment rate in percent (:func:`~lobbysim.reporting.headline.display_interval`)."""
+    abandonment rate in percent (:func:`~lobbysim.reporting.tables.display_interval`)."""
     summary = result.summary.set_index(["policy", "metric"])
     seconds = queue_seconds(result.metrics)
 

@@ -31,13 +31,8 @@ from lobbysim.reporting.answer import (
     runs_answers,
 )
 from lobbysim.reporting.document import format_number
-from lobbysim.reporting.headline import (
-    FLAG_MARK,
-    experiment_headline,
-    headline_text,
-    item_sentence,
-    metrics_text,
-)
+from lobbysim.reporting.headline import experiment_headline, headline_text, item_sentence
+from lobbysim.reporting.tables import FLAG_MARK, metrics_text
 from lobbysim.scenario import Scenario
 from lobbysim.stats.intervals import detectable_difference
 

@@ -16,17 +16,11 @@ import pytest
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
 from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
-from lobbysim.reporting.headline import (
-    FLAG_MARK,
-    Estimate,
-    display_interval,
-    is_percent,
-    shown_unit,
-    value_text,
-)
+from lobbysim.reporting.headline import Estimate, is_percent, shown_unit, value_text
 from lobbysim.reporting.run import differences_table, write_report
 from lobbysim.reporting.run_figures import FIGURE_FILES, FIGURE_SIZES
 from lobbysim.reporting.run_frames import driver_on_skill_scale
+from lobbysim.reporting.tables import FLAG_MARK, display_interval
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.reporting.verdicts import (
     HIGHER_IS_BETTER,
