@@ -206,6 +206,17 @@ def _costs(runs: pd.DataFrame, policy: str, metrics: Sequence[str]) -> dict[str,
     return out
 
 
+_TOLERANCE = 1e-9
+"""Relative width under which an interval counts as of zero width (float noise of equal runs)."""
+
+
+def _zero_width(cost: Cost) -> bool:
+    """Whether a paired difference is the same in every replication (to float noise)."""
+    if cost.n < 2 or not (math.isfinite(cost.low) and math.isfinite(cost.high)):
+        return False
+    return cost.high - cost.low <= _TOLERANCE * max(1.0, abs(cost.mean))
+
+
 def measure_flags(
     runs: pd.DataFrame, tick: float | None = None, metrics: Sequence[str] = QUEUE_METRICS
 ) -> dict[str, str]:
@@ -233,7 +244,7 @@ def measure_flags(
         for _, group in runs.groupby("policy", sort=False):
             own = group[metric].to_numpy(dtype=float)
             own = own[np.isfinite(own)]
-            if own.size >= 2 and np.all(own == own[0]):
+            if own.size >= 2 and np.ptp(own) <= _TOLERANCE * max(1.0, float(np.abs(own).max())):
                 out[metric] = ZERO_WIDTH
                 break
     return out
@@ -272,9 +283,7 @@ def runs_answers(
         row = shares.loc[policy]
         costs = _costs(runs, policy, [m for m, _ in COSTS if m not in flagged])
         # a difference of zero width (the same in every replication) is not quoted either
-        kept = [
-            costs[m] for m, _ in COSTS if m in costs and not (costs[m].sd == 0 and costs[m].n > 1)
-        ]
+        kept = [costs[m] for m, _ in COSTS if m in costs and not _zero_width(costs[m])]
         share = float(row["share"])
         oracle_gain = gain = None
         if not math.isfinite(share):

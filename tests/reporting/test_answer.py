@@ -238,3 +238,27 @@ def test_no_share_is_claimed_where_the_oracle_is_no_fairer_than_random() -> None
         "draw_chance captures 50% [44%, 56%] of the fairness the oracle adds over random pairing "
         "(true draw probability)"
     )
+
+
+def test_a_difference_the_same_in_every_replication_is_never_quoted() -> None:
+    """A shared noise gives a paired difference of zero width (up to float rounding): no
+    sentence quotes it as a cost (issue 45: "+60.0 s [+60.0, +60.0] p99 wait")."""
+    policies = ["draw_chance", "uniform_random", "oracle"]
+    gaps = {
+        "draw_chance": [1.5, 1.45, 1.55, 1.5],
+        "uniform_random": [2.0, 1.9, 2.1, 2.05],
+        "oracle": [1.0, 0.98, 1.03, 1.0],
+    }
+    flat = {p: [0.15] * 4 for p in policies}
+    runs = _runs(gaps, flat)
+    noise = 0.1 + 0.013 * runs["replication"] ** 2
+    runs["queue_time_mean"] = noise + runs["policy"].map({"draw_chance": 0.25}).fillna(0.0)
+    (answer,) = runs_answers(runs, policies)
+    assert "queue_time_mean" not in [c.metric for c in answer.costs]
+    assert "mean wait" not in answer_sentence(answer)
+    # with a spread, it is quoted again
+    runs.loc[(runs["policy"] == "draw_chance") & (runs["replication"] == 1), "queue_time_mean"] += (
+        0.01
+    )
+    (answer,) = runs_answers(runs, policies)
+    assert "mean wait" in answer_sentence(answer)
