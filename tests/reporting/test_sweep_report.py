@@ -525,6 +525,7 @@ def test_the_rating_figure_and_its_table_give_each_settings_frontier(
         assert row[2] == f"{mine['matchmaker.tick'].iloc[0]:g}"
 
 
+@pytest.mark.slow
 def test_the_tradeoff_figures_have_no_overlapping_or_cut_labels(
     figures: dict[str, Figure],
 ) -> None:
