@@ -41,7 +41,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lobbysim.reporting.answer import queue_seconds
 from lobbysim.reporting.document import (
     Block,
     FigureOutcome,
@@ -263,7 +262,7 @@ def _tradeoff_blocks(
         blocks.append(md_figure(figure))
         if figure.path is not None:
             tradeoffs = setting_tradeoffs(results, grid_keys, f"{driver}.rating_rmse")
-            seconds = queue_seconds(results)
+            seconds = headline.seconds
             blocks += _rating_frontier_blocks(tradeoffs, headline, driver, seconds=seconds)
     return blocks
 

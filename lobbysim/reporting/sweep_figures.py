@@ -15,8 +15,7 @@
 
 The bounds ``uniform_random`` and ``oracle`` are references, never choices: the trade-off
 figures leave them out, as the headline does. Queue times are in the sweep's one unit
-(:func:`~lobbysim.reporting.answer.queue_time_unit`: seconds when every mean wait is under two
-minutes).
+(``SweepHeadline.seconds``: seconds when every run's mean wait is under two minutes).
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import (
     fit_tick_labels,
@@ -356,7 +354,7 @@ def _tradeoff_outcomes(
                 policies=policies,
                 headline=headline,
                 scenario_line=scenario_line,
-                scale=queue_time_unit(results)[0],
+                scale=60.0 if headline.seconds else 1.0,
             )
         )
     return outcomes

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from lobbysim.experiments.replications import ORACLE_SHARE_METRICS, paired_differences
-from lobbysim.reporting.answer import BOUNDS, answer_sentence, runs_answers
+from lobbysim.reporting.answer import BOUNDS, answer_sentence, queue_seconds, runs_answers
 from lobbysim.reporting.headline import Estimate
 from lobbysim.reporting.sweep_summary import format_value, pareto_front, policies_in
 from lobbysim.reporting.verdicts import HIGHER_IS_BETTER, better_direction
@@ -134,6 +134,9 @@ class SweepHeadline:
     #: The choice keys' values of each cell, as text, in the order of ``choice_keys``.
     cell_values: Mapping[int, tuple[str, ...]]
     settings: tuple[Setting, ...]
+    #: The sweep's one unit of queue time: seconds when every run's mean wait is under two
+    #: minutes (:func:`~lobbysim.reporting.answer.queue_seconds`), as its figures draw them.
+    seconds: bool = True
 
 
 # --------------------------------------------------------------------------------------------
@@ -407,4 +410,5 @@ def build_sweep_headline(
         replications,
         cell_values,
         tuple(settings),
+        queue_seconds(results) if not results.empty else True,
     )
