@@ -501,7 +501,7 @@ FINDINGS: tuple[Finding, ...] = (
     F(
         "tune-quickstart",
         "lobbysim tune quickstart --space scenarios/spaces/quickstart.yaml --jobs 2",
-        "3 min 55 s on 2 cores",
+        "17 min on a busy 2-core machine",
         (
             "the answer's lead",
             "no better than what you ship",
