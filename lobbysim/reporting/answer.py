@@ -184,7 +184,8 @@ def _points_text(cost: Cost) -> str:
 
 
 def _percent(value: float) -> str:
-    return f"{100 * value:.0f}%" if math.isfinite(value) else "n/a"
+    """A share in whole percent (``"-3%"``); one that rounds to 0 is ``"0%"``, never ``"-0%"``."""
+    return f"{round(100 * value) + 0:d}%" if math.isfinite(value) else "n/a"
 
 
 def _costs(runs: pd.DataFrame, policy: str, metrics: Sequence[str]) -> dict[str, Cost]:

@@ -174,6 +174,11 @@ def test_words_follow_the_signs_of_shares_and_costs() -> None:
         "oracle adds over it (true skill gap), no significant change in abandonment (could "
         f"detect ±{format_number(100 * detectable_difference(0.004, 10))} points)."
     )
+    # a bound that rounds to 0 reads 0%, not -0% (ladder_4v4 printed "22% [-0%, 44%]")
+    edge = dataclasses.replace(answer, share=0.22, low=-0.004, high=0.44, costs=())
+    assert answer_sentence(edge).startswith(
+        "p is not significantly fairer than random pairing: 22% [0%, 44%] of"
+    )
     # one unit for every queue time of the comparison: minutes when a mean wait reaches 2
     assert "+0.100 min [+0.0500, +0.150] mean wait" in answer_sentence(
         dataclasses.replace(answer, seconds=False)
