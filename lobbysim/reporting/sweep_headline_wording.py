@@ -5,8 +5,9 @@ the report's blocks and the terminal's text.
 :func:`sweep_headline_text` for the terminal, wrapped to
 :data:`~lobbysim.reporting.headline.TERMINAL_WIDTH` characters and cut to
 :data:`MAX_TERMINAL_LINES` lines (the answers, then the frontiers, then settings left to the
-report). Queue times are in seconds where the interval is under two minutes
-(:func:`~lobbysim.reporting.answer.duration_text`).
+report). Queue times are in the sweep's one unit (``SweepHeadline.seconds``: seconds where every
+run's mean wait is under two minutes, :func:`~lobbysim.reporting.answer.queue_seconds`), as its
+figures draw them.
 """
 
 from __future__ import annotations
@@ -95,14 +96,19 @@ def pick_label(pick: Pick, *, direction: bool = True) -> str:
 
 
 def pick_text(
-    pick: Pick, name: Callable[[Choice], str], *, space: str = " ", intervals: bool = True
+    pick: Pick,
+    name: Callable[[Choice], str],
+    *,
+    space: str = " ",
+    intervals: bool = True,
+    seconds: bool | None = None,
 ) -> str:
     """Return the best choice with its level, then the choices the replications cannot tell
     from it (or else the next best), each with its paired difference (it minus the best, shown
     for the ties only with ``intervals``) and adjusted p-value."""
     metric = pick.metric
     level = pick.best.levels[metric]
-    text = f"{name(pick.best)} {value_text(level, metric)}"
+    text = f"{name(pick.best)} {value_text(level, metric, seconds=seconds)}"
     if not pick.rivals:
         return f"{text} (the only choice)"
     if not math.isfinite(level.low):
@@ -112,7 +118,7 @@ def pick_text(
         return f"adjusted{space}p{space}{format_p_value(rival.p_adjusted)}"
 
     def against(rival: Rival) -> str:
-        difference = value_text(rival.difference, metric, signed=True)
+        difference = value_text(rival.difference, metric, signed=True, seconds=seconds)
         return f"{name(rival.choice)} {difference} ({p_text(rival)})"
 
     tied = pick.tied
@@ -150,7 +156,8 @@ def frontier_text(
         return f"Pareto-efficient: {'; '.join(parts)}"
 
     def mean(choice: Choice, metric: str) -> str:
-        return value_text(Estimate(choice.levels[metric].mean, math.nan, math.nan), metric)
+        estimate = Estimate(choice.levels[metric].mean, math.nan, math.nan)
+        return value_text(estimate, metric, seconds=headline.seconds)
 
     points = [
         f"{name(s.choice)} {mean(s.choice, QUEUE)}, {mean(s.choice, fairness)}"
@@ -241,7 +248,8 @@ def _setting_lines(
     "cells" or "" for none) in one paragraph, then its fairest choice's answer."""
     name = _namer(headline, setting, _NBSP)
     entries = [
-        f"{pick_label(p, direction=False)}: {pick_text(p, name, space=_NBSP, intervals=False)}"
+        f"{pick_label(p, direction=False)}: "
+        + pick_text(p, name, space=_NBSP, intervals=False, seconds=headline.seconds)
         for p in setting.picks
     ]
     if not entries:
@@ -310,9 +318,11 @@ def _frontier_rows(headline: SweepHeadline, setting: Setting) -> list[list[str]]
                 str(choice.cell),
                 *headline.cell_values.get(choice.cell, ()),
                 choice.policy,
-                value_text(choice.levels[QUEUE], QUEUE),
+                value_text(choice.levels[QUEUE], QUEUE, seconds=headline.seconds),
                 value_text(choice.levels[fairness], fairness),
-                "" if step.queue is None else value_text(step.queue, QUEUE, signed=True),
+                ""
+                if step.queue is None
+                else value_text(step.queue, QUEUE, signed=True, seconds=headline.seconds),
                 "" if step.fairness is None else value_text(step.fairness, fairness, signed=True),
             ]
         )
@@ -363,7 +373,9 @@ def sweep_headline_blocks(headline: SweepHeadline) -> list[Block]:
             if len(setting.cells) > 1:
                 label += f" (cells {', '.join(map(str, setting.cells))})"
             blocks.append(md_heading(label, 3))
-        items = [(pick_label(p), pick_text(p, name)) for p in setting.picks]
+        items = [
+            (pick_label(p), pick_text(p, name, seconds=headline.seconds)) for p in setting.picks
+        ]
         if items:
             blocks.append(md_items(items))
         if setting.frontier:
