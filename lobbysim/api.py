@@ -24,7 +24,7 @@ or, in :func:`simulate` and :func:`load_scenario`, keyword arguments (``horizon=
   :class:`~lobbysim.experiments.ExperimentResult` (``summary``, ``differences``, ``metrics``);
   with ``out`` or ``report=True`` it also writes the folder and report of ``lobbysim compare``.
   Policies are names or specs with parameters (:mod:`lobbysim.scenario.specs`); by default the
-  scenario's ``compare:`` section, else its own policy and the baselines, as the command does.
+  scenario's ``compare:`` section, else its own policy and the bounds, as the command does.
 * :func:`sweep`: a grid of settings (a dict of field paths to lists of values) for several
   policies, resumable, as ``lobbysim sweep``: a :class:`~lobbysim.experiments.sweeps.SweepOutcome`.
 * :func:`load_scenario`: the scenario itself, checked; :func:`load_run`: a run folder written by
@@ -271,7 +271,7 @@ def compare(
             mappings (``{"name": "knowledge_gradient", "gamma": 0.95}``), or one
             comma-separated text; the first is the reference of the paired differences. Each
             goes by its label, the spec's text, in the frames. Default: the scenario's
-            ``compare:`` section, else its own policy and the baselines ``uniform_random`` and
+            ``compare:`` section, else its own policy and the bounds ``uniform_random`` and
             ``oracle`` (those its lobby can run), said in a line on standard error.
         replications: per policy (default: the scenario's); ``"auto"``: the scenario's (at
             least 5), then more until the headline's 95% intervals are as precise as
