@@ -405,6 +405,19 @@ def test_the_tune_reports_figures_are_laid_out_cleanly(tmp_path: Path) -> None:
         )
     assert {"tune_trials.png", "tune_convergence.png"} <= set(figures)
     assert _problems(figures) == {name: [] for name in sorted(figures)}
+    # the trial figure speaks the headline's unit (one_visit's waits are seconds long) and its
+    # legend names every mark
+    (ax,) = figures["tune_trials.png"].axes
+    assert ax.get_xlabel().endswith("(s; bound 60 s)"), ax.get_xlabel()
+    assert max(ax.get_xlim()) < 120  # the points were drawn in seconds too
+    (legend,) = figures["tune_trials.png"].legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "feasible trial",
+        "infeasible trial",
+        "the constraint's bound",
+        "Pareto front (promoted trials)",
+        "best feasible",
+    ]
 
 
 @pytest.fixture(scope="module")
