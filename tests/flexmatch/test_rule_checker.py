@@ -403,6 +403,7 @@ def test_the_checker_catches_a_changed_value_of_a_formed_game() -> None:
     assert (game, "FairTeams", "formed") in broken
 
 
+@pytest.mark.slow  # a run with back-fills: 10 s on CI's fresh clone
 def test_the_checker_catches_a_changed_value_of_a_backfilled_seat() -> None:
     games, participants, waits = _frames("latency_platform")
     start = participants["game_id"].map(games.set_index("game_id")["start"])

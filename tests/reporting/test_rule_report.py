@@ -171,6 +171,7 @@ def test_without_rules_no_section_and_figure_skipped(without_rules: Run, tmp_pat
     assert not (tmp_path / RULES_FIGURE_FILE).exists()
 
 
+@pytest.mark.slow  # the with_rules run and its report: 30 s in the default run's setup
 def test_figure_skipped_without_telemetry(with_rules: Run, tmp_path: Path) -> None:
     result, _, _ = with_rules
     colours = policy_colours(result.policies)
