@@ -289,7 +289,7 @@ def test_compare_without_policies_runs_the_scenarios_policy_and_the_baselines(
     assert all(len(line) <= 100 for line in printed.splitlines()[:3])
     assert said.startswith(
         "compare: draw_chance (the scenario's policy, the reference of the differences) against "
-        "the baselines uniform_random (no matchmaking) and oracle (matching on true skill)"
+        "the bounds uniform_random (no matchmaking) and oracle (matching on true skill)"
     )
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.policy.unique()) == ["draw_chance", "uniform_random", "oracle"]

@@ -35,7 +35,13 @@ from lobbysim.reporting.run_figures import FIGURE_FILES, clock_text, time_ticks
 from lobbysim.reporting.tenure_figures import TENURE_FIGURE_FILE
 from lobbysim.reporting.tradeoff_figure import TRADEOFF_FIGURE_FILE
 from lobbysim.scenario import Scenario
-from tests.reporting.layout_helpers import covered_lines, cut_off, layout_problems, overlaps
+from tests.reporting.layout_helpers import (
+    covered_lines,
+    cut_off,
+    layout_problems,
+    overlaps,
+    renderer,
+)
 
 POLICIES = ["uniform_random", "draw_chance", "knowledge_gradient(gamma=0.95)", "oracle"]
 
@@ -247,8 +253,9 @@ def test_over_time_axes_start_at_the_switch_in_hours_with_the_legend_outside(
     assert [t.get_text() for t in ax.get_xticklabels()] == [f"{h}" for h in range(6, 13)]
     # the legend is below the axes, where it covers no line
     assert ax.get_legend() is None and len(fig.legends) == 1
-    legend = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
-    assert legend.y1 <= ax.get_window_extent().y0
+    drawn = renderer(fig)  # at the saved resolution, laid out
+    legend = fig.legends[0].get_window_extent(drawn)
+    assert legend.y1 <= ax.get_window_extent(drawn).y0
 
 
 def test_over_time_axes_read_in_minutes_hours_or_days() -> None:

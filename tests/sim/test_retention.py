@@ -521,7 +521,8 @@ def test_the_report_shows_retention_by_skill_decile(tmp_path: Any) -> None:
     assert RETENTION_FIGURE_FILE in written
     assert (tmp_path / RETENTION_FIGURE_FILE).read_bytes().startswith(b"\x89PNG")
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert f"]({RETENTION_FIGURE_FILE})" in text and "| retained_decile_1 | higher |" in text
+    assert f"]({RETENTION_FIGURE_FILE})" in text
+    assert "| retained_decile_1 | share | higher |" in text
     no_retention = run.to_dict()
     del no_retention["base"]["retention"]
     plain = run_experiment(Scenario.from_dict(no_retention), replications=1)
