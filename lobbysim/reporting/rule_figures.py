@@ -34,6 +34,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lobbysim.experiments.replications import ExperimentResult
+from lobbysim.reporting.answer import queue_time_unit
 from lobbysim.reporting.document import FigureOutcome
 from lobbysim.reporting.figures import marker, save_figure, style_axes
 from lobbysim.scenario import Scenario
@@ -253,10 +254,14 @@ def _queue_panel(
     policies: Sequence[str],
     rules: Sequence[tuple[str, int]],
     colours: dict[str, str],
+    unit: tuple[float, str] = (1.0, "min"),
 ) -> None:
     """Panel (c): per rule and step, a point per policy with its interval: the mean queue time
-    of the games formed at that step."""
+    of the games formed at that step, in ``unit`` (a scale from minutes and its name: the
+    comparison's one unit, :func:`~lobbysim.reporting.answer.queue_time_unit`)."""
+    scale, shown_unit = unit
     queue = data[data["quantity"] == QUEUE]
+    queue = queue.assign(**{c: queue[c] * scale for c in ("mean", "ci_low", "ci_high")})
     positions: dict[tuple[str, int], float] = {}
     x = 0.0
     groups = []
@@ -324,7 +329,7 @@ def _queue_panel(
     style_axes(
         ax,
         title="(c) Mean queue time of the players of the games formed at each step",
-        ylabel="queue time (min)",
+        ylabel=f"queue time ({shown_unit})",
         grid="y",
     )
 
@@ -362,7 +367,7 @@ def rules_figure(result: ExperimentResult, out_dir: Path, colours: dict[str, str
     ax_a, ax_b, ax_c = fig.subplots(3, 1, height_ratios=heights)
     _rejections_panel(ax_a, data, policies, rules, colours)
     step_patches = _steps_panel(ax_b, data, policies, rules, colours)
-    _queue_panel(ax_c, data, policies, rules, colours)
+    _queue_panel(ax_c, data, policies, rules, colours, queue_time_unit(result.metrics))
 
     replications = len(result.seeds)
     fig.suptitle(

@@ -283,3 +283,23 @@ def test_rule_panel_data_missing_columns() -> None:
         "rule_games_share@c@step0",
         "rule_games_share@c@step1",
     ]
+
+
+@pytest.mark.slow
+def test_the_queue_panel_is_in_the_comparisons_unit(with_rules: Run, tmp_path: Path) -> None:
+    from lobbysim.reporting.answer import queue_time_unit
+    from lobbysim.reporting.figures import captured_figures
+
+    result, _, _ = with_rules
+    scale, unit = queue_time_unit(result.metrics)
+    with captured_figures() as figures:
+        rules_figure(result, tmp_path, policy_colours(result.policies))
+    panel = figures[RULES_FIGURE_FILE].axes[2]
+    assert panel.get_ylabel() == f"queue time ({unit})"
+    # the points are the telemetry's mean waits (minutes) times the unit's scale
+    data = rule_panel_data(result.metrics, result.policies, rule_steps(result.scenario))
+    minutes = data[data["quantity"] == QUEUE]["mean"].to_numpy(dtype=float)
+    drawn = np.concatenate(  # each policy's error bars: their data line's points
+        [np.asarray(bars.lines[0].get_ydata(), dtype=float) for bars in panel.containers]
+    )
+    np.testing.assert_allclose(np.sort(drawn), np.sort(minutes[np.isfinite(minutes)] * scale))
