@@ -25,6 +25,7 @@ from lobbysim.reporting.rule_figures import (
     step_label,
 )
 from lobbysim.reporting.run import write_report
+from lobbysim.scenario import Scenario
 
 POLICIES = ["point_estimate", "draw_chance"]
 HEADING = "## Which rule holds your matches back"
@@ -189,9 +190,9 @@ def test_figure_skipped_without_telemetry(with_rules: Run, tmp_path: Path) -> No
     assert not (tmp_path / RULES_FIGURE_FILE).exists()
 
 
-def test_rule_steps_and_labels(with_rules: Run) -> None:
-    result, _, _ = with_rules
-    assert rule_steps(result.scenario) == [("skill", 3), ("platform", 1)]
+def test_rule_steps_and_labels() -> None:
+    scenario = Scenario.from_dict(_scenario_data(rules=True))  # no run needed
+    assert rule_steps(scenario) == [("skill", 3), ("platform", 1)]
     assert [step_label(k) for k in range(3)] == ["first limit", "expansion 1", "expansion 2"]
 
 
