@@ -263,7 +263,7 @@ def read_table(
     """
     verify_file(path, manifest)
     try:
-        frame = pd.read_csv(path, float_precision="round_trip")  # every digit written
+        frame = pd.read_csv(path)
     except UnicodeDecodeError as exc:
         raise decode_problem(path, exc) from None
     except (ValueError, pd.errors.EmptyDataError) as exc:
