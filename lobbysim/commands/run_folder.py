@@ -32,6 +32,9 @@ from lobbysim.scenario import Scenario
 from lobbysim.scenario import load_scenario as load_scenario_file
 from lobbysim.scenario.specs import record_folders
 
+_PANDAS_2 = int(pd.__version__.split(".")[0]) < 3
+"""Whether pandas reads floats exactly only when asked (``float_precision="round_trip"``)."""
+
 
 @dataclass
 class RunFolder:
@@ -263,7 +266,10 @@ def read_table(
     """
     verify_file(path, manifest)
     try:
-        frame = pd.read_csv(path)
+        # every digit written: pandas 2's default parser reads a float's last digits off
+        # (0.0548138864400266 for 0.05481388644002666); pandas 3 reads them exactly by default
+        # and refuses the option
+        frame = pd.read_csv(path, float_precision="round_trip") if _PANDAS_2 else pd.read_csv(path)
     except UnicodeDecodeError as exc:
         raise decode_problem(path, exc) from None
     except (ValueError, pd.errors.EmptyDataError) as exc:
