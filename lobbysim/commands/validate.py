@@ -26,8 +26,7 @@ from lobbysim.registry import PluginError, Registry, declared_parameters
 from lobbysim.scenario import Scenario, ScenarioError, read_scenario_data
 from lobbysim.scenario.loading import load_run_scenario
 from lobbysim.scenario.plugin_fields import user_plugins
-from lobbysim.scenario.plugins import build_plugin
-from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.scenario.plugins import plugin_problem
 from lobbysim.scenario.specs import policy_spec
 from lobbysim.sim.components import Components
 
@@ -64,14 +63,12 @@ def section_policy_problems(scenario: Scenario, *, import_plugins: bool = False)
     for where, value in named:
         try:
             spec = policy_spec(value, where)
-            if not import_plugins and is_user_class(spec.name):
-                problem = reference_problem(spec.name)
-                if problem is not None:
-                    problems.append(f"{where}: {problem}")
-                continue
-            build_plugin(POLICIES, spec, where)
-        except (ScenarioError, PluginError) as exc:
+        except ScenarioError as exc:
             problems.append(str(exc))
+            continue
+        problem = plugin_problem(POLICIES, spec, where, import_plugins=import_plugins)
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 

@@ -21,8 +21,7 @@ from lobbysim.scenario.files import read_scenario_data
 from lobbysim.scenario.model import GameRules, Scenario
 from lobbysim.scenario.parse import parse_override, plugin_spec, set_path
 from lobbysim.scenario.plugin_fields import plugin_fields, value_at
-from lobbysim.scenario.plugins import build_plugin
-from lobbysim.scenario.references import is_user_class, reference_problem
+from lobbysim.scenario.plugins import plugin_problem
 from lobbysim.validation import ScenarioError
 
 #: The fields of a FlexMatch rule set's reference (``matchmaker.rules: {flexmatch: FILE,
@@ -125,16 +124,13 @@ def plugin_problems(data: Mapping[str, Any], *, import_plugins: bool = True) -> 
         defaults = {"beta2": beta2} if registry is RATERS else None
         try:
             spec = plugin_spec(value, field_name)
-            if not import_plugins and is_user_class(spec.name):
-                problem = reference_problem(spec.name)
-                if problem is not None:
-                    problems.append(f"{field_name}: {problem}")
-                continue
-            build_plugin(registry, spec, field_name, defaults)
         except ScenarioError:
             continue  # malformed: the schema's problem
-        except PluginError as exc:
-            problems.append(str(exc))
+        problem = plugin_problem(
+            registry, spec, field_name, import_plugins=import_plugins, defaults=defaults
+        )
+        if problem is not None:
+            problems.append(problem)
     population = value_at(data, "population")
     if isinstance(population, Mapping):
         try:
