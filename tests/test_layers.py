@@ -7,6 +7,7 @@ Imports inside functions count too: a lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,6 +62,12 @@ LAYERS: list[tuple[str, set[str]]] = [
 FACADE = ("lobbysim", "lobbysim.api")
 
 
+@functools.cache
+def _parse(source: str) -> ast.Module:
+    """The syntax tree of a source text, parsed once per text (the checks only read it)."""
+    return ast.parse(source)
+
+
 def layer_of(module: str) -> int:
     """Return the index of the layer of ``module`` (its own entry, else its package's)."""
     parts = module.split(".")
@@ -91,7 +98,7 @@ def violations(sources: Mapping[str, str]) -> list[str]:
     for module, source in sources.items():
         here = layer_of(module)
         package = module if module == "lobbysim" else module.rsplit(".", 1)[0]
-        tree = ast.parse(source)
+        tree = _parse(source)
         top_level = {id(node) for node in tree.body}
         for node in ast.walk(tree):
             targets: list[tuple[str, list[str]]] = []
@@ -201,7 +208,7 @@ def kernel_violations(sources: Mapping[str, str]) -> list[str]:
     for module, source in sources.items():
         if not module.startswith("lobbysim.sim.fast"):
             continue
-        for target, _, line in _imports(ast.parse(source)):
+        for target, _, line in _imports(_parse(source)):
             if target.startswith("lobbysim.sim") and not target.startswith(KERNEL_IMPORTS):
                 found.append(f"{module} imports {target} at line {line}")
     return found
@@ -212,7 +219,7 @@ def simpy_private_readers(sources: Mapping[str, str]) -> dict[str, list[int]]:
     of anything), with the lines."""
     found: dict[str, list[int]] = {}
     for module, source in sources.items():
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(_parse(source)):
             if isinstance(node, ast.Attribute) and node.attr in SIMPY_PRIVATE:
                 found.setdefault(module, []).append(node.lineno)
     return found
@@ -226,7 +233,7 @@ def concrete_class_checks(sources: Mapping[str, str]) -> list[str]:
     for module, source in sources.items():
         if not module.startswith("lobbysim.sim"):
             continue
-        tree = ast.parse(source)
+        tree = _parse(source)
         plugin_names = {
             name
             for target, names, _ in _imports(tree)
@@ -378,7 +385,7 @@ def import_graph(sources: Mapping[str, str], packages: set[str]) -> dict[str, se
     for module, source in sources.items():
         if module == "lobbysim":
             continue
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(_parse(source)):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom):
                 base = _resolve(module, module in packages, node)
@@ -481,7 +488,7 @@ def defined_names(source: str) -> tuple[set[str], set[str], set[str]]:
                 for handler in getattr(node, "handlers", []):
                     scan(handler.body)
 
-    scan(ast.parse(source).body)
+    scan(_parse(source).body)
     return defined, imported - defined, exported
 
 
@@ -511,7 +518,7 @@ def forwarded_imports(
         if module not in packages and module not in FACE_BODY and forwarded:
             found.append(f"{module} re-exports {', '.join(forwarded)} in its __all__")
     for label, (module, source) in importers.items():
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(_parse(source)):
             if not isinstance(node, ast.ImportFrom):
                 continue
             target = _resolve(module, module in packages, node)
@@ -569,7 +576,7 @@ def modules_imported_by_test_modules(tests: Path = TESTS) -> list[str]:
     """Return ``file:line imports module`` for every test module that imports a test module."""
     found = []
     for path in sorted(tests.rglob("test_*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = (
                 [node.module or ""]

@@ -14,6 +14,7 @@ all") is fine.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,17 +31,21 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _sources() -> Iterator[tuple[str, Path, ast.Module]]:
+@functools.cache
+def _sources() -> tuple[tuple[str, Path, str, ast.Module], ...]:
+    """Every module of the package: its name, path, text and syntax tree (parsed once)."""
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        yield _module_name(path), path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+        text = path.read_text(encoding="utf-8")
+        found.append((_module_name(path), path, text, ast.parse(text, str(path))))
+    return tuple(found)
 
 
 def _registries() -> list[Registry[Any]]:
     """Every registry of the package, with every class registered in it: the modules that
     define a registry or register into one are imported (importing registers)."""
     found: list[Registry[Any]] = []
-    for name, _, tree in _sources():
-        text = ast.unparse(tree)
+    for name, _, text, _ in _sources():
         if "Registry(" not in text and ".register" not in text:
             continue
         module = importlib.import_module(name)
@@ -50,6 +55,7 @@ def _registries() -> list[Registry[Any]]:
     return found
 
 
+@functools.cache
 def plugin_classes() -> dict[type, str]:
     """Return the concrete plug-in classes, each with what it is (for the message): every
     registered class and every class other than a protocol that one derives from."""
@@ -213,7 +219,7 @@ def test_the_scan_finds_a_class_check() -> None:
 def test_no_module_decides_by_a_plugin_class() -> None:
     classes = plugin_classes()
     found: list[str] = []
-    for name, path, tree in _sources():
+    for name, path, _, tree in _sources():
         module = importlib.import_module(name)
         for line, code, what in class_checks(tree, module, classes):
             where = path.relative_to(PACKAGE.parent)
