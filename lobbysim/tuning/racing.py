@@ -40,6 +40,7 @@ from lobbysim.experiments.sweeps import Cell, SweepRun, run_key
 from lobbysim.scenario import Scenario, ScenarioError
 from lobbysim.tuning.design import setting_key
 from lobbysim.tuning.folder import StudyRuns
+from lobbysim.tuning.model import Model, features
 from lobbysim.tuning.space import Space, apply
 from lobbysim.tuning.trials import Trial, feasible
 
@@ -74,91 +75,77 @@ def _observed(t: Trial, metric: str) -> np.ndarray:
     return x[np.isfinite(x)]
 
 
-def _complete(
-    x: np.ndarray, spread: float, dof: float, most: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Return DRAWS predicted completions of the values ``x`` to ``most`` values: the missing
-    ones drawn about a mean drawn about their mean (its standard error), each with a spread
-    drawn about ``spread`` as its ``dof`` degrees of freedom allow (a spread from one pair of
-    replications is a rough one: the predictions' tails are wider), as replications on new
-    seeds would scatter."""
-    need = most - len(x)
-    sigma = spread * np.sqrt(max(dof, 1.0) / rng.chisquare(max(dof, 1.0), (DRAWS, 1)))
-    mean = x.mean() + rng.normal(0.0, 1.0, (DRAWS, 1)) * sigma / math.sqrt(len(x))
-    missing = mean + rng.normal(0.0, 1.0, (DRAWS, need)) * sigma
-    return np.concatenate([np.broadcast_to(x, (DRAWS, len(x))), missing], axis=1)
+#: Candidates predicted at once by :func:`prospects` (bounds the draws held in memory).
+CHUNK = 64
 
 
-def _spread_dof(t: Trial, metric: str, pooled: Mapping[str, float]) -> tuple[float, float]:
-    """Return the spread :func:`prospect` predicts a trial's metric with, and its degrees of
-    freedom: its own with 3 replications or more, else the larger of its own and the pooled
-    one."""
-    x = _observed(t, metric)
-    own = float(x.std(ddof=1)) if len(x) >= 2 else math.nan
-    share = pooled.get(metric, math.nan)
-    dof = pooled.get(metric + DOF, 0.0)
-    if len(x) >= 3 or (math.isfinite(own) and not math.isfinite(share)):
-        return own, len(x) - 1.0
-    if math.isfinite(own) and own > share:
-        return own, 1.0
-    return share, dof
+def prospects(
+    space: Space,
+    trials: Sequence[Trial],
+    candidates: Sequence[tuple[Mapping[str, Any], Mapping[int, Mapping[str, float]]]],
+    best: Trial | None,
+    rng: np.random.Generator,
+) -> list[tuple[float, float]]:
+    """Return, per candidate (its draw and its runs so far, by replication: none for an untried
+    setting), the chance that, replicated ``most`` times, it is feasible (keeps every constraint
+    at the pessimistic end of its 95% interval) and better than ``best`` (its mean objective;
+    without a best, feasible alone), and its expected gain: the mean over the same predictions
+    of how much better than ``best`` it ends (without a best, than the worst mean objective of
+    the trials) where it is feasible and better, else 0 (constrained expected improvement).
 
-
-def prospect(
-    space: Space, t: Trial, best: Trial | None, pooled: Mapping[str, float], worst: float
-) -> tuple[float, float] | None:
-    """Return the chance that the trial, replicated ``most`` times, is feasible (keeps every
-    constraint at the pessimistic end of its 95% interval) and better than ``best`` (its mean
-    objective; without a best, feasible alone), and its expected gain: the mean over the same
-    predictions of how much better than ``best`` it ends (without a best, than ``worst``, the
-    worst mean objective of the trials), where it is feasible and better, else 0 (constrained
-    expected improvement). The missing replications are predicted from its values and their
-    spread (its own, or pooled over the trials while it has fewer than 3; Monte Carlo,
-    :data:`DRAWS` draws seeded by the study's seed and the trial, so the same trial always
-    gets the same answer); the objective as its paired difference from the best on the same
-    seeds. None when a spread it needs is not known yet (no trial has 2 replications)."""
+    Each metric's missing replications are predicted by :class:`lobbysim.tuning.model.Model`
+    fitted to every run of ``trials`` (:data:`DRAWS` draws from ``rng``): an untried setting from
+    what its neighbours along each dimension gave, a partly-run one from its own runs as well,
+    each replication with what its seed did to the other settings (common random numbers)."""
+    if not candidates:
+        return []
     n = space.most
-    rng = np.random.default_rng([space.seed, t.number, len(t.runs)])
     t_q = float(stats.t.ppf(0.975, n - 1))
-    ok = np.ones(DRAWS, dtype=bool)
-    for c in space.constraints:
-        x = _observed(t, c.metric)
-        if len(x) == 0:
-            return 0.0, 0.0
-        if len(x) < 2 and not math.isfinite(pooled.get(c.metric, math.nan)):
-            return None
-        full = _complete(x, *_spread_dof(t, c.metric, pooled), n, rng)
-        sd = full.std(axis=1, ddof=1)
-        end = full.mean(axis=1) + (t_q if c.op == "<=" else -t_q) * sd / math.sqrt(n)
-        ok &= np.array([c.violation(e) <= 0 for e in end])
-    if best is None or best.number == t.number:
-        x = _observed(t, space.objective)
-        spread, dof = _spread_dof(t, space.objective, pooled)
-        if len(x) == 0 or not math.isfinite(spread):
-            return None if len(x) else (0.0, 0.0)
-        mean = _complete(x, spread, dof, n, rng).mean(axis=1)
-        gain = np.maximum(0.0, worst - mean if space.minimize else mean - worst)
-        return float(ok.mean()), float((ok * gain).mean())
-    shared = sorted(set(t.runs) & set(best.runs))
-    a = np.array([t.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
-    b = np.array([best.runs[r].get(space.objective, math.nan) for r in shared], dtype=float)
-    d = a - b if space.minimize else b - a  # positive: worse than the best
-    d = d[np.isfinite(d)]
-    if len(d) == 0:
-        return 0.0, 0.0
-    spread, dof = math.nan, 0.0
-    if len(d) >= 3:
-        spread, dof = float(d.std(ddof=1)), len(d) - 1.0
-    elif math.isfinite(pooled.get(PAIRED, math.nan)):
-        spread, dof = pooled[PAIRED], pooled.get(PAIRED + DOF, 0.0)
-    elif math.isfinite(pooled.get(space.objective, math.nan)):
-        spread = math.sqrt(2) * pooled[space.objective]
-        dof = pooled.get(space.objective + DOF, 0.0)
-    if not math.isfinite(spread):
-        return None
-    gain = -_complete(d, spread, dof, n, rng).mean(axis=1)
-    better = ok & (gain > 0)
-    return float(better.mean()), float((better * gain).mean())
+    ran = [t for t in trials if t.error is None and t.runs]
+    rows_of = {t.number: features(space, t.drawn) for t in ran}
+    runs = [(t, r) for t in ran for r in sorted(t.runs)]
+    metrics = list(dict.fromkeys([*(c.metric for c in space.constraints), space.objective]))
+    models = {
+        m: Model(
+            space,
+            [rows_of[t.number] for t, _ in runs],
+            [r for _, r in runs],
+            [float(t.runs[r].get(m, math.nan)) for t, r in runs],
+        )
+        for m in metrics
+    }
+    if best is not None:
+        ref = best.estimate(space.objective).mean
+    else:
+        means = [t.estimate(space.objective).mean for t in ran]
+        means = [m for m in means if math.isfinite(m)]
+        ref = (max(means) if space.minimize else min(means)) if means else math.nan
+    out: list[tuple[float, float]] = []
+    for lo in range(0, len(candidates), CHUNK):
+        chunk = candidates[lo : lo + CHUNK]
+        rows = np.array([features(space, d) for d, _ in chunk])
+        ok = np.ones((DRAWS, len(chunk)), dtype=bool)
+        for c in space.constraints:
+            seen = [
+                {r: float(v.get(c.metric, math.nan)) for r, v in got.items()} for _, got in chunk
+            ]
+            full = models[c.metric].complete(rows, seen, DRAWS, rng)
+            sd = full.std(axis=2, ddof=1)
+            end = full.mean(axis=2) + (t_q if c.op == "<=" else -t_q) * sd / math.sqrt(n)
+            ok &= (end - c.bound if c.op == "<=" else c.bound - end) <= 0
+        seen = [
+            {r: float(v.get(space.objective, math.nan)) for r, v in got.items()} for _, got in chunk
+        ]
+        mean = models[space.objective].complete(rows, seen, DRAWS, rng).mean(axis=2)
+        if not math.isfinite(ref):
+            gain = np.zeros_like(mean)
+        else:
+            gain = ref - mean if space.minimize else mean - ref
+        won = ok & (gain > 0) if best is not None else ok
+        gain = np.maximum(gain, 0.0)
+        for j in range(len(chunk)):
+            out.append((float(won[:, j].mean()), float((won[:, j] * gain[:, j]).mean())))
+    return out
 
 
 #: The key of :func:`pooled_spread`'s spread of the objective's paired difference from the best.
@@ -231,46 +218,78 @@ class Race:
             if len(t.runs) >= self.space.most:
                 t.promoted = True
 
-    def chances(self) -> list[tuple[float, Trial]]:
-        """Return the trials racing may replicate further, the largest expected gain first,
-        with their chances (:func:`prospect`): those not at ``most`` replications whose chance is
-        at least :data:`MIN_CHANCE` (while no spread is known, those that may keep the
-        constraints, by :func:`rank`)."""
+    def chances(
+        self, untried: Sequence[Mapping[str, Any]] = ()
+    ) -> list[tuple[tuple[float, float], Trial | dict[str, Any]]]:
+        """Return what racing may run next, the largest expected gain per run still needed
+        first, each with its chance and expected gain (:func:`prospects`): the trials not at
+        ``most`` replications, and the settings of ``untried`` not tried yet, whose chance is at
+        least :data:`MIN_CHANCE` and which the budget left can replicate fully (a setting it
+        cannot finish cannot be the answer)."""
         best = best_trial(self.space, self.trials)
-        pooled = pooled_spread(self.space, self.trials, best)
-        means = [t.estimate(self.space.objective).mean for t in self.trials if t.runs]
-        means = [m for m in means if math.isfinite(m)]
-        worst = (max(means) if self.space.minimize else min(means)) if means else math.nan
-        scored = []
+        most = self.space.most
+        items: list[Trial | dict[str, Any]] = []
         for t in self.trials:
-            if t.error is not None or not t.runs or len(t.runs) >= self.space.most:
-                continue
-            if self.space.most - len(t.runs) > self.left():
-                continue  # the budget left cannot replicate it fully: it cannot be the answer
-            got = prospect(self.space, t, best, pooled, worst)
-            if got is None:
-                got = (1.0, 0.0) if may_keep(self.space, t, pooled) else (0.0, 0.0)
-            if got[0] >= MIN_CHANCE:
-                scored.append((got, t))
-        scored.sort(
-            key=lambda gt: (
-                -gt[0][1] / (self.space.most - len(gt[1].runs)),
-                rank(self.space, gt[1], pooled),
-            )
+            if t.error is None and t.runs and len(t.runs) < most <= len(t.runs) + self.left():
+                items.append(t)
+        if most <= self.left():
+            seen: set[str] = set()
+            for d in untried:
+                key = setting_key(d)
+                if self.known(d) is None and key not in seen:
+                    seen.add(key)
+                    items.append(dict(d))
+        if not items:
+            return []
+        rng = np.random.default_rng([self.space.seed, self.runs.count, len(self.trials)])
+        got = prospects(
+            self.space,
+            self.trials,
+            [(i.drawn, i.runs) if isinstance(i, Trial) else (i, {}) for i in items],
+            best,
+            rng,
         )
-        return [(p, t) for (p, _), t in scored]
+        scored = [
+            (p, i, n) for n, (p, i) in enumerate(zip(got, items, strict=True)) if p[0] >= MIN_CHANCE
+        ]
 
-    def chase(self) -> None:
-        """While budget is left, give one more replication to the trials with the best chance
-        (:meth:`chances`): one at a time while the budget left is under twice ``most`` per
-        trial (each result informs the next choice), up to ``batch`` at once otherwise."""
+        def need(i: Trial | dict[str, Any]) -> int:
+            return most - (len(i.runs) if isinstance(i, Trial) else 0)
+
+        scored.sort(key=lambda pin: (-pin[0][1] / need(pin[1]), -pin[0][0], pin[2]))
+        return [(p, i) for p, i, _ in scored]
+
+    def chase(self, untried: Sequence[Mapping[str, Any]] = ()) -> None:
+        """While budget is left, give one more replication to what :meth:`chances` ranks first
+        (an untried setting: its first rung): one at a time while the budget left is under
+        twice ``most`` per setting (each result informs the next choice), up to ``batch`` at
+        once otherwise. Ends when nothing left has a chance."""
         while self.left() > 0:
-            ranked = self.chances()
+            ranked = self.chances(untried)
             if not ranked:
                 return
             step = max(1, min(self.space.batch, self.left() // (2 * self.space.most)))
-            chosen = [t for _, t in ranked[: min(step, self.left())]]
-            self.replicate({t.number: len(t.runs) + 1 for t in chosen})
+            upto: dict[int, int] = {}
+            spend = 0
+            for _, item in ranked:
+                if len(upto) >= step:
+                    break
+                if isinstance(item, Trial):
+                    cost, t, reps = 1, item, len(item.runs) + 1
+                else:
+                    cost, reps = self.space.first, self.space.first
+                    if spend + self.space.most > self.left():
+                        continue
+                    t = self.add(item)
+                    if t.error is not None:
+                        continue
+                if spend + cost > self.left():
+                    continue
+                upto[t.number] = reps
+                spend += cost
+            if not upto:
+                return
+            self.replicate(upto)
 
 
 def pooled_spread(

@@ -76,6 +76,10 @@ from lobbysim.validation import MAX_STUDY_SIMULATIONS, study_size_problem
 
 OWN = "scenario"
 
+#: The settings of a finite space's design (the scenario's own and one drawn to fill the space):
+#: the model (:mod:`lobbysim.tuning.model`) chooses every later one.
+MODEL_DESIGN = 2
+
 OPTUNA_MISSING = (
     "lobbysim tune needs Optuna, which is not installed; install it with: "
     "pip install 'lobbysim[tune]'"
@@ -360,7 +364,19 @@ def _search(
     settings = space.size()
     finite = settings is not None and settings <= MAX_ENUMERATED
     startup = settings if finite else max(4, min(10, space.trials // 3))
-    drawn, _ = design(scenario, space, design_size(space, min(space.trials, startup or 1)), rng)
+    size = design_size(space, min(space.trials, startup or 1))
+    if finite:  # the model chooses the rest
+        size = min(size, MODEL_DESIGN)
+    drawn, _ = design(scenario, space, size, rng)
+    if finite:
+        race = Race(scenario, space, seeds, runs)
+        for d in drawn:
+            race.add(d)
+        race.run(list(race.trials), space.first)
+        _note(note, space, race)
+        race.chase(design(scenario, space, settings or 0, rng)[0])
+        _note(note, space, race)
+        return race.trials
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constraints_func is marked experimental
         sampler = optuna.samplers.TPESampler(
@@ -387,10 +403,8 @@ def _search(
     _note(note, space, race)
     for t in race.trials:
         _tell(optuna, study, handles.pop(t.number), space, t)
-    untried = [d for d in design(scenario, space, settings or 0, rng)[0]] if finite else []
+    untried: list[dict[str, Any]] = []  # a space too large to enumerate: TPE's proposals only
     while len(race.trials) < space.trials and race.left() >= space.most:
-        if finite and race.tried() >= (settings or 0):
-            break  # every setting the space allows has been tried
         room = min(space.batch, space.trials - len(race.trials), race.left() // space.most)
         asked = _around(optuna, study, space, race, rng, room) or _propose(
             optuna, study, space, race, untried, room

@@ -22,7 +22,7 @@ from lobbysim.commands.tune import load_study, tune
 from lobbysim.experiments.replications import replication_seeds
 from lobbysim.reporting.tune import pareto_front
 from lobbysim.scenario import load_scenario
-from lobbysim.tuning.racing import MIN_CHANCE, may_keep, pooled_spread, prospect, rank
+from lobbysim.tuning.racing import MIN_CHANCE, may_keep, pooled_spread, prospects, rank
 from lobbysim.tuning.space import SpaceError, expansion, load_space
 from lobbysim.tuning.trials import Interval, Trial, feasible
 
@@ -167,7 +167,13 @@ def _trial(number: int, objective: list[float], queue: list[float]) -> Trial:
         r + 1: {"skill_gap_true_mean": o, "queue_time_mean": q}
         for r, (o, q) in enumerate(zip(objective, queue, strict=True))
     }
-    return Trial(number, {}, {}, runs)
+    drawn = {
+        "matchmaker.threshold.start": 0.1 + 0.05 * number,
+        "matchmaker.threshold.step": 0.1 + 0.03 * number,
+        "matchmaker.threshold.every": 0.5 + 0.1 * number,
+        "matchmaker.tick": 0.25 if number % 2 else 0.5,
+    }
+    return Trial(number, drawn, {}, runs)
 
 
 def test_racing_ranks_by_the_constraints_then_the_objective_and_drops_what_cannot_win() -> None:
@@ -176,20 +182,20 @@ def test_racing_ranks_by_the_constraints_then_the_objective_and_drops_what_canno
     worse = _trial(2, [2.5, 2.6], [0.01, 0.01])  # clearly worse on the shared seeds
     close = _trial(3, [1.9, 2.3], [0.01, 0.01])  # paired difference straddles 0
     slow = _trial(4, [1.0, 1.1], [0.2, 0.21])  # better but cannot keep queue <= 0.05
-    pooled = pooled_spread(space, [best, worse, close, slow], best)
+    trials = [best, worse, close, slow]
+    pooled = pooled_spread(space, trials, best)
 
     def odds(t: Trial) -> float:
-        got = prospect(space, t, best, pooled, math.nan)
-        assert got is not None
-        return got[0]
+        rng = np.random.default_rng(1)
+        return prospects(space, [*trials, t], [(t.drawn, t.runs)], best, rng)[0][0]
 
     assert odds(worse) < MIN_CHANCE <= odds(close) and odds(slow) == 0.0
     assert not may_keep(space, slow, pooled) and may_keep(space, close, pooled)
     # expected to keep the constraints first, by objective; then by how far they miss
     ranked = sorted([slow, worse, close], key=lambda t: rank(space, t, pooled))
     assert [t.number for t in ranked] == [3, 2, 4]
-    # one replication: paired on the one shared seed; its spread is the pooled one
-    assert odds(_trial(8, [1.95], [0.01])) > odds(_trial(9, [2.05], [0.01]))
+    # one replication: judged with the seed's effect on the others and the model's spread
+    assert odds(_trial(8, [1.95], [0.01])) > odds(_trial(9, [2.15], [0.01]))
     assert not may_keep(space, _trial(10, [1.0], [0.9]), pooled)
     # feasibility at the pessimistic end: the interval's upper end must keep the bound
     edge = _trial(5, [2.0, 2.0, 2.0], [0.04, 0.05, 0.06])

@@ -20,7 +20,7 @@ from lobbysim.scenario import load_scenario
 from lobbysim.tuning.design import design, neighbours, setting_key, shipped_draw
 from lobbysim.tuning.dimensions import Range
 from lobbysim.tuning.folder import TuneError
-from lobbysim.tuning.racing import MIN_CHANCE, Race, design_size, pooled_spread, prospect
+from lobbysim.tuning.racing import MIN_CHANCE, Race, design_size, prospects
 from lobbysim.tuning.space import Constraint, SpaceError, load_space
 from lobbysim.tuning.study import run_study
 from lobbysim.tuning.trials import Trial
@@ -155,40 +155,82 @@ def test_the_design_leaves_room_to_race_a_third_of_its_settings() -> None:
     assert design_size(full, 16) == 4
 
 
-def _run(number: int, objective: list[float], queue: list[float]) -> Trial:
+TICKS = (0.25, 0.5, 1.0, 2.0)
+BLOCKS = (4, 6, 8, 10)
+
+
+def _run(
+    number: int, objective: list[float], queue: list[float], at: tuple[int, int] | None = None
+) -> Trial:
     runs = {
         r + 1: {"skill_gap_true_mean": o, "queue_time_mean": q}
         for r, (o, q) in enumerate(zip(objective, queue, strict=True))
     }
-    return Trial(number, {}, {}, runs)
+    tick, block = at if at is not None else (number % 4, number // 4 % 4)
+    drawn = {"matchmaker.tick": TICKS[tick], "matchmaker.assignment.block_size": BLOCKS[block]}
+    return Trial(number, drawn, {}, runs)
+
+
+def _odds(space: object, trials: list[Trial], t: Trial, best: Trial | None) -> tuple[float, float]:
+    got = prospects(space, trials, [(t.drawn, t.runs)], best, np.random.default_rng(7))  # type: ignore[arg-type]
+    return got[0]
 
 
 def test_racing_chases_the_chance_of_a_feasible_better_setting_not_the_mean_alone() -> None:
     space = load_space({**LEVELS, "constraints": ["queue_time_mean <= 0.30"]}, _short())
-    # promotions showed the spread between replications: about 0.015 minutes (3 dof)
+    # replications showed the spread between them: about 0.015 minutes
     known = _run(1, [2.10, 2.12, 2.11], [0.25, 0.28, 0.26])
-    other = _run(7, [2.2, 2.25], [0.24, 0.26])
+    other = _run(7, [2.2, 2.25, 2.21], [0.24, 0.26, 0.25])
     margin = _run(2, [1.90], [0.29])  # the better objective, on the bound's edge
     slack = _run(3, [2.00], [0.22])  # a little worse, well inside the bound
-    pooled = pooled_spread(space, [known, other, margin, slack])
-    worst = 2.2
-    got = {t.number: prospect(space, t, None, pooled, worst) for t in (margin, slack)}
-    assert got[2] is not None and got[3] is not None
-    # replicated to 3, the edge one's interval would rarely keep 0.30; the other's mostly
-    assert got[2][0] < 0.2 < 0.8 < got[3][0]
+    trials = [known, other, margin, slack]
+    got = {t.number: _odds(space, trials, t, None) for t in (margin, slack)}
+    # replicated to 3 (its seeds 2 and 3 wait longer for every setting), the edge one's
+    # interval would rarely keep 0.30; the other's more often than not
+    assert got[2][0] < 0.2 < 0.5 < got[3][0]
     # its expected gain over the worst, counted where it ends feasible, is the larger
     assert got[3][1] > got[2][1] > 0
-    # the same trial always gets the same chance (seeded by the study's seed and the trial)
-    assert prospect(space, slack, None, pooled, worst) == got[3]
-    # no spread known yet: no chance to give (racing falls back on the ranking)
-    assert prospect(space, slack, None, pooled_spread(space, [margin, slack]), worst) is None
+    # the same draws give the same chance
+    assert _odds(space, trials, slack, None) == got[3]
     # a best on 3 replications: a rival worse on every shared seed has no chance left
     best = _run(4, [2.0, 2.1, 2.0], [0.2, 0.21, 0.2])
-    pooled = pooled_spread(space, [known, best], best)
-    rival = prospect(space, _run(5, [2.2, 2.3], [0.2, 0.21]), best, pooled, worst)
-    close = prospect(space, _run(6, [1.95, 2.12], [0.2, 0.21]), best, pooled, worst)
-    assert rival is not None and close is not None
+    trials = [known, best]
+    rival = _odds(space, trials, _run(5, [2.2, 2.3], [0.2, 0.21]), best)
+    close = _odds(space, trials, _run(6, [1.95, 2.12], [0.2, 0.21]), best)
     assert rival[0] < MIN_CHANCE <= close[0]
+
+
+def test_the_model_rules_out_untried_settings_beyond_an_infeasible_level() -> None:
+    """Additive over ordered levels: settings never run are predicted from what their levels
+    gave elsewhere; a block size whose runs are far over the bound rules out its whole row."""
+    space = load_space({**LEVELS, "constraints": ["queue_time_mean <= 0.30"]}, _short())
+    noise = [0.0, 0.015, -0.01]
+    trials = [
+        # block size 4 (row 0) waits about 0.2 minutes, block size 10 (row 3) about 0.45
+        _run(1, [2.0 + n for n in noise], [0.20 + n for n in noise], at=(0, 0)),
+        _run(2, [2.1 + n for n in noise], [0.21 + n for n in noise], at=(2, 0)),
+        _run(3, [1.7], [0.45], at=(1, 3)),
+        _run(4, [1.72], [0.46], at=(3, 3)),
+        _run(5, [1.9], [0.30], at=(0, 2)),
+    ]
+    untried = [
+        {"matchmaker.tick": TICKS[tick], "matchmaker.assignment.block_size": BLOCKS[block]}
+        for tick, block in ((1, 0), (3, 0), (0, 3), (2, 3))
+    ]
+    got = prospects(space, trials, [(d, {}) for d in untried], None, np.random.default_rng(3))
+    low_row, high_row = got[:2], got[2:]
+    assert all(p > 0.5 for p, _ in low_row), got
+    assert all(p < MIN_CHANCE for p, _ in high_row), got
+    # a race never starts them: its next setting is from the low row
+    runs = _Table({})
+    race = Race(_short(), space, [11, 12, 13, 14, 15, 16], runs)  # type: ignore[arg-type]
+    race.trials = trials
+    for t in trials:
+        race.by_key[setting_key(t.drawn)] = t
+    ranked = race.chances(untried)
+    assert ranked and all(not isinstance(i, Trial) or i.number != 3 for _, i in ranked)
+    names = [setting_key(i) for _, i in ranked if not isinstance(i, Trial)]
+    assert names and set(names) <= {setting_key(d) for d in untried[:2]}
 
 
 def test_the_neighbours_of_a_setting_are_one_step_on_one_dimension() -> None:
