@@ -50,6 +50,7 @@ from lobbysim.stats.intervals import (
     paired_p_value,
 )
 from lobbysim.stats.metrics import metric_support
+from tests.reporting.page_helpers import PageOrder
 
 SMALL = """\
 name: headline
@@ -185,6 +186,12 @@ def test_the_report_opens_with_the_headline_and_the_tradeoff_figure(
     assert (width, height) == tuple(round(150 * s) for s in TRADEOFF_SIZE)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.index(f'data-file="{TRADEOFF_FIGURE_FILE}"') < page.index("<h2>")
+    # the page stands alone, and the title and the answers (bold) come before the figure
+    tags = PageOrder()
+    tags.feed(page)
+    assert tags.linked == []
+    order = tags.order
+    assert order.index("h1:") < order.index("strong:") < order.index(f"img:{TRADEOFF_FIGURE_FILE}")
 
 
 def test_summary_csv_holds_the_intervals_shown(compared: tuple[Path, ExperimentResult]) -> None:

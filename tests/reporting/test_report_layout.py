@@ -15,7 +15,6 @@ command's report of a tiny study.
 from __future__ import annotations
 
 import importlib.util
-from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 
@@ -42,6 +41,7 @@ from tests.reporting.layout_helpers import (
     overlaps,
     renderer,
 )
+from tests.reporting.page_helpers import PageOrder
 
 POLICIES = ["uniform_random", "draw_chance", "knowledge_gradient(gamma=0.95)", "oracle"]
 
@@ -281,28 +281,12 @@ def test_over_time_axes_read_in_minutes_hours_or_days() -> None:
     assert clock_text(1800.0) == "day 2, 06:00" and clock_text(20.0) == "minute 20"
 
 
-class _Page(HTMLParser):
-    """The sequence of a page's start tags (with a data-file) and whether it links a file."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.order: list[str] = []
-        self.linked: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        self.order.append(f"{tag}:{values.get('data-file') or ''}")
-        for key in ("src", "href"):
-            value = values.get(key)
-            if value is not None and not value.startswith("data:"):
-                self.linked.append(value)
-
-
+@pytest.mark.slow  # the default run checks the page's order on test_headline's comparison
 def test_the_page_answers_first_and_stands_alone(
     live_game_folder: tuple[Path, dict[str, Figure]],
 ) -> None:
     out, _ = live_game_folder
-    page = _Page()
+    page = PageOrder()
     page.feed((out / "report.html").read_text(encoding="utf-8"))
     assert page.linked == []  # no figure or anything else as a separate file
     order = page.order

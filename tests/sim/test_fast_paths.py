@@ -788,7 +788,15 @@ def test_every_bundled_scenario_is_covered() -> None:
 
 
 #: The longest bundled scenarios: their plan-off comparison is marked slow.
-SLOW_BUNDLED = {"global_5v5", "engagement_pools", "live_game_retention", "flexmatch_5v5"}
+SLOW_BUNDLED = {
+    "global_5v5",
+    "engagement_pools",
+    "live_game_retention",
+    "flexmatch_5v5",
+    "one_visit",
+    "team_4v4",
+    "ladder_4v4",
+}
 
 
 @pytest.mark.parametrize(
