@@ -38,9 +38,12 @@ def test_the_gap_threshold_splits_queues_from_hours_away() -> None:
     assert np.mean(within < threshold) > 0.98 and np.mean(between >= threshold) > 0.98
 
 
-def _visits(rng: np.random.Generator, truth: dict[str, float], days: float) -> Sessions:
-    """Draw visits from the base model itself (flat profile): members and newcomers, Gamma
-    rates, exponential lifetimes, one-hour visits during which no visit starts."""
+def _visits(
+    rng: np.random.Generator, truth: dict[str, float], days: float, length: float = 60.0
+) -> Sessions:
+    """Draw visits from the base model itself (flat profile): members and newcomers (a
+    newcomer's first visit at joining), Gamma rates, exponential lifetimes, visits of ``length``
+    minutes during which no visit starts."""
     end = days * DAY
     n0 = int(truth["size"])
     joins = np.sort(rng.uniform(0, end, rng.poisson(truth["newcomers_per_day"] * days)))
@@ -54,7 +57,7 @@ def _visits(rng: np.random.Generator, truth: dict[str, float], days: float) -> S
         while t < min(stop, end):
             players.append(i)
             starts.append(t)
-            t += 60.0 + rng.exponential(DAY / r)  # the next visit after this one ends
+            t += length + rng.exponential(DAY / r)  # the next visit after this one ends
     player = np.array(players)
     start = np.array(starts)
     seen, code = np.unique(player, return_inverse=True)
@@ -64,7 +67,7 @@ def _visits(rng: np.random.Generator, truth: dict[str, float], days: float) -> S
         60.0,
         code[order].astype(np.int64),
         start[order],
-        start[order] + 60.0,
+        start[order] + length,
         np.ones(len(order), dtype=np.int64),
         0,
         0,
@@ -89,6 +92,29 @@ def test_the_base_model_recovers_its_own_parameters_within_their_errors() -> Non
         assert math.isfinite(error) and error > 0, name
         # within 3 standard errors of the truth (a 0.3% chance each if the errors are right)
         assert abs(estimate - value) < 3 * error, (name, estimate, value, error)
+
+
+def test_a_newcomers_joining_visit_is_online_time_not_exposure() -> None:
+    # A growing base with 8-hour visits: a newcomer is offline, at risk of a visit, only after
+    # the visit they join with. When the fit counted that visit as exposure, newcomers looked
+    # slower to return than initial members and early ones were taken for initial members:
+    # here newcomers 26.6 +/- 3.3 a day for 36 drawn (-2.9 s.e.) and the base 147 +/- 18 for
+    # 100 (+2.6 s.e.); now 37.6 and 86.
+    truth = {
+        "size": 100,
+        "newcomers_per_day": 35.0,
+        "per_day": 1.5,
+        "shape": 2.0,
+        "leave_per_day": 0.01,
+    }
+    rng = np.random.default_rng(0)
+    sessions = _visits(rng, truth, days=5, length=480.0)
+    players = int(sessions.player.max()) + 1
+    fit = fit_base(sessions, players, 5 * DAY, Clock(np.ones(24), 0.0))
+    joined = (players - 100) / 5  # every newcomer is seen: they visit at joining
+    assert abs(fit.newcomers_per_day - joined) < 2 * fit.errors["newcomers_per_day"]
+    assert abs(fit.size - truth["size"]) < 2 * fit.errors["size"]
+    assert abs(fit.per_day - truth["per_day"]) < 2 * fit.errors["per_day"]
 
 
 def test_the_profile_is_recovered_from_visits_shaped_by_it() -> None:
