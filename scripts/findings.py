@@ -217,7 +217,7 @@ FINDINGS: tuple[Finding, ...] = (
         "python scripts/report_screenshot.py outputs/<run>/report.html --png"
         " docs/report-first-screen.png",
         "seconds",
-        ("page height", "5,384 px", Printed(r"([\d,]+ px)")),
+        ("page height", "5,191 px", Printed(r"page height: +([\d,]+ px)")),
         manual="needs a comparison's folder in place of <run> and headless Chromium",
     ),
     F(
