@@ -312,15 +312,17 @@ def _screenshot_script() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_in_headless_chromium_the_answer_is_on_the_first_screen(
-    live_game_folder: tuple[Path, dict[str, Figure]],
+    request: pytest.FixtureRequest,
 ) -> None:
-    """Measured in a real browser where one is installed (scripts/report_screenshot.py)."""
+    """Measured in a real browser where one is installed (scripts/report_screenshot.py); the
+    comparison is run only then."""
     script = _screenshot_script()
     browser = script._browser()
     if browser is None:
         pytest.skip("no headless Chromium (apt-get install chromium)")
-    out, _ = live_game_folder
+    out, _ = request.getfixturevalue("live_game_folder")
     data = script.measure(out / "report.html", browser, 1000)
     assert data["headline"]["bottom"] <= 1000
     assert data["tradeoff"]["bottom"] <= 1000
