@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -144,7 +144,10 @@ def table_flags(result: ExperimentResult) -> list[Block]:
 
 
 def differences_table(
-    differences: pd.DataFrame, noun: str = "policy", seconds: bool | None = None
+    differences: pd.DataFrame,
+    noun: str = "policy",
+    seconds: bool | None = None,
+    flags: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[list[str]]]:
     """Return the header and rows of the "Which policy is better" table (``noun``: what the
     variants compared are, ``policy`` or ``rule set``, in its header).
@@ -158,8 +161,11 @@ def differences_table(
     (:func:`~lobbysim.reporting.verdicts.detectable_text`). Each difference carries its unit: a
     queue time's in seconds with ``seconds`` (the comparison's unit,
     :func:`~lobbysim.reporting.answer.queue_seconds`; None: seconds where under two minutes),
-    the abandonment rate's in percentage points.
+    the abandonment rate's in percentage points. A metric of ``flags``
+    (:func:`~lobbysim.reporting.answer.measure_flags`) carries
+    :data:`~lobbysim.reporting.tables.FLAG_MARK`, as in the "Metrics" table.
     """
+    flags = flags or {}
     header = ["metric", f"{noun} vs baseline", "difference [95% CI]", "p", "adjusted p", "verdict"]
     rows = []
     for _, row in differences.iterrows():
@@ -174,7 +180,7 @@ def differences_table(
         scale = display_scale(metric, in_seconds)
         rows.append(
             [
-                metric,
+                f"{metric} {FLAG_MARK}" if metric in flags else metric,
                 f"{policy} - {baseline}",
                 shown if math.isfinite(estimate.low) or shown == "n/a" else f"{shown} [n/a]",
                 format_p_value(float(row["p_value"])),
@@ -422,7 +428,10 @@ def report_blocks(
 
     if comparison:
         header, rows = differences_table(
-            result.differences, noun, seconds=queue_seconds(result.metrics)
+            result.differences,
+            noun,
+            seconds=queue_seconds(result.metrics),
+            flags=measure_flags(result.metrics, float(result.scenario.matchmaker.tick)),
         )
         text = md_text(
             f"Per metric, the paired difference {noun} - baseline (mean over replications "
@@ -440,7 +449,7 @@ def report_blocks(
             md_details(
                 f"The paired differences from the baseline {result.baseline}: {len(rows)} rows, "
                 "each with its p-values and verdict (also in differences.csv)",
-                [text, md_table(header, rows)],
+                [text, md_table(header, rows), *table_flags(result)],
             ),
         ]
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from lobbysim.experiments.replications import ExperimentResult, run_experiment
-from lobbysim.reporting.answer import queue_seconds
+from lobbysim.reporting.answer import measure_flags, queue_seconds
 from lobbysim.reporting.document import format_interval, format_number, format_p_value
 from lobbysim.reporting.headline import Estimate, is_percent, shown_unit, value_text
 from lobbysim.reporting.run import differences_table, write_report
@@ -168,10 +168,18 @@ def test_which_policy_is_better_has_one_row_per_metric(
     text = (report / "report.md").read_text(encoding="utf-8")
     rows = _table_rows(_section(text, "Which policy is better"))
     metrics = list(result.summary["metric"].unique())
-    assert [row[0] for row in rows] == metrics
+    # a flagged measure is marked as in the Metrics table, its footnote under the table
+    flags = measure_flags(result.metrics, float(result.scenario.matchmaker.tick))
+    names = [row[0].removesuffix(f" {FLAG_MARK}") for row in rows]
+    assert names == metrics
+    assert {n for row, n in zip(rows, names, strict=True) if row[0] != n} == set(flags)
+    if flags:
+        assert f"{FLAG_MARK} flagged, not used in the answer:" in _section(
+            text, "Which policy is better"
+        )
     differences = result.differences.set_index("metric")
     seconds = queue_seconds(result.metrics)
-    for metric, pair, cell, p, adjusted, said in rows:
+    for metric, (_, pair, cell, p, adjusted, said) in zip(names, rows, strict=True):
         d = differences.loc[metric]
         assert pair == "draw_chance - point_estimate"
         estimate = Estimate(d["mean"], d["ci_low"], d["ci_high"])
@@ -470,6 +478,10 @@ def test_differences_table_on_a_hand_made_frame() -> None:
             "replications; ~14 replications would detect half that, ±0.00831 skill points)",
         ],
     ]
+    # a flagged measure is marked as in the Metrics table; the rest of its row is unchanged
+    _, flagged = differences_table(frame, flags={"queue_time_p90": "on the pass grid"})
+    assert flagged[0] == [f"queue_time_p90 {FLAG_MARK}", *rows[0][1:]]
+    assert flagged[1:] == rows[1:]
 
 
 @pytest.mark.parametrize(
