@@ -169,6 +169,9 @@ class Race:
         self.trials: list[Trial] = []
         self.scenarios: dict[int, Scenario] = {}
         self.by_key: dict[str, Trial] = {}
+        #: untried settings left when :meth:`chase` stopped with budget to start one: every one
+        #: under :data:`MIN_CHANCE` (0: it stopped for the budget, or tried them all)
+        self.ruled_out = 0
 
     def add(self, drawn: dict[str, Any]) -> Trial:
         t = Trial(len(self.trials) + 1, drawn, self.space.values(drawn))
@@ -267,6 +270,9 @@ class Race:
         while self.left() > 0:
             ranked = self.chances(untried)
             if not ranked:
+                if self.left() >= self.space.most:
+                    keys = {setting_key(d) for d in untried if self.known(d) is None}
+                    self.ruled_out = len(keys)
                 return
             step = max(1, min(self.space.batch, self.left() // (2 * self.space.most)))
             upto: dict[int, int] = {}

@@ -156,6 +156,9 @@ class StudyResult:
         tuned: the scenario with the best trial's settings (None without a best).
         shipped: whether the best trial's settings are the scenario's own (the shipped
             setting is the best found; its evaluation is one set of runs).
+        ruled_out: the untried settings the search left with budget to start one, each
+            predicted under :data:`lobbysim.tuning.racing.MIN_CHANCE` of ending feasible and
+            better (:class:`lobbysim.tuning.racing.Race`).
     """
 
     space: Space
@@ -168,6 +171,7 @@ class StudyResult:
     evaluations: int
     tuned: Scenario | None
     shipped: bool = False
+    ruled_out: int = 0
 
     def table(self) -> pd.DataFrame:
         """Return one row per trial (``trials.csv``)."""
@@ -320,7 +324,8 @@ def run_study(
                 run_local(todo, jobs, on_done)
 
         runs = StudyRuns(store, execute, tick)
-        trials = _search(optuna, scenario, space, seeds, runs, note)
+        race = _search(optuna, scenario, space, seeds, runs, note)
+        trials = race.trials
         searched = runs.count
         best = best_trial(space, trials)
         closest = None
@@ -346,6 +351,7 @@ def run_study(
         runs.count - searched,
         tuned,
         shipped=tuned is not None and tuned == scenario,
+        ruled_out=race.ruled_out,
     )
 
 
@@ -356,7 +362,7 @@ def _search(
     seeds: Sequence[int],
     runs: StudyRuns,
     note: Callable[[str], None] | None,
-) -> list[Trial]:
+) -> Race:
     """Run the search (see the module docstring): the design raced by successive halving, the
     promising trials raced further, then TPE's proposals, within the search's budget."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -376,7 +382,7 @@ def _search(
         _note(note, space, race)
         race.chase(design(scenario, space, settings or 0, rng)[0])
         _note(note, space, race)
-        return race.trials
+        return race
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constraints_func is marked experimental
         sampler = optuna.samplers.TPESampler(
@@ -417,7 +423,7 @@ def _search(
         for (handle, _), t in zip(asked, batch, strict=True):
             _tell(optuna, study, handle, space, t)
         _note(note, space, race)
-    return race.trials
+    return race
 
 
 def _around(
