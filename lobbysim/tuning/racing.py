@@ -8,18 +8,19 @@ the same seeds is comparing their paired differences, much sharper than their se
 **The design's size** (:func:`design_size`): as many settings as the budget gives their first
 rung while leaving room to replicate a third of them to ``most``.
 
-**The prospect of a trial** (:func:`prospect`): its missing replications are predicted from its
-values and the spread between replications (its own, or pooled over the trials,
-:func:`pooled_spread`, with t-like tails for few degrees of freedom), by Monte Carlo; each
-prediction is judged by the rule that makes a trial feasible (:func:`lobbysim.tuning.trials.
-feasible`) and by its paired difference from the best trial. This gives the chance that it ends
+**The prospect of a candidate** (:func:`prospects`): a trial partly run, or in a finite space
+a setting not tried yet. Its missing replications are drawn from a model of each metric fitted
+to every run so far (:class:`lobbysim.tuning.model.Model`: additive in the dimensions, with a
+shared effect per replication seed), its own runs kept as they are; each draw is judged by the
+rule that makes a trial feasible (:func:`lobbysim.tuning.trials.feasible`) and by its mean
+objective against the best trial's on the same seeds. This gives the chance that it ends
 feasible and better, and its expected gain where it does (constrained expected improvement).
 
-**Racing** (:meth:`Race.chase`): while budget is left, one more replication goes to the trials
-with the largest expected gain per run still needed (:meth:`Race.chances`); a trial whose chance
-is under :data:`MIN_CHANCE`, or that the budget left cannot replicate fully, is dropped. Before
-any trial has two replications there is no spread: the trial ranked first by :func:`rank`
-(expected to keep every constraint, then by objective) gets the first one.
+**Racing** (:meth:`Race.chase`): while budget is left, one more replication (an untried
+setting: its first rung) goes to the candidates with the largest expected gain per run still
+needed (:meth:`Race.chances`), so a plausible setting already run is finished before a new one
+is started; a candidate whose chance is under :data:`MIN_CHANCE`, or that the budget left cannot
+replicate fully, is never started or dropped.
 
 Why not successive halving on the objective: at a tight bound what makes a setting feasible is
 mostly the spread of its replications, which one replication cannot show; halving promoted the
@@ -52,11 +53,11 @@ def _better(space: Space, a: float, b: float) -> bool:
     return a < b if space.minimize else a > b
 
 
-#: The least chance (:func:`prospect`) a trial must have of keeping every constraint and beating
+#: The least chance (:func:`prospects`) a trial must have of keeping every constraint and beating
 #: the best so far, once replicated ``most`` times, for racing to give it another replication.
 MIN_CHANCE = 0.05
 
-#: The Monte Carlo draws :func:`prospect` predicts a trial's missing replications with.
+#: The Monte Carlo draws :func:`prospects` predicts a candidate's missing replications with.
 DRAWS = 512
 
 
@@ -157,7 +158,7 @@ DOF = " dof"
 class Race:
     """The study's trials and their runs, within the search's budget (see the module
     docstring): every setting gets its first rung (:meth:`run`), then :meth:`chase` gives
-    replications, one more at a time, to the trials with the best :func:`prospect`."""
+    replications, one more at a time, to the candidates with the best :func:`prospects`."""
 
     def __init__(
         self, scenario: Scenario, space: Space, seeds: Sequence[int], runs: StudyRuns

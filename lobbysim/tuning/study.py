@@ -1,30 +1,33 @@
 """A tuning study: the fairest setting within a budget, found by simulation on common seeds.
 
-The optimiser is Optuna's TPE sampler with constraints (:func:`optuna.samplers.TPESampler`,
-``constraints_func``): it models good and bad regions of the space from the trials so far,
-handles numbers, whole numbers and choices alike, needs nothing heavier than numpy, and is
-deterministic for a given seed and history. That last property makes a study resumable: the
-study is replayed from its seed, every run whose result is in the folder's store is read
-instead of run (:mod:`lobbysim.tuning.folder`), and so a killed study, run again, proposes the
-same trials and reaches the same answer. (Bayesian optimisation with Gaussian processes, as in
-Ax/BoTorch, models noisy constraints more finely but needs PyTorch.)
+In a finite space a model of the runs (:mod:`lobbysim.tuning.model`) chooses each setting; in a
+larger one the optimiser is Optuna's TPE sampler with constraints
+(:func:`optuna.samplers.TPESampler`, ``constraints_func``): it models good and bad regions of
+the space from the trials so far, handles numbers, whole numbers and choices alike, needs
+nothing heavier than numpy. Both are deterministic for a given seed and history. That makes a
+study resumable: the study is replayed from its seed, every run whose result is in the folder's
+store is read instead of run (:mod:`lobbysim.tuning.folder`), and so a killed study, run again,
+proposes the same trials and reaches the same answer. (Bayesian optimisation with Gaussian
+processes, as in Ax/BoTorch, models noisy constraints more finely but needs PyTorch.)
 
 **The search** spends at most the space's ``budget`` of distinct simulations (by default
 ``trials`` x ``most``), in three stages:
 
 1. *a design* (:mod:`lobbysim.tuning.design`): the scenario's own setting, where the space
-   allows it, and a Latin hypercube over the space (a finite space's settings also ordered
-   farthest-first), as many settings as leave room to race a third of them
+   allows it, and a Latin hypercube over the space: in a finite space (every dimension finite,
+   at most :data:`lobbysim.tuning.design.MAX_ENUMERATED` settings) :data:`MODEL_DESIGN`
+   settings in all, else as many as leave room to race a third of them
    (:func:`lobbysim.tuning.racing.design_size`), each run ``first`` times;
-2. *racing* (:mod:`lobbysim.tuning.racing`) on common random numbers (replication r of every
-   setting sees the same arrivals, so means over the same seeds compare as paired differences):
-   one more replication at a time to the trials most likely to end feasible and better than the
-   best, by their expected gain per run;
-3. *new settings* while the budget can replicate one fully: in a finite space the untried
-   neighbours of the lead first (:func:`lobbysim.tuning.design.neighbours`), then TPE (Optuna's
-   sampler, told every trial's result); each races as above. A setting proposed again is told
-   its result and not run, and a finite space whose every setting has been tried ends the
-   search.
+2. *racing* (:mod:`lobbysim.tuning.racing`) on a model of every run
+   (:mod:`lobbysim.tuning.model`, with common random numbers: replication r of every setting
+   sees the same arrivals): one more replication at a time to the candidates most likely to end
+   feasible and better than the best, by their expected gain per run still needed; in a finite
+   space the candidates include every setting not tried yet, so the model chooses each new
+   setting and never starts one under a 5% chance;
+3. in a space too large to enumerate, *new settings* while the budget can replicate one fully:
+   the untried neighbours of the lead first (:func:`lobbysim.tuning.design.neighbours`, where
+   every dimension is finite), then TPE (Optuna's sampler, told every trial's result); each
+   races as above. A setting proposed again is told its result and not run.
 
 No (setting, seed) runs twice in a study: one run store, keyed by the run, serves the search
 and the evaluation (:class:`lobbysim.tuning.folder.StudyRuns`).
@@ -363,8 +366,9 @@ def _search(
     runs: StudyRuns,
     note: Callable[[str], None] | None,
 ) -> Race:
-    """Run the search (see the module docstring): the design raced by successive halving, the
-    promising trials raced further, then TPE's proposals, within the search's budget."""
+    """Run the search (see the module docstring) and return its race: the design, raced on the
+    model with every untried setting of a finite space as a candidate, or, in a larger space,
+    the design raced, then TPE's proposals, within the search's budget."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rng = np.random.default_rng(space.seed)
     settings = space.size()
