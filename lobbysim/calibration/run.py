@@ -18,10 +18,12 @@ its log, not against the scenario's ``skill_sd`` (from which a few thousand play
 stray by a percent or two: measured that way, every step's factor carried that sampling noise):
 the fitted spread is divided by the geometric mean of (re-estimated / drawn) over the
 simulations so far (at most x1.5 or /1.5). The estimator itself strays from log to log by some
-3%: on four logs of a skill sd of 3.0 (scripts/calibrate_roundtrip.py's ``large_wide``, seeds
-11 to 14) it read 1.030, 0.965, 0.976 and 0.959 times the skills the log's players drew.
-(Newcomers per day are not refined: on the round trips the
-factor moved them away from the truth.)
+3%, twice what the likelihood's curvature says: on six logs of a skill sd of 3.0
+(scripts/calibrate_roundtrip.py's ``large_wide``, seeds 11 to 16) it read 1.030, 0.965, 0.976,
+0.959, 1.002 and 1.003 times the skills the log's players drew. So the same simulations give
+the written spread's standard error (:func:`spread_errors`, a parametric bootstrap), and the
+newcomers a day theirs (measured against the newcomers each simulation drew; the newcomers are
+not refined: on the round trips the factor moved them away from the truth).
 
 **The written scenario** carries a warm-up (:func:`warmup_plan`): whole days before the log's
 minute 0 in which the raters learn the members the log starts with, the base sized so that it
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +65,9 @@ class Calibration:
         simulated: the written scenario's own log over the same span, after its warm-up
             (None without a refinement).
         warmup: the written scenario's warm-up in minutes (:func:`warmup_plan`).
+        errors: the standard errors of written values that the refining simulations measured
+            (``skill_sd``, ``newcomers_per_day``; :func:`spread_errors`), where there were at
+            least two of them; otherwise the fit's own.
     """
 
     fit: Fit
@@ -70,6 +75,7 @@ class Calibration:
     refined: dict[str, float]
     simulated: MatchLog | None
     warmup: float = 0.0
+    errors: dict[str, float] = field(default_factory=dict)
 
 
 def simulated_log(
@@ -82,14 +88,15 @@ def simulated_log(
 
 def _simulated(
     scenario: Scenario, seed: int, progress: Callable[[float, float], None] | None = None
-) -> tuple[MatchLog, float]:
-    """Simulate ``scenario`` once; return its match log and the standard deviation of the true
-    skills of the players in it (NaN where the run does not record its players)."""
+) -> tuple[MatchLog, float, float]:
+    """Simulate ``scenario`` once; return its match log, the standard deviation of the true
+    skills of the players in it and the newcomers who joined its base a day (NaN where the run
+    does not record its players)."""
     from lobbysim.experiments.simulation import simulate
 
     result = simulate(scenario, seed, progress=progress)
     log = from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
-    drawn = math.nan
+    drawn, joined = math.nan, math.nan
     players = result.players
     if players is not None and {"player_id", "skill"} <= set(players.columns):
         skills = players.set_index("player_id")["skill"].astype(float)
@@ -97,7 +104,12 @@ def _simulated(
         seen = seen[np.isfinite(seen)]
         if len(seen) > 1:
             drawn = float(np.std(seen))
-    return log, drawn
+        if scenario.base is not None and scenario.horizon > 0:
+            # a calibrated scenario has no guests: every player beyond the base's starting
+            # members joined it as a newcomer
+            newcomers = len(players) - scenario.base.size
+            joined = newcomers / (scenario.horizon / MINUTES_PER_DAY)
+    return log, drawn, joined
 
 
 def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float]:
@@ -187,6 +199,7 @@ def calibrate(
     data = fit.scenario_data(data)
     scenario = Scenario.from_dict(data)
     refined: dict[str, float] = {}
+    errors: dict[str, float] = {}
     simulated = None
 
     span = float(scenario.horizon)
@@ -211,9 +224,12 @@ def calibrate(
         }
         refined = dict.fromkeys([*targets, "skill_sd"], 1.0)
         skill_bias: list[float] = []  # log(re-estimated / drawn) of each simulation
+        newcomer_bias: list[float] = []  # log(re-estimated / joined) of each simulation
         for r in range(refine):
-            sim_log, drawn = _simulated(scenario, seed + r, step(r))
-            per_day, per_visit, skill_sd, _ = _visit_stats(sim_log, fit)
+            sim_log, drawn, joined = _simulated(scenario, seed + r, step(r))
+            per_day, per_visit, skill_sd, newcomers = _visit_stats(sim_log, fit)
+            if joined > 0 and newcomers > 0:
+                newcomer_bias.append(math.log(newcomers / joined))
             got = {"per_day": per_day, "session_games_mean": per_visit}
             for key, target in targets.items():
                 if got[key] > 1e-9 and target > 1e-9:
@@ -229,13 +245,62 @@ def calibrate(
                 refined["skill_sd"] = min(max(ratio, 1 / MAX_STEP), MAX_STEP)
             data = _refined_data(fitted, refined)
             scenario = Scenario.from_dict(data)
+        errors = spread_errors(
+            fit,
+            log.players,
+            float(data["population"]["skill_sd"]),
+            skill_bias,
+            newcomer_bias,
+        )
     warmup, size = warmup_plan(fit.base, data)
     if warmup > 0:
         data = _with_warmup(data, warmup, size)
         scenario = Scenario.from_dict(data)
     if refine:
         simulated = after(simulated_log(scenario, seed + refine, step(refine)), warmup)
-    return Calibration(fit, scenario, refined, simulated, warmup)
+    return Calibration(fit, scenario, refined, simulated, warmup, errors)
+
+
+def spread_errors(
+    fit: Fit,
+    players: int,
+    skill_sd: float,
+    skill_bias: list[float],
+    newcomer_bias: list[float],
+) -> dict[str, float]:
+    """Return the standard errors of the written skill spread and newcomers a day that the
+    refining simulations measured (a parametric bootstrap: each simulation is a log drawn from
+    the scenario as fitted, and the same estimators read it), where at least two did.
+
+    * **Skill spread** (``skill_sd``, the written value given): ``skill_bias`` holds each
+      simulation's log(re-estimated / drawn), the estimator against the skills that simulation
+      drew for the players in its log. Their sample variance ``v`` is the estimator's own spread
+      from log to log, which the likelihood's curvature does not show (on six logs of a skill sd
+      of 3.0 the estimates strayed 2.7% around the skills drawn; the curvature said 1.45%, the
+      drawn players' own spread about the population's included). The relative error is
+      ``sqrt(max(c^2, 1 / (2 n) + v) + v / J)``: this log's estimate (its estimator's spread
+      ``v`` and its ``n`` players' drawn skills about the population's, ``sd / sqrt(2 n)``, or
+      the curvature's ``c`` where larger) and the bias the ``J`` simulations measured, which the
+      written value is divided by (``v / J``).
+    * **Newcomers a day**: ``newcomer_bias`` holds each simulation's log(re-estimated /
+      joined), the estimator against the newcomers who actually joined it. With the joins'
+      Poisson noise over the log's ``T`` days the error is ``nu sqrt(1 / (nu T) + v)``, or the
+      likelihood's own (observed information) where that is larger.
+    """
+    out: dict[str, float] = {}
+    if len(skill_bias) >= 2 and players > 0:
+        v = float(np.var(skill_bias, ddof=1))
+        curvature = fit.skill_sd_error / fit.skill_sd if fit.skill_sd > 0 else math.nan
+        floor = curvature**2 if math.isfinite(curvature) else 0.0
+        relative = math.sqrt(max(floor, 1.0 / (2.0 * players) + v) + v / len(skill_bias))
+        out["skill_sd"] = skill_sd * relative
+    nu = fit.base.newcomers_per_day
+    if len(newcomer_bias) >= 2 and nu > 0 and fit.days > 0:
+        v = float(np.var(newcomer_bias, ddof=1))
+        own = fit.base.errors.get("newcomers_per_day", math.nan)
+        measured = nu * math.sqrt(1.0 / (nu * fit.days) + v)
+        out["newcomers_per_day"] = max(measured, own) if math.isfinite(own) else measured
+    return out
 
 
 #: The games a member at the fitted visit rate has played by the warm-up's end (lobbysim's

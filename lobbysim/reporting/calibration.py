@@ -56,6 +56,14 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
         e = errors.get(name, math.nan)
         return f" ± {e:.2g}" if math.isfinite(e) else ""
 
+    def measured(name: str) -> str:
+        e = calibration.errors.get(name, math.nan)
+        return (
+            f"; standard error {e:.2g} as the refining simulations measured it"
+            if math.isfinite(e)
+            else ""
+        )
+
     rows = [
         (
             "base.size",
@@ -83,7 +91,8 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
                 f", refined x{refined['newcomers_per_day']:.4f} by simulation"
                 if "newcomers_per_day" in refined
                 else ""
-            ),
+            )
+            + measured("newcomers_per_day"),
         ),
         (
             "base.leave_per_day",
@@ -109,7 +118,8 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
             "population.skill_sd",
             f"{scenario.population['skill_sd']:g}",
             f"Gaussian replay, {fit.skill_method} (beta^2 {fit.beta2:g}): {fit.skill_sd:.4g}"
-            + (f", refined x{refined['skill_sd']:.4f}" if "skill_sd" in refined else ""),
+            + (f", refined x{refined['skill_sd']:.4f}" if "skill_sd" in refined else "")
+            + measured("skill_sd"),
         ),
         (
             "game.mode",
@@ -148,7 +158,9 @@ def _pm(value: float, error: float) -> str:
 
 def fitted_lines(calibration: Calibration) -> list[str]:
     """Return the fitted values as the terminal shows them, each with its standard error where
-    the fit gives one (a refined value's error scaled by the refinement's factor)."""
+    the fit gives one (a refined value's error scaled by the refinement's factor; the skill
+    spread's and the newcomers' as the refining simulations measured them, where they did:
+    :func:`lobbysim.calibration.run.spread_errors`)."""
     fit, scenario = calibration.fit, calibration.scenario
     assert scenario.base is not None
     base, errors, refined = scenario.base, fit.base.errors, calibration.refined
@@ -156,14 +168,17 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     visits = dict(base.visits.params)
     per_day_factor = refined.get("per_day", 1.0)
     size = _pm(float(fit.base.size), errors.get("size", nan))
-    newcomers = _pm(base.newcomers_per_day, errors.get("newcomers_per_day", nan))
+    newcomers = _pm(
+        base.newcomers_per_day,
+        calibration.errors.get("newcomers_per_day", errors.get("newcomers_per_day", nan)),
+    )
     leave = _pm(base.leave_per_day, errors.get("leave_per_day", nan))
     per_day = _pm(float(visits["per_day"]), errors.get("per_day", nan) * per_day_factor)
     shape = _pm(float(visits["shape"]), errors.get("shape", nan))
     how = ", refined by simulation" if refined else ""
     skill = _pm(
         float(scenario.population["skill_sd"]),
-        fit.skill_sd_error * refined.get("skill_sd", 1.0),
+        calibration.errors.get("skill_sd", fit.skill_sd_error * refined.get("skill_sd", 1.0)),
     )
     game = scenario.game
     quits = f", quit rate {game.quit_rate:.3g} a minute" if fit.quit_rate is not None else ""
