@@ -196,7 +196,7 @@ def fit_base(
     # It used to be left out of the newcomer's online time, which counted the joining visit as
     # exposure with no visit in it: newcomers looked slower to return than initial members, and
     # early ones were taken for initial members (on the base model's own draws, 6-hour visits:
-    # newcomers 10% low, the base size 35% high; 1-hour visits: 3% and 10%).
+    # newcomers 10% low, the base size 35% high; 1-hour visits: 2.8% and 9%).
     online_init = np.asarray(online_days, dtype=np.float64)
     online_new = online_init
     lgrid = np.linspace(0.0, 1.0, 33)

@@ -161,7 +161,7 @@ def test_the_fitted_values_are_printed_with_their_errors_and_the_ranking(
     argv += ["--refine", "0", "--raters", "bayesian,sph_elo", "--split", "0.6"]
     assert main(argv) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "Fitted over 2 days (± one standard error): base size 464 ± 38, newcomers " in printed
+    assert "Fitted over 2 days (± one standard error): base size 436 ± 36, newcomers " in printed
     assert "visits 2." in printed and "a member a day (Gamma shape 2." in printed
     assert "games 1v1, 10 min, quit rate 0.02" in printed and "skill sd " in printed
     assert "tuned on the first 2,219 matches" in printed  # floor(0.6 * 3,699)
