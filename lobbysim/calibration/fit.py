@@ -264,6 +264,8 @@ def fit_base(
         return a, b, expected
 
     def negative(params: FloatArray) -> float:
+        if not np.all(np.abs(params) < LOG_BOUND):
+            return 1e300  # a log too small to tell can send the search where exp overflows
         a, b, expected = parts(params)
         value = -(float(np.logaddexp(a, b).sum()) - expected)
         return value if math.isfinite(value) else 1e300
@@ -291,6 +293,10 @@ def fit_base(
         dict(zip(BASE_PARAMETERS, errors, strict=True)),
     )
 
+
+#: The largest magnitude of a log-parameter the base's search may try (exp(40) ~ 2e17: beyond
+#: any base size or rate, and well within what exp holds).
+LOG_BOUND = 40.0
 
 #: The base's parameters, in the order of the fit's vector (each fitted on a log scale).
 BASE_PARAMETERS = ("size", "newcomers_per_day", "shape", "per_day", "leave_per_day")
