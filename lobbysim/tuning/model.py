@@ -32,6 +32,7 @@ it is replicated fully (:func:`lobbysim.tuning.racing.prospects`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from lobbysim.tuning.design import setting_key
-from lobbysim.tuning.dimensions import Choices
+from lobbysim.tuning.dimensions import Choices, Range
 from lobbysim.tuning.space import Space
 
 #: An ordered dimension with at most this many values has one step between each two.
@@ -53,6 +54,10 @@ FLAT = 100.0
 
 
 def _index(values: Sequence[Any], value: Any) -> int:
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        for i, v in enumerate(values):  # a number or a word: the same type, the same value
+            if type(v) is type(value) and v == value:
+                return i
     key = setting_key({"v": value})
     for i, v in enumerate(values):
         if setting_key({"v": v}) == key:
@@ -66,7 +71,7 @@ def features(space: Space, drawn: Mapping[str, Any]) -> np.ndarray:
     out: list[float] = []
     for name, dim in space.dimensions().items():
         value = drawn[name]
-        options = dim.values if isinstance(dim, Choices) else dim.values()
+        options = dim.values if isinstance(dim, Choices) else _allowed(dim)
         if isinstance(dim, Choices) and not dim.ordered:
             i = _index(dim.values, value)
             out.extend(1.0 if j == i else 0.0 for j in range(len(dim.values)))
@@ -147,6 +152,7 @@ class Model:
                     self.fits.append((math.sqrt(s2), mean, chol, float(noise)))
         w = np.exp(np.array(logs) - max(logs))
         self.weights = w / w.sum()
+        self._drawn: tuple[np.ndarray, np.ndarray] | None = None
 
     def complete(
         self,
@@ -157,18 +163,23 @@ class Model:
     ) -> np.ndarray:
         """Return ``draws`` draws of each candidate's ``most`` replications (shape
         draws x candidates x most): its observed ones (replication -> value) as they are, the
-        others drawn from the posterior (see the module docstring)."""
-        k = len(self.fits)
-        picks = rng.choice(k, size=draws, p=self.weights)
-        coef = np.empty((draws, 1 + self.width + self.most))
-        sigma = np.empty(draws)
-        for j in np.unique(picks):
-            at = np.flatnonzero(picks == j)
-            s, mean, chol, _ = self.fits[j]
-            z = rng.standard_normal((len(at), len(mean)))
-            # A = L L^T; the posterior's covariance is A^-1: mean + L^-T z
-            coef[at] = mean + np.linalg.solve(chol.T, z.T).T
-            sigma[at] = s
+        others drawn from the posterior (see the module docstring). The posterior's draws (the
+        grid point, the effects) are made on the first call and shared by later ones (candidates
+        predicted in parts: the same draws, only the noise new)."""
+        if self._drawn is None or len(self._drawn[1]) != draws:
+            k = len(self.fits)
+            picks = rng.choice(k, size=draws, p=self.weights)
+            coef = np.empty((draws, 1 + self.width + self.most))
+            sigma = np.empty(draws)
+            for j in np.unique(picks):
+                at = np.flatnonzero(picks == j)
+                s, mean, chol, _ = self.fits[j]
+                z = rng.standard_normal((len(at), len(mean)))
+                # A = L L^T; the posterior's covariance is A^-1: mean + L^-T z
+                coef[at] = mean + np.linalg.solve(chol.T, z.T).T
+                sigma[at] = s
+            self._drawn = (coef, sigma)
+        coef, sigma = self._drawn
         rows = np.atleast_2d(rows)
         settings = coef[:, :1] + coef[:, 1 : 1 + self.width] @ rows.T  # draws x candidates
         seeds = coef[:, 1 + self.width :]  # draws x most
@@ -179,6 +190,12 @@ class Model:
                 if 1 <= r <= self.most and math.isfinite(v):
                     out[:, c, r - 1] = v
         return out
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed(dim: Range) -> tuple[float | int, ...] | None:
+    """Return a range's allowed values (None: continuous), worked out once."""
+    return dim.values()
 
 
 def _first(dim: Any) -> Any:
