@@ -223,10 +223,14 @@ def test_the_model_predicts_an_untried_setting_from_its_levels_and_its_seeds() -
     assert draws.shape == (2000, 1, 3)
     assert np.allclose(draws[:, 0, :].mean(axis=0), truth, atol=0.03)
     assert 0.005 < float(draws[:, 0, 0].std()) < 0.06  # not sure of it, nor lost
-    # a run it has keeps its value; the same Generator seed gives the same draws
-    kept = model.complete(features(space, untried), [{2: 9.0}], 50, np.random.default_rng(1))
+    # a run it has keeps its value; the same runs and Generator seed give the same draws
+    kept = Model(space, rows, reps, values).complete(
+        features(space, untried), [{2: 9.0}], 50, np.random.default_rng(1)
+    )
     assert (kept[:, 0, 1] == 9.0).all()
-    again = model.complete(features(space, untried), [{2: 9.0}], 50, np.random.default_rng(1))
+    again = Model(space, rows, reps, values).complete(
+        features(space, untried), [{2: 9.0}], 50, np.random.default_rng(1)
+    )
     assert (again == kept).all()
 
 
