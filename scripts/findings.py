@@ -523,9 +523,9 @@ FINDINGS: tuple[Finding, ...] = (
     F(
         "calibrate-roundtrip",
         "python scripts/calibrate_roundtrip.py",
-        "~30 min on 2 cores",
-        ("skill sd row", "+1.4% -1.4% +6.4%* +0.1%", Line("skill sd  ")),
-        ("newcomers row", "+11.0% -4.7% +42.9% -8.8%*", Line("newcomers per day")),
+        "~20 min on 2 cores",
+        ("skill sd row", "+1.0% -3.5% +4.7% -1.9%", Line("skill sd  ")),
+        ("newcomers row", "+19.3% -0.9% +72.4%* -8.0%*", Line("newcomers per day")),
     ),
     F(
         "bench-calibrate",
