@@ -415,6 +415,7 @@ def test_the_checker_catches_a_changed_value_of_a_backfilled_seat() -> None:
     assert found[0].limit in (60.0, 100.0, 150.0)
 
 
+@pytest.mark.slow  # the latency_platform run, as the back-filled seat's test above
 def test_the_checker_catches_a_repeated_hero_and_another_platform() -> None:
     games, participants, waits = _frames("latency_platform")
     game = participants[participants["game_id"] == participants["game_id"].iloc[0]]
@@ -557,7 +558,8 @@ def test_the_rule_columns_come_only_with_rules() -> None:
     assert math.isnan(result.participants["seat_opened"].iloc[0])
 
 
-@pytest.mark.parametrize("fmt", ["csv", pytest.param("parquet", marks=pytest.mark.slow)])
+@pytest.mark.slow  # the latency_platform run twice (streamed and in memory)
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_streamed_records_carry_the_rule_columns_and_check_the_same(
     fmt: str, tmp_path: Path
 ) -> None:
