@@ -359,26 +359,6 @@ def expected_miss(space: Space, t: Trial, pooled: Mapping[str, float]) -> float:
     return total
 
 
-def may_keep(space: Space, t: Trial, pooled: Mapping[str, float]) -> bool:
-    """Whether the trial may keep every constraint: at the optimistic end of its 95% interval
-    (its own spread, or the pooled one while it has one replication)."""
-    for c in space.constraints:
-        e = t.estimate(c.metric)
-        if not math.isfinite(e.mean):
-            return False
-        if e.n >= 2:
-            end = e.low if c.op == "<=" else e.high
-        else:
-            share = pooled.get(c.metric, math.nan)
-            if not math.isfinite(share):
-                continue
-            half = float(stats.t.ppf(0.975, max(1, space.most - 1))) * share
-            end = e.mean - half if c.op == "<=" else e.mean + half
-        if c.violation(end) > 0:
-            return False
-    return True
-
-
 def rank(space: Space, t: Trial, pooled: Mapping[str, float]) -> tuple[bool, float, float]:
     """Return a trial's sort key: expected to keep the constraints first, then by objective
     (better first); the rest by how far they are expected to miss."""
