@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lobbysim.calibration.matchlog import from_records
-from lobbysim.calibration.run import calibrate, compare_logs
+from lobbysim.calibration.run import after, calibrate, compare_logs, lead_in, with_warmup
 from lobbysim.experiments.simulation import simulate
 from lobbysim.scenario import Scenario
 from lobbysim.scenario.inputs import as_scenario
@@ -87,17 +87,46 @@ class Row:
     tolerance: str
     ok: bool
     relative: float = math.nan  # fitted / true - 1
+    z: float = math.nan  # (fitted - true) / standard error, for the rows judged by one
+    degrees: float = math.inf  # the degrees of freedom that standard error rests on
+
+
+#: The days the true setting's lobby has run before its log starts (fewer where a growing base
+#: would be empty that long before: :func:`lobbysim.calibration.run.lead_in`).
+LEAD_DAYS = 7
+
+
+def running(source: Scenario, days: int = LEAD_DAYS) -> tuple[Scenario, float]:
+    """Return ``source`` started ``days`` before its log, as a real game's log starts mid-game
+    (members online and in their visits, the raters knowing them), and that lead in minutes.
+
+    The base at minute 0 is sized so that it holds the setting's ``base.size`` members, on
+    average, when the log starts (:func:`lobbysim.calibration.run.lead_in`): every generating
+    value is the setting's at the log's start. The source's own warm-up and matchmaker switch go
+    (the round trip compares the status quo's lobby with itself)."""
+    assert source.base is not None
+    base = source.base
+    lead, size = lead_in(float(base.size), base.newcomers_per_day, base.leave_per_day, days)
+    data = source.to_dict()
+    matchmaker = dict(data.get("matchmaker") or {})
+    for key in ("switch_at", "status_quo"):
+        matchmaker.pop(key, None)
+    data["matchmaker"] = matchmaker
+    data["warmup"] = 0.0
+    return Scenario.from_dict(with_warmup(data, lead, size)), lead
 
 
 def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row]:
-    """Simulate ``source`` once, calibrate on its log, and return the rows (printed as it
-    goes)."""
+    """Simulate ``source`` once from :data:`LEAD_DAYS` before its log, calibrate on the log
+    (from the lead's end, on the log's clock), and return the rows (printed as it goes)."""
     started = time.perf_counter()
-    result = simulate(source, seed)
-    log = from_records(result.games, result.participants, f"{label} seed {seed}")
+    lobby, lead = running(source)
+    result = simulate(lobby, seed)
+    log = after(from_records(result.games, result.participants, f"{label} seed {seed}"), lead)
     print(
         f"{log.source}: {log.matches:,} matches, {len(log.seats):,} seats, {log.players:,} "
-        f"players ({time.perf_counter() - started:.0f} s)"
+        f"players, from day {lead / 1440:.0f} of a running lobby "
+        f"({time.perf_counter() - started:.0f} s)"
     )
     started = time.perf_counter()
     cal = calibrate(log, source, refine=refine, seed=seed + 100)
@@ -114,10 +143,13 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
             Row(name, truth, f"{value:.4g}", f"within {tolerance:.0%}", ok, value / truth - 1)
         )
 
-    def errors(name: str, truth: float, value: float, error: float) -> None:
+    def errors(
+        name: str, truth: float, value: float, error: float, degrees: float = math.inf
+    ) -> None:
         ok = abs(value - truth) <= 2 * error
         shown = f"{value:.4g} ± {error:.2g}"
-        rows.append(Row(name, truth, shown, "within 2 s.e.", ok, value / truth - 1))
+        z = (value - truth) / error if error > 0 else math.nan
+        rows.append(Row(name, truth, shown, "within 2 s.e.", ok, value / truth - 1, z, degrees))
 
     relative("visits per member and day", visits["per_day"], fitted_visits["per_day"], 0.05)
     true_sd = float(source.population.get("skill_sd", 2.0))
@@ -135,9 +167,14 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
             f"within 5% or 2 s.e. ({how})",
             near or within,
             fitted_sd / true_sd - 1,
+            (fitted_sd - true_sd) / sd_error if sd_error > 0 else math.nan,
+            cal.degrees.get("skill_sd", math.inf),
         )
     )
-    drawn = result.players["skill"].to_numpy(dtype=float) if result.players is not None else []
+    drawn: list[float] | np.ndarray = []
+    if result.players is not None:  # the skills of the players in the log
+        skills = result.players.set_index("player_id")["skill"].astype(float)
+        drawn = skills.reindex(log.player_ids).dropna().to_numpy(dtype=float)
     if len(drawn):
         rows.append(
             Row(
@@ -165,6 +202,7 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
         source.base.newcomers_per_day,
         scenario.base.newcomers_per_day,
         cal.errors.get("newcomers_per_day", base_errors["newcomers_per_day"]),
+        cal.degrees.get("newcomers_per_day", math.inf),
     )
     errors(
         "leave per day",
@@ -197,11 +235,14 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
             )
         )
     width = max(len(r.name) for r in rows)
-    print(f"{'':<{width}}  {'generating':>11}  {'fitted':>18}  tolerance")
+    print(f"{'':<{width}}  {'generating':>11}  {'fitted':>18}  {'s.e. off':>15}  tolerance")
     for row in rows:
         shown = f"{row.truth:.4g}" if isinstance(row.truth, float | int) else str(row.truth)
         mark = "ok" if row.ok else "MISSED"
-        print(f"{row.name:<{width}}  {shown:>11}  {row.value:>18}  {row.tolerance}: {mark}")
+        print(
+            f"{row.name:<{width}}  {shown:>11}  {row.value:>18}  {off(row):>15}  "
+            f"{row.tolerance}: {mark}"
+        )
     factors = ", ".join(f"{k} x{v:.4f}" for k, v in cal.refined.items())
     print(
         f"refinement factors: {factors}; fitted before: visits {fit.base.per_day:.4g}, games "
@@ -211,24 +252,107 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
     return rows
 
 
+def off(row: Row) -> str:
+    """Return how many standard errors off a row judged by one is (``+2.28``), with the
+    degrees of freedom its error rests on where they are finite (``+2.28 (4.1 df)``)."""
+    if not math.isfinite(row.z):
+        return ""
+    return f"{row.z:+.2f}" + (f" ({row.degrees:.2g} df)" if math.isfinite(row.degrees) else "")
+
+
+def chance(degrees: float) -> float:
+    """Return the chance that an honest estimate lies more than 2 of its standard errors off
+    the truth (Student's t on ``degrees``; the normal's 4.6% on infinitely many)."""
+    from scipy import stats
+
+    if not math.isfinite(degrees):
+        return float(2 * stats.norm.sf(2.0))
+    return float(2 * stats.t.sf(2.0, degrees))
+
+
+def coverage(runs: dict[int, dict[str, list[Row]]]) -> None:
+    """Print, per setting and row judged by a standard error, how many standard errors off it
+    was on each seed, how many seeds were within 2 and how many an honest error would leave
+    out by chance (Student's t on each row's degrees of freedom), so that a miss by chance
+    can be told from a bias: a bias shows as z of one sign on most seeds."""
+    seeds = list(runs)
+    print(f"\nstandard errors off (fitted - true) / s.e., seeds {', '.join(map(str, seeds))}")
+    first = runs[seeds[0]]
+    width = max(len(f"{n}: {r.name}") for n, rows in first.items() for r in rows)
+    expected_total, missed_total, judged_total = 0.0, 0, 0
+    for name, rows in first.items():
+        for k, row in enumerate(rows):
+            if not math.isfinite(row.z):
+                continue
+            cells = [runs[seed][name][k] for seed in seeds]
+            zs = [c.z for c in cells]
+            within = sum(abs(z) <= 2 for z in zs)
+            expected = sum(chance(c.degrees) for c in cells)
+            expected_total += expected
+            missed_total += len(zs) - within
+            judged_total += len(zs)
+            print(
+                f"{name + ': ' + row.name:<{width}}  "
+                + " ".join(f"{z:+6.2f}" for z in zs)
+                + f"  within 2: {within}/{len(zs)} (by chance ~{expected:.1f} out), "
+                f"mean {np.mean(zs):+.2f}"
+            )
+    print(
+        f"rows judged by a standard error: {judged_total - missed_total}/{judged_total} within "
+        f"2; by chance ~{expected_total:.1f} would miss"
+    )
+
+
+def seeds_of(text: str) -> list[int]:
+    """Return the seeds of ``11``, ``11,12`` or ``11-16``."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--settings", default=",".join(SETTINGS), help="comma-separated names of SETTINGS"
     )
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--seed",
+        default="11",
+        help="the seed, or seeds (11,12 or 11-16: every setting on each, then the standard "
+        "errors off per seed)",
+    )
     parser.add_argument("--refine", type=int, default=5)
     args = parser.parse_args()
     names = [n.strip() for n in args.settings.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETTINGS]
     if unknown:
         parser.error(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+    try:
+        seeds = seeds_of(args.seed)
+    except ValueError:
+        parser.error(f"--seed: expected 11, 11,12 or 11-16, got {args.seed!r}")
+    if not seeds:
+        parser.error(f"--seed: no seed in {args.seed!r}")
+    runs: dict[int, dict[str, list[Row]]] = {}
+    missed_any = False
+    for seed in seeds:
+        runs[seed] = table(names, seed, args.refine)
+        missed_any = missed_any or any(not r.ok for rows in runs[seed].values() for r in rows)
+    if len(seeds) > 1:
+        coverage(runs)
+    return 1 if missed_any else 0
+
+
+def table(names: list[str], seed: int, refine: int) -> dict[str, list[Row]]:
+    """Run the round trip of each setting at ``seed`` and print their table side by side."""
     results: dict[str, list[Row]] = {}
     for name in names:
         scenario_name, overrides = SETTINGS[name]
-        print(f"\n== {name}: {scenario_name} {' '.join(overrides)}".rstrip())
+        print(f"\n== {name}: {scenario_name} {' '.join(overrides)} (seed {seed})".rstrip())
         source = as_scenario(scenario_name, overrides)
-        results[name] = round_trip(source, name, args.seed, args.refine)
+        results[name] = round_trip(source, name, seed, refine)
     print("\nfitted / true - 1 (games and players per day: calibrated / log - 1); * = missed")
     params = [row.name for row in next(iter(results.values()))]
     width = max(len(p) for p in params)
@@ -242,7 +366,17 @@ def main() -> int:
         print(f"{param:<{width}}" + "".join(f"  {c}" for c in cells))
     missed = [f"{n}: {r.name}" for n, rows in results.items() for r in rows if not r.ok]
     print("all within tolerance" if not missed else f"missed: {'; '.join(missed)}")
-    return 0 if not missed else 1
+    judged = [(n, r) for n, rows in results.items() for r in rows if math.isfinite(r.z)]
+    if judged:
+        outside = sum(abs(r.z) > 2 for _, r in judged)
+        expected = sum(chance(r.degrees) for _, r in judged)
+        print(
+            f"rows judged by a standard error: {len(judged) - outside}/{len(judged)} within 2 "
+            f"(an honest error leaves ~{expected:.1f} of {len(judged)} out by chance); s.e. "
+            "off: "
+            + ", ".join(f"{n} {r.name.strip()} {r.z:+.2f}" for n, r in judged if abs(r.z) > 1.5)
+        )
+    return results
 
 
 if __name__ == "__main__":

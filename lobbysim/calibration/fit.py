@@ -21,8 +21,10 @@ Each quantity has a stated method (docs/calibrate.md gives the same in prose):
   scheduled length is the median match duration; in 1v1, the share of matches shorter than it
   gives the quit hazard (both players at risk, the one behind at the template's multiplier); the
   draw rate is reported (lobbysim's games have none).
-* **Skill.** The Bayesian rater replayed over the log in time order, the skills' spread from
-  the beliefs and the predictive likelihood: :mod:`lobbysim.calibration.skills` states it.
+* **Skill.** On 1v1 logs the players' skills as fixed effects of the results' likelihood, their
+  spread deconvolved from the estimates' errors (a running game's pairings by skill do not bias
+  it); otherwise the Bayesian rater replayed over the log in time order:
+  :mod:`lobbysim.calibration.skills` states both.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from lobbysim.calibration.sessions import (
     find_sessions,
     fit_profile,
 )
-from lobbysim.calibration.skills import fit_skill, skill_error
+from lobbysim.calibration.skills import skill_fit
 from lobbysim.calibration.trend import activity_trend
 
 __all__ = [
@@ -493,10 +495,7 @@ def fit_log(
     end = float(log.seats["end"].max())
     start = float(log.seats["start"].min())
     games = fit_games(log, behind_multiplier, exact)
-    skill_sd, skill_method = fit_skill(log, beta2, min_games)
-    skill_sd_error = (
-        skill_error(log, beta2, skill_sd) if skill_method.startswith("predictive") else math.nan
-    )
+    skill_sd, skill_method, skill_sd_error = skill_fit(log, beta2, min_games)
     notes = []
     trend = activity_trend(log)
     warnings = [w for w in (times.warning(), trend.warning(log)) if w]

@@ -28,8 +28,12 @@ not refined: on the round trips the factor moved them away from the truth).
 **The written scenario** carries a warm-up (:func:`warmup_plan`): whole days before the log's
 minute 0 in which the raters learn the members the log starts with, the base sized so that it
 holds the fitted ``N0`` members when the warm-up ends; the comparison simulation runs it and is
-compared from the warm-up's end (:func:`after`). The refining simulations run without it: the
-estimators are applied, as on the log, from the log's own minute 0.
+compared from the warm-up's end (:func:`after`). The refining simulations do the same, each
+with the warm-up of the scenario as the last step left it: a real log starts mid-game, in a lobby
+that has run for days (members online and in their visits, the raters knowing them), and the
+estimators' bias is measured on the same kind of log, over the same span. (They used to run
+from the scenario's minute 0, an empty lobby of unrated members: on short logs the base reads
+low there, so the refinement measured the estimators on another kind of log than the user's.)
 :func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
 and the distinct players, the games per visit, the hour-of-day share of games, the game length
 and the players online over time.
@@ -68,6 +72,8 @@ class Calibration:
         errors: the standard errors of written values that the refining simulations measured
             (``skill_sd``, ``newcomers_per_day``; :func:`spread_errors`), where there were at
             least two of them; otherwise the fit's own.
+        degrees: the degrees of freedom each of ``errors`` rests on (:func:`error_degrees`;
+            ``inf`` where it rests on no simulations' variance).
     """
 
     fit: Fit
@@ -76,6 +82,7 @@ class Calibration:
     simulated: MatchLog | None
     warmup: float = 0.0
     errors: dict[str, float] = field(default_factory=dict)
+    degrees: dict[str, float] = field(default_factory=dict)
 
 
 def simulated_log(
@@ -87,15 +94,19 @@ def simulated_log(
 
 
 def _simulated(
-    scenario: Scenario, seed: int, progress: Callable[[float, float], None] | None = None
+    scenario: Scenario,
+    seed: int,
+    progress: Callable[[float, float], None] | None = None,
+    warmup: float = 0.0,
 ) -> tuple[MatchLog, float, float]:
-    """Simulate ``scenario`` once; return its match log, the standard deviation of the true
-    skills of the players in it and the newcomers who joined its base a day (NaN where the run
-    does not record its players)."""
+    """Simulate ``scenario`` once and keep its log from minute ``warmup`` on (:func:`after`);
+    return that log, the standard deviation of the true skills of the players in it and the
+    newcomers who joined the base a day within it (NaN where the run does not record them)."""
     from lobbysim.experiments.simulation import simulate
 
     result = simulate(scenario, seed, progress=progress)
-    log = from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
+    full = from_records(result.games, result.participants, source=f"{scenario.name} (simulated)")
+    log = after(full, warmup)
     drawn, joined = math.nan, math.nan
     players = result.players
     if players is not None and {"player_id", "skill"} <= set(players.columns):
@@ -104,12 +115,26 @@ def _simulated(
         seen = seen[np.isfinite(seen)]
         if len(seen) > 1:
             drawn = float(np.std(seen))
-        if scenario.base is not None and scenario.horizon > 0:
-            # a calibrated scenario has no guests: every player beyond the base's starting
-            # members joined it as a newcomer
-            newcomers = len(players) - scenario.base.size
-            joined = newcomers / (scenario.horizon / MINUTES_PER_DAY)
+        span = scenario.horizon - warmup
+        if scenario.base is not None and span > 0:
+            joined = _joined(result.waits, scenario.base.size, warmup, len(players))
+            joined = joined / (span / MINUTES_PER_DAY)
     return log, drawn, joined
+
+
+def _joined(waits: pd.DataFrame | None, size: int, warmup: float, players: int) -> float:
+    """Return the newcomers who joined a calibrated scenario's base from minute ``warmup`` on.
+
+    A calibrated scenario has no guests: every player beyond the base's ``size`` starting
+    members (ids from ``size`` on) joined it as a newcomer, and queued at once (a newcomer's
+    first visit is at joining), so their first queueing spell is when they joined."""
+    if warmup <= 0:
+        return float(players - size)
+    if waits is None or waits.empty:
+        return math.nan
+    first = waits.groupby("player_id")["enqueued"].min()
+    newcomers = first[first.index.to_numpy() >= size]
+    return float((newcomers.to_numpy(dtype=float) >= warmup).sum())
 
 
 def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float]:
@@ -200,6 +225,7 @@ def calibrate(
     scenario = Scenario.from_dict(data)
     refined: dict[str, float] = {}
     errors: dict[str, float] = {}
+    degrees: dict[str, float] = {}
     simulated = None
 
     span = float(scenario.horizon)
@@ -226,7 +252,11 @@ def calibrate(
         skill_bias: list[float] = []  # log(re-estimated / drawn) of each simulation
         newcomer_bias: list[float] = []  # log(re-estimated / joined) of each simulation
         for r in range(refine):
-            sim_log, drawn, joined = _simulated(scenario, seed + r, step(r))
+            # the refining simulation starts mid-game, as the log does: the scenario as the
+            # last step left it, with its warm-up, cut at the warm-up's end
+            lead, size = warmup_plan(fit.base, data)
+            running = Scenario.from_dict(with_warmup(data, lead, size)) if lead > 0 else scenario
+            sim_log, drawn, joined = _simulated(running, seed + r, step(r), lead)
             per_day, per_visit, skill_sd, newcomers = _visit_stats(sim_log, fit)
             if joined > 0 and newcomers > 0:
                 newcomer_bias.append(math.log(newcomers / joined))
@@ -252,13 +282,14 @@ def calibrate(
             skill_bias,
             newcomer_bias,
         )
+        degrees = error_degrees(fit, log.players, skill_bias, newcomer_bias)
     warmup, size = warmup_plan(fit.base, data)
     if warmup > 0:
-        data = _with_warmup(data, warmup, size)
+        data = with_warmup(data, warmup, size)
         scenario = Scenario.from_dict(data)
     if refine:
         simulated = after(simulated_log(scenario, seed + refine, step(refine)), warmup)
-    return Calibration(fit, scenario, refined, simulated, warmup, errors)
+    return Calibration(fit, scenario, refined, simulated, warmup, errors, degrees)
 
 
 def spread_errors(
@@ -286,20 +317,78 @@ def spread_errors(
       joined), the estimator against the newcomers who actually joined it. With the joins'
       Poisson noise over the log's ``T`` days the error is ``nu sqrt(1 / (nu T) + v)``, or the
       likelihood's own (observed information) where that is larger.
+
+    :func:`error_degrees` gives the degrees of freedom each rests on.
     """
-    out: dict[str, float] = {}
+    return {
+        k: e for k, (e, _) in _spread(fit, players, skill_sd, skill_bias, newcomer_bias).items()
+    }
+
+
+def error_degrees(
+    fit: Fit,
+    players: int,
+    skill_bias: list[float],
+    newcomer_bias: list[float],
+) -> dict[str, float]:
+    """Return the degrees of freedom of each standard error :func:`spread_errors` gives (``inf``
+    where it rests on no sample variance).
+
+    Each error's square is a sum of known parts (the drawn players' ``1 / (2 n)``, the joins'
+    Poisson ``1 / (nu T)``, the curvature's or the likelihood's own) and multiples of the
+    simulations' sample variance ``v``, which rests on ``J - 1`` degrees of freedom; the error's
+    are Welch and Satterthwaite's, ``(sum)^2 / (a v)^2 * (J - 1)`` for the part ``a v``. With
+    calibrate's default three simulations an error dominated by ``v`` has about 2: its 95%
+    interval takes the t quantile of those (4.3 standard errors for 2, 2.8 for 4), not 1.96.
+    """
+    return {k: d for k, (_, d) in _spread(fit, players, 1.0, skill_bias, newcomer_bias).items()}
+
+
+def t_quantile(degrees: float, level: float = 0.95) -> float:
+    """Return the two-sided ``level`` quantile of Student's t on ``degrees`` degrees of freedom
+    (the normal's where they are infinite)."""
+    from scipy import stats
+
+    tail = (1 + level) / 2
+    if not math.isfinite(degrees):
+        return float(stats.norm.ppf(tail))
+    return float(stats.t.ppf(tail, degrees))
+
+
+def _spread(
+    fit: Fit,
+    players: int,
+    skill_sd: float,
+    skill_bias: list[float],
+    newcomer_bias: list[float],
+) -> dict[str, tuple[float, float]]:
+    """Return (standard error, degrees of freedom) per quantity (see :func:`spread_errors`)."""
+    out: dict[str, tuple[float, float]] = {}
+
+    def satterthwaite(total: float, part: float, j: int) -> float:
+        return total**2 / (part**2 / (j - 1)) if part > 0 else math.inf
+
     if len(skill_bias) >= 2 and players > 0:
+        j = len(skill_bias)
         v = float(np.var(skill_bias, ddof=1))
         curvature = fit.skill_sd_error / fit.skill_sd if fit.skill_sd > 0 else math.nan
         floor = curvature**2 if math.isfinite(curvature) else 0.0
-        relative = math.sqrt(max(floor, 1.0 / (2.0 * players) + v) + v / len(skill_bias))
-        out["skill_sd"] = skill_sd * relative
+        if floor >= 1.0 / (2.0 * players) + v:
+            square, part = floor + v / j, v / j
+        else:
+            square, part = 1.0 / (2.0 * players) + v * (1 + 1 / j), v * (1 + 1 / j)
+        out["skill_sd"] = (skill_sd * math.sqrt(square), satterthwaite(square, part, j))
     nu = fit.base.newcomers_per_day
     if len(newcomer_bias) >= 2 and nu > 0 and fit.days > 0:
+        j = len(newcomer_bias)
         v = float(np.var(newcomer_bias, ddof=1))
         own = fit.base.errors.get("newcomers_per_day", math.nan)
-        measured = nu * math.sqrt(1.0 / (nu * fit.days) + v)
-        out["newcomers_per_day"] = max(measured, own) if math.isfinite(own) else measured
+        square = 1.0 / (nu * fit.days) + v
+        measured = nu * math.sqrt(square)
+        if math.isfinite(own) and own >= measured:
+            out["newcomers_per_day"] = (own, math.inf)
+        else:
+            out["newcomers_per_day"] = (measured, satterthwaite(square, v, j))
     return out
 
 
@@ -329,20 +418,28 @@ def warmup_plan(base_fit: BaseFit, data: Mapping[str, Any]) -> tuple[float, int]
     if not (per_day > 0 and games > 0):
         return 0.0, int(base["size"])
     days = min(max(math.ceil(WARMUP_GAMES / (per_day * games)), 1), MAX_WARMUP_DAYS)
-    n0, nu, lam = base_fit.size, base_fit.newcomers_per_day, base_fit.leave_per_day
+    return lead_in(base_fit.size, base_fit.newcomers_per_day, base_fit.leave_per_day, days)
+
+
+def lead_in(size: float, newcomers: float, leave: float, days: int) -> tuple[float, int]:
+    """Return a warm-up of at most ``days`` whole days (minutes) and the base's size at its
+    start such that a base of newcomers joining at ``newcomers`` a day and members leaving at
+    ``leave`` a day holds ``size`` members, on average, at the warm-up's end: ``nu / lambda +
+    (N0 - nu / lambda) exp(lambda W)`` (``N0 - nu W`` without leaving); shortened by whole days
+    while that is below one member (to none at worst)."""
 
     def size_at_start(w: float) -> float:
-        if lam > 0:
-            steady = nu / lam
-            return steady + (n0 - steady) * math.exp(lam * w)
-        return n0 - nu * w
+        if leave > 0:
+            steady = newcomers / leave
+            return steady + (size - steady) * math.exp(leave * w)
+        return size - newcomers * w
 
     while days > 0 and size_at_start(days) < 1:
         days -= 1
     return days * MINUTES_PER_DAY, max(1, round(size_at_start(days)))
 
 
-def _with_warmup(data: Mapping[str, Any], warmup: float, size: int) -> dict[str, Any]:
+def with_warmup(data: Mapping[str, Any], warmup: float, size: int) -> dict[str, Any]:
     """Return scenario data whose horizon starts ``warmup`` minutes earlier, as its warm-up, with
     the base's size at minute 0 ``size``."""
     out = dict(data)

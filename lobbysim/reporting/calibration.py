@@ -1,8 +1,9 @@
 """The calibration report: what was fitted, and the log beside the calibrated scenario's own.
 
-Opens with the fitted parameters (each with its standard error where the fit gives one, and the
-method), the warnings (degenerate times, an activity trend), the notes (rows skipped, draws the
-scenario cannot make) and the scenario file written;
+Opens with the fitted parameters (each with its standard error where the fit gives one, a 95%
+interval on the t quantile of its degrees of freedom where the refining simulations measured
+it, and the method), the warnings (degenerate times, an activity trend), the notes (rows
+skipped, draws the scenario cannot make) and the scenario file written;
 then, side by side, the log and one simulation of the calibrated scenario over the same span
 (from the end of its warm-up): one figure of the games and distinct players per day, the
 hour-of-day share of matches and the games per visit, one of the players in a match over time
@@ -26,6 +27,7 @@ from lobbysim.calibration.run import (
     WARMUP_GAMES,
     Calibration,
     compare_logs,
+    t_quantile,
 )
 from lobbysim.reporting.document import (
     Block,
@@ -58,9 +60,11 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
 
     def measured(name: str) -> str:
         e = calibration.errors.get(name, math.nan)
-        return (
-            f"; standard error {e:.2g} as the refining simulations measured it"
-            if math.isfinite(e)
+        if not math.isfinite(e):
+            return ""
+        return f"; standard error {e:.2g} as the refining simulations measured it" + (
+            f", {_interval(calibration, name, _written(calibration, name))}"
+            if name in calibration.degrees
             else ""
         )
 
@@ -156,6 +160,29 @@ def _pm(value: float, error: float) -> str:
     return f"{value:,.{digits}f} ± {error:,.{digits}f}"
 
 
+def _written(calibration: Calibration, name: str) -> float:
+    """Return the written value of ``skill_sd`` or ``newcomers_per_day``."""
+    scenario = calibration.scenario
+    if name == "skill_sd":
+        return float(scenario.population["skill_sd"])
+    assert scenario.base is not None
+    return float(scenario.base.newcomers_per_day)
+
+
+def _interval(calibration: Calibration, name: str, value: float) -> str:
+    """Return ``"95% interval 1.7 to 2.4 (t on 2.5 degrees of freedom)"`` for an error the
+    refining simulations measured: the t quantile of the degrees of freedom it rests on
+    (:func:`lobbysim.calibration.run.error_degrees`; the normal's where they are infinite)."""
+    error, degrees = calibration.errors[name], calibration.degrees[name]
+    q = t_quantile(degrees)
+    lo, hi = value - q * error, value + q * error
+    if name == "newcomers_per_day":
+        lo = max(lo, 0.0)
+    digits = max(0, 1 - math.floor(math.log10(error))) if error > 0 else 3
+    on = f"t on {degrees:.2g} degrees of freedom" if math.isfinite(degrees) else "normal"
+    return f"95% interval {lo:,.{digits}f} to {hi:,.{digits}f} ({on})"
+
+
 def fitted_lines(calibration: Calibration) -> list[str]:
     """Return the fitted values as the terminal shows them, each with its standard error where
     the fit gives one (a refined value's error scaled by the refinement's factor; the skill
@@ -182,6 +209,11 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     )
     game = scenario.game
     quits = f", quit rate {game.quit_rate:.3g} a minute" if fit.quit_rate is not None else ""
+    intervals = [
+        f"  {label}: {_interval(calibration, name, _written(calibration, name))}"
+        for name, label in (("skill_sd", "skill sd"), ("newcomers_per_day", "newcomers a day"))
+        if name in calibration.degrees and name in calibration.errors
+    ]
     return [
         f"Fitted over {fit.days:.3g} days (± one standard error): base size {size}, "
         f"newcomers {newcomers} a day, leaving {leave} a day",
@@ -189,6 +221,7 @@ def fitted_lines(calibration: Calibration) -> list[str]:
         f"{scenario.population['session_games_mean']:.3g} games a visit",
         f"  games {game.mode}, {game.length:.3g} min{quits}; skill sd {skill} (beta^2 "
         f"{fit.beta2:g})",
+        *intervals,
     ] + (
         [
             f"  warm-up {calibration.warmup / 1440:g} days before the log's span (base of "

@@ -12,7 +12,7 @@ import pytest
 from lobbysim.calibration.fit import fit_base, fit_games, fit_groups
 from lobbysim.calibration.matchlog import MatchLog, check_seats, from_records
 from lobbysim.calibration.sessions import Clock, Sessions, find_sessions, fit_profile, gap_threshold
-from lobbysim.calibration.skills import fit_skill
+from lobbysim.calibration.skills import fit_skill, replay_spread
 
 DAY = 1440.0
 
@@ -179,8 +179,12 @@ def test_the_skill_spread_is_recovered_from_probit_results() -> None:
     seats = pd.DataFrame(rows, columns=["match", "player", "start", "end", "side", "rank"])
     log = MatchLog(seats, np.arange(games), np.arange(players))
     estimate, method = fit_skill(log, beta2)
-    assert method == "predictive likelihood"
+    assert method == "fixed effects"
     assert abs(estimate / skill.std() - 1) < 0.05, estimate
+    # the rater replay's predictive likelihood (team and free-for-all logs) reads it too
+    replayed, how = replay_spread(log, beta2)
+    assert how == "predictive likelihood"
+    assert abs(replayed / skill.std() - 1) < 0.05, replayed
 
 
 def test_the_games_shape_length_quits_and_draws() -> None:

@@ -66,3 +66,38 @@ def test_newcomers_error_is_the_joins_noise_and_the_estimators_or_the_fits() -> 
     assert math.isclose(wide["newcomers_per_day"], measured, rel_tol=1e-12)
     own = spread_errors(_fit(2.5, 0.02, 92.0, 9.0, 10.0), 1240, 2.5, [], bias)
     assert own["newcomers_per_day"] == 9.0  # the likelihood's own error, where larger
+
+
+def test_the_errors_degrees_of_freedom_are_satterthwaites() -> None:
+    """An error dominated by the simulations' variance rests on J - 1 degrees of freedom; one
+    with a known part on more; one with none on infinitely many; and its 95% interval takes
+    the t quantile of them."""
+    from scipy import stats
+
+    from lobbysim.calibration.run import error_degrees, t_quantile
+
+    fit = _fit(3.0, 0.0145, 10.0, 3.0, 10.0)
+    bias = [0.03, -0.035, -0.024]  # three simulations: 2 degrees of freedom in v
+    v = float(np.var(bias, ddof=1))
+    known = 1 / (2 * 2450)
+    square = known + v * (1 + 1 / 3)
+    degrees = error_degrees(fit, 2450, bias, [])
+    assert math.isclose(degrees["skill_sd"], square**2 / ((v * 4 / 3) ** 2 / 2), rel_tol=1e-12)
+    assert 2.0 < degrees["skill_sd"] < 3.0  # v dominates: about J - 1
+    # with the players' own spread dominating, many more
+    assert error_degrees(fit, 20, bias, [])["skill_sd"] > 50
+    # simulations that agree (v = 0) leave the curvature's error: no sample variance in it
+    assert error_degrees(fit, 2450, [0.01, 0.01, 0.01], [])["skill_sd"] == math.inf
+    # newcomers: the likelihood's own error, where larger, rests on no simulation
+    nbias = [-0.043, -0.011, 0.016]
+    assert error_degrees(_fit(2.5, 0.02, 92.0, 9.0, 10.0), 1240, [], nbias) == {
+        "newcomers_per_day": math.inf
+    }
+    wide = error_degrees(_fit(2.5, 0.02, 92.0, 3.0, 10.0), 1240, [], nbias)["newcomers_per_day"]
+    nv = float(np.var(nbias, ddof=1))
+    assert math.isclose(wide, (1 / 920 + nv) ** 2 / (nv**2 / 2), rel_tol=1e-12)
+    # the quantiles: Student's t on those degrees, the normal's on infinitely many
+    assert math.isclose(t_quantile(2.0), 4.302652729749464, rel_tol=1e-9)
+    assert math.isclose(t_quantile(4.0), float(stats.t.ppf(0.975, 4)), rel_tol=1e-12)
+    assert math.isclose(t_quantile(math.inf), 1.959963984540054, rel_tol=1e-9)
+    assert t_quantile(degrees["skill_sd"]) > 3.0  # a 95% interval on 3 simulations is wide
