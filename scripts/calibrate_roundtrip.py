@@ -254,10 +254,12 @@ def round_trip(source: Scenario, label: str, seed: int, refine: int) -> list[Row
 
 def off(row: Row) -> str:
     """Return how many standard errors off a row judged by one is (``+2.28``), with the
-    degrees of freedom its error rests on where they are finite (``+2.28 (4.1 df)``)."""
+    degrees of freedom its error rests on where they are 100 or fewer (``+2.28 (4.1 df)``)."""
     if not math.isfinite(row.z):
         return ""
-    return f"{row.z:+.2f}" + (f" ({row.degrees:.2g} df)" if math.isfinite(row.degrees) else "")
+    if not math.isfinite(row.degrees) or row.degrees > 100:  # as good as the normal's
+        return f"{row.z:+.2f}"
+    return f"{row.z:+.2f} ({row.degrees:.2g} df)"
 
 
 def chance(degrees: float) -> float:

@@ -17,13 +17,14 @@ measured in each simulation against the skills the simulation actually drew for 
 its log, not against the scenario's ``skill_sd`` (from which a few thousand players' skills
 stray by a percent or two: measured that way, every step's factor carried that sampling noise):
 the fitted spread is divided by the geometric mean of (re-estimated / drawn) over the
-simulations so far (at most x1.5 or /1.5). The estimator itself strays from log to log by some
-3%, twice what the likelihood's curvature says: on six logs of a skill sd of 3.0
-(scripts/calibrate_roundtrip.py's ``large_wide``, seeds 11 to 16) it read 1.030, 0.965, 0.976,
-0.959, 1.002 and 1.003 times the skills the log's players drew. So the same simulations give
-the written spread's standard error (:func:`spread_errors`, a parametric bootstrap), and the
-newcomers a day theirs (measured against the newcomers each simulation drew; the newcomers are
-not refined: on the round trips the factor moved them away from the truth).
+simulations so far (at most x1.5 or /1.5). An estimator strays from log to log by more than its
+own error says (the rater replay's by some 3% on six logs of a skill sd of 3.0,
+scripts/calibrate_roundtrip.py's ``large_wide`` from minute 0, seeds 11 to 16: 1.030, 0.965,
+0.976, 0.959, 1.002 and 1.003 times the skills drawn, twice its curvature's 1.45%). So the
+same simulations give the written spread's standard error (:func:`spread_errors`, a parametric
+bootstrap), and the newcomers a day theirs (measured against the newcomers each simulation
+drew; the newcomers are not refined: on the round trips the factor moved them away from the
+truth).
 
 **The written scenario** carries a warm-up (:func:`warmup_plan`): whole days before the log's
 minute 0 in which the raters learn the members the log starts with, the base sized so that it

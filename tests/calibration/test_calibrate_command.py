@@ -142,7 +142,7 @@ def test_the_shipped_sample_log_is_what_lobbysim_writes_and_reads_whole(tmp_path
         Path(__file__).resolve().parents[2] / "lobbysim/scenarios/logs/quickstart_games.csv.gz"
     )
     log = read_log(shipped)
-    assert not log.skipped_text() and len(log.seats) == 7_398 and log.matches == 3_699
+    assert not log.skipped_text() and len(log.seats) == 6_806 and log.matches == 3_403
     spec = importlib.util.spec_from_file_location(
         "make_sample_log", shipped.parents[3] / "scripts" / "make_sample_log.py"
     )
@@ -170,10 +170,10 @@ def test_the_fitted_values_are_printed_with_their_errors_and_the_ranking(
     argv += ["--refine", "0", "--raters", "bayesian,sph_elo", "--split", "0.6"]
     assert main(argv) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "Fitted over 2 days (± one standard error): base size 436 ± 36, newcomers " in printed
-    assert "visits 2." in printed and "a member a day (Gamma shape 2." in printed
+    assert "Fitted over 2 days (± one standard error): base size 508 ± 28, newcomers " in printed
+    assert "visits 1." in printed and "a member a day (Gamma shape 1.9" in printed
     assert "games 1v1, 10 min, quit rate 0.02" in printed and "skill sd " in printed
-    assert "tuned on the first 2,219 matches" in printed  # floor(0.6 * 3,699)
+    assert "tuned on the first 2,041 matches" in printed  # floor(0.6 * 3,403)
     assert "Ranking by held-out log loss (lower is better): 1. bayesian 0.6" in printed
     assert f"Report: {report / 'report.html'}" in printed
 

@@ -298,3 +298,27 @@ def test_each_regions_profile_is_the_local_profile_shifted_by_its_time_zone() ->
             min((best - region.utc_offset_hours) % 24, (region.utc_offset_hours - best) % 24) <= 1
         ), (region.name, best, region.utc_offset_hours)
         assert max(shifts) > 0.8, region.name
+
+
+@pytest.mark.slow
+def test_no_newcomers_gets_the_profile_likelihoods_bound_not_a_vanishing_error() -> None:
+    """A base of 150 members and no newcomers over 2 days: the newcomers' rate is estimated at
+    its boundary, where the observed information gives an error as small as the estimate
+    (0.000000046 a day on the two-day sample log); the error is the rate up to which the
+    profile likelihood stays within 1/2 of its maximum, a few a day: newcomers among 150
+    members, most of them seen in two days, cannot be told apart from members below that."""
+    truth = {
+        "size": 150,
+        "newcomers_per_day": 0.0,
+        "per_day": 2.0,
+        "shape": 2.0,
+        "leave_per_day": 0.01,
+    }
+    # (seeds 1, 4, 5 and 7 of 0 to 7 fit no newcomers; the others 2.3 to 5.9 a day)
+    sessions = _visits(np.random.default_rng(5), truth, days=2)
+    players = int(sessions.player.max()) + 1
+    fit = fit_base(sessions, players, 2 * DAY, Clock(np.ones(24), 0.0))
+    assert fit.newcomers_per_day * 2 < 0.5  # on the boundary
+    bound = fit.errors["newcomers_per_day"]
+    assert 0.5 < bound < 30.0, bound
+    assert abs(fit.size - 150) < 2 * fit.errors["size"]

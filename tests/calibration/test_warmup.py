@@ -72,15 +72,49 @@ def test_after_keeps_the_matches_from_a_minute_on_the_clock_moved_back() -> None
 
 @pytest.mark.slow
 def test_the_calibrated_scenario_carries_its_warmup() -> None:
-    """On the bundled sample log (2 days, ~2 visits a day of ~5 games): a 2-day warm-up, the
-    horizon 2 + 2 days, the comparison simulation from the warm-up's end."""
+    """On the bundled sample log (2 days, ~2 visits a day of ~5 games): a warm-up of
+    ceil(20 / (visits x games a visit)) days (2 or 3: the refined visit rate and games a visit
+    are near 10 games a day), the horizon that plus 2 days, the comparison simulation from the
+    warm-up's end."""
     from lobbysim.calibration.read import read_log
     from lobbysim.calibration.run import calibrate
 
     log = read_log(SAMPLE / "quickstart_games.csv.gz")
     cal = calibrate(log, load_scenario("quickstart"), refine=1, seed=5)
-    assert cal.warmup == 2 * 1440.0
+    population, visits = cal.scenario.population, cal.scenario.base.visits.params  # type: ignore[union-attr]
+    days = math.ceil(20 / (float(visits["per_day"]) * float(population["session_games_mean"])))
+    assert days in (2, 3) and cal.warmup == days * 1440.0
     assert cal.scenario.warmup == cal.warmup
     assert cal.scenario.horizon == cal.warmup + 2 * 1440.0
     assert cal.simulated is not None and cal.simulated.seats["start"].min() >= 0.0
     assert cal.simulated.seats["start"].min() < 60.0  # games from the warm-up's end on
+
+
+def test_a_refining_simulation_is_read_from_its_warmups_end() -> None:
+    """The refining simulations start mid-game, as a log does: the log from the warm-up's end on
+    its own clock, the newcomers counted from their joining (their first queueing spell) within
+    the span, the skills drawn of the players in that part."""
+    from lobbysim.calibration.run import _joined, _simulated
+    from lobbysim.experiments.simulation import simulate
+    from lobbysim.scenario.inputs import as_scenario
+
+    scenario = as_scenario(
+        "quickstart",
+        ["base.size=60", "base.newcomers_per_day=80", "horizon=720", "warmup=360"],
+    )
+    log, drawn, joined = _simulated(scenario, 3, warmup=360.0)
+    result = simulate(scenario, 3)
+    games, waits, players = result.games, result.waits, result.players
+    assert games is not None and waits is not None and players is not None
+    assert log.matches == int((games["start"].to_numpy() >= 360.0).sum()) > 0
+    assert log.seats["start"].min() >= 0.0 and log.seats["end"].max() <= 360.0 + 60.0
+    first = waits.groupby("player_id")["enqueued"].min()
+    late = int(((first.index >= 60) & (first.to_numpy() >= 360.0)).sum())
+    early = int(((first.index >= 60) & (first.to_numpy() < 360.0)).sum())
+    assert late > 0 and early > 0
+    assert joined == pytest.approx(late / 0.25)  # per day, over the span's quarter day
+    skills = players.set_index("player_id")["skill"]
+    assert drawn == pytest.approx(float(np.std(skills.reindex(log.player_ids))))
+    # from minute 0 (no warm-up): every player beyond the base's joined as a newcomer
+    assert _joined(waits, 60, 0.0, len(players)) == len(players) - 60
+    assert _joined(waits, 60, 360.0, len(players)) == late
