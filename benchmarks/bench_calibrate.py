@@ -4,10 +4,11 @@ Writes a synthetic 1v1 log of about 1,000,000 seats (10,000 members visiting at 
 rates over 25 days with an evening profile, ~5 games a visit of 10 minutes, opponents adjacent
 in time, results drawn from true skills with performance noise), then times, in this process
 with one BLAS thread: reading it (``read_log``) and fitting the scenario (``fit_log``: sessions,
-profile, the base's likelihood, games, the skill replays), the median of ``--repeats`` runs each.
-The target is under a minute for the two together. Scoring the raters and the refinement by
-simulation are timed apart (``--scores``): the first replays every rater once per tuning
-setting, the second simulates the whole base, so neither is part of the one-minute target.
+profile, the base's likelihood, games, the skill spread by fixed effects), the median of
+``--repeats`` runs each. The target is under a minute for the two together. Scoring the raters
+and the refinement by simulation are timed apart (``--scores``): the first replays every rater
+once per tuning setting, the second simulates the whole base, so neither is part of the
+one-minute target.
 Example::
 
     python benchmarks/bench_calibrate.py --repeats 3

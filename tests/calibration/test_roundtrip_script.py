@@ -40,3 +40,19 @@ def test_a_small_round_trip_recovers_its_settings(capsys: pytest.CaptureFixture[
     assert "skill sd" in printed and "within 5% or 2 s.e." in printed
     missed = [row.name for row in rows if not row.ok]
     assert missed == [], printed
+
+
+def test_rows_judged_by_an_error_say_how_far_off_and_how_often_chance_misses() -> None:
+    script = load_script()
+    assert script.seeds_of("11") == [11]
+    assert script.seeds_of("11,12") == [11, 12]
+    assert script.seeds_of("11-13,20") == [11, 12, 13, 20]
+    # an honest error leaves 4.6% of estimates beyond 2 of it; on 4 degrees of freedom 11.6%
+    assert abs(script.chance(float("inf")) - 0.0455) < 1e-3
+    assert abs(script.chance(4.0) - 0.1161) < 1e-3
+    row = script.Row("newcomers per day", 100.0, "92 ± 3.7", "within 2 s.e.", False, -0.08)
+    assert script.off(row) == ""  # no standard error: not judged by one
+    row.z, row.degrees = -2.28, 4.1
+    assert script.off(row) == "-2.28 (4.1 df)"
+    row.degrees = 1600.0
+    assert script.off(row) == "-2.28"
