@@ -21,8 +21,8 @@ a new game. (A prior N(0, s^2) on the skills, as the rater replay below and any 
 likelihood assume, takes close pairings for a narrow spread: the skills of players paired by
 skill are not independent draws given the pairings. On a 10-day log cut from a week-old lobby
 of skill sd 3.0, the replay's predictive likelihood read 0.51 times the skills the log's players
-drew, where on the same game's log from its first minute it read 1.00; fixed effects read 1.10
-and 1.16 on them, a bias the refinement by simulation measures and takes off.)
+drew, where on the same game's log from its first minute it read 1.00; fixed effects read 1.14
+and 1.19 on them, a bias the refinement by simulation measures and takes off.)
 
 **Skill, team and free-for-all logs, or too few players with enough games.** The Bayesian
 rater replayed over the log in time order (1v1 and team games; a free-for-all by its pairs of
