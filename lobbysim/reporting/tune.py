@@ -43,7 +43,7 @@ from lobbysim.reporting.headline import (
     value_text,
     wrap_terminal,
 )
-from lobbysim.tuning.racing import MIN_CHANCE, TUNED
+from lobbysim.tuning.racing import TUNED
 from lobbysim.tuning.space import Constraint, Space
 from lobbysim.tuning.study import OWN, StudyResult
 from lobbysim.tuning.trials import Interval, Trial, feasible
@@ -159,14 +159,6 @@ def infeasible_line(result: StudyResult) -> str:
             "interval"
         )
     of = f" of {size:,}" if size is not None else ""
-    if result.ruled_out:
-        return (
-            f"no feasible setting found in {result.simulations} simulations ({result.tried}{of} "
-            f"settings tried): the model of the runs gave each of the other "
-            f"{result.ruled_out:,} under a {MIN_CHANCE:.0%} chance of keeping every constraint, "
-            f"so the search stopped with {space.search_budget - result.simulations} of its "
-            f"budget of {space.search_budget} unspent"
-        )
     return (
         f"no feasible setting found in {result.simulations} simulations ({result.tried}{of} "
         f"settings tried; the search's budget is {space.search_budget}): the budget ran out "

@@ -47,8 +47,12 @@ from lobbysim.tuning.space import Space
 MAX_STEPS_ORDERED = 12
 #: The steps of a continuous range (or one with more values): ramps over equal parts of it.
 RAMPS = 4
-#: The grid of each prior spread (effects, seeds, noise), as multiples of the values' spread.
-FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+#: The grid of each prior spread (effects, seeds, noise), as multiples of the values' spread. It
+#: reaches 10: after a few runs the values' spread can be small by chance (two similar settings),
+#: and a grid ending at 3 then all but ruled out effects a step of the space can have (on the
+#: development blocks of ``benchmarks/bench_tune_grid.py``, ending at 10 found the grid's best
+#: more often at both bounds; dropping 0.01 instead lost hits at the tighter bound).
+FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 #: The mean's prior spread, as a multiple of the values' spread (flat, in effect).
 FLAT = 100.0
 

@@ -19,8 +19,12 @@ feasible and better, and its expected gain where it does (constrained expected i
 **Racing** (:meth:`Race.chase`): while budget is left, one more replication (an untried
 setting: its first rung) goes to the candidates with the largest expected gain per run still
 needed (:meth:`Race.chances`), so a plausible setting already run is finished before a new one
-is started; a candidate whose chance is under :data:`MIN_CHANCE`, or that the budget left cannot
-replicate fully, is never started or dropped.
+is started; a candidate whose chance is under :data:`MIN_CHANCE` is not started or replicated
+further while another has more, and one that the budget left cannot replicate fully never is. In
+a finite space the whole budget is spent: when nothing has :data:`MIN_CHANCE`, the likeliest
+candidate runs (a budget left unspent finds nothing, and few runs make the model's doubts least
+sure: on the development blocks of ``benchmarks/bench_tune_grid.py`` stopping there lost hits
+at the tighter bound).
 
 Why not successive halving on the objective: at a tight bound what makes a setting feasible is
 mostly the spread of its replications, which one replication cannot show; halving promoted the
@@ -54,7 +58,8 @@ def _better(space: Space, a: float, b: float) -> bool:
 
 
 #: The least chance (:func:`prospects`) a trial must have of keeping every constraint and beating
-#: the best so far, once replicated ``most`` times, for racing to give it another replication.
+#: the best so far, once replicated ``most`` times, for racing to give it another replication
+#: while another candidate has more (in a finite space, the likeliest runs when none has it).
 MIN_CHANCE = 0.05
 
 #: The Monte Carlo draws :func:`prospects` predicts a candidate's missing replications with.
@@ -170,9 +175,6 @@ class Race:
         self.trials: list[Trial] = []
         self.scenarios: dict[int, Scenario] = {}
         self.by_key: dict[str, Trial] = {}
-        #: untried settings left when :meth:`chase` stopped with budget to start one: every one
-        #: under :data:`MIN_CHANCE` (0: it stopped for the budget, or tried them all)
-        self.ruled_out = 0
 
     def add(self, drawn: dict[str, Any]) -> Trial:
         t = Trial(len(self.trials) + 1, drawn, self.space.values(drawn))
@@ -229,7 +231,8 @@ class Race:
         first, each with its chance and expected gain (:func:`prospects`): the trials not at
         ``most`` replications, and the settings of ``untried`` not tried yet, whose chance is at
         least :data:`MIN_CHANCE` and which the budget left can replicate fully (a setting it
-        cannot finish cannot be the answer)."""
+        cannot finish cannot be the answer). With ``untried`` (a finite space) and nothing at
+        :data:`MIN_CHANCE`, every candidate, the likeliest first: the budget is spent."""
         best = best_trial(self.space, self.trials)
         most = self.space.most
         items: list[Trial | dict[str, Any]] = []
@@ -253,27 +256,27 @@ class Race:
             best,
             rng,
         )
-        scored = [
-            (p, i, n) for n, (p, i) in enumerate(zip(got, items, strict=True)) if p[0] >= MIN_CHANCE
-        ]
+        numbered = [(p, i, n) for n, (p, i) in enumerate(zip(got, items, strict=True))]
+        scored = [(p, i, n) for p, i, n in numbered if p[0] >= MIN_CHANCE]
 
         def need(i: Trial | dict[str, Any]) -> int:
             return most - (len(i.runs) if isinstance(i, Trial) else 0)
 
         scored.sort(key=lambda pin: (-pin[0][1] / need(pin[1]), -pin[0][0], pin[2]))
+        if not scored and untried:  # a finite space: spend the budget, the likeliest first
+            scored = sorted(numbered, key=lambda pin: (-pin[0][0], -pin[0][1], pin[2]))
         return [(p, i) for p, i, _ in scored]
 
     def chase(self, untried: Sequence[Mapping[str, Any]] = ()) -> None:
         """While budget is left, give one more replication to what :meth:`chances` ranks first
         (an untried setting: its first rung): one at a time while the budget left is under
         twice ``most`` per setting (each result informs the next choice), up to ``batch`` at
-        once otherwise. Ends when nothing left has a chance."""
+        once otherwise. Ends when the budget is spent, or when nothing is left to run (every
+        setting of ``untried`` at ``most``; without ``untried``, no partly-run trial with
+        :data:`MIN_CHANCE`)."""
         while self.left() > 0:
             ranked = self.chances(untried)
             if not ranked:
-                if self.left() >= self.space.most:
-                    keys = {setting_key(d) for d in untried if self.known(d) is None}
-                    self.ruled_out = len(keys)
                 return
             step = max(1, min(self.space.batch, self.left() // (2 * self.space.most)))
             upto: dict[int, int] = {}

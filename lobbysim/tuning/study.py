@@ -23,7 +23,7 @@ processes, as in Ax/BoTorch, models noisy constraints more finely but needs PyTo
    sees the same arrivals): one more replication at a time to the candidates most likely to end
    feasible and better than the best, by their expected gain per run still needed; in a finite
    space the candidates include every setting not tried yet, so the model chooses each new
-   setting and never starts one under a 5% chance;
+   setting, and starts one under a 5% chance only when nothing has more (the budget is spent);
 3. in a space too large to enumerate, *new settings* while the budget can replicate one fully:
    the untried neighbours of the lead first (:func:`lobbysim.tuning.design.neighbours`, where
    every dimension is finite), then TPE (Optuna's sampler, told every trial's result); each
@@ -159,9 +159,6 @@ class StudyResult:
         tuned: the scenario with the best trial's settings (None without a best).
         shipped: whether the best trial's settings are the scenario's own (the shipped
             setting is the best found; its evaluation is one set of runs).
-        ruled_out: the untried settings the search left with budget to start one, each
-            predicted under :data:`lobbysim.tuning.racing.MIN_CHANCE` of ending feasible and
-            better (:class:`lobbysim.tuning.racing.Race`).
     """
 
     space: Space
@@ -174,7 +171,6 @@ class StudyResult:
     evaluations: int
     tuned: Scenario | None
     shipped: bool = False
-    ruled_out: int = 0
 
     def table(self) -> pd.DataFrame:
         """Return one row per trial (``trials.csv``)."""
@@ -300,8 +296,8 @@ def run_study(
             Optuna not installed.
     """
     check_size(scenario, space, max_simulations, jobs=jobs, executor=executor)
-    try:
-        import optuna
+    try:  # before the folder is claimed
+        import optuna  # noqa: F401
     except ImportError:
         raise TuneError(OPTUNA_MISSING) from None
     check_study_folder(scenario, space, folder)
@@ -327,7 +323,7 @@ def run_study(
                 run_local(todo, jobs, on_done)
 
         runs = StudyRuns(store, execute, tick)
-        race = _search(optuna, scenario, space, seeds, runs, note)
+        race = search(scenario, space, seeds, runs, note)
         trials = race.trials
         searched = runs.count
         best = best_trial(space, trials)
@@ -354,8 +350,29 @@ def run_study(
         runs.count - searched,
         tuned,
         shipped=tuned is not None and tuned == scenario,
-        ruled_out=race.ruled_out,
     )
+
+
+def search(
+    scenario: Scenario,
+    space: Space,
+    seeds: Sequence[int],
+    runs: StudyRuns,
+    note: Callable[[str], None] | None = None,
+) -> Race:
+    """Run a study's search (see the module docstring) on ``runs`` (a run store and the executor
+    that fills it) with replication r of every setting on ``seeds[r - 1]``, and return its race:
+    its trials and their runs. :func:`run_study` calls it before the fresh-seed evaluation;
+    ``benchmarks/bench_tune_grid.py`` calls it with an executor that reads a committed grid.
+
+    Raises:
+        TuneError: Optuna not installed.
+    """
+    try:
+        import optuna
+    except ImportError:
+        raise TuneError(OPTUNA_MISSING) from None
+    return _search(optuna, scenario, space, seeds, runs, note)
 
 
 def _search(
