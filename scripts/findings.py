@@ -517,8 +517,8 @@ FINDINGS: tuple[Finding, ...] = (
     F(
         "bench-tune-grid",
         "python benchmarks/bench_tune_grid.py",
-        "~1 h on 2 cores",
-        ("the targets line", "(docs/tune.md)", Line("targets (>=")),
+        "~6 min on 2 cores",
+        ("the targets line", "(docs/tune.md)", Line("targets (budget")),
     ),
     F(
         "calibrate-roundtrip",
