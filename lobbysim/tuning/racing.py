@@ -29,7 +29,7 @@ at the tighter bound).
 Why not successive halving on the objective: at a tight bound what makes a setting feasible is
 mostly the spread of its replications, which one replication cannot show; halving promoted the
 fairest settings whose single run kept the bound, which were the ones whose later replications
-missed it (``benchmarks/bench_tune_grid.py --explain`` shows it, seed by seed).
+missed it (``benchmarks/bench_tune_grid.py --explain`` shows each study's runs).
 """
 
 from __future__ import annotations
