@@ -4,10 +4,11 @@
 into a template scenario (fields a match log cannot tell, such as the matchmaker, the raters,
 the players' patience and a world's data centres and latencies, come from the template). A match
 log holds only visits that reached a game, a visit's games are cut short when the player gives
-up waiting, and quits make results noisier than skill alone would, so three quantities are then
-**refined by simulation** (indirect inference): the calibrated scenario is simulated over the
-log's span, the same estimators are applied to the simulated log, and the visit rate and the
-games per visit are scaled by fitted / re-estimated (at most x1.5 or /1.5 a step), ``refine``
+up waiting, visits close together are read as one, and quits make results noisier than skill
+alone would, so four quantities are then **refined by simulation** (indirect inference): the
+calibrated scenario is simulated over the log's span, the same estimators are applied to the
+simulated log, and the visit rate, the visit rates' Gamma shape and the games per visit are
+scaled by fitted / re-estimated (at most x1.5 or /1.5 a step), ``refine``
 times in turn, each simulation of the scenario as the last step left it, step k by the ratio to
 the power 1 / k (a stochastic approximation of the fixed point: an estimator whose bias is not
 one factor needs more than one step, and the later steps' gains average a simulation's noise
@@ -66,7 +67,7 @@ class Calibration:
         fit: the estimates from the log.
         scenario: the calibrated scenario (refined where ``refined``).
         refined: the factors the refinement applied, in all (``per_day``,
-            ``session_games_mean``, ``skill_sd``), or empty without it.
+            ``session_games_mean``, ``shape``, ``skill_sd``), or empty without it.
         simulated: the written scenario's own log over the same span, after its warm-up
             (None without a refinement).
         warmup: the written scenario's warm-up in minutes (:func:`warmup_plan`).
@@ -138,16 +139,16 @@ def _joined(waits: pd.DataFrame | None, size: int, warmup: float, players: int) 
     return float((newcomers.to_numpy(dtype=float) >= warmup).sum())
 
 
-def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float]:
-    """Return (visits per member and day, games per visit, skill spread, newcomers per day) of
-    a log by the fit's estimators."""
+def _visit_stats(log: MatchLog, fit: Fit) -> tuple[float, float, float, float, float]:
+    """Return (visits per member and day, games per visit, skill spread, newcomers per day,
+    the visit rates' Gamma shape) of a log by the fit's estimators."""
     sessions = find_sessions(log)
     end = float(log.seats["end"].max())
     start = float(log.seats["start"].min())
     clock = Clock(fit.profile, fit.offset)
     base = fit_base(sessions, log.players, end, clock, start)
     skill_sd, _ = fit_skill(log, fit.beta2)
-    return base.per_day, sessions.games_per_visit, skill_sd, base.newcomers_per_day
+    return base.per_day, sessions.games_per_visit, skill_sd, base.newcomers_per_day, base.shape
 
 
 def refine_problem(
@@ -186,8 +187,8 @@ def calibrate(
         log: the match log.
         template: scenario data or a :class:`Scenario` whose other fields the calibrated
             scenario keeps (default: lobbysim's defaults).
-        refine: the simulations that refine the visit rate, the games per visit, the skill
-            spread, one after another (see the module docstring);
+        refine: the simulations that refine the visit rate, its Gamma shape, the games per
+            visit and the skill spread, one after another (see the module docstring);
             0: none.
         seed: the first refinement simulation's seed (the next ones count up; the comparison
             simulation comes after them).
@@ -248,6 +249,7 @@ def calibrate(
         targets = {
             "per_day": fit.base.per_day,
             "session_games_mean": fit.sessions.games_per_visit,
+            "shape": fit.base.shape,
         }
         refined = dict.fromkeys([*targets, "skill_sd"], 1.0)
         skill_bias: list[float] = []  # log(re-estimated / drawn) of each simulation
@@ -258,10 +260,10 @@ def calibrate(
             lead, size = warmup_plan(fit.base, data)
             running = Scenario.from_dict(with_warmup(data, lead, size)) if lead > 0 else scenario
             sim_log, drawn, joined = _simulated(running, seed + r, step(r), lead)
-            per_day, per_visit, skill_sd, newcomers = _visit_stats(sim_log, fit)
+            per_day, per_visit, skill_sd, newcomers, shape = _visit_stats(sim_log, fit)
             if joined > 0 and newcomers > 0:
                 newcomer_bias.append(math.log(newcomers / joined))
-            got = {"per_day": per_day, "session_games_mean": per_visit}
+            got = {"per_day": per_day, "session_games_mean": per_visit, "shape": shape}
             for key, target in targets.items():
                 if got[key] > 1e-9 and target > 1e-9:
                     # a step of gain 1 / (r + 1) (stochastic approximation): the first moves
@@ -476,6 +478,8 @@ def _refined_data(data: Mapping[str, Any], refined: Mapping[str, float]) -> dict
     base = dict(out["base"])
     visits = dict(base["visits"])
     visits["per_day"] = float(f"{visits['per_day'] * refined['per_day']:.4g}")
+    if "shape" in visits and "shape" in refined:
+        visits["shape"] = float(f"{visits['shape'] * refined['shape']:.4g}")
     base["visits"] = visits
     out["base"] = base
     population = dict(out["population"])

@@ -109,7 +109,12 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
             f"maximum likelihood {fit.base.per_day:.4g}{se('per_day')}"
             + (f", refined x{refined['per_day']:.4f} by simulation" if refined else ""),
         ),
-        ("base.visits.shape", f"{visits['shape']:g}{se('shape')}", "maximum likelihood (Gamma)"),
+        (
+            "base.visits.shape",
+            f"{visits['shape']:g}{se('shape')}",
+            f"maximum likelihood (Gamma): {fit.base.shape:.4g}"
+            + (f", refined x{refined['shape']:.4f}" if "shape" in refined else ""),
+        ),
         ("base.visits.profile", "24 weights", "Poisson estimate per hour (figure)"),
         (
             "population.session_games_mean",
@@ -121,7 +126,12 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
         (
             "population.skill_sd",
             f"{scenario.population['skill_sd']:g}",
-            f"Gaussian replay, {fit.skill_method} (beta^2 {fit.beta2:g}): {fit.skill_sd:.4g}"
+            (
+                f"{fit.skill_method} (probit, beta^2 {fit.beta2:g}, deconvolved)"
+                if fit.skill_method == "fixed effects"
+                else f"Gaussian replay, {fit.skill_method} (beta^2 {fit.beta2:g})"
+            )
+            + f": {fit.skill_sd:.4g}"
             + (f", refined x{refined['skill_sd']:.4f}" if "skill_sd" in refined else "")
             + measured("skill_sd"),
         ),
@@ -201,7 +211,7 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     )
     leave = _pm(base.leave_per_day, errors.get("leave_per_day", nan))
     per_day = _pm(float(visits["per_day"]), errors.get("per_day", nan) * per_day_factor)
-    shape = _pm(float(visits["shape"]), errors.get("shape", nan))
+    shape = _pm(float(visits["shape"]), errors.get("shape", nan) * refined.get("shape", 1.0))
     how = ", refined by simulation" if refined else ""
     skill = _pm(
         float(scenario.population["skill_sd"]),
