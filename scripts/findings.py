@@ -523,9 +523,9 @@ FINDINGS: tuple[Finding, ...] = (
     F(
         "calibrate-roundtrip",
         "python scripts/calibrate_roundtrip.py",
-        "~20 min on 2 cores",
-        ("skill sd row", "+1.0% -3.5% +4.7% -1.9%", Line("skill sd  ")),
-        ("newcomers row", "+19.3% -0.9% +72.4%* -8.0%*", Line("newcomers per day")),
+        "~12 min on 2 cores",
+        ("skill sd row", "-2.4% -1.3% +0.5% -4.2%", Line("skill sd  ")),
+        ("newcomers row", "+3.1% +10.9% +38.4% -0.6%", Line("newcomers per day")),
     ),
     F(
         "bench-calibrate",
