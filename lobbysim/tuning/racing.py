@@ -20,11 +20,11 @@ feasible and better, and its expected gain where it does (constrained expected i
 setting: its first rung) goes to the candidates with the largest expected gain per run still
 needed (:meth:`Race.chances`), so a plausible setting already run is finished before a new one
 is started; a candidate whose chance is under :data:`MIN_CHANCE` is not started or replicated
-further while another has more, and one that the budget left cannot replicate fully never is. In
-a finite space the whole budget is spent: when nothing has :data:`MIN_CHANCE`, the likeliest
-candidate runs (a budget left unspent finds nothing, and few runs make the model's doubts least
-sure: on the development blocks of ``benchmarks/bench_tune_grid.py`` stopping there lost hits
-at the tighter bound).
+further while another has that much, and one that the budget left cannot replicate fully never
+is. In a finite space the whole budget is spent: when nothing has :data:`MIN_CHANCE`, the
+likeliest candidate runs (a budget left unspent finds nothing, and few runs make the model's
+doubts least sure: on the development blocks of ``benchmarks/bench_tune_grid.py`` stopping
+there lost hits at the tighter bound).
 
 Why not successive halving on the objective: at a tight bound what makes a setting feasible is
 mostly the spread of its replications, which one replication cannot show; halving promoted the
@@ -59,7 +59,7 @@ def _better(space: Space, a: float, b: float) -> bool:
 
 #: The least chance (:func:`prospects`) a trial must have of keeping every constraint and beating
 #: the best so far, once replicated ``most`` times, for racing to give it another replication
-#: while another candidate has more (in a finite space, the likeliest runs when none has it).
+#: while another candidate has that much (in a finite space, the likeliest runs when none has).
 MIN_CHANCE = 0.05
 
 #: The Monte Carlo draws :func:`prospects` predicts a candidate's missing replications with.

@@ -23,7 +23,7 @@ processes, as in Ax/BoTorch, models noisy constraints more finely but needs PyTo
    sees the same arrivals): one more replication at a time to the candidates most likely to end
    feasible and better than the best, by their expected gain per run still needed; in a finite
    space the candidates include every setting not tried yet, so the model chooses each new
-   setting, and starts one under a 5% chance only when nothing has more (the budget is spent);
+   setting, and starts one under a 5% chance only when none has 5% (the budget is spent);
 3. in a space too large to enumerate, *new settings* while the budget can replicate one fully:
    the untried neighbours of the lead first (:func:`lobbysim.tuning.design.neighbours`, where
    every dimension is finite), then TPE (Optuna's sampler, told every trial's result); each
