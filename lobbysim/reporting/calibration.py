@@ -269,7 +269,10 @@ def calibration_figure(
     ax.plot(simd.index, simd["players"], "--", color="tab:orange", label="players (calibrated)")
     ax.set_xlabel("day")
     ax.set_ylabel("per day" if c["period"] >= 1440 else f"per {c['period'] / 60:g} hours")
-    ax.legend(fontsize=7)
+    # four lines that can span the whole width: the legend goes in head-room above them
+    top = max(float(np.nanmax(f[k])) for f in (obs, simd) for k in ("games", "players"))
+    ax.set_ylim(0.0, 1.45 * top if top > 0 else 1.0)
+    ax.legend(fontsize=7, loc="upper center", ncols=2)
     hours_obs, hours_sim, corr = c["hours"]
     ax = axes[1]
     ax.plot(range(24), hours_obs, "k-o", ms=3, label="log")
