@@ -528,6 +528,21 @@ FINDINGS: tuple[Finding, ...] = (
         ("newcomers row", "+3.1% +10.9% +38.4% -0.6%", Line("newcomers per day")),
     ),
     F(
+        "calibrate-tuning",
+        "python benchmarks/bench_calibrate_tuning.py",
+        "~4 min on 2 cores",
+        (
+            "the raters' change over the 12 logs",
+            "bayesian 0.6489 (-0.0014 [-0.0035, +0.0008])",
+            Line("now over the logs"),
+        ),
+        (
+            "Glicko-2 against the Bayesian rater",
+            "bar holds on 8 of 12 logs; over the logs +0.0023 [+0.0001, +0.0045]",
+            Line("now, glicko2 against bayesian"),
+        ),
+    ),
+    F(
         "bench-calibrate",
         "python benchmarks/bench_calibrate.py",
         "~1 min",

@@ -14,6 +14,17 @@ the grid (:func:`extend`); the whole log is then replayed with it and
 the ``second`` part (and ``second_experienced``) is the held-out score, as the Elo-MMR paper's
 benchmark scores raters (Ebtekar and Liu, "Elo-MMR: A Rating System for Massive Multiplayer
 Competitions", WWW 2021). ``all`` and ``first`` include the matches the setting was chosen on.
+
+**The tuning loss** counts the first part's pairs whose players each had at least
+:data:`~lobbysim.calibration.scores.TUNE_EXPERIENCED` (5) earlier matches in the log, where the
+first part has :data:`~lobbysim.calibration.scores.MIN_TUNE_PAIRS` (200) of them, else every
+pair of it. A log cut from a running game starts with players its matchmaker knows to be close
+and the replay has not met: those first pairs are near coin flips, and on them the settings
+that learn least (a narrow prior, a long rating period) score best and then lose on the second
+part. On the bundled sample log every pair chose Glicko-2's initial deviation 87.5 and the
+Bayesian rater's beta^2 15.6 (0.6536 and 0.6490 on the second part), the experienced pairs 175
+and 6.25 (0.6387 and 0.6398); benchmarks/bench_calibrate_tuning.py measures the change on other
+logs of the same game.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ Each score is given on every match (``all``) and, because a rater cannot know a 
 matches whose every player had at least ``experienced`` (default 10) earlier finished matches in
 the log (``all_experienced``).
 
-**Tuning** (the log's ``first`` and ``second`` parts, each rater's grid tuned on the first, the
-held-out score on the second) is stated in the docstring of :mod:`lobbysim.calibration.grid`,
-which holds the grids and their walk past their ends.
+**Tuning** (the log's ``first`` and ``second`` parts, each rater's grid tuned on the first's
+pairs of experienced players, the held-out score on the second) is stated in the docstring of
+:mod:`lobbysim.calibration.grid`, which holds the grids and their walk past their ends.
 """
 
 from __future__ import annotations
@@ -71,6 +71,15 @@ METRICS = ("log_loss", "brier", "pair_order")
 CLIP = 1e-15
 
 ORACLE = "oracle"
+
+#: The tuning loss counts the first part's pairs whose every player had at least this many
+#: earlier finished matches in the log (:func:`score_log`'s ``tune_experienced``), where the
+#: first part holds :data:`MIN_TUNE_PAIRS` of them: the grid module's docstring says why.
+TUNE_EXPERIENCED = 5
+
+#: The fewest pairs the tuning loss counts: with fewer experienced pairs in the first part, it
+#: counts all of the first part's pairs (and a note says so).
+MIN_TUNE_PAIRS = 200
 
 
 # ----------------------------------------------------------------------------------------------
@@ -137,7 +146,7 @@ class RaterScores:
         calibration: ``rater, part, bin, lo, hi, predicted, observed, n`` on ``all`` and
             ``second`` (10 bins of predicted probability).
         grid: ``rater, setting, params, log_loss, n, seconds, chosen``: each setting tried and
-            its log loss on the first part.
+            its tuning loss (the log loss on the first part's pairs the tuning counts, ``n``).
         chosen: each rater's parameters as replayed over the whole log.
         labels: each rater's name with its chosen parameters, as the terminal lines show it.
         speed: ``rater, setting, matches, seconds, matches_per_s`` of every replay.
@@ -148,6 +157,8 @@ class RaterScores:
         matches, players, duel: the log's size, and whether every match is one player against
             one (then ``n`` counts matches).
         tuned: whether the grids were searched (else every rater ran as given).
+        tuning_pairs, tune_experienced: the first part's pairs the tuning loss counted, and
+            the earlier matches each of their players had (0: every pair of the first part).
         notes: what was left out or assumed (e.g. openskill not installed).
         warnings: what may mislead (matches of zero recorded length, and the length they
             are replayed at).
@@ -167,6 +178,8 @@ class RaterScores:
     players: int
     duel: bool
     tuned: bool = True
+    tuning_pairs: int = 0
+    tune_experienced: int = 0
     source: str = "log"
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -236,6 +249,7 @@ def score_log(
     grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     experienced: int = 10,
     prior: tuple[float, float] = (0.0, 4.0),
+    tune_experienced: int = TUNE_EXPERIENCED,
     bins: int = 10,
     progress: Callable[[str], None] | None = None,
     step: Callable[[int, int], None] | None = None,
@@ -254,6 +268,9 @@ def score_log(
         experienced: the earlier finished matches every player of a match needs for the
             ``*_experienced`` parts.
         prior: the prior ``(mu0, var0)`` every player starts with.
+        tune_experienced: the earlier finished matches every player of a first-part pair
+            needs to count in the tuning loss (0: every pair of the first part; fewer than
+            :data:`MIN_TUNE_PAIRS` such pairs: every pair too, with a note).
         bins: calibration bins.
         progress: called with a line as each rater's replays finish.
         step: called as ``step(done, planned)`` after each replay (a grid's settings, the
@@ -267,6 +284,8 @@ def score_log(
         raise ValueError(f"split must be in (0, 1), got {split!r}")
     if experienced < 0:
         raise ValueError(f"experienced must be >= 0, got {experienced!r}")
+    if tune_experienced < 0:
+        raise ValueError(f"tune_experienced must be >= 0, got {tune_experienced!r}")
     specs = [_spec(r) for r in (DEFAULT_RATERS if raters is None else raters)]
     arrays = LogArrays.from_log(log)
     n_first = math.floor(split * arrays.matches)
@@ -280,6 +299,14 @@ def score_log(
     speed_rows: list[dict[str, Any]] = []
     first_events = arrays.events_before(n_first)
     first_pairs = arrays.pair_match < n_first
+    tune_pairs = first_pairs & (arrays.seen[arrays.pair_match] >= tune_experienced)
+    if tune and int(tune_pairs.sum()) < min(MIN_TUNE_PAIRS, int(first_pairs.sum())):
+        notes.append(
+            f"tuned on every pair of the first part: {int(tune_pairs.sum()):,} of its "
+            f"{int(first_pairs.sum()):,} pairs have players with {tune_experienced} or more "
+            f"earlier matches, fewer than {MIN_TUNE_PAIRS}"
+        )
+        tune_pairs = first_pairs
     plans = [_settings(spec, grids.get(spec.name) if tune else None) for spec in specs]
     counter = _Counter(step, sum(len(p) if len(p) > 1 and n_first else 0 for p in plans))
     counter.planned += len(specs)
@@ -298,7 +325,7 @@ def score_log(
             label = f"{label} ({params_label(spec.params) or 'again'})"
         best = settings[0]
         if tune and len(settings) > 1 and n_first > 0:
-            search = _Search(spec, label, arrays, first_events, first_pairs, prior, n_first)
+            search = _Search(spec, label, arrays, first_events, tune_pairs, prior, n_first)
             search.counter = counter
             best = search.run(settings)
             grid_rows.extend(search.rows)
@@ -381,6 +408,8 @@ def score_log(
         players=arrays.players,
         duel=arrays.duel,
         tuned=tune and n_first > 0,
+        tuning_pairs=int(tune_pairs.sum()),
+        tune_experienced=tune_experienced if tune_pairs is not first_pairs else 0,
         source=log.source,
         notes=notes,
         warnings=warnings,
@@ -505,7 +534,13 @@ def scores_text(result: RaterScores, width: int = 100) -> list[str]:
     n_second = result.count(first, "second")
     n_exp = result.count(first, "second_experienced")
     how = (
-        f"tuned on the first {result.first_matches:,} matches by start (least log loss)"
+        f"tuned on the first {result.first_matches:,} matches by start (least log loss"
+        + (
+            f" on their {result.tuning_pairs:,} {unit} of players with "
+            f"{result.tune_experienced} or more earlier matches)"
+            if result.tune_experienced
+            else ")"
+        )
         if result.tuned
         else f"as given (not tuned); the first part is {result.first_matches:,} matches"
     )

@@ -182,20 +182,20 @@ def test_glicko2_replay_is_glickmans_system_on_the_sample_log(period: float) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sample log cut from a running game (days 3-4 of quickstart): glicko2 tuned "
-    "(3.75 min, RD0 87.5, sigma0 0.006; period at its range's floor) scores 0.6536 on the "
-    "second part against the Bayesian rater's 0.6490 (beta^2 15.6, tau^2 0.05): paired "
-    "difference 0.0046 +/- 0.0015; no Glicko-2 setting tried does better (RD0 43.75-87.5, "
-    "sigma0 0.0006-0.006, periods 3.75-1440 min). On the log drawn from minute 0 it passed",
-)
 def test_glicko2_scores_no_worse_than_the_gaussian_rater_on_the_sample_log() -> None:
     """Issue 44's bar: tuned on the first half, scored on the second, glicko2's log loss is no
     worse than the Bayesian rater's by more than the interval says: the 95% interval of the
     paired difference (glicko2 - bayesian, per pair of the second part) holds 0 or lies below
-    it. (It missed before the volatility was tuned with the period: 3.75-minute periods at
-    Glickman's 0.06 scored 0.6423 against 0.6313, a difference of 0.0110 +/- 0.0044.)"""
+    it. Measured: 0.6387 against 0.6398, -0.0012 +/- 0.0019.
+
+    It holds on this log, not on every log of this game. Tuned on every pair of the first part
+    (before the tuning loss counted the experienced pairs only), this log chose Glicko-2's
+    initial deviation 87.5 and scored 0.6536 against 0.6490 (+0.0046 +/- 0.0015). On 12 other
+    logs cut the same way (benchmarks/bench_calibrate_tuning.py, quickstart seeds 22-33) the
+    bar held on 8, and glicko2 - bayesian averaged +0.0023 [+0.0001, +0.0045] over them: on a
+    game whose performances are Gaussian (the Bayesian rater's own model) Glicko-2 scores a
+    little worse, and a log of 1,700 held-out matches tells a difference that small only
+    sometimes. The replay itself is Glickman's system to 1e-9 (the tests above)."""
     log = read_log(SAMPLE / "quickstart_games.csv.gz")
     result = score_log(log, ["bayesian", "glicko2"])
     second = result.pairs[result.pairs["part"] == "second"]

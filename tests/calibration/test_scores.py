@@ -332,6 +332,10 @@ def test_the_setting_chosen_has_the_least_log_loss_on_the_first_part() -> None:
     grid = result.grid[result.grid["rater"] == "bayesian"]
     assert grid["params"].tolist() == ["beta^2 1, tau^2 0", "beta^2 1, tau^2 0.01",
                                        "beta^2 1, tau^2 0.05"]  # fmt: skip
+    # 100 pairs in the first part, too few with 5 earlier matches: all counted, and said
+    assert (grid["n"] == 100).all() and result.tuning_pairs == 100
+    assert result.tune_experienced == 0
+    assert any(note.startswith("tuned on every pair of the first part") for note in result.notes)
     best = grid.loc[grid["log_loss"].idxmin()]
     assert bool(best["chosen"]) and grid["chosen"].sum() == 1
     assert result.chosen["bayesian"]["beta2"] == 1.0
@@ -478,6 +482,25 @@ def test_extend_stops_at_its_step_limit_its_range_and_a_held_parameter() -> None
     zero = [{"k": 0.0}, {"k": 1.0}]
     assert _extend({"k": 0.0}, 0.0, zero, {}, lambda s: s["k"], lambda s: True)[0] == {"k": 0.0}
     assert _extend({"k": 1.0}, -1.0, zero, {}, falling, lambda s: s["k"] <= 2.0)[0] == {"k": 2.0}
+
+
+def test_the_tuning_loss_counts_the_first_parts_experienced_pairs(
+    generated: tuple[MatchLog, Truth],
+) -> None:
+    """Each setting's tuning loss is over the first part's pairs whose players all had 5 or more
+    earlier matches (``n`` in ``grid``), and over all of its pairs with ``tune_experienced=0``."""
+    log, _ = generated
+    arrays = LogArrays.from_log(log)
+    result = score_log(log, ["sph_elo"])
+    first = arrays.pair_match < result.first_matches
+    seasoned = first & (arrays.seen[arrays.pair_match] >= 5)
+    assert 200 <= seasoned.sum() < first.sum()
+    assert (result.grid["n"] == seasoned.sum()).all() and result.tuning_pairs == seasoned.sum()
+    assert "on their" in scores_text(result)[0] + scores_text(result)[1]
+    every = score_log(log, ["sph_elo"], tune_experienced=0)
+    assert (every.grid["n"] == first.sum()).all() and every.tune_experienced == 0
+    with pytest.raises(ValueError, match="tune_experienced must be >= 0"):
+        score_log(log, ["sph_elo"], tune_experienced=-1)
 
 
 def test_a_grid_below_the_best_setting_is_extended_in_score_log(
