@@ -189,7 +189,8 @@ def _interval(calibration: Calibration, name: str, value: float) -> str:
     if name == "newcomers_per_day":
         lo = max(lo, 0.0)
     digits = max(0, 1 - math.floor(math.log10(error))) if error > 0 else 3
-    on = f"t on {degrees:.2g} degrees of freedom" if math.isfinite(degrees) else "normal"
+    places = f"{degrees:.2g}" if degrees < 100 else f"{degrees:,.0f}"  # 2.5, 14, 860
+    on = f"t on {places} degrees of freedom" if math.isfinite(degrees) else "normal"
     return f"95% interval {lo:,.{digits}f} to {hi:,.{digits}f} ({on})"
 
 
