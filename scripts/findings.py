@@ -362,7 +362,7 @@ FINDINGS: tuple[Finding, ...] = (
     F(
         "quiet-hours",
         "lobbysim run global_5v5",
-        "~10 min on 2 cores",
+        "~2 min on 2 cores",
         (
             "mean queue time (min)",
             "(the hourly figures are in its report's figure)",
