@@ -524,8 +524,15 @@ FINDINGS: tuple[Finding, ...] = (
         "calibrate-roundtrip",
         "python scripts/calibrate_roundtrip.py",
         "~12 min on 2 cores",
-        ("skill sd row", "-2.4% -1.3% +0.5% -4.2%", Line("skill sd  ")),
+        ("skill sd row", "+0.5% +0.0% +2.8% -4.2%", Line("skill sd  ")),
         ("newcomers row", "+3.1% +10.9% +38.4% -0.6%", Line("newcomers per day")),
+    ),
+    F(
+        "calibrate-age",
+        "python benchmarks/bench_calibrate_age.py",
+        "~4 min on 2 cores",
+        ("the 2-day lead", "1.1300 [1.1065, 1.1536]", Line("lead  2 days")),
+        ("the 14-day lead against it", "-0.0460 [-0.0683, -0.0237]", Line("lead 14 days")),
     ),
     F(
         "calibrate-tuning",

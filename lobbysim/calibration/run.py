@@ -28,12 +28,18 @@ drew; the newcomers are not refined: on the round trips the factor moved them aw
 truth).
 
 **The written scenario** carries a warm-up (:func:`warmup_plan`): whole days before the log's
-minute 0 in which the raters learn the members the log starts with, the base sized so that it
+minute 0 in which the raters learn the members the log starts with (the game's age when the log
+starts, where the user gives it; otherwise the days a member needs for :data:`WARMUP_GAMES`
+games), the base sized so that it
 holds the fitted ``N0`` members when the warm-up ends; the comparison simulation runs it and is
 compared from the warm-up's end (:func:`after`). The refining simulations do the same, each
 with the warm-up of the scenario as the last step left it: a real log starts mid-game, in a lobby
 that has run for days (members online and in their visits, the raters knowing them), and the
-estimators' bias is measured on the same kind of log, over the same span. (They used to run
+estimators' bias is measured on the same kind of log, over the same span. How old the lobby
+is matters to the skill spread: the fixed effects' inflation falls as the raters learn the
+players and the matchmaker pairs them closer (``live_game``, four seeds a lead: 1.130 times the
+skills drawn from a lobby 2 days old, 1.097 from 7 days, 1.084 from 14), so a log whose game's
+age is known is refined from a lobby that old (``game_age``). (They used to run
 from the scenario's minute 0, an empty lobby of unrated members: on short logs the base reads
 low there, so the refinement measured the estimators on another kind of log than the user's.)
 :func:`compare_logs` gives the side-by-side figures of the calibration report: per day the games
@@ -76,6 +82,8 @@ class Calibration:
             least two of them; otherwise the fit's own.
         degrees: the degrees of freedom each of ``errors`` rests on (:func:`error_degrees`;
             ``inf`` where it rests on no simulations' variance).
+        game_age: the game's age in days when the log starts, as given (None: not given, the
+            warm-up then lets a member play :data:`WARMUP_GAMES` games).
     """
 
     fit: Fit
@@ -85,6 +93,7 @@ class Calibration:
     warmup: float = 0.0
     errors: dict[str, float] = field(default_factory=dict)
     degrees: dict[str, float] = field(default_factory=dict)
+    game_age: float | None = None
 
 
 def simulated_log(
@@ -180,6 +189,7 @@ def calibrate(
     name: str = "calibrated",
     max_simulations: int = MAX_STUDY_SIMULATIONS,
     progress: Callable[..., None] | None = None,
+    game_age: float | None = None,
 ) -> Calibration:
     """Fit a scenario to ``log`` (see the module docstring).
 
@@ -197,12 +207,18 @@ def calibrate(
             (:data:`lobbysim.validation.MAX_STUDY_SIMULATIONS` by default).
         progress: called as ``progress(done, total)`` in simulated minutes over every
             simulation (a :class:`~lobbysim.running.progress.Progress` stage's update).
+        game_age: the days the game had run when the log starts: the refining simulations'
+            and the written scenario's warm-up (:func:`warmup_plan`); None: unknown, a warm-up
+            of :data:`WARMUP_GAMES` games a member.
 
     Raises:
         ScenarioError: ``refine`` not a whole number >= 0, or more simulations than
-            ``max_simulations`` (:func:`refine_problem`), before anything is fitted or run.
+            ``max_simulations`` (:func:`refine_problem`), or ``game_age`` not a number >= 0
+            (:func:`game_age_problem`), before anything is fitted or run.
     """
     problem = refine_problem(refine, max_simulations, "refine")
+    if problem is None and game_age is not None:
+        problem = game_age_problem(game_age, "game_age")
     if problem is not None:
         raise ScenarioError(problem)
     data = template.to_dict() if isinstance(template, Scenario) else dict(template or {})
@@ -257,7 +273,7 @@ def calibrate(
         for r in range(refine):
             # the refining simulation starts mid-game, as the log does: the scenario as the
             # last step left it, with its warm-up, cut at the warm-up's end
-            lead, size = warmup_plan(fit.base, data)
+            lead, size = warmup_plan(fit.base, data, game_age)
             running = Scenario.from_dict(with_warmup(data, lead, size)) if lead > 0 else scenario
             sim_log, drawn, joined = _simulated(running, seed + r, step(r), lead)
             per_day, per_visit, skill_sd, newcomers, shape = _visit_stats(sim_log, fit)
@@ -286,13 +302,13 @@ def calibrate(
             newcomer_bias,
         )
         degrees = error_degrees(fit, log.players, skill_bias, newcomer_bias)
-    warmup, size = warmup_plan(fit.base, data)
+    warmup, size = warmup_plan(fit.base, data, game_age)
     if warmup > 0:
         data = with_warmup(data, warmup, size)
         scenario = Scenario.from_dict(data)
     if refine:
         simulated = after(simulated_log(scenario, seed + refine, step(refine)), warmup)
-    return Calibration(fit, scenario, refined, simulated, warmup, errors, degrees)
+    return Calibration(fit, scenario, refined, simulated, warmup, errors, degrees, game_age)
 
 
 def spread_errors(
@@ -396,16 +412,34 @@ def _spread(
 
 
 #: The games a member at the fitted visit rate has played by the warm-up's end (lobbysim's
-#: ``base.newcomer_games`` default: the games a player counts as a newcomer's).
+#: ``base.newcomer_games`` default: the games a player counts as a newcomer's), where the game's
+#: age is not given.
 WARMUP_GAMES = 20
-#: The longest warm-up, in days.
+#: The longest warm-up, in days, where the game's age is not given.
 MAX_WARMUP_DAYS = 7
+#: The longest warm-up, in days, a given game age makes (an older game is simulated as this old:
+#: every refining simulation runs the warm-up before the log's span).
+MAX_GAME_AGE_DAYS = 28
 
 
-def warmup_plan(base_fit: BaseFit, data: Mapping[str, Any]) -> tuple[float, int]:
+def game_age_problem(age: object, where: str = "--game-age") -> str | None:
+    """Return what is wrong with a game's age in days (a finite number >= 0), or None."""
+    if isinstance(age, bool) or not isinstance(age, int | float) or not 0 <= age < math.inf:
+        return f"{where}: expected the game's age in days, a number >= 0, got {age!r}"
+    return None
+
+
+def warmup_plan(
+    base_fit: BaseFit, data: Mapping[str, Any], game_age: float | None = None
+) -> tuple[float, int]:
     """Return the written scenario's warm-up (minutes) and its base's size at minute 0.
 
-    The warm-up is the whole days (at least 1, at most :data:`MAX_WARMUP_DAYS`) a member at the
+    With ``game_age``, the days the game had run when the log starts, the warm-up is that many
+    whole days (rounded; at most :data:`MAX_GAME_AGE_DAYS`; 0: the log starts at the game's
+    launch, in an empty lobby): how closely the matchmaker pairs the players, and so the skill
+    estimator's bias the refining simulations measure, depends on how long its raters have
+    known them (docs/calibrate.md, "The game's age"). Without it, the warm-up is the whole days
+    (at least 1, at most :data:`MAX_WARMUP_DAYS`) a member at the
     mean visit rate ``m`` (as refined) needs to play :data:`WARMUP_GAMES` games at ``g`` games
     a visit, ``ceil(20 / (m g))``: by then the raters know the members the log starts with, as
     the game's raters knew them, and the members are spread over their visits. The base model's
@@ -415,6 +449,9 @@ def warmup_plan(base_fit: BaseFit, data: Mapping[str, Any]) -> tuple[float, int]
     W)`` (``N0 - nu W`` without leaving). Where that falls below one member (a base growing
     fast), the warm-up is shortened by whole days until it does not (to none at worst).
     """
+    if game_age is not None:
+        days = min(math.floor(float(game_age) + 0.5), MAX_GAME_AGE_DAYS)
+        return lead_in(base_fit.size, base_fit.newcomers_per_day, base_fit.leave_per_day, days)
     population, base = data["population"], data["base"]
     per_day = float(base["visits"]["per_day"])
     games = float(population["session_games_mean"])

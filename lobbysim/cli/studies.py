@@ -303,6 +303,16 @@ def add_calibrate_parser(
         "all: the whole log (default: the whole log, or its last stationary stretch where its "
         "activity changes beyond what the fitted base follows, said in one line)",
     )
+    calibrate.add_argument(
+        "--game-age",
+        type=_days,
+        default=None,
+        metavar="DAYS",
+        help="how many days the game had run when the log starts (0: the log starts at its "
+        "launch); the refining simulations run that long before the log's span, as the skill "
+        "fit's correction depends on how well the raters know the players (at most 28 days; "
+        "default: long enough for a member to play 20 games, at most 7 days)",
+    )
     _add_max_simulations(calibrate, "the calibration may run (--refine + 1)")
     add_quiet(calibrate)
     calibrate.set_defaults(handler=_run_calibrate)
@@ -311,7 +321,7 @@ def add_calibrate_parser(
 def _run_calibrate(args: argparse.Namespace) -> int:
     """Handle ``lobbysim calibrate``."""
     from lobbysim.calibration.mapping import LogError
-    from lobbysim.calibration.run import refine_problem
+    from lobbysim.calibration.run import game_age_problem, refine_problem
     from lobbysim.commands.calibrate import CalibrateError, run_calibrate
     from lobbysim.records.outputs import timestamped
     from lobbysim.registry import PluginError
@@ -323,6 +333,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     stem = args.log.name.split(".")[0] or "log"
     report = args.report or timestamped(Path("outputs"), f"{stem}-calibration")
     problem = refine_problem(args.refine, args.max_simulations)  # before the log is read
+    if problem is None and args.game_age is not None:
+        problem = game_age_problem(args.game_age)
     if problem is not None:
         raise UserError(problem)
     check_input_file("--columns", args.columns)  # a pipe or a device: refused unopened
@@ -347,6 +359,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
             split=args.split,
             progress=display(args),
             window=args.window,
+            game_age=args.game_age,
         )
     except (LogError, CalibrateError, ScenarioError, PluginError) as exc:
         raise UserError(str(exc)) from None
@@ -370,6 +383,15 @@ def _add_max_simulations(parser: argparse.ArgumentParser, what: str) -> None:
         "saying how many it would run (default: %(default)s; raise it to run a larger one on "
         "purpose)",
     )
+
+
+def _days(text: str) -> float | str:
+    """Return a number of days as a float, or the text as typed where it is none (checked
+    with the other options, one line: :func:`lobbysim.calibration.run.game_age_problem`)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _positive_count(text: str) -> int:

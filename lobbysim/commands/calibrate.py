@@ -29,7 +29,13 @@ import pandas as pd
 import yaml
 
 from lobbysim.calibration.matchlog import MatchLog
-from lobbysim.calibration.run import Calibration, calibrate, compare_logs, refine_problem
+from lobbysim.calibration.run import (
+    Calibration,
+    calibrate,
+    compare_logs,
+    game_age_problem,
+    refine_problem,
+)
 from lobbysim.experiments.store import tmp_name
 from lobbysim.records.outputs import (
     OutputTargetError,
@@ -95,6 +101,7 @@ def run_calibrate(
     split: float = 0.5,
     progress: Progress | None = None,
     window: str | None = None,
+    game_age: float | None = None,
 ) -> CalibrateOutcome:
     """Read, fit, score and write (see the module docstring); ``force`` lets ``to`` replace an
     existing regular file; more than ``max_simulations`` simulations (``refine`` + 1) are
@@ -104,7 +111,9 @@ def run_calibrate(
     simulations (in simulated minutes) and the raters' replays; ``window`` (``FROM..TO``,
     ``auto`` or ``all``, :func:`lobbysim.calibration.trend.window`) fits the matches that start
     within it only; without it, a log whose activity changes beyond what its fitted base follows
-    is fitted over its last stationary stretch (:func:`default_window`)."""
+    is fitted over its last stationary stretch (:func:`default_window`); ``game_age``, the days
+    the game had run when the log starts, sets the simulations' warm-up
+    (:func:`lobbysim.calibration.run.warmup_plan`)."""
     from lobbysim.calibration.read import read_log
     from lobbysim.reporting.calibration import fitted_lines
 
@@ -112,6 +121,8 @@ def run_calibrate(
     folder = Path(report) if report is not None else None
     check_target(target, folder, force=force)
     problem = refine_problem(refine, max_simulations)
+    if problem is None and game_age is not None:
+        problem = game_age_problem(game_age)
     if problem is not None:
         raise CalibrateError(problem)
     if not (isinstance(split, float | int) and 0.0 < split < 1.0):
@@ -145,6 +156,7 @@ def run_calibrate(
             name=f"{name}_calibrated",
             max_simulations=max_simulations,
             progress=update,
+            game_age=game_age,
         )
     for warning in result.fit.warnings:
         say(f"Warning: {warning}")

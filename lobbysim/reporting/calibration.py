@@ -23,6 +23,7 @@ import pandas as pd
 
 from lobbysim.calibration.matchlog import MatchLog
 from lobbysim.calibration.run import (
+    MAX_GAME_AGE_DAYS,
     MAX_WARMUP_DAYS,
     WARMUP_GAMES,
     Calibration,
@@ -84,8 +85,7 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
             "warmup",
             f"{calibration.warmup:g} min",
             f"{calibration.warmup / 1440:g} days before the log's span (horizon "
-            f"{scenario.horizon:g} min): a member at the mean visit rate plays {WARMUP_GAMES} "
-            f"games by its end (at most {MAX_WARMUP_DAYS} days)",
+            f"{scenario.horizon:g} min): " + warmup_reason(calibration),
         ),
         (
             "base.newcomers_per_day",
@@ -159,6 +159,19 @@ def parameter_rows(calibration: Calibration) -> list[tuple[str, str, str]]:
         )
     rows.append(("draw rate", f"{fit.draw_rate:.2%}", "matches with every side ranked equal"))
     return rows
+
+
+def warmup_reason(calibration: Calibration) -> str:
+    """Return why the warm-up is as long as it is: the game's age as given, or the games a member
+    plays in it (:func:`lobbysim.calibration.run.warmup_plan`)."""
+    age = calibration.game_age
+    if age is None:
+        return (
+            f"a member at the mean visit rate plays {WARMUP_GAMES} games by its end (at most "
+            f"{MAX_WARMUP_DAYS} days; --game-age sets it)"
+        )
+    capped = f", at most {MAX_GAME_AGE_DAYS}" if age > MAX_GAME_AGE_DAYS + 0.5 else ""
+    return f"the game's age when the log starts, {age:g} days as given (whole days{capped})"
 
 
 def _pm(value: float, error: float) -> str:
@@ -236,7 +249,12 @@ def fitted_lines(calibration: Calibration) -> list[str]:
     ] + (
         [
             f"  warm-up {calibration.warmup / 1440:g} days before the log's span (base of "
-            f"{base.size:,} at minute 0)"
+            f"{base.size:,} at minute 0"
+            + (
+                f"; the game's age as given, {calibration.game_age:g} days)"
+                if calibration.game_age is not None
+                else ")"
+            )
         ]
         if calibration.warmup > 0
         else []

@@ -132,6 +132,32 @@ def test_bad_options_are_one_line(
     assert "--refine" in capsys.readouterr().err
 
 
+def test_the_game_age_sets_the_warmup_and_a_bad_one_is_one_line(
+    log_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--game-age DAYS: the written scenario's warm-up (and the refining simulations') is the
+    game's age when the log starts, said in the printed warm-up line and the report's table."""
+    to, report = tmp_path / "fitted.yaml", tmp_path / "report"
+    argv = ["calibrate", str(log_file), "--to", str(to), "--report", str(report), "--quiet"]
+    argv += ["--refine", "0", "--raters", "none"]
+    for typed, shown in (("-1", "-1.0"), ("nan", "nan"), ("a week", "'a week'")):
+        assert main([*argv, "--game-age", typed]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip() == (
+            "lobbysim: error: --game-age: expected the game's age in days, a number >= 0, "
+            f"got {shown}"
+        )
+        assert captured.out == "" and not to.exists() and not report.exists()
+    assert main([*argv, "--game-age", "5"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "warm-up 5 days before the log's span" in printed
+    assert "the game's age as given, 5 days" in printed
+    fitted = load_scenario(to)
+    assert fitted.warmup == 5 * 1440.0 and fitted.horizon == fitted.warmup + 2 * 1440.0
+    rows = pd.read_csv(report / "parameters.csv").set_index("field")
+    assert "the game's age when the log starts, 5 days as given" in rows.loc["warmup", "how"]
+
+
 def test_the_shipped_sample_log_is_what_lobbysim_writes_and_reads_whole(tmp_path: Path) -> None:
     import gzip
     import importlib.util

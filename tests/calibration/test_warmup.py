@@ -118,3 +118,34 @@ def test_a_refining_simulation_is_read_from_its_warmups_end() -> None:
     # from minute 0 (no warm-up): every player beyond the base's joined as a newcomer
     assert _joined(waits, 60, 0.0, len(players)) == len(players) - 60
     assert _joined(waits, 60, 360.0, len(players)) == late
+
+
+def test_a_given_game_age_is_the_warmup_in_whole_days() -> None:
+    """The game's age when the log starts sets the warm-up (rounded to whole days, at most
+    MAX_GAME_AGE_DAYS; 0: a log from the launch), whatever the visit rate; a base growing fast
+    still shortens it so that the base is never empty."""
+    from lobbysim.calibration.run import MAX_GAME_AGE_DAYS
+
+    plan = base(500.0, 5.0, 0.01)
+    # 2 visits a day of 5 games would give 2 days; the age overrides it
+    assert warmup_plan(plan, data(2.0, 5.0), 9.0) == (9 * 1440.0, 500)
+    assert warmup_plan(plan, data(2.0, 5.0), 2.4)[0] == 2 * 1440.0
+    assert warmup_plan(plan, data(2.0, 5.0), 2.5)[0] == 3 * 1440.0
+    assert warmup_plan(plan, data(2.0, 5.0), 0.0) == (0.0, 500)
+    assert warmup_plan(plan, data(2.0, 5.0), 400.0)[0] == MAX_GAME_AGE_DAYS * 1440.0
+    # the base at minute 0 grows to the fitted 400 by the age's end (steady size 1000)
+    _, grown = warmup_plan(base(400.0, 10.0, 0.01), data(2.0, 5.0), 10.0)
+    assert grown == round(1000 + (400 - 1000) * math.exp(0.1))
+    # 300 members and 200 newcomers a day: only one day back has members
+    assert warmup_plan(base(300.0, 200.0, 0.01), data(0.5, 4.0), 14.0)[0] == 1440.0
+
+
+@pytest.mark.parametrize("age", [-1.0, math.nan, math.inf, True, "3"])
+def test_a_game_age_that_is_not_a_number_of_days_is_named(age: object) -> None:
+    from lobbysim.calibration.run import calibrate, game_age_problem
+    from lobbysim.scenario import ScenarioError
+
+    problem = game_age_problem(age)
+    assert problem == (f"--game-age: expected the game's age in days, a number >= 0, got {age!r}")
+    with pytest.raises(ScenarioError, match="game_age: expected the game's age"):
+        calibrate(random_log(np.random.default_rng(1)), refine=0, game_age=age)  # type: ignore[arg-type]
