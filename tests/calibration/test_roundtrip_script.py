@@ -56,3 +56,46 @@ def test_rows_judged_by_an_error_say_how_far_off_and_how_often_chance_misses() -
     assert script.off(row) == "-2.28 (4.1 df)"
     row.degrees = 1600.0
     assert script.off(row) == "-2.28"
+
+
+def test_the_logs_own_scatter_shrinks_as_the_square_root_of_its_players() -> None:
+    """log_scatter: the relative standard error of a log's games and players per period, from
+    the players it holds (sd * sqrt(n) / sum): none where every player plays alike; over a log
+    and the same log again under other players' ids (twice the players, alike), about sqrt 2
+    less."""
+    from tests.calibration.logs import make_log
+
+    script = load_script()
+    # four players, two matches a day for four days (three whole days are counted: the periods
+    # of compare_logs, whole days from the first start, the last partial one dropped)
+    even = [
+        (day * 1440.0 + 60.0 * k, day * 1440.0 + 60.0 * k + 10.0, [(a, 0, 1), (b, 1, 2)])
+        for day in range(4)
+        for k, (a, b) in enumerate([(0, 1), (2, 3)])
+    ]
+    flat = script.log_scatter(make_log(even))
+    assert flat == {"games_per_day": 0.0, "players_per_day": 0.0}
+    # player 0 plays far more than the others, on more days
+    uneven = even + [
+        (day * 1440.0 + 600.0 + 30.0 * k, day * 1440.0 + 610.0 + 30.0 * k, [(0, 0, 1), (4, 1, 2)])
+        for day in range(2)
+        for k in range(day + 2)
+    ]
+    once = script.log_scatter(make_log(uneven))
+    twice = script.log_scatter(
+        make_log(
+            uneven
+            + [
+                (s + 1.0, e + 1.0, [(p + 100, side, r) for p, side, r in seats])
+                for s, e, seats in uneven
+            ]
+        )
+    )
+    seats = [3 + 2 + 3, 3, 3, 3, 5]  # player 0: 3 days x 1, and 2 + 3 more; player 4: 5
+    n = len(seats)
+    mean = sum(seats) / n
+    sd = (sum((x - mean) ** 2 for x in seats) / (n - 1)) ** 0.5
+    assert once["games_per_day"] == pytest.approx(sd * n**0.5 / sum(seats))
+    for key in ("games_per_day", "players_per_day"):
+        assert 0 < twice[key] < once[key]
+        assert once[key] / twice[key] == pytest.approx(2**0.5, rel=0.1)
