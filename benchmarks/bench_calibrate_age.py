@@ -8,10 +8,11 @@ players loosely, and the estimates of a lobby whose pairings follow its results 
 So the refining simulations must start from a lobby as old as the user's (``--game-age``).
 
 For each lead (days the bundled ``live_game`` runs before its 10-day log; the base at minute 0
-sized to hold its 1,500 members when the log starts, as scripts/calibrate_roundtrip.py does) and
-seed, this simulates the lobby, cuts the log at the lead's end and prints the raw fixed-effects
-spread over the standard deviation of the skills its players drew; then per lead the mean over
-the seeds with a 95% t interval, and the difference from the youngest lead's (Welch).
+sized to hold its 1,500 members when the log starts: ``running`` of
+scripts/calibrate_roundtrip.py) and seed, this simulates the lobby, cuts the log at the lead's
+end and prints the raw fixed-effects spread over the standard deviation of the skills its
+players drew; then per lead the mean over the seeds with a 95% t interval, and the difference
+from the youngest lead's (Welch).
 
     python benchmarks/bench_calibrate_age.py [--leads 2,3,5,7,14] [--seeds 11-14] [--jobs 2]
 """
@@ -20,40 +21,30 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from lobbysim.calibration.matchlog import from_records
-from lobbysim.calibration.run import after, lead_in, with_warmup
+from lobbysim.calibration.run import after
 from lobbysim.calibration.skills import fit_skill
 from lobbysim.experiments.simulation import simulate
-from lobbysim.scenario import Scenario, load_scenario
+from lobbysim.scenario import load_scenario
 
-
-def lobby(days: int) -> tuple[Scenario, float]:
-    """Return ``live_game`` started ``days`` before its log (its own warm-up and matchmaker
-    switch dropped), and that lead in minutes."""
-    source = load_scenario("live_game")
-    assert source.base is not None
-    base = source.base
-    lead, size = lead_in(float(base.size), base.newcomers_per_day, base.leave_per_day, days)
-    data = source.to_dict()
-    matchmaker = dict(data.get("matchmaker") or {})
-    for key in ("switch_at", "status_quo"):
-        matchmaker.pop(key, None)
-    data["matchmaker"] = matchmaker
-    data["warmup"] = 0.0
-    return Scenario.from_dict(with_warmup(data, lead, size)), lead
+# the round trip's lobby started days before its log (scripts/ is not a package)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from calibrate_roundtrip import running
 
 
 def ratio(days: int, seed: int) -> float:
     """Return the raw fixed-effects spread of the log cut after ``days`` over its players'
     drawn skills' standard deviation."""
-    scenario, lead = lobby(days)
+    scenario, lead = running(load_scenario("live_game"), days)
     result = simulate(scenario, seed)
     log = after(from_records(result.games, result.participants, f"seed {seed}"), lead)
     skills = result.players.set_index("player_id")["skill"].astype(float)
